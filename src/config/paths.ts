@@ -1,0 +1,24 @@
+import { join } from 'node:path';
+import envPaths from 'env-paths';
+
+/** Where petinv keeps its files; every process input comes in through `env` so tests can move it. */
+
+const systemPaths = () => envPaths('petinv', { suffix: '' });
+
+export function configDirectory(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PETINV_CONFIG_DIR || systemPaths().config;
+}
+
+export function configFilePath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(configDirectory(env), 'config.json');
+}
+
+/** `petinv serve` keeps its inventory here unless --data names another file. */
+export function defaultDataFile(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.PETINV_DATA_DIR || systemPaths().data, 'inventory.json');
+}
+
+/** The address `petinv serve` listens on by default, which the `local` environment points at. */
+export const LOCAL_SERVE_HOST = '127.0.0.1';
+export const LOCAL_SERVE_PORT = 4010;
+export const LOCAL_BASE_URL = `http://${LOCAL_SERVE_HOST}:${LOCAL_SERVE_PORT}/v1`;

@@ -1,0 +1,46 @@
+/**
+ * Every failure a user can meet is a PetinvError. It carries the exit code the CLI entry will use,
+ * and for failures the service reported, the service's own Error body.
+ */
+export const ExitCode = {
+  ok: 0,
+  internal: 1,
+  usage: 2,
+  config: 3,
+  auth: 4,
+  notFound: 5,
+  rejected: 6,
+  network: 7,
+  server: 8,
+  partial: 9,
+  aborted: 10,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export type ErrorKind = keyof typeof ExitCode;
+
+export interface ServiceErrorBody {
+  code: string;
+  message: string;
+  status: number;
+}
+
+export class PetinvError extends Error {
+  override readonly name = 'PetinvError';
+  readonly kind: ErrorKind;
+  /** The service's Error body (or one made up for a failure that never reached the service). */
+  readonly body: ServiceErrorBody;
+
+  constructor(kind: ErrorKind, message: string, body?: Partial<ServiceErrorBody>) {
+    super(message);
+    this.kind = kind;
+    this.body = { code: body?.code ?? kind, message: body?.message ?? message, status: body?.status ?? 0 };
+  }
+
+  get exitCode(): ExitCode {
+    return ExitCode[this.kind];
+  }
+}
+
+export const usageError = (message: string) => new PetinvError('usage', message, { code: 'usage' });
+export const configError = (message: string) => new PetinvError('config', message, { code: 'config' });

@@ -1,0 +1,11 @@
+/**
+ * Whether stdout gets colour, decided once at the edge: --no-color and NO_COLOR win, FORCE_COLOR
+ * turns it on even when piped (FORCE_COLOR=0 turns it off), otherwise only a terminal gets colour.
+ * chalk alone ignores NO_COLOR, so chalk is always built from this answer.
+ */
+export function wantsColor(env: NodeJS.ProcessEnv, stdoutIsTTY: boolean, colorFlag: boolean): boolean {
+  if (!colorFlag) return false;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
+  return stdoutIsTTY;
+}

@@ -1,0 +1,115 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { InventoryItem } from '../api/schemas';
+import { PetinvError } from '../errors';
+import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
+import { ensureDataDirectory, loadDataFile, lockDataFile, writeDataFile } from './data-file';
+import { InventoryStore, seedInventory } from './store';
+
+export const DEFAULT_SEED_COUNT = 12;
+
+export interface ServeOptions extends FaultOptions {
+  host?: string;
+  port?: number;
+  /** The data file; undefined keeps the inventory in memory only. */
+  dataFile?: string;
+  /** How many sample pets a new inventory gets. */
+  seed?: number;
+  apiKeys: readonly string[];
+  log?: AppOptions['log'];
+}
+
+export interface RunningServer {
+  /** The base address with the version segment, e.g. http://127.0.0.1:4010/v1. */
+  baseUrl: string;
+  host: string;
+  port: number;
+  dataFile: string | undefined;
+  /** True when the data file was created (and seeded) by this start. */
+  seeded: boolean;
+  pets: number;
+  server: Server;
+  /** Stops accepting, lets requests in flight finish, flushes and unlocks the data file. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Starts the embedded inventory service; the library's server factory. */
+export async function startInventoryServer(options: ServeOptions): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1';
+  const { dataFile } = options;
+  let unlock: () => Promise<void> = async () => {};
+  let items: InventoryItem[] | undefined;
+  let seeded = false;
+
+  if (dataFile) {
+    await ensureDataDirectory(dataFile);
+    unlock = await lockDataFile(dataFile);
+    try {
+      items = await loadDataFile(dataFile);
+    } catch (error) {
+      await unlock();
+      throw error;
+    }
+  }
+  if (!items) {
+    items = seedInventory(options.seed ?? DEFAULT_SEED_COUNT);
+    seeded = true;
+  }
+  const persist = dataFile ? (body: Buffer) => writeDataFile(dataFile, body) : undefined;
+  const store = new InventoryStore(items, persist);
+  items = undefined;
+  if (seeded && dataFile) await writeDataFile(dataFile, store.listBody());
+
+  const app = createInventoryApp({ ...options, store });
+  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => void app(req, res));
+  server.listen(options.port ?? 4010, host);
+  try {
+    await Promise.race([
+      once(server, 'listening'),
+      once(server, 'error').then(([error]) => Promise.reject(error)),
+    ]);
+  } catch (error) {
+    await unlock();
+    const { code } = error as NodeJS.ErrnoException;
+    const where = `${host}:${options.port ?? 4010}`;
+    if (code === 'EADDRINUSE')
+      throw new PetinvError(
+        'config',
+        `port ${options.port} on ${host} is already in use; choose another with --port (0 picks a free one)`,
+      );
+    if (code === 'EACCES')
+      throw new PetinvError(
+        'config',
+        `not allowed to listen on ${where}; choose a port above 1023 with --port`,
+      );
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+      throw new PetinvError('config', `cannot listen on ${where}: no such address on this machine`);
+    throw error;
+  }
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  let closing: Promise<void> | undefined;
+  const close = (graceMs = 3000) =>
+    (closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+      await closed;
+      clearTimeout(timer);
+      await store.close();
+      await unlock();
+    })());
+
+  return {
+    baseUrl: `http://${urlHost}:${port}/v1`,
+    host,
+    port,
+    dataFile,
+    seeded,
+    pets: store.size,
+    server,
+    close,
+  };
+}
