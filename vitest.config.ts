@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 20_000,
     // Spawned servers and CLIs are real processes; two cores do not want more than two at a time.
     maxWorkers: 2,
+    // .ci/run reads the counts from this report to print its closing line.
+    reporters: ['default', ['json', { outputFile: 'node_modules/.cache/vitest-report.json' }]],
   },
 });

@@ -46,7 +46,8 @@ const integerError = (issue: { input?: unknown }) =>
 /** The spec gives no bounds; the embedded server accepts 0 to 2^53-1, the integers JSON carries exactly. */
 export const Quantity = z
   .number({ error: integerError })
-  .int({ error: integerError })
+  // .int() would also reject 2^53 as "not an integer"; the bound below says what is really wrong.
+  .refine(Number.isInteger, { error: 'must be an integer', abort: true })
   .min(0, { error: 'must not be negative' })
   .max(Number.MAX_SAFE_INTEGER, { error: 'must be at most 2^53-1 (9007199254740991)' });
 

@@ -1,0 +1,257 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/api/schemas';
+import { PETS_DEPRECATION } from '../../src/server/app';
+import { BODY_LIMIT_BYTES } from '../../src/server/limits';
+import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { bearer, jsonBody, request } from '../helpers/http';
+
+const KEY = 'test-key-1';
+const OTHER_KEY = 'test-key-2';
+let server: RunningServer;
+let url: string;
+
+beforeAll(async () => {
+  server = await startInventoryServer({ port: 0, apiKeys: [KEY, OTHER_KEY], seed: 12 });
+  url = server.baseUrl;
+});
+afterAll(() => server.close());
+
+/** Every error is {code, message, status} with status equal to the HTTP status, as JSON. */
+function expectError(response: Awaited<ReturnType<typeof request>>, status: number, code: string) {
+  expect(response.status).toBe(status);
+  expect(response.headers['content-type']).toMatch(/^application\/json/);
+  const body = ApiError.parse(response.json());
+  expect(body).toMatchObject({ status, code });
+  expect(body.message).not.toMatch(/\n\s+at |\/work\/|node_modules/);
+}
+
+describe('GET /v1/inventory', () => {
+  it('lists every pet in petId order with an ETag', async () => {
+    const response = await request(`${url}/inventory`, { headers: bearer(KEY) });
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    const items = response.json();
+    expect(items).toHaveLength(12);
+    expect(items.map((item: { petId: number }) => item.petId)).toEqual([
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+    ]);
+    expect(new Set(items.map((item: { status: string }) => item.status))).toEqual(
+      new Set(['available', 'pending', 'sold']),
+    );
+    expect(response.headers.etag).toMatch(/^"[0-9a-f]+-\d+"$/);
+  });
+
+  it('accepts every configured key', async () => {
+    expect((await request(`${url}/inventory`, { headers: bearer(OTHER_KEY) })).status).toBe(200);
+  });
+
+  it('answers 304 to If-None-Match with the current tag, and 200 once a quantity changed', async () => {
+    const first = await request(`${url}/inventory`, { headers: bearer(KEY) });
+    const etag = String(first.headers.etag);
+    const unchanged = await request(`${url}/inventory`, {
+      headers: { ...bearer(KEY), 'If-None-Match': etag },
+    });
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.text).toBe('');
+    expect(unchanged.headers.etag).toBe(etag);
+    const item = first.json()[0];
+    await request(
+      `${url}/inventory/${item.petId}`,
+      jsonBody(KEY, JSON.stringify({ quantity: item.quantity + 1 })),
+    );
+    const changed = await request(`${url}/inventory`, { headers: { ...bearer(KEY), 'If-None-Match': etag } });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.etag).not.toBe(etag);
+  });
+
+  it('keeps the ETag when an update sets the quantity it already had', async () => {
+    const before = await request(`${url}/inventory`, { headers: bearer(KEY) });
+    const item = before.json()[1];
+    await request(
+      `${url}/inventory/${item.petId}`,
+      jsonBody(KEY, JSON.stringify({ quantity: item.quantity })),
+    );
+    const after = await request(`${url}/inventory`, { headers: bearer(KEY) });
+    expect(after.headers.etag).toBe(before.headers.etag);
+  });
+});
+
+describe('PATCH /v1/inventory/{petId}', () => {
+  it('sets the quantity, leaves the status, and answers the updated item', async () => {
+    const before = (await request(`${url}/inventory`, { headers: bearer(KEY) })).json()[2];
+    const response = await request(`${url}/inventory/${before.petId}`, jsonBody(KEY, '{"quantity": 77}'));
+    expect(response.status).toBe(200);
+    expect(response.json()).toEqual({ petId: before.petId, quantity: 77, status: before.status });
+    const listed = (await request(`${url}/inventory`, { headers: bearer(KEY) })).json()[2];
+    expect(listed).toEqual({ petId: before.petId, quantity: 77, status: before.status });
+  });
+
+  it('accepts 0 and 2^53-1, and an application/*+json type with a charset', async () => {
+    expect((await request(`${url}/inventory/5`, jsonBody(KEY, '{"quantity":0}'))).json().quantity).toBe(0);
+    const max = await request(`${url}/inventory/5`, {
+      method: 'PATCH',
+      headers: { ...bearer(KEY), 'Content-Type': 'application/merge-patch+json; charset=utf-8' },
+      body: `{"quantity":${Number.MAX_SAFE_INTEGER}}`,
+    });
+    expect(max.status).toBe(200);
+    expect(max.text).toContain(`"quantity":${Number.MAX_SAFE_INTEGER}`);
+  });
+
+  it('serializes 100 concurrent updates with no lost update', async () => {
+    const petIds = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    const responses = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        request(`${url}/inventory/${petIds[i % 10]}`, jsonBody(KEY, JSON.stringify({ quantity: 1000 + i }))),
+      ),
+    );
+    expect(responses.every((response) => response.status === 200)).toBe(true);
+    const items = (await request(`${url}/inventory`, { headers: bearer(KEY) })).json();
+    // The last request for each pet was sent last; every one was acknowledged in order on one connection each.
+    for (const [index, petId] of petIds.entries()) {
+      const acknowledged = responses.filter((_, i) => i % 10 === index).map((r) => r.json().quantity);
+      expect(acknowledged).toHaveLength(10);
+      expect(acknowledged).toContain(items.find((item: { petId: number }) => item.petId === petId).quantity);
+    }
+  });
+});
+
+describe('bad input: 400 with a stable code', () => {
+  const cases: Array<[string, string | undefined, string, Record<string, string>?]> = [
+    ['missing body', undefined, 'missing_body'],
+    ['empty body', '', 'missing_body'],
+    ['whitespace body', '   ', 'missing_body'],
+    ['malformed JSON', '{"quantity": ', 'malformed_json'],
+    ['an array body', '[1]', 'invalid_body'],
+    ['a string body', '"5"', 'invalid_body'],
+    ['null body', 'null', 'invalid_body'],
+    ['quantity missing', '{}', 'invalid_body'],
+    ['quantity 1.5', '{"quantity":1.5}', 'invalid_body'],
+    ['quantity "5"', '{"quantity":"5"}', 'invalid_body'],
+    ['quantity true', '{"quantity":true}', 'invalid_body'],
+    ['quantity null', '{"quantity":null}', 'invalid_body'],
+    ['quantity 1e400', '{"quantity":1e400}', 'invalid_body'],
+    ['quantity -1', '{"quantity":-1}', 'invalid_body'],
+    ['quantity 2^53', '{"quantity":9007199254740992}', 'invalid_body'],
+    ['an unknown field', '{"quantity":1,"status":"sold"}', 'invalid_body'],
+  ];
+  it.each(cases)('%s', async (_name, body, code) => {
+    const response = await request(`${url}/inventory/1`, {
+      method: 'PATCH',
+      headers: { ...bearer(KEY), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      body,
+    });
+    expectError(response, 400, code);
+  });
+
+  it('names the field and the problem', async () => {
+    const response = await request(`${url}/inventory/1`, jsonBody(KEY, '{"quantity":1.5}'));
+    expect(response.json().message).toBe('quantity: must be an integer');
+    const unknown = await request(`${url}/inventory/1`, jsonBody(KEY, '{"quantity":1,"colour":"red"}'));
+    expect(unknown.json().message).toContain('unknown field "colour"');
+  });
+
+  it.each(['abc', '1.5', '1e3', '9223372036854775808', '-9223372036854775809', '%20', '0x10', '01'])(
+    'petId %s in the path',
+    async (petId) => {
+      expectError(
+        await request(`${url}/inventory/${petId}`, jsonBody(KEY, '{"quantity":1}')),
+        400,
+        'invalid_pet_id',
+      );
+    },
+  );
+});
+
+describe('auth: 401 with WWW-Authenticate: Bearer, before anything else', () => {
+  const cases: Array<[string, Record<string, string>]> = [
+    ['no Authorization header', {}],
+    ['another scheme', { Authorization: `Basic ${Buffer.from(`x:${KEY}`).toString('base64')}` }],
+    ['an empty key', { Authorization: 'Bearer ' }],
+    ['a wrong key', { Authorization: 'Bearer not-the-key' }],
+    ['a key that is a prefix of the right one', { Authorization: `Bearer ${KEY.slice(0, -1)}` }],
+  ];
+  it.each(cases)('GET with %s', async (_name, headers) => {
+    const response = await request(`${url}/inventory`, { headers });
+    expectError(response, 401, 'unauthorized');
+    expect(response.headers['www-authenticate']).toMatch(/^Bearer/);
+  });
+  it.each(cases)('PATCH with %s, even with a bad body and a bad petId', async (_name, headers) => {
+    const response = await request(`${url}/inventory/abc`, {
+      method: 'PATCH',
+      headers: { ...headers, 'Content-Type': 'text/plain' },
+      body: 'x',
+    });
+    expectError(response, 401, 'unauthorized');
+  });
+  it('a wrong method without a key is 401, not 405', async () => {
+    expectError(await request(`${url}/inventory`, { method: 'DELETE' }), 401, 'unauthorized');
+  });
+});
+
+describe('other statuses', () => {
+  it('404 for an unknown pet', async () => {
+    expectError(
+      await request(`${url}/inventory/424242`, jsonBody(KEY, '{"quantity":1}')),
+      404,
+      'pet_not_found',
+    );
+  });
+  it.each(['/v1/nothing', '/v2/inventory', '/', '/v1/inventory/1/extra'])(
+    '404 for the unknown route %s',
+    async (path) => {
+      expectError(
+        await request(`${server.baseUrl.replace('/v1', '')}${path}`, { headers: bearer(KEY) }),
+        404,
+        'not_found',
+      );
+    },
+  );
+  it.each([
+    ['/inventory', 'POST', 'GET, HEAD'],
+    ['/inventory', 'PUT', 'GET, HEAD'],
+    ['/inventory/1', 'GET', 'PATCH'],
+    ['/inventory/1', 'DELETE', 'PATCH'],
+  ])('405 with Allow for %s %s', async (path, method, allow) => {
+    const response = await request(`${url}${path}`, { method, headers: bearer(KEY) });
+    expectError(response, 405, 'method_not_allowed');
+    expect(response.headers.allow).toBe(allow);
+  });
+  it(`413 for a body over ${BODY_LIMIT_BYTES} bytes`, async () => {
+    const body = JSON.stringify({ quantity: 1, padding: 'x'.repeat(BODY_LIMIT_BYTES) });
+    expectError(await request(`${url}/inventory/1`, jsonBody(KEY, body)), 413, 'payload_too_large');
+  });
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x'])(
+    '415 for %s',
+    async (type) => {
+      const response = await request(`${url}/inventory/1`, {
+        method: 'PATCH',
+        headers: { ...bearer(KEY), 'Content-Type': type },
+        body: '{"quantity":1}',
+      });
+      expectError(response, 415, 'unsupported_media_type');
+    },
+  );
+  it('415 for a JSON body sent with no Content-Type', async () => {
+    expectError(
+      await request(`${url}/inventory/1`, { method: 'PATCH', headers: bearer(KEY), body: '{"quantity":1}' }),
+      415,
+      'unsupported_media_type',
+    );
+  });
+  it('501 with an RFC 9745 Deprecation header for /v1/pets/{petId}', async () => {
+    const response = await request(`${url}/pets/1`, { headers: bearer(KEY) });
+    expectError(response, 501, 'not_implemented');
+    expect(response.headers.deprecation).toBe(PETS_DEPRECATION);
+    expect(response.headers.deprecation).toMatch(/^@\d+$/);
+  });
+  it('501 for /v1/store/orders', async () => {
+    const response = await request(`${url}/store/orders`, { headers: bearer(KEY) });
+    expectError(response, 501, 'not_implemented');
+    expect(response.headers.deprecation).toBeUndefined();
+  });
+  it('/healthz answers 200 without a key', async () => {
+    const response = await request(`${url.replace('/v1', '')}/healthz`);
+    expect(response.status).toBe(200);
+    expect(response.json()).toEqual({ status: 'ok' });
+  });
+});
