@@ -1,27 +1,67 @@
-import { constants } from 'node:fs';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import {
+  closeSync,
+  constants,
+  fdatasync,
+  fsync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+  writevSync,
+} from 'node:fs';
+import { open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { promisify } from 'node:util';
 import { z } from 'zod';
 import { parseInventoryJson } from '../api/json';
-import { describeIssues, type InventoryItem, InventoryList } from '../api/schemas';
+import { describeIssues, type InventoryItem, InventoryList, PetId, Quantity } from '../api/schemas';
 import { configError } from '../errors';
+import type { InventoryPersistence } from './store';
 
-/** The data file wraps the very bytes GET /inventory serves, so a write never serializes anew. */
+/**
+ * The inventory on disk is a snapshot plus a journal:
+ * - `inventory.json` wraps the very bytes GET /inventory serves. It is only ever replaced whole:
+ *   written to a temporary file, fsynced, renamed into place, and the directory fsynced.
+ * - `inventory.json.journal` holds one line per change made since that snapshot, appended and
+ *   fdatasynced before the change is acknowledged. Entries set absolute quantities, so replaying one
+ *   that the snapshot already holds changes nothing.
+ * A write cut short by a crash leaves at most a torn last journal line, never acknowledged, which the
+ * next start drops. When the journal grows past a quarter of the inventory, a new snapshot replaces it.
+ */
+
 const FORMAT = 'petinv-inventory';
 const PREFIX = Buffer.from(`{"format":"${FORMAT}","version":1,"items":`);
 const SUFFIX = Buffer.from('}\n');
+const MIN_JOURNAL_ENTRIES = 1024;
 
-const DataFile = z.object({ format: z.literal(FORMAT), version: z.literal(1), items: InventoryList });
+const Snapshot = z.object({ format: z.literal(FORMAT), version: z.literal(1), items: InventoryList });
+const JournalEntry = z.strictObject({ petId: PetId, quantity: Quantity });
 
-/** Reads a data file; undefined when there is none. A file that fails to load is never touched. */
-export async function loadDataFile(path: string): Promise<InventoryItem[] | undefined> {
-  let text: string;
+const fsyncAsync = promisify(fsync);
+const fdatasyncAsync = promisify(fdatasync);
+
+/** fsync of the directory makes a rename or a new file's name durable. */
+async function syncDirectory(path: string): Promise<void> {
+  const directory = openSync(dirname(path), constants.O_RDONLY);
   try {
-    text = await readFile(path, 'utf8');
+    await fsyncAsync(directory);
+  } finally {
+    closeSync(directory);
+  }
+}
+
+function readOptional(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw configError(`cannot read data file ${path}: ${(error as Error).message}`);
+    throw configError(`cannot read ${path}: ${(error as Error).message}`);
   }
+}
+
+function parseSnapshot(path: string, text: string): InventoryItem[] {
   let raw: unknown;
   try {
     raw = parseInventoryJson(text);
@@ -30,7 +70,7 @@ export async function loadDataFile(path: string): Promise<InventoryItem[] | unde
       `data file ${path} is not valid JSON (${(error as Error).message}); it was left as it is`,
     );
   }
-  const parsed = DataFile.safeParse(raw);
+  const parsed = Snapshot.safeParse(raw);
   if (!parsed.success) {
     throw configError(
       `data file ${path} does not hold an inventory: ${describeIssues(parsed.error)}; it was left as it is`,
@@ -45,30 +85,115 @@ export async function loadDataFile(path: string): Promise<InventoryItem[] | unde
   return parsed.data.items;
 }
 
-/**
- * Replaces the data file so that a crash at any moment leaves either the old or the new file:
- * write a temporary file, fsync it, rename it over the old one, fsync the directory.
- */
-export async function writeDataFile(path: string, listBody: Buffer): Promise<void> {
-  const temporary = `${path}.tmp`;
-  const file = await open(temporary, 'w', 0o644);
-  try {
-    await file.writev([PREFIX, listBody, SUFFIX]);
-    await file.sync();
-  } finally {
-    await file.close();
-  }
-  await rename(temporary, path);
-  const directory = await open(dirname(path), constants.O_RDONLY);
-  try {
-    await directory.sync();
-  } finally {
-    await directory.close();
-  }
+/** Applies the journal to the snapshot's items; returns the entry count and the length of its complete lines. */
+function replayJournal(
+  path: string,
+  text: string,
+  items: InventoryItem[],
+): { entries: number; validBytes: number } {
+  const positions = new Map(items.map((item, position) => [item.petId, position]));
+  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+  const lines = complete.split('\n');
+  lines.pop();
+  lines.forEach((line, index) => {
+    const where = `journal ${path} line ${index + 1}`;
+    let entry: z.output<typeof JournalEntry>;
+    try {
+      const parsed = JournalEntry.safeParse(parseInventoryJson(line));
+      if (!parsed.success) throw new Error(describeIssues(parsed.error));
+      entry = parsed.data;
+    } catch (error) {
+      throw configError(`${where} is invalid (${(error as Error).message}); it was left as it is`);
+    }
+    const position = positions.get(entry.petId);
+    const item = position === undefined ? undefined : items[position];
+    if (position === undefined || !item)
+      throw configError(`${where} names pet ${entry.petId}, which the data file lacks; it was left as it is`);
+    items[position] = { ...item, quantity: entry.quantity };
+  });
+  return { entries: lines.length, validBytes: Buffer.byteLength(complete) };
 }
 
-export async function ensureDataDirectory(path: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+export class InventoryFile implements InventoryPersistence {
+  private journalEntries: number;
+
+  private constructor(
+    readonly path: string,
+    private readonly journal: number,
+    journalEntries: number,
+  ) {
+    this.journalEntries = journalEntries;
+  }
+
+  get journalPath(): string {
+    return `${this.path}.journal`;
+  }
+
+  /**
+   * Opens (or, when there is none, creates with `seed()`) the inventory at `path`. A file that fails
+   * to load stops the start and is never touched.
+   */
+  static async open(
+    path: string,
+    seed: () => InventoryItem[],
+  ): Promise<{ file: InventoryFile; items: InventoryItem[]; created: boolean }> {
+    mkdirSync(dirname(path), { recursive: true });
+    const journalPath = `${path}.journal`;
+    const snapshotText = readOptional(path);
+    const journalText = readOptional(journalPath) ?? '';
+    if (snapshotText === undefined && journalText !== '') {
+      throw configError(
+        `journal ${journalPath} exists without its data file ${path}; restore the data file or remove the journal`,
+      );
+    }
+    const items = snapshotText === undefined ? seed() : parseSnapshot(path, snapshotText);
+    const { entries, validBytes } = replayJournal(journalPath, journalText, items);
+    const journal = openSync(journalPath, 'a');
+    const file = new InventoryFile(path, journal, entries);
+    if (validBytes < Buffer.byteLength(journalText)) {
+      // A torn line from a crash mid-append: it was never acknowledged.
+      ftruncateSync(journal, validBytes);
+      await fsyncAsync(journal);
+    }
+    await syncDirectory(journalPath);
+    return { file, items, created: snapshotText === undefined };
+  }
+
+  async commit(changes: readonly InventoryItem[], listBody: () => Buffer, size: number): Promise<void> {
+    if (this.journalEntries + changes.length > Math.max(MIN_JOURNAL_ENTRIES, size / 4)) {
+      await this.writeSnapshot(listBody());
+      return;
+    }
+    writeSync(
+      this.journal,
+      changes.map((item) => `{"petId":${item.petId},"quantity":${item.quantity}}\n`).join(''),
+    );
+    await fdatasyncAsync(this.journal);
+    this.journalEntries += changes.length;
+  }
+
+  /** Replaces the snapshot with the whole inventory, then empties the journal it now covers. */
+  async writeSnapshot(listBody: Buffer): Promise<void> {
+    const temporary = `${this.path}.tmp`;
+    const file = openSync(temporary, 'w', 0o644);
+    try {
+      writevSync(file, [PREFIX, listBody, SUFFIX]);
+      await fsyncAsync(file);
+    } finally {
+      closeSync(file);
+    }
+    renameSync(temporary, this.path);
+    await syncDirectory(this.path);
+    ftruncateSync(this.journal, 0);
+    await fsyncAsync(this.journal);
+    this.journalEntries = 0;
+  }
+
+  /** On a clean stop the journal is folded into the snapshot, so the data file alone is complete. */
+  async close(listBody?: () => Buffer): Promise<void> {
+    if (listBody && this.journalEntries > 0) await this.writeSnapshot(listBody());
+    closeSync(this.journal);
+  }
 }
 
 function isRunning(pid: number): boolean {
@@ -85,6 +210,7 @@ function isRunning(pid: number): boolean {
  * that is gone (kill -9) is taken over; one held by a live process refuses the start.
  */
 export async function lockDataFile(path: string): Promise<() => Promise<void>> {
+  mkdirSync(dirname(path), { recursive: true });
   const lockPath = `${path}.lock`;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {

@@ -1,10 +1,9 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { InventoryItem } from '../api/schemas';
 import { PetinvError } from '../errors';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
-import { ensureDataDirectory, loadDataFile, lockDataFile, writeDataFile } from './data-file';
+import { InventoryFile, lockDataFile } from './data-file';
 import { InventoryStore, seedInventory } from './store';
 
 export const DEFAULT_SEED_COUNT = 12;
@@ -39,27 +38,27 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
   const host = options.host ?? '127.0.0.1';
   const { dataFile } = options;
   let unlock: () => Promise<void> = async () => {};
-  let items: InventoryItem[] | undefined;
-  let seeded = false;
+  let file: InventoryFile | undefined;
+  let store: InventoryStore;
+  let seeded = true;
+  const seed = () => seedInventory(options.seed ?? DEFAULT_SEED_COUNT);
 
   if (dataFile) {
-    await ensureDataDirectory(dataFile);
     unlock = await lockDataFile(dataFile);
     try {
-      items = await loadDataFile(dataFile);
+      const opened = await InventoryFile.open(dataFile, seed);
+      file = opened.file;
+      seeded = opened.created;
+      store = new InventoryStore(opened.items, file);
+      if (seeded) await file.writeSnapshot(store.listBody());
     } catch (error) {
+      await file?.close();
       await unlock();
       throw error;
     }
+  } else {
+    store = new InventoryStore(seed());
   }
-  if (!items) {
-    items = seedInventory(options.seed ?? DEFAULT_SEED_COUNT);
-    seeded = true;
-  }
-  const persist = dataFile ? (body: Buffer) => writeDataFile(dataFile, body) : undefined;
-  const store = new InventoryStore(items, persist);
-  items = undefined;
-  if (seeded && dataFile) await writeDataFile(dataFile, store.listBody());
 
   const app = createInventoryApp({ ...options, store });
   const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => void app(req, res));
@@ -70,6 +69,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
       once(server, 'error').then(([error]) => Promise.reject(error)),
     ]);
   } catch (error) {
+    await file?.close();
     await unlock();
     const { code } = error as NodeJS.ErrnoException;
     const where = `${host}:${options.port ?? 4010}`;
@@ -99,6 +99,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
       await closed;
       clearTimeout(timer);
       await store.close();
+      await file?.close(() => store.listBody());
       await unlock();
     })());
 

@@ -2,8 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { serializeItem } from '../api/json';
 import { type InventoryItem, PET_STATUSES } from '../api/schemas';
 
-/** Persists a whole inventory, given as the bytes of its JSON array; resolves once it is on disk. */
-export type PersistInventory = (listBody: Buffer) => Promise<void>;
+/** Where the store makes its changes durable (see data-file.ts); absent, the store lives in memory only. */
+export interface InventoryPersistence {
+  /**
+   * Resolves once `changes` are on disk. `listBody` yields the whole inventory, for a persistence that
+   * would rather write everything anew; `size` is how many items that holds.
+   */
+  commit(changes: readonly InventoryItem[], listBody: () => Buffer, size: number): Promise<void>;
+}
 
 /** How many items one cached slice of the serialized list holds: one change re-serializes one slice. */
 const SLICE_SIZE = 2048;
@@ -13,7 +19,6 @@ const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
 
 interface Waiter {
-  version: number;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -39,13 +44,17 @@ export class InventoryStore {
   private listBodyCache: Buffer | undefined;
   private readonly instanceTag = randomBytes(4).toString('hex');
   private version = 0;
+  private etagCache = '';
+  private etagVersion = -1;
   private durableVersion = 0;
   private waiters: Waiter[] = [];
-  private flushing: Promise<void> | undefined;
+  /** The latest state of each pet changed since the last commit. */
+  private uncommitted = new Map<bigint, InventoryItem>();
+  private flushing = false;
 
   constructor(
     items: readonly InventoryItem[],
-    private readonly persist?: PersistInventory,
+    private readonly persistence?: InventoryPersistence,
   ) {
     this.items = [...items].sort((a, b) => (a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0));
     this.items.forEach((item, position) => {
@@ -70,7 +79,11 @@ export class InventoryStore {
 
   /** Changes with every update that changes a quantity; differs between two runs of the server. */
   get etag(): string {
-    return `"${this.instanceTag}-${this.version}"`;
+    if (this.etagVersion !== this.version) {
+      this.etagCache = `"${this.instanceTag}-${this.version}"`;
+      this.etagVersion = this.version;
+    }
+    return this.etagCache;
   }
 
   /** The JSON array of every item, serialized again only in the slices that changed. */
@@ -108,6 +121,7 @@ export class InventoryStore {
     if (item.quantity !== quantity) {
       const updated = { ...item, quantity };
       this.items[position] = updated;
+      if (this.persistence) this.uncommitted.set(petId, updated);
       this.slices[Math.floor(position / SLICE_SIZE)] = undefined;
       this.listBodyCache = undefined;
       this.version++;
@@ -123,27 +137,38 @@ export class InventoryStore {
   }
 
   private durable(version: number): Promise<void> {
-    if (!this.persist || version <= this.durableVersion) return Promise.resolve();
-    const done = new Promise<void>((resolve, reject) => this.waiters.push({ version, resolve, reject }));
-    this.flushing ??= this.flushLoop().finally(() => {
-      this.flushing = undefined;
-    });
+    if (!this.persistence || version <= this.durableVersion) return Promise.resolve();
+    const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    if (!this.flushing) {
+      this.flushing = true;
+      // Starting on the next turn lets every request that arrived in this turn join the first commit.
+      setImmediate(() => void this.flushLoop());
+    }
     return done;
   }
 
   private async flushLoop(): Promise<void> {
-    while (this.waiters.length > 0 && this.persist) {
-      const version = this.version;
-      const covered = this.waiters.filter((w) => w.version <= version);
-      this.waiters = this.waiters.filter((w) => w.version > version);
-      try {
-        await this.persist(this.listBody());
-        this.durableVersion = version;
-        for (const waiter of covered) waiter.resolve();
-      } catch (error) {
-        // Those changes stay in memory and ride along with the next write; their callers hear of the failure.
-        for (const waiter of covered) waiter.reject(error);
+    try {
+      while (this.waiters.length > 0 && this.persistence) {
+        const version = this.version;
+        const covered = this.waiters;
+        this.waiters = [];
+        const changes = this.uncommitted;
+        this.uncommitted = new Map();
+        try {
+          await this.persistence.commit([...changes.values()], () => this.listBody(), this.items.length);
+          this.durableVersion = version;
+          for (const waiter of covered) waiter.resolve();
+        } catch (error) {
+          // Those changes stay in memory and go with the next commit; their callers hear of the failure.
+          for (const [petId, item] of changes)
+            if (!this.uncommitted.has(petId)) this.uncommitted.set(petId, item);
+          for (const waiter of covered) waiter.reject(error);
+        }
       }
+    } finally {
+      // Runs in the same turn as the last look at `waiters`, so no waiter is left without a loop.
+      this.flushing = false;
     }
   }
 }

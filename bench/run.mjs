@@ -1,0 +1,8 @@
+// npm run bench: every figure is a ratio against a baseline measured in the same run.
+import { benchLargeInventory, benchServer } from './server.mjs';
+
+const only = process.argv[2];
+if (!only || only === 'server') {
+  await benchServer();
+  await benchLargeInventory();
+}

@@ -1,0 +1,94 @@
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { InventoryFile } from '../../src/server/data-file';
+import { InventoryStore, seedInventory } from '../../src/server/store';
+import { temporaryDirectory } from '../helpers/serve';
+
+const seed = () => seedInventory(3);
+
+async function openStore(path: string) {
+  const { file, items, created } = await InventoryFile.open(path, seed);
+  const store = new InventoryStore(items, file);
+  if (created) await file.writeSnapshot(store.listBody());
+  return { file, store };
+}
+
+describe('InventoryFile: snapshot plus journal', () => {
+  it('journals each acknowledged change and replays it on the next open', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const { file, store } = await openStore(path);
+    await store.setQuantity(2n, 42);
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('{"petId":2,"quantity":42}\n');
+    await file.close();
+    const reopened = await InventoryFile.open(path, seed);
+    expect(reopened.items.find((item) => item.petId === 2n)?.quantity).toBe(42);
+    await reopened.file.close();
+  });
+
+  it('folds the journal into the snapshot on a clean close', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const { file, store } = await openStore(path);
+    await store.setQuantity(3n, 7);
+    await file.close(() => store.listBody());
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('');
+    expect(readFileSync(path, 'utf8')).toContain('{"petId":3,"quantity":7,');
+  });
+
+  it('drops a torn last line, which was never acknowledged', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const { file, store } = await openStore(path);
+    await store.setQuantity(1n, 5);
+    await file.close();
+    appendFileSync(`${path}.journal`, '{"petId":1,"quan');
+    const reopened = await InventoryFile.open(path, seed);
+    expect(reopened.items.find((item) => item.petId === 1n)?.quantity).toBe(5);
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('{"petId":1,"quantity":5}\n');
+    await reopened.file.close();
+  });
+
+  it.each([
+    ['a malformed line', '{"petId":1,"quantity":5}\nnot json\n', /line 2 is invalid/],
+    [
+      'a line with a bad quantity',
+      '{"petId":1,"quantity":-5}\n',
+      /line 1 is invalid \(quantity: must not be negative\)/,
+    ],
+    ['an unknown pet', '{"petId":99,"quantity":5}\n', /names pet 99, which the data file lacks/],
+  ])('refuses a journal with %s and leaves it as it is', async (_name, journal, message) => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const { file } = await openStore(path);
+    await file.close();
+    writeFileSync(`${path}.journal`, journal);
+    await expect(InventoryFile.open(path, seed)).rejects.toThrow(message);
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(journal);
+  });
+
+  it('refuses a journal whose data file is missing, rather than seeding over it', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    writeFileSync(`${path}.journal`, '{"petId":1,"quantity":5}\n');
+    await expect(InventoryFile.open(path, seed)).rejects.toThrow('exists without its data file');
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('refuses a data file that lists a petId twice', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    writeFileSync(
+      path,
+      '{"format":"petinv-inventory","version":1,"items":[{"petId":1,"quantity":1,"status":"sold"},{"petId":1,"quantity":2,"status":"sold"}]}',
+    );
+    await expect(InventoryFile.open(path, seed)).rejects.toThrow('lists petId 1 twice');
+  });
+
+  it('writes a new snapshot once the journal outgrows the inventory', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const { file, store } = await openStore(path);
+    for (let i = 0; i < 1100; i++) await store.setQuantity(1n, i + 1);
+    expect(readFileSync(`${path}.journal`, 'utf8').split('\n').length).toBeLessThan(1025);
+    expect(readFileSync(path, 'utf8')).toContain('{"petId":1,"quantity":1025,');
+    await file.close();
+    const reopened = await InventoryFile.open(path, seed);
+    expect(reopened.items[0]?.quantity).toBe(1100);
+    await reopened.file.close();
+  });
+});

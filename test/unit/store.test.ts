@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { parseInventoryJson, serializeItems } from '../../src/api/json';
+import { InventoryList, parsePetId } from '../../src/api/schemas';
+import { InventoryStore, seedInventory } from '../../src/server/store';
+
+describe('parsePetId', () => {
+  it.each([
+    ['0', 0n],
+    ['42', 42n],
+    ['-7', -7n],
+    ['9223372036854775807', 9223372036854775807n],
+    ['-9223372036854775808', -9223372036854775808n],
+  ])('reads %s', (text, id) => expect(parsePetId(text)).toBe(id));
+  it.each(['', ' 1', '1.0', '1e3', '01', '+1', '-0x1', '9223372036854775808', '-9223372036854775809', 'abc'])(
+    'rejects %j',
+    (text) => expect(parsePetId(text)).toBeUndefined(),
+  );
+});
+
+describe('lossless inventory JSON', () => {
+  it('keeps petIds above 2^53 exact through parse, schema and serialize', () => {
+    const text =
+      '[{"petId":9007199254740993,"quantity":1,"status":"sold"},{"petId" : -9223372036854775808 ,"quantity":2,"status":"pending"}]';
+    const items = InventoryList.parse(parseInventoryJson(text));
+    expect(items[0]?.petId).toBe(9007199254740993n);
+    expect(serializeItems(items)).toBe(
+      '[{"petId":9007199254740993,"quantity":1,"status":"sold"},{"petId":-9223372036854775808,"quantity":2,"status":"pending"}]',
+    );
+  });
+  it('leaves "petId" inside strings alone and rejects a fractional petId', () => {
+    const parsed = parseInventoryJson('{"note":"\\"petId\\":5","petId":1.5}') as Record<string, unknown>;
+    expect(parsed).toEqual({ note: '"petId":5', petId: 1.5 });
+    expect(InventoryList.safeParse([{ petId: 1.5, quantity: 1, status: 'sold' }]).success).toBe(false);
+  });
+});
+
+describe('InventoryStore', () => {
+  it('seeds a dozen pets across every status', () => {
+    const items = seedInventory(12);
+    expect(new Set(items.map((item) => item.status))).toEqual(new Set(['available', 'pending', 'sold']));
+  });
+
+  it('re-serializes only after a change, and keeps petId order', () => {
+    const store = new InventoryStore([...seedInventory(5000)].reverse());
+    const body = store.listBody();
+    expect(store.listBody()).toBe(body);
+    expect(
+      JSON.parse(body.toString())
+        .map((item: { petId: number }) => item.petId)
+        .slice(0, 3),
+    ).toEqual([1, 2, 3]);
+    void store.setQuantity(4000n, 123456);
+    const changed = store.listBody();
+    expect(changed).not.toBe(body);
+    expect(JSON.parse(changed.toString())[3999]).toMatchObject({ petId: 4000, quantity: 123456 });
+  });
+
+  it('batches the updates that wait during one commit into the next commit', async () => {
+    const commits: bigint[][] = [];
+    let release: () => void = () => {};
+    const store = new InventoryStore(seedInventory(10), {
+      commit: async (changes) => {
+        commits.push(changes.map((item) => item.petId));
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+      },
+    });
+    const first = [1n, 2n].map((id) => store.setQuantity(id, 100));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(commits).toEqual([[1n, 2n]]);
+    const rest = [3n, 4n, 3n, 5n].map((id, i) => store.setQuantity(id, 200 + i));
+    release();
+    await Promise.all(first);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(commits).toEqual([
+      [1n, 2n],
+      [3n, 4n, 5n],
+    ]);
+    release();
+    await Promise.all(rest);
+    expect(store.get(3n)?.quantity).toBe(202);
+  });
+
+  it('does not acknowledge an update whose commit failed, and commits it with the next one', async () => {
+    let failing = true;
+    const committed: bigint[] = [];
+    const store = new InventoryStore(seedInventory(3), {
+      commit: async (changes) => {
+        if (failing) throw new Error('disk full');
+        committed.push(...changes.map((item) => item.petId));
+      },
+    });
+    await expect(store.setQuantity(1n, 9)).rejects.toThrow('disk full');
+    failing = false;
+    await store.setQuantity(2n, 9);
+    expect(committed.sort()).toEqual([1n, 2n]);
+  });
+
+  it('answers undefined for an unknown pet', async () => {
+    expect(await new InventoryStore(seedInventory(3)).setQuantity(99n, 1)).toBeUndefined();
+  });
+
+  it('refuses duplicate petIds', () => {
+    expect(() => new InventoryStore([...seedInventory(2), ...seedInventory(1)])).toThrow(
+      'petId 1 appears more than once',
+    );
+  });
+});
