@@ -22,3 +22,7 @@ export function serializeItem(item: InventoryItem): string {
 export function serializeItems(items: readonly InventoryItem[]): string {
   return `[${items.map(serializeItem).join(',')}]`;
 }
+
+export function serializeUpdate(quantity: number): string {
+  return `{"quantity":${quantity}}`;
+}

@@ -1,18 +1,18 @@
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { describeIssues } from '../api/schemas';
 import { configError } from '../errors';
 import { configDirectory, configFilePath } from './paths';
 
 const Environment = z.strictObject({
-  baseUrl: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
-  apiKey: z.string().min(1).optional(),
+  baseUrl: z.optional(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' })),
+  apiKey: z.optional(z.string().check(z.minLength(1))),
 });
 export type EnvironmentConfig = z.output<typeof Environment>;
 
 export const ConfigFile = z.strictObject({
-  currentEnv: z.string().min(1).optional(),
-  environments: z.record(z.string().min(1), Environment).default({}),
+  currentEnv: z.optional(z.string().check(z.minLength(1))),
+  environments: z._default(z.record(z.string().check(z.minLength(1)), Environment), {}),
 });
 export type ConfigFile = z.output<typeof ConfigFile>;
 

@@ -14,7 +14,7 @@ import {
 import { open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { parseInventoryJson } from '../api/json';
 import { describeIssues, type InventoryItem, InventoryList, PetId, Quantity } from '../api/schemas';
 import { configError } from '../errors';

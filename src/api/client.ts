@@ -1,0 +1,251 @@
+import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
+import { parseInventoryJson, serializeUpdate } from './json';
+import {
+  ApiError,
+  describeIssues,
+  type InventoryItem,
+  InventoryList,
+  InventoryItem as ItemSchema,
+} from './schemas';
+
+export interface ClientOptions {
+  /** The service's base address, ending in /v1. */
+  baseUrl: string;
+  apiKey: string;
+  /** The environment's name, for messages that say where something failed. */
+  envName?: string;
+  /** Per attempt, connection included. */
+  timeoutMs?: number;
+  /** Further attempts after a network error, a timeout, 429, 502, 503 or 504. */
+  retries?: number;
+  userAgent?: string;
+  /** An undici Dispatcher (a proxy agent, say); the global one when absent. */
+  dispatcher?: unknown;
+  fetch?: typeof fetch;
+  /** Told once per distinct warning, such as a Deprecation header. */
+  onWarning?: (message: string) => void;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+export interface InventoryClient {
+  listInventory(): Promise<InventoryItem[]>;
+  /** PATCH /inventory/{petId}: sets an absolute quantity, so a retry cannot double-count. */
+  updateInventory(petId: bigint, quantity: number): Promise<InventoryItem>;
+}
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_RETRIES = 3;
+const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
+const MAX_RETRY_WAIT_MS = 60_000;
+
+/** When a retry may go: Retry-After (seconds or an HTTP date), else exponential backoff with full jitter. */
+export function retryDelayMs(
+  attempt: number,
+  retryAfter: string | null,
+  random: () => number,
+  now = Date.now(),
+): number {
+  if (retryAfter !== null) {
+    const seconds = Number(retryAfter);
+    const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(retryAfter) - now;
+    if (Number.isFinite(ms)) return Math.min(Math.max(ms, 0), MAX_RETRY_WAIT_MS);
+  }
+  return Math.round(random() * Math.min(200 * 2 ** attempt, 5000));
+}
+
+function kindOfStatus(status: number): ErrorKind {
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 404) return 'notFound';
+  if (status >= 400 && status < 500 && status !== 408 && status !== 429) return 'rejected';
+  return 'server';
+}
+
+function describeNetworkError(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message ?? String(error);
+}
+
+/** The HTTP client of the inventory service: auth, timeouts, retries, and every answer checked against the contract. */
+export function createClient(options: ClientOptions): InventoryClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const where = options.envName ?? baseUrl;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const retries = options.retries ?? DEFAULT_RETRIES;
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const random = options.random ?? Math.random;
+  const warned = new Set<string>();
+  const headers: Record<string, string> = {
+    Authorization: `Bearer ${options.apiKey}`,
+    Accept: 'application/json',
+    ...(options.userAgent ? { 'User-Agent': options.userAgent } : {}),
+  };
+
+  function warnOnce(message: string) {
+    if (warned.has(message)) return;
+    warned.add(message);
+    options.onWarning?.(message);
+  }
+
+  function noticeDeprecation(operation: string, response: Response) {
+    const deprecation = response.headers.get('deprecation');
+    const sunset = response.headers.get('sunset');
+    if (deprecation === null && sunset === null) return;
+    const parts = [
+      deprecation !== null && `Deprecation: ${deprecation}`,
+      sunset !== null && `Sunset: ${sunset}`,
+    ].filter(Boolean);
+    warnOnce(
+      `${operation} is deprecated by the service in ${where} (${parts.join('; ')}); it may stop working`,
+    );
+  }
+
+  function failure(operation: string, status: number, text: string, subject?: string): PetinvError {
+    let body: ServiceErrorBody | undefined;
+    try {
+      const parsed = ApiError.safeParse(JSON.parse(text));
+      if (parsed.success) body = parsed.data;
+    } catch {
+      // Not JSON: described below from the status alone.
+    }
+    // The HTTP status decides the kind even when the body's own `status` disagrees.
+    const kind = kindOfStatus(status);
+    const code = body?.code ?? `http_${status}`;
+    const detail = body
+      ? `${status} ${code}: ${body.message}`
+      : `${status}${text.trim() ? `: ${text.trim().slice(0, 200)}` : ''}`;
+    const errorBody = { code, message: body?.message ?? `HTTP ${status}`, status };
+    switch (kind) {
+      case 'auth':
+        return new PetinvError(
+          kind,
+          `the service refused the API key for ${where} (${detail}); run: petinv login --env ${where}`,
+          errorBody,
+        );
+      case 'notFound':
+        return subject
+          ? new PetinvError(kind, `${subject} not found in ${where} (${detail})`, errorBody)
+          : new PetinvError(
+              kind,
+              `${operation} not found in ${where} (${detail}); check the base URL: petinv env set-url ${where} <url>`,
+              errorBody,
+            );
+      case 'rejected':
+        return new PetinvError(kind, `the service rejected ${operation} in ${where} (${detail})`, errorBody);
+      default:
+        return new PetinvError(
+          kind,
+          `the service failed ${operation} in ${where} (${detail}); try again later`,
+          errorBody,
+        );
+    }
+  }
+
+  async function call(method: string, path: string, body?: string, subject?: string): Promise<string> {
+    const operation = `${method} ${path}`;
+    const url = `${baseUrl}${path}`;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await doFetch(url, {
+          method,
+          headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+          ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+        } as RequestInit);
+      } catch (error) {
+        if (attempt < retries) {
+          await sleep(retryDelayMs(attempt, null, random));
+          continue;
+        }
+        const attempts = attempt + 1 === 1 ? '' : ` after ${attempt + 1} attempts`;
+        if ((error as Error).name === 'TimeoutError') {
+          throw new PetinvError(
+            'server',
+            `no answer from ${url} within ${timeoutMs} ms in ${where}${attempts}; raise --timeout or try again later`,
+            {
+              code: 'timeout',
+            },
+          );
+        }
+        throw new PetinvError(
+          'network',
+          `cannot reach ${url} in ${where} (${describeNetworkError(error)})${attempts}; is the service up and the base URL right? see petinv config`,
+          {
+            code: 'network',
+          },
+        );
+      }
+      // Read the whole body inside the retry loop: a connection cut mid-body is a network error too.
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        if (attempt < retries) {
+          await sleep(retryDelayMs(attempt, null, random));
+          continue;
+        }
+        throw new PetinvError(
+          'network',
+          `the answer from ${url} in ${where} was cut off (${describeNetworkError(error)})`,
+          { code: 'network' },
+        );
+      }
+      if (RETRYABLE_STATUSES.has(response.status) && attempt < retries) {
+        await sleep(retryDelayMs(attempt, response.headers.get('retry-after'), random));
+        continue;
+      }
+      noticeDeprecation(operation, response);
+      if (!response.ok) throw failure(operation, response.status, text, subject);
+      return text;
+    }
+  }
+
+  function contractError(operation: string, problem: string): PetinvError {
+    return new PetinvError(
+      'server',
+      `the answer from ${where} to ${operation} does not match the contract: ${problem}`,
+      {
+        code: 'invalid_response',
+      },
+    );
+  }
+
+  function decode<T>(
+    operation: string,
+    text: string,
+    schema: {
+      safeParse(
+        input: unknown,
+      ): { success: true; data: T } | { success: false; error: Parameters<typeof describeIssues>[0] };
+    },
+  ): T {
+    let raw: unknown;
+    try {
+      raw = parseInventoryJson(text);
+    } catch (error) {
+      throw contractError(operation, `not JSON (${(error as Error).message})`);
+    }
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success) throw contractError(operation, describeIssues(parsed.error));
+    return parsed.data;
+  }
+
+  return {
+    async listInventory() {
+      return decode('GET /inventory', await call('GET', '/inventory'), InventoryList);
+    },
+    async updateInventory(petId, quantity) {
+      const path = `/inventory/${petId}`;
+      const item = decode(
+        `PATCH ${path}`,
+        await call('PATCH', path, serializeUpdate(quantity), `pet ${petId}`),
+        ItemSchema,
+      );
+      if (item.petId !== petId) throw contractError(`PATCH ${path}`, `it answered for pet ${item.petId}`);
+      return item;
+    },
+  };
+}

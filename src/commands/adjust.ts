@@ -1,0 +1,50 @@
+import { serializeItem } from '../api/json';
+import { PetinvError } from '../errors';
+import { type ConnectionFlags, connect } from './connect';
+import type { CommandContext } from './context';
+import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './set';
+
+export interface AdjustFlags extends ConnectionFlags {
+  yes?: boolean;
+}
+
+/**
+ * Reads the current quantity, then sets the sum. The service has no atomic increment, so a change
+ * made by someone else between the read and the write is overwritten; the README says so.
+ */
+export async function runAdjust(
+  petIdText: string,
+  deltaText: string,
+  flags: AdjustFlags,
+  context: CommandContext,
+) {
+  const petId = parsePetIdArgument(petIdText);
+  const delta = parseIntegerArgument(deltaText, 'delta');
+  const { client, envName } = await connect(flags, context);
+  const current = (await client.listInventory()).find((item) => item.petId === petId);
+  if (!current) {
+    throw new PetinvError('notFound', `pet ${petId} not found in ${envName} (it is not in the inventory)`, {
+      code: 'pet_not_found',
+      status: 404,
+    });
+  }
+  const target = current.quantity + delta;
+  if (!Number.isSafeInteger(target))
+    throw new PetinvError('usage', `pet ${petId}: ${current.quantity} ${deltaText} is out of range`, {
+      code: 'usage',
+    });
+  await confirmChange(
+    envName,
+    `Change pet ${petId} from ${current.quantity} to ${target}`,
+    flags.yes,
+    context,
+  );
+  const updated = await client.updateInventory(petId, target);
+  if (context.json) {
+    context.stdout.write(
+      `{"petId":${petId},"from":${current.quantity},"to":${updated.quantity},"item":${serializeItem(updated)}}\n`,
+    );
+  } else {
+    context.stdout.write(`${petId}: ${current.quantity} → ${updated.quantity}\n`);
+  }
+}

@@ -1,0 +1,42 @@
+import { configFilePath } from '../config/paths';
+import { maskKey, type Resolved } from '../config/settings';
+import { paint } from '../output/inventory';
+import { type ConnectionFlags, loadSettings } from './connect';
+import type { CommandContext } from './context';
+
+/** Shows the settings a command would use and where each came from; the key only masked. */
+export function runConfigShow(flags: ConnectionFlags, context: CommandContext) {
+  const settings = loadSettings(flags, context);
+  const path = configFilePath(context.env);
+  const describe = (
+    resolved: Resolved<string | undefined>,
+    show: (value: string) => string = (value) => value,
+  ) => ({
+    value: resolved.value === undefined ? null : show(resolved.value),
+    source: resolved.source,
+    from: resolved.origin,
+  });
+  const shown = {
+    env: describe(settings.env),
+    baseUrl: describe(settings.baseUrl),
+    apiKey: describe(settings.apiKey, maskKey),
+    configFile: path,
+  };
+  if (context.json) {
+    context.stdout.write(`${JSON.stringify(shown)}\n`);
+    return;
+  }
+  const chalk = paint(context.color);
+  const line = (name: string, entry: { value: string | null; source: string; from: string }) =>
+    `${name.padEnd(9)}${entry.value ?? chalk.dim('(none)')}  ${chalk.dim(entry.source === 'default' && entry.value === null ? '' : `(${entry.source}${entry.from !== entry.source && entry.from !== path ? `: ${entry.from}` : ''})`)}\n`;
+  context.stdout.write(
+    line('env', shown.env) +
+      line('base URL', shown.baseUrl) +
+      line('API key', shown.apiKey) +
+      `${'file'.padEnd(9)}${path}\n`,
+  );
+}
+
+export function runConfigPath(context: CommandContext) {
+  context.stdout.write(`${configFilePath(context.env)}\n`);
+}

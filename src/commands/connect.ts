@@ -1,0 +1,91 @@
+import { version } from '../../package.json';
+import { createClient, DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, type InventoryClient } from '../api/client';
+import { readConfigFile } from '../config/file';
+import { configFilePath } from '../config/paths';
+import { checkBaseUrl, isLoopback, resolveSettings, type Settings } from '../config/settings';
+import { configError, usageError } from '../errors';
+import type { CommandContext } from './context';
+
+/** The options every command that talks to the service shares; commander puts them on the program. */
+export interface ConnectionFlags {
+  env?: string;
+  baseUrl?: string;
+  timeout?: string;
+  retries?: string;
+  insecure?: boolean;
+}
+
+export interface Connection {
+  client: InventoryClient;
+  settings: Settings;
+  envName: string;
+  baseUrl: string;
+}
+
+const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'];
+
+function parseWholeNumber(text: string | undefined, flag: string, fallback: number, max: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value > max)
+    throw usageError(`${flag} ${text}: must be a whole number from 0 to ${max}`);
+  return value;
+}
+
+export function loadSettings(flags: ConnectionFlags, context: CommandContext): Settings {
+  return resolveSettings(flags, context.env, readConfigFile(context.env), configFilePath(context.env));
+}
+
+/** Resolves the environment and builds the client, refusing what would fail or leak before any request. */
+export async function connect(flags: ConnectionFlags, context: CommandContext): Promise<Connection> {
+  const timeoutMs = parseWholeNumber(flags.timeout, '--timeout', DEFAULT_TIMEOUT_MS, 600_000);
+  const retries = parseWholeNumber(flags.retries, '--retries', DEFAULT_RETRIES, 10);
+  const settings = loadSettings(flags, context);
+  const envName = settings.env.value;
+
+  if (settings.baseUrl.value === undefined) {
+    throw configError(`no base URL for ${envName}; set one: petinv env set-url ${envName} https://<host>/v1`);
+  }
+  const baseUrl = checkBaseUrl(
+    settings.baseUrl.value,
+    `base URL of ${envName} (from ${settings.baseUrl.origin})`,
+  );
+  const apiKey = settings.apiKey.value;
+  if (apiKey === undefined) {
+    const hint =
+      envName === 'local'
+        ? 'start petinv serve, which stores its key for local, or run: petinv login --env local'
+        : `run: petinv login --env ${envName}`;
+    throw configError(`no API key for ${envName}; ${hint}`);
+  }
+  const url = new URL(baseUrl);
+  if (url.protocol === 'http:' && !isLoopback(url) && !flags.insecure) {
+    throw configError(
+      `refusing to send the API key for ${envName} in clear text to ${baseUrl}; use an https URL, or pass --insecure`,
+    );
+  }
+
+  // Node 20's fetch ignores proxy variables; undici's EnvHttpProxyAgent reads them, NO_PROXY included.
+  // It is loaded only when a proxy is set, so a direct call does not pay for importing undici.
+  let dispatcher: unknown;
+  if (PROXY_VARIABLES.some((name) => context.env[name])) {
+    const { EnvHttpProxyAgent } = await import('undici');
+    dispatcher = new EnvHttpProxyAgent({
+      httpProxy: context.env.HTTP_PROXY ?? context.env.http_proxy,
+      httpsProxy: context.env.HTTPS_PROXY ?? context.env.https_proxy,
+      noProxy: context.env.NO_PROXY ?? context.env.no_proxy,
+    });
+  }
+
+  const client = createClient({
+    baseUrl,
+    apiKey,
+    envName,
+    timeoutMs,
+    retries,
+    dispatcher,
+    userAgent: `petinv/${version}`,
+    onWarning: (message) => context.stderr.write(`petinv: warning: ${message}\n`),
+  });
+  return { client, settings, envName, baseUrl };
+}

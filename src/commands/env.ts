@@ -1,0 +1,91 @@
+import Table from 'cli-table3';
+import { readConfigFile, updateConfigFile } from '../config/file';
+import { BUILTIN_ENVIRONMENTS, checkBaseUrl } from '../config/settings';
+import { usageError } from '../errors';
+import { paint } from '../output/inventory';
+import { type ConnectionFlags, loadSettings } from './connect';
+import type { CommandContext } from './context';
+
+const ENV_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/i;
+
+function checkEnvName(name: string): string {
+  if (!ENV_NAME.test(name))
+    throw usageError(`environment name "${name}": use letters, digits, - and _ (at most 40)`);
+  return name;
+}
+
+export function runEnvList(flags: ConnectionFlags, context: CommandContext) {
+  const file = readConfigFile(context.env);
+  const settings = loadSettings(flags, context);
+  const names = [...new Set([...BUILTIN_ENVIRONMENTS, ...Object.keys(file.environments)])];
+  const rows = names.map((name) => {
+    const resolved = loadSettings({ env: name }, context);
+    return {
+      name,
+      current: name === settings.env.value,
+      baseUrl: resolved.baseUrl.value ?? null,
+      hasKey: resolved.apiKey.value !== undefined,
+    };
+  });
+  if (context.json) {
+    context.stdout.write(`${JSON.stringify(rows)}\n`);
+    return;
+  }
+  if (!context.stdout.isTTY) {
+    for (const row of rows)
+      context.stdout.write(
+        `${row.current ? '*' : ''}${row.name}\t${row.baseUrl ?? ''}\t${row.hasKey ? 'key' : 'no key'}\n`,
+      );
+    return;
+  }
+  const chalk = paint(context.color);
+  const table = new Table({
+    head: ['', 'ENVIRONMENT', 'BASE URL', 'API KEY'],
+    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
+    style: { head: context.color ? ['bold'] : [], border: context.color ? ['grey'] : [] },
+  });
+  for (const row of rows) {
+    table.push([
+      row.current ? chalk.green('*') : '',
+      row.current ? chalk.bold(row.name) : row.name,
+      row.baseUrl ?? chalk.dim(`not set: petinv env set-url ${row.name} <url>`),
+      row.hasKey ? 'set' : chalk.dim(`none: petinv login --env ${row.name}`),
+    ]);
+  }
+  context.stdout.write(`${table.toString()}\n`);
+  context.stdout.write(chalk.dim(`current: ${settings.env.value} (from ${settings.env.origin})\n`));
+}
+
+export async function runEnvUse(name: string, context: CommandContext) {
+  checkEnvName(name);
+  const file = readConfigFile(context.env);
+  if (!(BUILTIN_ENVIRONMENTS as readonly string[]).includes(name) && !file.environments[name]) {
+    throw usageError(
+      `unknown environment ${name}; add it first: petinv env set-url ${name} https://<host>/v1`,
+    );
+  }
+  await updateConfigFile((config) => {
+    config.currentEnv = name;
+  }, context.env);
+  context.stderr.write(`petinv: now using ${name}\n`);
+}
+
+export async function runEnvSetUrl(name: string, url: string, context: CommandContext) {
+  checkEnvName(name);
+  const baseUrl = checkBaseUrl(url, `petinv env set-url ${name}`);
+  await updateConfigFile((config) => {
+    config.environments[name] = { ...config.environments[name], baseUrl };
+  }, context.env);
+  context.stderr.write(`petinv: ${name} is at ${baseUrl}\n`);
+}
+
+export async function runEnvRemove(name: string, context: CommandContext) {
+  checkEnvName(name);
+  const file = readConfigFile(context.env);
+  if (!file.environments[name]) throw usageError(`nothing stored for environment ${name}`);
+  await updateConfigFile((config) => {
+    delete config.environments[name];
+    if (config.currentEnv === name) delete config.currentEnv;
+  }, context.env);
+  context.stderr.write(`petinv: removed the URL and key stored for ${name}\n`);
+}

@@ -1,0 +1,87 @@
+import { type InventoryItem, PET_STATUSES, type PetStatus } from '../api/schemas';
+import { usageError } from '../errors';
+import { type ListFormat, renderItems } from '../output/inventory';
+import { type ConnectionFlags, connect } from './connect';
+import type { CommandContext } from './context';
+
+export interface ListFlags extends ConnectionFlags {
+  ndjson?: boolean;
+  csv?: boolean;
+  status?: string;
+  low?: string;
+  sort?: string;
+  reverse?: boolean;
+  limit?: string;
+}
+
+const SORT_KEYS = ['petId', 'quantity', 'status'] as const;
+type SortKey = (typeof SORT_KEYS)[number];
+
+const compareBy: Record<SortKey, (a: InventoryItem, b: InventoryItem) => number> = {
+  petId: (a, b) => (a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0),
+  quantity: (a, b) => a.quantity - b.quantity || compareBy.petId(a, b),
+  status: (a, b) => PET_STATUSES.indexOf(a.status) - PET_STATUSES.indexOf(b.status) || compareBy.petId(a, b),
+};
+
+function wholeNumber(text: string, flag: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value))
+    throw usageError(`${flag} ${text}: must be a whole number`);
+  return value;
+}
+
+/** Checks every option before the request, so a typo costs nothing. */
+export function parseListOptions(flags: ListFlags) {
+  const statuses = flags.status?.split(',').map((status) => status.trim());
+  for (const status of statuses ?? []) {
+    if (!(PET_STATUSES as readonly string[]).includes(status)) {
+      throw usageError(`--status ${flags.status}: "${status}" is not one of ${PET_STATUSES.join(', ')}`);
+    }
+  }
+  const sort = flags.sort;
+  if (sort !== undefined && !(SORT_KEYS as readonly string[]).includes(sort))
+    throw usageError(`--sort ${sort}: must be one of ${SORT_KEYS.join(', ')}`);
+  if ([flags.ndjson, flags.csv].filter(Boolean).length > 1)
+    throw usageError('choose one of --json, --ndjson and --csv');
+  return {
+    statuses: statuses && new Set(statuses as PetStatus[]),
+    low: flags.low === undefined ? undefined : wholeNumber(flags.low, '--low'),
+    sort: sort as SortKey | undefined,
+    reverse: flags.reverse === true,
+    limit: flags.limit === undefined ? undefined : wholeNumber(flags.limit, '--limit'),
+  };
+}
+
+export function selectItems(
+  items: InventoryItem[],
+  options: ReturnType<typeof parseListOptions>,
+): InventoryItem[] {
+  const { statuses, low, limit } = options;
+  // `items` is this command's own copy of the answer, so filtering and sorting may work in place.
+  let selected = items;
+  if (statuses || low !== undefined) {
+    selected = items.filter(
+      (item) => (!statuses || statuses.has(item.status)) && (low === undefined || item.quantity <= low),
+    );
+  }
+  // Without --sort the service's own order stands.
+  if (options.sort) selected.sort(compareBy[options.sort]);
+  if (options.reverse) selected.reverse();
+  return limit === undefined ? selected : selected.slice(0, limit);
+}
+
+export async function runList(flags: ListFlags, context: CommandContext): Promise<void> {
+  const options = parseListOptions(flags);
+  const { client, envName } = await connect(flags, context);
+  const items = selectItems(await client.listInventory(), options);
+  const format: ListFormat = context.json
+    ? 'json'
+    : flags.ndjson
+      ? 'ndjson'
+      : flags.csv
+        ? 'csv'
+        : context.stdout.isTTY
+          ? 'table'
+          : 'tsv';
+  context.stdout.write(renderItems(items, format, { color: context.color, envName }));
+}

@@ -1,0 +1,39 @@
+import { updateConfigFile } from '../config/file';
+import { maskKey } from '../config/settings';
+import { usageError } from '../errors';
+import { readAll, readHidden } from '../output/prompt';
+import { type ConnectionFlags, loadSettings } from './connect';
+import type { CommandContext } from './context';
+
+/** Stores an API key for one environment. The key is read, never taken from the command line. */
+export async function runLogin(flags: ConnectionFlags, context: CommandContext) {
+  const envName = loadSettings(flags, context).env.value;
+  const key = context.stdin.isTTY
+    ? await readHidden(`API key for ${envName} (input hidden): `, context.stdin, context.stderr)
+    : (await readAll(context.stdin)).replace(/\r?\n$/, '');
+  const trimmed = key.trim();
+  if (trimmed === '')
+    throw usageError(
+      `no API key given for ${envName}; type it at the prompt, or pipe it: printf %s "$KEY" | petinv login --env ${envName}`,
+    );
+  if (/\s/.test(trimmed)) throw usageError('an API key cannot contain white space');
+  const path = await updateConfigFile((config) => {
+    config.environments[envName] = { ...config.environments[envName], apiKey: trimmed };
+  }, context.env);
+  context.stderr.write(`petinv: stored the API key ${maskKey(trimmed)} for ${envName} in ${path}\n`);
+}
+
+export async function runLogout(flags: ConnectionFlags, context: CommandContext) {
+  const envName = loadSettings(flags, context).env.value;
+  let had = false;
+  const path = await updateConfigFile((config) => {
+    const stored = config.environments[envName];
+    had = stored?.apiKey !== undefined;
+    if (stored) delete stored.apiKey;
+  }, context.env);
+  context.stderr.write(
+    had
+      ? `petinv: removed the API key for ${envName} from ${path}\n`
+      : `petinv: no API key was stored for ${envName}\n`,
+  );
+}

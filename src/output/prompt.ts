@@ -1,0 +1,52 @@
+import type { Readable, Writable } from 'node:stream';
+import { PetinvError } from '../errors';
+
+type Terminal = Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+
+/** Reads a line from a terminal without echoing it, for an API key. */
+export function readHidden(question: string, stdin: Terminal, stderr: Writable): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let value = '';
+    stderr.write(question);
+    stdin.setRawMode?.(true);
+    stdin.resume();
+    stdin.setEncoding('utf8');
+    const finish = (error?: Error) => {
+      stdin.off('data', onData);
+      stdin.setRawMode?.(false);
+      stdin.pause();
+      stderr.write('\n');
+      if (error) reject(error);
+      else resolve(value);
+    };
+    const onData = (chunk: string) => {
+      for (const character of chunk) {
+        if (character === '\r' || character === '\n') return finish();
+        if (character === '\u0003')
+          return finish(new PetinvError('aborted', 'interrupted', { code: 'aborted' }));
+        if (character === '\u007f' || character === '\b') value = value.slice(0, -1);
+        else if (character >= ' ') value += character;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
+/** Asks a yes/no question on a terminal; anything but y or yes is no. */
+export function confirm(question: string, stdin: Terminal, stderr: Writable): Promise<boolean> {
+  return new Promise((resolve) => {
+    stderr.write(`${question} [y/N] `);
+    stdin.setEncoding('utf8');
+    stdin.resume();
+    stdin.once('data', (answer: string) => {
+      stdin.pause();
+      resolve(/^\s*y(es)?\s*$/i.test(answer));
+    });
+  });
+}
+
+export async function readAll(stdin: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
