@@ -58,6 +58,7 @@ function buildProgram(): Command {
   program
     .command('list')
     .description('list the stock of every pet: a table on a terminal, tab-separated lines in a pipe')
+    .option('--table', 'a table even in a pipe (for less -R, say)')
     .option('--ndjson', 'one JSON item per line')
     .option('--csv', 'CSV with a header line')
     .option('--status <list>', 'only these statuses, comma-separated (available,pending,sold)')

@@ -78,7 +78,9 @@ export function parseBulkInput(text: string): BulkInput {
     }
     if (!Array.isArray(items))
       return { entries, problems: [{ line: 1, message: 'expected a JSON array' }], unit: 'item' };
-    items.forEach((item, index) => add(index + 1, fromObject(item)));
+    items.forEach((item, index) => {
+      add(index + 1, fromObject(item));
+    });
     return { ...withoutDuplicates(entries, problems, 'item'), unit: 'item' };
   }
 

@@ -5,6 +5,7 @@ import { type ConnectionFlags, connect } from './connect';
 import type { CommandContext } from './context';
 
 export interface ListFlags extends ConnectionFlags {
+  table?: boolean;
   ndjson?: boolean;
   csv?: boolean;
   status?: string;
@@ -80,7 +81,7 @@ export async function runList(flags: ListFlags, context: CommandContext): Promis
       ? 'ndjson'
       : flags.csv
         ? 'csv'
-        : context.stdout.isTTY
+        : flags.table || context.stdout.isTTY
           ? 'table'
           : 'tsv';
   context.stdout.write(renderItems(items, format, { color: context.color, envName }));

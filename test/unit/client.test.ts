@@ -1,0 +1,208 @@
+import nock from 'nock';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, retryDelayMs } from '../../src/api/client';
+import { PetinvError } from '../../src/errors';
+
+const BASE = 'https://inventory.test/v1';
+const BIG = '9223372036854775807';
+
+beforeAll(() => {
+  // Anything nock does not intercept fails the test instead of reaching a network.
+  nock.disableNetConnect();
+});
+afterEach(() => {
+  const pending = nock.pendingMocks();
+  nock.cleanAll();
+  expect(pending).toEqual([]);
+});
+afterAll(() => nock.enableNetConnect());
+
+function makeClient(overrides: Partial<Parameters<typeof createClient>[0]> = {}) {
+  const sleeps: number[] = [];
+  const warnings: string[] = [];
+  const client = createClient({
+    baseUrl: BASE,
+    apiKey: 'secret-key',
+    envName: 'staging',
+    userAgent: 'petinv/test',
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    random: () => 0.5,
+    onWarning: (message) => warnings.push(message),
+    ...overrides,
+  });
+  return { client, sleeps, warnings };
+}
+
+async function failure(promise: Promise<unknown>): Promise<PetinvError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(PetinvError);
+  return error as PetinvError;
+}
+
+const errorBody = (status: number, code: string, message = 'nope') => ({ code, message, status });
+
+describe('requests', () => {
+  it('sends the bearer key, a User-Agent and Accept, and reads petIds above 2^53 exactly', async () => {
+    nock(BASE, { reqheaders: { authorization: 'Bearer secret-key', 'user-agent': 'petinv/test', accept: 'application/json' } })
+      .get('/inventory')
+      .reply(200, `[{"petId":${BIG},"quantity":3,"status":"available"}]`, { 'Content-Type': 'application/json' });
+    const { client } = makeClient();
+    expect(await client.listInventory()).toEqual([{ petId: BigInt(BIG), quantity: 3, status: 'available' }]);
+  });
+
+  it('PATCHes {"quantity": N} as JSON to /inventory/{petId}', async () => {
+    nock(BASE, { reqheaders: { 'content-type': 'application/json' } })
+      .patch(`/inventory/${BIG}`, '{"quantity":7}')
+      .reply(200, `{"petId":${BIG},"quantity":7,"status":"sold"}`);
+    const { client } = makeClient();
+    expect(await client.updateInventory(BigInt(BIG), 7)).toEqual({ petId: BigInt(BIG), quantity: 7, status: 'sold' });
+  });
+});
+
+describe('error statuses', () => {
+  it.each([
+    [400, 'invalid_body', 'rejected', 6, /rejected PATCH \/inventory\/42 in staging \(400 invalid_body: nope\)/],
+    [401, 'unauthorized', 'auth', 4, /refused the API key for staging .*petinv login --env staging/],
+    [403, 'forbidden', 'auth', 4, /refused the API key/],
+    [404, 'pet_not_found', 'notFound', 5, /^pet 42 not found in staging \(404 pet_not_found: nope\)$/],
+    [409, 'conflict', 'rejected', 6, /rejected/],
+    [500, 'internal_error', 'server', 8, /failed PATCH \/inventory\/42 in staging \(500 internal_error: nope\); try again later/],
+    [501, 'not_implemented', 'server', 8, /501/],
+  ])('%i maps to %s', async (status, code, kind, exitCode, message) => {
+    nock(BASE).patch('/inventory/42').reply(status, errorBody(status, code));
+    const error = await failure(makeClient().client.updateInventory(42n, 1));
+    expect(error.kind).toBe(kind);
+    expect(error.exitCode).toBe(exitCode);
+    expect(error.message).toMatch(message);
+    expect(error.body).toEqual({ code, message: 'nope', status });
+  });
+
+  it('takes the exit code from the HTTP status when the Error body disagrees', async () => {
+    nock(BASE).patch('/inventory/42').reply(404, errorBody(500, 'pet_not_found'));
+    const error = await failure(makeClient().client.updateInventory(42n, 1));
+    expect(error.kind).toBe('notFound');
+    expect(error.body.status).toBe(404);
+  });
+
+  it('describes an error that has no Error body', async () => {
+    nock(BASE).get('/inventory').reply(404, '<html>no</html>');
+    const error = await failure(makeClient().client.listInventory());
+    expect(error.message).toContain('GET /inventory not found in staging (404: <html>no</html>); check the base URL');
+    expect(error.body.code).toBe('http_404');
+  });
+
+  it('never retries a 4xx other than 429', async () => {
+    nock(BASE).patch('/inventory/42').once().reply(400, errorBody(400, 'invalid_body'));
+    const { client, sleeps } = makeClient();
+    await failure(client.updateInventory(42n, 1));
+    expect(sleeps).toEqual([]);
+  });
+});
+
+describe('retries', () => {
+  it('retries 502, 503 and 504 with exponential backoff and jitter, then succeeds', async () => {
+    nock(BASE).get('/inventory').reply(502).get('/inventory').reply(503).get('/inventory').reply(504).get('/inventory').reply(200, '[]');
+    const { client, sleeps } = makeClient();
+    expect(await client.listInventory()).toEqual([]);
+    expect(sleeps).toEqual([100, 200, 400]);
+  });
+
+  it('honours Retry-After in seconds and as an HTTP date', async () => {
+    nock(BASE)
+      .get('/inventory')
+      .reply(429, errorBody(429, 'rate_limited'), { 'Retry-After': '2' })
+      .get('/inventory')
+      .reply(503, '', { 'Retry-After': new Date(Date.now() + 3000).toUTCString() })
+      .get('/inventory')
+      .reply(200, '[]');
+    const { client, sleeps } = makeClient();
+    await client.listInventory();
+    expect(sleeps[0]).toBe(2000);
+    expect(sleeps[1]).toBeGreaterThan(1000);
+    expect(sleeps[1]).toBeLessThanOrEqual(3000);
+  });
+
+  it('gives up after --retries further attempts with the last status', async () => {
+    nock(BASE).patch('/inventory/1').times(3).reply(503, errorBody(503, 'unavailable'), { 'Retry-After': '0' });
+    const { client, sleeps } = makeClient({ retries: 2 });
+    const error = await failure(client.updateInventory(1n, 1));
+    expect(error.kind).toBe('server');
+    expect(error.body.status).toBe(503);
+    expect(sleeps).toEqual([0, 0]);
+  });
+
+  it('retries a network error and reports it as a network failure in the end', async () => {
+    nock(BASE).get('/inventory').times(2).replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+    const { client, sleeps } = makeClient({ retries: 1 });
+    const error = await failure(client.listInventory());
+    expect(error.kind).toBe('network');
+    expect(error.exitCode).toBe(7);
+    expect(error.message).toMatch(/cannot reach https:\/\/inventory.test\/v1\/inventory in staging .* after 2 attempts/);
+    expect(sleeps).toHaveLength(1);
+  });
+
+  it('a network error then a success is a success', async () => {
+    nock(BASE).get('/inventory').replyWithError({ code: 'ECONNRESET' }).get('/inventory').reply(200, '[]');
+    expect(await makeClient().client.listInventory()).toEqual([]);
+  });
+
+  it('computes backoff delays', () => {
+    expect([0, 1, 2, 3, 10].map((attempt) => retryDelayMs(attempt, null, () => 1))).toEqual([200, 400, 800, 1600, 5000]);
+    expect(retryDelayMs(0, '120', () => 1)).toBe(60_000);
+    expect(retryDelayMs(0, 'soon', () => 0)).toBe(0);
+  });
+});
+
+describe('timeouts', () => {
+  it('aborts an attempt that takes longer than the timeout, and says so', async () => {
+    nock(BASE).get('/inventory').times(2).delay(400).reply(200, '[]');
+    const { client } = makeClient({ timeoutMs: 50, retries: 1 });
+    const error = await failure(client.listInventory());
+    expect(error.kind).toBe('server');
+    expect(error.body.code).toBe('timeout');
+    expect(error.message).toMatch(/no answer from .* within 50 ms in staging after 2 attempts; raise --timeout/);
+  });
+});
+
+describe('the contract is checked', () => {
+  it.each([
+    ['a body that is not JSON', 'oops', /not JSON/],
+    ['an object instead of an array', '{"items":[]}', /body: must be array/],
+    ['a fractional quantity', '[{"petId":1,"quantity":1.5,"status":"sold"}]', /0\.quantity: must be an integer/],
+    ['an unknown status', '[{"petId":1,"quantity":1,"status":"lost"}]', /0\.status: must be one of available, pending, sold/],
+    ['a missing petId', '[{"quantity":1,"status":"sold"}]', /0\.petId/],
+    ['a petId beyond int64', '[{"petId":9223372036854775808,"quantity":1,"status":"sold"}]', /0\.petId: must be an integer within int64/],
+  ])('rejects %s', async (_name, body, message) => {
+    nock(BASE).get('/inventory').reply(200, body);
+    const error = await failure(makeClient().client.listInventory());
+    expect(error.kind).toBe('server');
+    expect(error.body.code).toBe('invalid_response');
+    expect(error.message).toMatch(/^the answer from staging to GET \/inventory does not match the contract: /);
+    expect(error.message).toMatch(message);
+  });
+
+  it('rejects an update answered for another pet', async () => {
+    nock(BASE).patch('/inventory/5').reply(200, '{"petId":6,"quantity":1,"status":"sold"}');
+    expect((await failure(makeClient().client.updateInventory(5n, 1))).message).toContain('it answered for pet 6');
+  });
+});
+
+describe('deprecation', () => {
+  it('warns once about Deprecation and Sunset headers', async () => {
+    nock(BASE)
+      .get('/inventory')
+      .times(2)
+      .reply(200, '[]', { Deprecation: '@1767225600', Sunset: 'Wed, 01 Jul 2026 00:00:00 GMT' });
+    const { client, warnings } = makeClient();
+    await client.listInventory();
+    await client.listInventory();
+    expect(warnings).toEqual([
+      'GET /inventory is deprecated by the service in staging (Deprecation: @1767225600; Sunset: Wed, 01 Jul 2026 00:00:00 GMT); it may stop working',
+    ]);
+  });
+});
