@@ -18,7 +18,12 @@ let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   server = await startInventoryServer({ port: 0, apiKeys: [KEY], seed: 12 });
-  env = { PETINV_CONFIG_DIR: temporaryDirectory(), PETINV_BASE_URL: server.baseUrl, PETINV_API_KEY: KEY, PETINV_ENV: 'local' };
+  env = {
+    PETINV_CONFIG_DIR: temporaryDirectory(),
+    PETINV_BASE_URL: server.baseUrl,
+    PETINV_API_KEY: KEY,
+    PETINV_ENV: 'local',
+  };
 });
 afterAll(() => server.close());
 
@@ -27,7 +32,14 @@ describe('list: terminal versus pipe', () => {
     const context = fakeContext({ env, tty: true });
     await runList({ limit: '3' }, context);
     expect(context.out()).toBe(
-      ['PET ID  STATUS     QUANTITY', '     1  available        12', '     2  pending          24', '     3  sold             11', '3 pets · 47 units · local', ''].join('\n'),
+      [
+        'PET ID  STATUS     QUANTITY',
+        '     1  available        12',
+        '     2  pending          24',
+        '     3  sold             11',
+        '3 pets · 47 units · local',
+        '',
+      ].join('\n'),
     );
   });
 
@@ -82,7 +94,9 @@ describe('login and config', () => {
     const configDir = join(temporaryDirectory(), 'nested');
     const context = fakeContext({ env: { PETINV_CONFIG_DIR: configDir }, stdin: 'sk_live_1234567890\n' });
     await runLogin({ env: 'staging' }, context);
-    expect(readConfigFile({ PETINV_CONFIG_DIR: configDir }).environments.staging?.apiKey).toBe('sk_live_1234567890');
+    expect(readConfigFile({ PETINV_CONFIG_DIR: configDir }).environments.staging?.apiKey).toBe(
+      'sk_live_1234567890',
+    );
     expect(statSync(join(configDir, 'config.json')).mode & 0o777).toBe(0o600);
     expect(statSync(configDir).mode & 0o777).toBe(0o700);
     expect(context.err()).toContain('sk_l…90');
@@ -91,7 +105,11 @@ describe('login and config', () => {
 
   it('reads the key hidden from a terminal', async () => {
     const configDir = temporaryDirectory();
-    const context = fakeContext({ env: { PETINV_CONFIG_DIR: configDir }, stdinTty: true, stdin: 'typed-key\r' });
+    const context = fakeContext({
+      env: { PETINV_CONFIG_DIR: configDir },
+      stdinTty: true,
+      stdin: 'typed-key\r',
+    });
     await runLogin({ env: 'local' }, context);
     expect(readConfigFile({ PETINV_CONFIG_DIR: configDir }).environments.local?.apiKey).toBe('typed-key');
     expect(context.err()).toContain('API key for local (input hidden): \n');
@@ -102,7 +120,11 @@ describe('login and config', () => {
     runConfigShow({}, context);
     const shown = JSON.parse(context.out());
     expect(shown.env).toEqual({ value: 'local', source: 'environment variable', from: 'PETINV_ENV' });
-    expect(shown.baseUrl).toEqual({ value: server.baseUrl, source: 'environment variable', from: 'PETINV_BASE_URL' });
+    expect(shown.baseUrl).toEqual({
+      value: server.baseUrl,
+      source: 'environment variable',
+      from: 'PETINV_BASE_URL',
+    });
     expect(shown.apiKey.value).toBe('abcd…kl (12 characters)');
   });
 });

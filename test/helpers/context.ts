@@ -24,7 +24,10 @@ export function fakeContext(options: {
   };
   const stdout = capture(options.tty ?? false);
   const stderr = capture(options.tty ?? false);
-  const stdin = Object.assign(Readable.from([options.stdin ?? '']), { isTTY: options.stdinTty ?? false, setRawMode: () => {} });
+  const stdin = Object.assign(Readable.from([options.stdin ?? '']), {
+    isTTY: options.stdinTty ?? false,
+    setRawMode: () => {},
+  });
   return {
     env: options.env ?? {},
     stdin,

@@ -48,9 +48,17 @@ const errorBody = (status: number, code: string, message = 'nope') => ({ code, m
 
 describe('requests', () => {
   it('sends the bearer key, a User-Agent and Accept, and reads petIds above 2^53 exactly', async () => {
-    nock(BASE, { reqheaders: { authorization: 'Bearer secret-key', 'user-agent': 'petinv/test', accept: 'application/json' } })
+    nock(BASE, {
+      reqheaders: {
+        authorization: 'Bearer secret-key',
+        'user-agent': 'petinv/test',
+        accept: 'application/json',
+      },
+    })
       .get('/inventory')
-      .reply(200, `[{"petId":${BIG},"quantity":3,"status":"available"}]`, { 'Content-Type': 'application/json' });
+      .reply(200, `[{"petId":${BIG},"quantity":3,"status":"available"}]`, {
+        'Content-Type': 'application/json',
+      });
     const { client } = makeClient();
     expect(await client.listInventory()).toEqual([{ petId: BigInt(BIG), quantity: 3, status: 'available' }]);
   });
@@ -60,18 +68,34 @@ describe('requests', () => {
       .patch(`/inventory/${BIG}`, '{"quantity":7}')
       .reply(200, `{"petId":${BIG},"quantity":7,"status":"sold"}`);
     const { client } = makeClient();
-    expect(await client.updateInventory(BigInt(BIG), 7)).toEqual({ petId: BigInt(BIG), quantity: 7, status: 'sold' });
+    expect(await client.updateInventory(BigInt(BIG), 7)).toEqual({
+      petId: BigInt(BIG),
+      quantity: 7,
+      status: 'sold',
+    });
   });
 });
 
 describe('error statuses', () => {
   it.each([
-    [400, 'invalid_body', 'rejected', 6, /rejected PATCH \/inventory\/42 in staging \(400 invalid_body: nope\)/],
+    [
+      400,
+      'invalid_body',
+      'rejected',
+      6,
+      /rejected PATCH \/inventory\/42 in staging \(400 invalid_body: nope\)/,
+    ],
     [401, 'unauthorized', 'auth', 4, /refused the API key for staging .*petinv login --env staging/],
     [403, 'forbidden', 'auth', 4, /refused the API key/],
     [404, 'pet_not_found', 'notFound', 5, /^pet 42 not found in staging \(404 pet_not_found: nope\)$/],
     [409, 'conflict', 'rejected', 6, /rejected/],
-    [500, 'internal_error', 'server', 8, /failed PATCH \/inventory\/42 in staging \(500 internal_error: nope\); try again later/],
+    [
+      500,
+      'internal_error',
+      'server',
+      8,
+      /failed PATCH \/inventory\/42 in staging \(500 internal_error: nope\); try again later/,
+    ],
     [501, 'not_implemented', 'server', 8, /501/],
   ])('%i maps to %s', async (status, code, kind, exitCode, message) => {
     nock(BASE).patch('/inventory/42').reply(status, errorBody(status, code));
@@ -92,7 +116,9 @@ describe('error statuses', () => {
   it('describes an error that has no Error body', async () => {
     nock(BASE).get('/inventory').reply(404, '<html>no</html>');
     const error = await failure(makeClient().client.listInventory());
-    expect(error.message).toContain('GET /inventory not found in staging (404: <html>no</html>); check the base URL');
+    expect(error.message).toContain(
+      'GET /inventory not found in staging (404: <html>no</html>); check the base URL',
+    );
     expect(error.body.code).toBe('http_404');
   });
 
@@ -106,7 +132,15 @@ describe('error statuses', () => {
 
 describe('retries', () => {
   it('retries 502, 503 and 504 with exponential backoff and jitter, then succeeds', async () => {
-    nock(BASE).get('/inventory').reply(502).get('/inventory').reply(503).get('/inventory').reply(504).get('/inventory').reply(200, '[]');
+    nock(BASE)
+      .get('/inventory')
+      .reply(502)
+      .get('/inventory')
+      .reply(503)
+      .get('/inventory')
+      .reply(504)
+      .get('/inventory')
+      .reply(200, '[]');
     const { client, sleeps } = makeClient();
     expect(await client.listInventory()).toEqual([]);
     expect(sleeps).toEqual([100, 200, 400]);
@@ -128,7 +162,10 @@ describe('retries', () => {
   });
 
   it('gives up after --retries further attempts with the last status', async () => {
-    nock(BASE).patch('/inventory/1').times(3).reply(503, errorBody(503, 'unavailable'), { 'Retry-After': '0' });
+    nock(BASE)
+      .patch('/inventory/1')
+      .times(3)
+      .reply(503, errorBody(503, 'unavailable'), { 'Retry-After': '0' });
     const { client, sleeps } = makeClient({ retries: 2 });
     const error = await failure(client.updateInventory(1n, 1));
     expect(error.kind).toBe('server');
@@ -142,7 +179,9 @@ describe('retries', () => {
     const error = await failure(client.listInventory());
     expect(error.kind).toBe('network');
     expect(error.exitCode).toBe(7);
-    expect(error.message).toMatch(/cannot reach https:\/\/inventory.test\/v1\/inventory in staging .* after 2 attempts/);
+    expect(error.message).toMatch(
+      /cannot reach https:\/\/inventory.test\/v1\/inventory in staging .* after 2 attempts/,
+    );
     expect(sleeps).toHaveLength(1);
   });
 
@@ -152,7 +191,9 @@ describe('retries', () => {
   });
 
   it('computes backoff delays', () => {
-    expect([0, 1, 2, 3, 10].map((attempt) => retryDelayMs(attempt, null, () => 1))).toEqual([200, 400, 800, 1600, 5000]);
+    expect([0, 1, 2, 3, 10].map((attempt) => retryDelayMs(attempt, null, () => 1))).toEqual([
+      200, 400, 800, 1600, 5000,
+    ]);
     expect(retryDelayMs(0, '120', () => 1)).toBe(60_000);
     expect(retryDelayMs(0, 'soon', () => 0)).toBe(0);
   });
@@ -165,7 +206,9 @@ describe('timeouts', () => {
     const error = await failure(client.listInventory());
     expect(error.kind).toBe('server');
     expect(error.body.code).toBe('timeout');
-    expect(error.message).toMatch(/no answer from .* within 50 ms in staging after 2 attempts; raise --timeout/);
+    expect(error.message).toMatch(
+      /no answer from .* within 50 ms in staging after 2 attempts; raise --timeout/,
+    );
   });
 });
 
@@ -173,22 +216,38 @@ describe('the contract is checked', () => {
   it.each([
     ['a body that is not JSON', 'oops', /not JSON/],
     ['an object instead of an array', '{"items":[]}', /body: must be array/],
-    ['a fractional quantity', '[{"petId":1,"quantity":1.5,"status":"sold"}]', /0\.quantity: must be an integer/],
-    ['an unknown status', '[{"petId":1,"quantity":1,"status":"lost"}]', /0\.status: must be one of available, pending, sold/],
+    [
+      'a fractional quantity',
+      '[{"petId":1,"quantity":1.5,"status":"sold"}]',
+      /0\.quantity: must be an integer/,
+    ],
+    [
+      'an unknown status',
+      '[{"petId":1,"quantity":1,"status":"lost"}]',
+      /0\.status: must be one of available, pending, sold/,
+    ],
     ['a missing petId', '[{"quantity":1,"status":"sold"}]', /0\.petId/],
-    ['a petId beyond int64', '[{"petId":9223372036854775808,"quantity":1,"status":"sold"}]', /0\.petId: must be an integer within int64/],
+    [
+      'a petId beyond int64',
+      '[{"petId":9223372036854775808,"quantity":1,"status":"sold"}]',
+      /0\.petId: must be an integer within int64/,
+    ],
   ])('rejects %s', async (_name, body, message) => {
     nock(BASE).get('/inventory').reply(200, body);
     const error = await failure(makeClient().client.listInventory());
     expect(error.kind).toBe('server');
     expect(error.body.code).toBe('invalid_response');
-    expect(error.message).toMatch(/^the answer from staging to GET \/inventory does not match the contract: /);
+    expect(error.message).toMatch(
+      /^the answer from staging to GET \/inventory does not match the contract: /,
+    );
     expect(error.message).toMatch(message);
   });
 
   it('rejects an update answered for another pet', async () => {
     nock(BASE).patch('/inventory/5').reply(200, '{"petId":6,"quantity":1,"status":"sold"}');
-    expect((await failure(makeClient().client.updateInventory(5n, 1))).message).toContain('it answered for pet 6');
+    expect((await failure(makeClient().client.updateInventory(5n, 1))).message).toContain(
+      'it answered for pet 6',
+    );
   });
 });
 

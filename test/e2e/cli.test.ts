@@ -1,0 +1,396 @@
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { connect as netConnect } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { version } from '../../package.json';
+import { runPetinv, type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
+
+const KEY = 'e2e-key';
+let server: SpawnedServer;
+let configDir: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  configDir = temporaryDirectory();
+  server = await spawnServer(
+    ['--data', join(temporaryDirectory(), 'inventory.json'), '--api-key', KEY, '--quiet'],
+    {
+      PETINV_CONFIG_DIR: configDir,
+    },
+  );
+  env = {
+    PETINV_CONFIG_DIR: configDir,
+    PETINV_ENV: 'local',
+    PETINV_BASE_URL: server.baseUrl,
+    PETINV_API_KEY: KEY,
+  };
+});
+afterAll(() => server.stop());
+
+/** A port nothing listens on: bound, then released. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+const petinv = (args: string[], extra: { env?: NodeJS.ProcessEnv; input?: string } = {}) =>
+  runPetinv(args, { env: { ...env, ...extra.env }, input: extra.input });
+
+describe('petinv list', () => {
+  it('prints tab-separated lines in a pipe', async () => {
+    const result = await petinv(['list', '--limit', '2']);
+    expect(result).toEqual({ code: 0, stdout: '1\tavailable\t12\n2\tpending\t24\n', stderr: '' });
+  });
+  it('prints --json, --ndjson and --csv', async () => {
+    expect((await petinv(['list', '--json', '--limit', '2'])).stdout).toBe(
+      '[{"petId":1,"quantity":12,"status":"available"},{"petId":2,"quantity":24,"status":"pending"}]\n',
+    );
+    expect((await petinv(['list', '--ndjson', '--limit', '2'])).stdout).toBe(
+      '{"petId":1,"quantity":12,"status":"available"}\n{"petId":2,"quantity":24,"status":"pending"}\n',
+    );
+    expect((await petinv(['list', '--csv', '--limit', '2'])).stdout).toBe(
+      'petId,status,quantity\n1,available,12\n2,pending,24\n',
+    );
+  });
+  it('filters, sorts, reverses and limits', async () => {
+    const result = await petinv([
+      'list',
+      '--status',
+      'sold,pending',
+      '--low',
+      '10',
+      '--sort',
+      'quantity',
+      '--reverse',
+    ]);
+    expect(result.stdout).toBe('5\tpending\t10\n9\tsold\t8\n11\tpending\t7\n');
+  });
+  it('prints a table with --table, coloured only when colour is wanted', async () => {
+    const plain = await petinv(['list', '--table', '--limit', '1']);
+    expect(plain.stdout).toBe(
+      'PET ID  STATUS     QUANTITY\n     1  available        12\n1 pet · 12 units · local\n',
+    );
+    const forced = await petinv(['list', '--table', '--limit', '1'], { env: { FORCE_COLOR: '1' } });
+    expect(forced.stdout).toContain('\u001b[32mavailable\u001b[39m');
+    for (const off of [{ FORCE_COLOR: '1', NO_COLOR: '1' }, { FORCE_COLOR: '0' }]) {
+      expect((await petinv(['list', '--table', '--limit', '1'], { env: off })).stdout).not.toContain(
+        '\u001b[',
+      );
+    }
+    expect(
+      (await petinv(['list', '--table', '--limit', '1', '--no-color'], { env: { FORCE_COLOR: '1' } })).stdout,
+    ).not.toContain('\u001b[');
+  });
+  it.each([
+    [['--status', 'lost'], '--status lost: "lost" is not one of available, pending, sold'],
+    [['--sort', 'name'], '--sort name: must be one of petId, quantity, status'],
+    [['--low', '-1'], '--low -1: must be a whole number'],
+    [['--csv', '--ndjson'], 'choose one of'],
+  ])('rejects list %j as a usage error before any request', async (args, message) => {
+    const result = await petinv(['list', ...args], { env: { PETINV_BASE_URL: 'http://127.0.0.1:9/v1' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+  });
+});
+
+describe('petinv set and adjust', () => {
+  it('sets one pet and prints the updated item', async () => {
+    expect(await petinv(['set', '6', '30'])).toEqual({ code: 0, stdout: '6\tsold\t30\n', stderr: '' });
+    expect((await petinv(['set', '6', '31', '--json'])).stdout).toBe(
+      '{"petId":6,"quantity":31,"status":"sold"}\n',
+    );
+  });
+  it('adjusts by a delta, read then write', async () => {
+    await petinv(['set', '7', '10']);
+    expect((await petinv(['adjust', '7', '+5'])).stdout).toBe('7: 10 → 15\n');
+    expect((await petinv(['adjust', '7', '-2'])).stdout).toBe('7: 15 → 13\n');
+  });
+  it.each([
+    [['set', 'abc', '1'], 'petId "abc" is not an integer within int64'],
+    [['set', '9223372036854775808', '1'], 'petId "9223372036854775808" is not an integer within int64'],
+    [['set', '1', '1.5'], 'quantity "1.5" is not an integer'],
+    [['set', '1', 'many'], 'quantity "many" is not an integer'],
+    [['adjust', '1', 'x'], 'delta "x" is not an integer'],
+    [['set', '1'], 'give a petId and a quantity'],
+  ])('checks %j before sending anything', async (args, message) => {
+    // The base URL is a closed port: a request would fail with exit 7, not 2.
+    const result = await petinv(args, { env: { PETINV_BASE_URL: 'http://127.0.0.1:9/v1' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^petinv: ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+  });
+});
+
+describe('bulk set', () => {
+  it('applies a file of valid lines and prints a summary', async () => {
+    const file = join(temporaryDirectory(), 'counts.txt');
+    writeFileSync(file, '1 100\n2,200\n3\t300\n');
+    const result = await petinv(['set', '--file', file]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(
+      /^petinv: updated 3 of 3 pets in local in [\d.]+s; 0 failed, 0 lines skipped\n$/,
+    );
+    expect((await petinv(['list', '--limit', '3'])).stdout).toBe(
+      '1\tavailable\t100\n2\tpending\t200\n3\tsold\t300\n',
+    );
+  });
+
+  it('reports bad lines and failed updates by line number, applies the rest, and exits 9', async () => {
+    const result = await petinv(['set', '-'], { input: '1 101\nnot a line\n424242 5\n2 -1\n3 301\n' });
+    expect(result.code).toBe(9);
+    expect(result.stderr).toContain('petinv: line 2: expected "petId quantity", got 3 fields (skipped)\n');
+    expect(result.stderr).toContain('petinv: line 3: pet 424242 not found in local (404 pet_not_found');
+    expect(result.stderr).toContain(
+      'petinv: line 4: the service rejected PATCH /inventory/2 in local (400 invalid_body: quantity: must not be negative)',
+    );
+    expect(result.stderr).toContain('updated 2 of 4 pets in local');
+    expect((await petinv(['list', '--limit', '3'])).stdout).toBe(
+      '1\tavailable\t101\n2\tpending\t200\n3\tsold\t301\n',
+    );
+  });
+
+  it('--strict sends nothing when a line is bad', async () => {
+    const result = await petinv(['set', '-', '--strict'], { input: '1 555\nbad\n' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--strict: 1 bad line; nothing was sent');
+    expect((await petinv(['list', '--limit', '1'])).stdout).toBe('1\tavailable\t101\n');
+  });
+
+  it('--dry-run shows each change against current stock and writes nothing', async () => {
+    const result = await petinv(['set', '-', '--dry-run'], { input: '1 7\n2 200\n424242 1\n' });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      '1: 101 → 7\n2: 200 → 200 (unchanged)\n424242: not in the inventory of local\n',
+    );
+    expect((await petinv(['list', '--limit', '1'])).stdout).toBe('1\tavailable\t101\n');
+  });
+
+  it('takes `petinv list --json`, changed, on stdin, and streams results with --ndjson', async () => {
+    const listed = JSON.parse((await petinv(['list', '--json', '--status', 'sold'])).stdout);
+    const zeroed = JSON.stringify(listed.map((item: object) => ({ ...item, quantity: 0 })));
+    const result = await petinv(['set', '-', '--ndjson', '--concurrency', '2'], { input: zeroed });
+    expect(result.code).toBe(0);
+    const results = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(results).toHaveLength(listed.length);
+    expect(
+      results.every(
+        (entry: { ok: boolean; item: { quantity: number } }) => entry.ok && entry.item.quantity === 0,
+      ),
+    ).toBe(true);
+    expect((await petinv(['list', '--status', 'sold', '--csv'])).stdout).not.toMatch(/,[1-9]\d*\n/);
+  });
+});
+
+describe('exit codes', () => {
+  it('2: usage', async () => {
+    expect((await petinv(['frobnicate'])).code).toBe(2);
+    expect((await petinv(['list', '--frobnicate'])).code).toBe(2);
+  });
+  it('3: configuration, naming what to do', async () => {
+    const result = await runPetinv(['list'], { env: { PETINV_CONFIG_DIR: temporaryDirectory() } });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toBe(
+      'petinv: no base URL for production; set one: petinv env set-url production https://<host>/v1\n',
+    );
+    const noKey = await runPetinv(['list', '--env', 'staging', '--base-url', 'https://staging.example/v1'], {
+      env: { PETINV_CONFIG_DIR: temporaryDirectory() },
+    });
+    expect(noKey.code).toBe(3);
+    expect(noKey.stderr).toBe('petinv: no API key for staging; run: petinv login --env staging\n');
+  });
+  it('3: a corrupt or invalid config file, named', async () => {
+    for (const content of ['{not json', '{"environments":{"staging":{"baseUrl":"not a url"}}}']) {
+      const dir = temporaryDirectory();
+      writeFileSync(join(dir, 'config.json'), content);
+      const result = await runPetinv(['list'], { env: { PETINV_CONFIG_DIR: dir } });
+      expect(result.code).toBe(3);
+      expect(result.stderr).toContain(`config file ${join(dir, 'config.json')} is`);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+  it('3: refuses to send a key in clear text to a non-loopback http address unless --insecure', async () => {
+    const result = await petinv(['list'], { env: { PETINV_BASE_URL: 'http://inventory.invalid/v1' } });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(
+      'refusing to send the API key for local in clear text to http://inventory.invalid/v1',
+    );
+    const insecure = await petinv(['list', '--insecure', '--retries', '0'], {
+      env: { PETINV_BASE_URL: 'http://inventory.invalid/v1' },
+    });
+    expect(insecure.code).toBe(7);
+  });
+  it('4: authentication', async () => {
+    const result = await petinv(['list'], { env: { PETINV_API_KEY: 'wrong' } });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toBe(
+      'petinv: the service refused the API key for local (401 unauthorized: the API key is not valid); run: petinv login --env local\n',
+    );
+  });
+  it('5: not found', async () => {
+    const result = await petinv(['set', '424242', '1']);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toBe(
+      'petinv: pet 424242 not found in local (404 pet_not_found: pet 424242 is not in the inventory)\n',
+    );
+    expect((await petinv(['adjust', '424242', '+1'])).code).toBe(5);
+  });
+  it('6: rejected by the service', async () => {
+    expect((await petinv(['set', '1', '-1'])).code).toBe(6);
+  });
+  it('7: network', async () => {
+    const port = await closedPort();
+    const result = await petinv(['list', '--retries', '0'], {
+      env: { PETINV_BASE_URL: `http://127.0.0.1:${port}/v1` },
+    });
+    expect(result.code).toBe(7);
+    expect(result.stderr).toContain(
+      `cannot reach http://127.0.0.1:${port}/v1/inventory in local (ECONNREFUSED)`,
+    );
+  });
+  it('8: server error after retries, and timeout', async () => {
+    const failing = await spawnServer(['--in-memory', '--api-key', KEY, '--quiet', '--fail-rate', '1']);
+    const result = await petinv(['list', '--retries', '1'], { env: { PETINV_BASE_URL: failing.baseUrl } });
+    expect(result.code).toBe(8);
+    expect(result.stderr).toContain('(503 unavailable: injected failure (--fail-rate)); try again later');
+    await failing.stop();
+    const slow = await spawnServer(['--in-memory', '--api-key', KEY, '--quiet', '--latency', '1000']);
+    const timedOut = await petinv(['list', '--retries', '0', '--timeout', '100'], {
+      env: { PETINV_BASE_URL: slow.baseUrl },
+    });
+    expect(timedOut.code).toBe(8);
+    expect(timedOut.stderr).toContain('within 100 ms');
+    await slow.stop();
+  });
+  it('9: a bulk run that partly failed (above); failures as JSON with --json', async () => {
+    const result = await petinv(['set', '424242', '1', '--json']);
+    expect(result.stdout).toBe('');
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: { code: 'pet_not_found', message: 'pet 424242 is not in the inventory', status: 404 },
+    });
+  });
+});
+
+describe('the API key never travels on the command line', () => {
+  it('login takes no key argument', async () => {
+    const result = await runPetinv(['login', 'secret-on-argv'], {
+      env: { PETINV_CONFIG_DIR: temporaryDirectory() },
+    });
+    expect(result.code).toBe(2);
+  });
+  it('login reads stdin, and the next command uses it', async () => {
+    const dir = temporaryDirectory();
+    const login = await runPetinv(['login', '--env', 'local'], {
+      env: { PETINV_CONFIG_DIR: dir },
+      input: KEY,
+    });
+    expect(login.code).toBe(0);
+    const list = await runPetinv(['list', '--limit', '1', '--env', 'local', '--base-url', server.baseUrl], {
+      env: { PETINV_CONFIG_DIR: dir },
+    });
+    expect(list.code).toBe(0);
+    expect((await runPetinv(['logout', '--env', 'local'], { env: { PETINV_CONFIG_DIR: dir } })).code).toBe(0);
+    expect(
+      (
+        await runPetinv(['list', '--env', 'local', '--base-url', server.baseUrl], {
+          env: { PETINV_CONFIG_DIR: dir },
+        })
+      ).code,
+    ).toBe(3);
+  });
+});
+
+describe('environments', () => {
+  it('set-url, use, list, remove', async () => {
+    const dir = temporaryDirectory();
+    const run = (args: string[]) => runPetinv(args, { env: { PETINV_CONFIG_DIR: dir } });
+    expect((await run(['env', 'set-url', 'staging', 'https://staging.example/v1/'])).code).toBe(0);
+    expect((await run(['env', 'set-url', 'qa', 'https://qa.example/v2'])).code).toBe(3);
+    expect((await run(['env', 'use', 'nowhere'])).code).toBe(2);
+    expect((await run(['env', 'use', 'staging'])).code).toBe(0);
+    expect((await run(['env'])).stdout).toBe(
+      'production\t\tno key\n*staging\thttps://staging.example/v1\tno key\nlocal\thttp://127.0.0.1:4010/v1\tno key\n',
+    );
+    expect(JSON.parse((await run(['config', '--json'])).stdout).env).toEqual({
+      value: 'staging',
+      source: 'config file',
+      from: join(dir, 'config.json'),
+    });
+    expect((await run(['config', 'path'])).stdout).toBe(`${join(dir, 'config.json')}\n`);
+    expect((await run(['env', 'remove', 'staging'])).code).toBe(0);
+    expect(JSON.parse((await run(['config', '--json'])).stdout).env.value).toBe('production');
+  });
+});
+
+describe('proxies', () => {
+  let proxy: Server;
+  let proxyUrl: string;
+  const seen: string[] = [];
+  beforeAll(async () => {
+    // A minimal forward proxy: CONNECT tunnels, which undici's proxy agent uses even for http targets.
+    proxy = createServer((_req, res) => res.writeHead(501).end());
+    proxy.on('connect', (req, socket, head) => {
+      seen.push(String(req.url));
+      const [host, port] = String(req.url).split(':');
+      const upstream = netConnect(Number(port), host, () => {
+        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(socket).pipe(upstream);
+      });
+      upstream.on('error', () => socket.destroy());
+      socket.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+  });
+  afterAll(() => new Promise((resolve) => proxy.close(resolve)));
+
+  it('goes through HTTP_PROXY, and around it for NO_PROXY hosts', async () => {
+    const via = await petinv(['list', '--limit', '1'], { env: { HTTP_PROXY: proxyUrl } });
+    expect(via.code).toBe(0);
+    expect(seen).toEqual([`127.0.0.1:${server.port}`]);
+    const around = await petinv(['list', '--limit', '1'], {
+      env: { HTTP_PROXY: proxyUrl, NO_PROXY: '127.0.0.1' },
+    });
+    expect(around.code).toBe(0);
+    expect(seen).toHaveLength(1);
+  });
+});
+
+describe('help, version and completion', () => {
+  it('prints the version and help', async () => {
+    expect(await petinv(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    const help = await petinv(['--help']);
+    expect(help.code).toBe(0);
+    for (const command of [
+      'list',
+      'set',
+      'adjust',
+      'env',
+      'login',
+      'logout',
+      'config',
+      'serve',
+      'completion',
+    ])
+      expect(help.stdout).toContain(command);
+    expect((await petinv(['set', '--help'])).stdout).toContain('experimental');
+  });
+  it.each([
+    ['bash', 'complete -F _petinv petinv'],
+    ['zsh', 'bashcompinit'],
+    ['fish', "complete -c petinv -n '__fish_seen_subcommand_from list' -l status"],
+  ])('prints a %s completion script', async (shell, expected) => {
+    const result = await petinv(['completion', shell]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(expected);
+  });
+  it('rejects an unknown shell', async () => {
+    expect((await petinv(['completion', 'tcsh'])).code).toBe(2);
+  });
+});
