@@ -9,5 +9,10 @@ export default defineConfig({
   splitting: true,
   dts: { entry: 'src/index.ts' },
   clean: true,
+  // Bundling what every command loads saves resolving and reading dozens of files at each start.
+  // conf, undici and cli-table3 stay external: only a few commands load them, and only when needed.
+  noExternal: ['commander', 'chalk', 'zod', 'env-paths'],
+  // commander is CommonJS; inside an ES module bundle its require() of node built-ins needs this.
+  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   sourcemap: false,
 });
