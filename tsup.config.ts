@@ -10,9 +10,11 @@ export default defineConfig({
   dts: { entry: 'src/index.ts' },
   clean: true,
   // Bundling what every command loads saves resolving and reading dozens of files at each start.
-  // conf, undici and cli-table3 stay external: only a few commands load them, and only when needed.
-  noExternal: ['commander', 'chalk', 'zod', 'env-paths'],
-  // commander is CommonJS; inside an ES module bundle its require() of node built-ins needs this.
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  // conf and cli-table3 stay external: only a few commands load them.
+  noExternal: ['commander', 'chalk', 'zod', 'env-paths', 'undici'],
+  // commander and undici are CommonJS; inside an ES module bundle its require() of node built-ins needs this.
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
   sourcemap: false,
 });

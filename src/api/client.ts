@@ -7,6 +7,7 @@ import {
   InventoryList,
   InventoryItem as ItemSchema,
 } from './schemas';
+import { type Transport, TransportError, type TransportResponse } from './transport';
 
 export interface ClientOptions {
   /** The service's base address, ending in /v1. */
@@ -19,9 +20,8 @@ export interface ClientOptions {
   /** Further attempts after a network error, a timeout, 429, 502, 503 or 504. */
   retries?: number;
   userAgent?: string;
-  /** An undici Dispatcher (a proxy agent, say); the global one when absent. */
-  dispatcher?: unknown;
-  fetch?: typeof fetch;
+  /** How requests travel: undiciTransport in petinv, fetchTransport where fetch is intercepted. */
+  transport: Transport;
   /** Told once per distinct warning, such as a Deprecation header. */
   onWarning?: (message: string) => void;
   sleep?: (ms: number) => Promise<void>;
@@ -61,18 +61,13 @@ function kindOfStatus(status: number): ErrorKind {
   return 'server';
 }
 
-function describeNetworkError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error as Error).message ?? String(error);
-}
-
 /** The HTTP client of the inventory service: auth, timeouts, retries, and every answer checked against the contract. */
 export function createClient(options: ClientOptions): InventoryClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const where = options.envName ?? baseUrl;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const retries = options.retries ?? DEFAULT_RETRIES;
-  const doFetch = options.fetch ?? globalThis.fetch;
+  const { transport } = options;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const random = options.random ?? Math.random;
   const warned = new Set<string>();
@@ -88,9 +83,9 @@ export function createClient(options: ClientOptions): InventoryClient {
     options.onWarning?.(message);
   }
 
-  function noticeDeprecation(operation: string, response: Response) {
-    const deprecation = response.headers.get('deprecation');
-    const sunset = response.headers.get('sunset');
+  function noticeDeprecation(operation: string, response: TransportResponse) {
+    const deprecation = response.header('deprecation');
+    const sunset = response.header('sunset');
     if (deprecation === null && sunset === null) return;
     const parts = [
       deprecation !== null && `Deprecation: ${deprecation}`,
@@ -146,22 +141,23 @@ export function createClient(options: ClientOptions): InventoryClient {
     const operation = `${method} ${path}`;
     const url = `${baseUrl}${path}`;
     for (let attempt = 0; ; attempt++) {
-      let response: Response;
+      let response: TransportResponse;
       try {
-        response = await doFetch(url, {
+        response = await transport({
           method,
+          url,
           headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
           body,
-          signal: AbortSignal.timeout(timeoutMs),
-          ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-        } as RequestInit);
+          timeoutMs,
+        });
       } catch (error) {
+        if (!(error instanceof TransportError)) throw error;
         if (attempt < retries) {
           await sleep(retryDelayMs(attempt, null, random));
           continue;
         }
-        const attempts = attempt + 1 === 1 ? '' : ` after ${attempt + 1} attempts`;
-        if ((error as Error).name === 'TimeoutError') {
+        const attempts = attempt === 0 ? '' : ` after ${attempt + 1} attempts`;
+        if (error.reason === 'timeout') {
           throw new PetinvError(
             'server',
             `no answer from ${url} within ${timeoutMs} ms in ${where}${attempts}; raise --timeout or try again later`,
@@ -172,34 +168,20 @@ export function createClient(options: ClientOptions): InventoryClient {
         }
         throw new PetinvError(
           'network',
-          `cannot reach ${url} in ${where} (${describeNetworkError(error)})${attempts}; is the service up and the base URL right? see petinv config`,
+          `cannot reach ${url} in ${where} (${error.detail})${attempts}; is the service up and the base URL right? see petinv config`,
           {
             code: 'network',
           },
         );
       }
-      // Read the whole body inside the retry loop: a connection cut mid-body is a network error too.
-      let text: string;
-      try {
-        text = await response.text();
-      } catch (error) {
-        if (attempt < retries) {
-          await sleep(retryDelayMs(attempt, null, random));
-          continue;
-        }
-        throw new PetinvError(
-          'network',
-          `the answer from ${url} in ${where} was cut off (${describeNetworkError(error)})`,
-          { code: 'network' },
-        );
-      }
       if (RETRYABLE_STATUSES.has(response.status) && attempt < retries) {
-        await sleep(retryDelayMs(attempt, response.headers.get('retry-after'), random));
+        await sleep(retryDelayMs(attempt, response.header('retry-after'), random));
         continue;
       }
       noticeDeprecation(operation, response);
-      if (!response.ok) throw failure(operation, response.status, text, subject);
-      return text;
+      if (response.status < 200 || response.status > 299)
+        throw failure(operation, response.status, response.text, subject);
+      return response.text;
     }
   }
 

@@ -1,5 +1,7 @@
 import { version } from '../../package.json';
 import { createClient, DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, type InventoryClient } from '../api/client';
+import { undiciTransport } from '../api/transport';
+import { createAgent, createProxyAgent } from '../api/undici';
 import { readConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { checkBaseUrl, isLoopback, resolveSettings, type Settings } from '../config/settings';
@@ -65,17 +67,14 @@ export async function connect(flags: ConnectionFlags, context: CommandContext): 
     );
   }
 
-  // Node 20's fetch ignores proxy variables; undici's EnvHttpProxyAgent reads them, NO_PROXY included.
-  // It is loaded only when a proxy is set, so a direct call does not pay for importing undici.
-  let dispatcher: unknown;
-  if (PROXY_VARIABLES.some((name) => context.env[name])) {
-    const { EnvHttpProxyAgent } = await import('undici');
-    dispatcher = new EnvHttpProxyAgent({
-      httpProxy: context.env.HTTP_PROXY ?? context.env.http_proxy,
-      httpsProxy: context.env.HTTPS_PROXY ?? context.env.https_proxy,
-      noProxy: context.env.NO_PROXY ?? context.env.no_proxy,
-    });
-  }
+  // Proxy variables are honoured through undici's EnvHttpProxyAgent, NO_PROXY included.
+  const dispatcher = PROXY_VARIABLES.some((name) => context.env[name])
+    ? await createProxyAgent(timeoutMs, {
+        httpProxy: context.env.HTTP_PROXY ?? context.env.http_proxy,
+        httpsProxy: context.env.HTTPS_PROXY ?? context.env.https_proxy,
+        noProxy: context.env.NO_PROXY ?? context.env.no_proxy,
+      })
+    : createAgent(timeoutMs);
 
   const client = createClient({
     baseUrl,
@@ -83,7 +82,7 @@ export async function connect(flags: ConnectionFlags, context: CommandContext): 
     envName,
     timeoutMs,
     retries,
-    dispatcher,
+    transport: undiciTransport(dispatcher),
     userAgent: `petinv/${version}`,
     onWarning: (message) => context.stderr.write(`petinv: warning: ${message}\n`),
   });

@@ -6,6 +6,11 @@ import { createInterface } from 'node:readline';
 
 export const PETINV_BIN = join(import.meta.dirname, '../../bin/petinv.js');
 
+/** The test runner's environment without any PETINV_ setting of the person running it. */
+export function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PETINV_')));
+}
+
 export function temporaryDirectory(prefix = 'petinv-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
@@ -24,7 +29,7 @@ export interface SpawnedServer {
 /** Spawns the built `petinv serve --json --port 0` and waits for its readiness line. */
 export async function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedServer> {
   const child = spawn(process.execPath, [PETINV_BIN, 'serve', '--json', '--port', '0', ...args], {
-    env: { ...process.env, PETINV_CONFIG_DIR: temporaryDirectory('petinv-config-'), ...env },
+    env: { ...cleanEnv(), PETINV_CONFIG_DIR: temporaryDirectory('petinv-config-'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -62,7 +67,7 @@ export function runPetinv(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [PETINV_BIN, ...args], {
-      env: { ...process.env, NO_COLOR: undefined, FORCE_COLOR: undefined, ...options.env },
+      env: { ...cleanEnv(), NO_COLOR: undefined, FORCE_COLOR: undefined, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

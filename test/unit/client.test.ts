@@ -1,6 +1,7 @@
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, retryDelayMs } from '../../src/api/client';
+import { fetchTransport } from '../../src/api/transport';
 import { PetinvError } from '../../src/errors';
 
 const BASE = 'https://inventory.test/v1';
@@ -23,6 +24,8 @@ function makeClient(overrides: Partial<Parameters<typeof createClient>[0]> = {})
   const client = createClient({
     baseUrl: BASE,
     apiKey: 'secret-key',
+    // nock intercepts fetch, not undici's request API; undiciTransport has its own tests.
+    transport: fetchTransport(),
     envName: 'staging',
     userAgent: 'petinv/test',
     sleep: async (ms) => {

@@ -1,0 +1,85 @@
+import { createServer, type Server } from 'node:http';
+import { Agent, MockAgent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TransportError, undiciTransport } from '../../src/api/transport';
+
+describe('undiciTransport with MockAgent', () => {
+  const mockAgent = new MockAgent();
+  mockAgent.disableNetConnect();
+  const pool = mockAgent.get('https://inventory.test');
+  const transport = undiciTransport(mockAgent);
+
+  it('sends method, headers and body, and reads status, headers and text', async () => {
+    pool
+      .intercept({
+        path: '/v1/inventory/1',
+        method: 'PATCH',
+        body: '{"quantity":2}',
+        headers: { authorization: 'Bearer k' },
+      })
+      .reply(200, '{"ok":true}', { headers: { Deprecation: '@1', 'Retry-After': '3' } });
+    const response = await transport({
+      method: 'PATCH',
+      url: 'https://inventory.test/v1/inventory/1',
+      headers: { authorization: 'Bearer k' },
+      body: '{"quantity":2}',
+      timeoutMs: 1000,
+    });
+    expect(response.status).toBe(200);
+    expect(response.text).toBe('{"ok":true}');
+    expect(response.header('deprecation')).toBe('@1');
+    expect(response.header('Retry-After')).toBe('3');
+    expect(response.header('sunset')).toBeNull();
+  });
+
+  it('turns a connection error into a network TransportError with its code', async () => {
+    pool
+      .intercept({ path: '/v1/inventory', method: 'GET' })
+      .replyWithError(Object.assign(new Error('reset'), { code: 'ECONNRESET' }));
+    const error = await transport({
+      method: 'GET',
+      url: 'https://inventory.test/v1/inventory',
+      headers: {},
+      timeoutMs: 1000,
+    }).catch((caught) => caught);
+    expect(error).toBeInstanceOf(TransportError);
+    expect(error).toMatchObject({ reason: 'network', detail: 'ECONNRESET' });
+  });
+});
+
+describe('undiciTransport against real sockets', () => {
+  let slow: Server;
+  let url: string;
+  beforeAll(async () => {
+    slow = createServer((_req, res) => setTimeout(() => res.end('late'), 500));
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(slow.address() as { port: number }).port}/v1/inventory`;
+  });
+  afterAll(() => {
+    slow.closeAllConnections();
+    return new Promise((resolve) => slow.close(resolve));
+  });
+
+  it('reports an answer slower than the timeout as a timeout', async () => {
+    const transport = undiciTransport(new Agent());
+    const error = await transport({ method: 'GET', url, headers: {}, timeoutMs: 50 }).catch(
+      (caught) => caught,
+    );
+    expect(error).toMatchObject({ reason: 'timeout', detail: 'TimeoutError' });
+  });
+
+  it('reports a refused connection as a network error', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as { port: number };
+    await new Promise((resolve) => probe.close(resolve));
+    const transport = undiciTransport(new Agent());
+    const error = await transport({
+      method: 'GET',
+      url: `http://127.0.0.1:${port}/v1/inventory`,
+      headers: {},
+      timeoutMs: 1000,
+    }).catch((caught) => caught);
+    expect(error).toMatchObject({ reason: 'network', detail: 'ECONNREFUSED' });
+  });
+});
