@@ -6,9 +6,9 @@ import type { ServeFlags } from './commands/serve';
 import { ExitCode, PetinvError } from './errors';
 import { wantsColor } from './output/terminal';
 
-// fetch parses HTTP with undici's WebAssembly build of llhttp. V8 would compile it a second time with
-// its optimizing tier in the background, and a short-lived CLI then waits at exit for work it never
-// uses; Liftoff alone is plenty for one request. Measured: about 190 ms down to 130 ms per request.
+// undici parses HTTP with its WebAssembly build of llhttp. V8 would compile it a second time with its
+// optimizing tier in the background, and a short-lived CLI then waits at exit for work it never uses;
+// Liftoff, V8's baseline compiler, is plenty for the requests one command makes.
 setFlagsFromString('--liftoff-only');
 
 interface GlobalFlags {
