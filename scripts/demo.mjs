@@ -11,21 +11,37 @@ const petinv = join(import.meta.dirname, '..', 'bin', 'petinv.js');
 const home = mkdtempSync(join(tmpdir(), 'petinv-demo-'));
 const env = { ...process.env, PETINV_CONFIG_DIR: join(home, 'config') };
 
-const server = spawn(process.execPath, [petinv, 'serve', '--port', '0', '--data', join(home, 'inventory.json'), '--json', '--quiet'], {
-  env,
-  stdio: ['ignore', 'inherit', 'pipe'],
-});
+const server = spawn(
+  process.execPath,
+  [petinv, 'serve', '--port', '0', '--data', join(home, 'inventory.json'), '--json', '--quiet'],
+  {
+    env,
+    stdio: ['ignore', 'inherit', 'pipe'],
+  },
+);
 const ready = await new Promise((resolve, reject) => {
   createInterface({ input: server.stderr }).on('line', (line) => {
     if (line.includes('"event":"listening"')) resolve(JSON.parse(line));
   });
   server.on('exit', (code) => reject(new Error(`petinv serve exited with ${code}`)));
 });
-console.log(`petinv serve is listening on ${ready.baseUrl} with ${ready.pets} sample pets and a generated key.\n`);
+console.log(
+  `petinv serve is listening on ${ready.baseUrl} with ${ready.pets} sample pets and a generated key.\n`,
+);
 
-const clientEnv = { ...env, PETINV_ENV: 'local', PETINV_BASE_URL: ready.baseUrl, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' };
+const clientEnv = {
+  ...env,
+  PETINV_ENV: 'local',
+  PETINV_BASE_URL: ready.baseUrl,
+  FORCE_COLOR: process.stdout.isTTY ? '1' : '0',
+};
 let failed = false;
-for (const args of [['list', '--table'], ['set', '3', '42'], ['adjust', '3', '+5'], ['list', '--status', 'sold', '--table']]) {
+for (const args of [
+  ['list', '--table'],
+  ['set', '3', '42'],
+  ['adjust', '3', '+5'],
+  ['list', '--status', 'sold', '--table'],
+]) {
   console.log(`$ petinv ${args.join(' ')}`);
   const result = spawnSync(process.execPath, [petinv, ...args], { env: clientEnv, stdio: 'inherit' });
   failed ||= result.status !== 0;

@@ -1,9 +1,10 @@
 import Table from 'cli-table3';
 import { readConfigFile, updateConfigFile } from '../config/file';
-import { BUILTIN_ENVIRONMENTS, checkBaseUrl } from '../config/settings';
+import { configFilePath } from '../config/paths';
+import { BUILTIN_ENVIRONMENTS, checkBaseUrl, resolveSettings } from '../config/settings';
 import { usageError } from '../errors';
 import { paint } from '../output/inventory';
-import { type ConnectionFlags, loadSettings } from './connect';
+import type { ConnectionFlags } from './connect';
 import type { CommandContext } from './context';
 
 const ENV_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/i;
@@ -16,10 +17,12 @@ function checkEnvName(name: string): string {
 
 export function runEnvList(flags: ConnectionFlags, context: CommandContext) {
   const file = readConfigFile(context.env);
-  const settings = loadSettings(flags, context);
+  const path = configFilePath(context.env);
+  const settings = resolveSettings(flags, context.env, file, path);
   const names = [...new Set([...BUILTIN_ENVIRONMENTS, ...Object.keys(file.environments)])];
   const rows = names.map((name) => {
-    const resolved = loadSettings({ env: name }, context);
+    // What is stored for each environment; PETINV_BASE_URL and PETINV_API_KEY override only the one in use.
+    const resolved = resolveSettings({ env: name }, {}, file, path);
     return {
       name,
       current: name === settings.env.value,
