@@ -97,6 +97,30 @@ describe('petinv list', () => {
   });
 });
 
+describe('int64 petIds in every format', () => {
+  it('prints 9223372036854775807 and 9007199254740993 exactly', async () => {
+    const data = join(temporaryDirectory(), 'inventory.json');
+    writeFileSync(
+      data,
+      '{"format":"petinv-inventory","version":1,"items":[{"petId":9007199254740993,"quantity":1,"status":"sold"},{"petId":9223372036854775807,"quantity":2,"status":"pending"}]}',
+    );
+    const big = await spawnServer(['--data', data, '--api-key', KEY, '--quiet']);
+    const run = (args: string[]) => petinv(args, { env: { PETINV_BASE_URL: big.baseUrl } });
+    expect((await run(['list'])).stdout).toBe('9007199254740993\tsold\t1\n9223372036854775807\tpending\t2\n');
+    expect((await run(['list', '--json'])).stdout).toBe(
+      '[{"petId":9007199254740993,"quantity":1,"status":"sold"},{"petId":9223372036854775807,"quantity":2,"status":"pending"}]\n',
+    );
+    expect((await run(['list', '--ndjson'])).stdout).toContain('{"petId":9223372036854775807,');
+    expect((await run(['list', '--csv'])).stdout).toContain('\n9007199254740993,sold,1\n');
+    expect((await run(['list', '--table'])).stdout).toContain('9223372036854775807  pending');
+    expect((await run(['set', '9223372036854775807', '5', '--json'])).stdout).toBe(
+      '{"petId":9223372036854775807,"quantity":5,"status":"pending"}\n',
+    );
+    expect((await run(['adjust', '9007199254740993', '+1'])).stdout).toBe('9007199254740993: 1 → 2\n');
+    await big.stop();
+  });
+});
+
 describe('petinv set and adjust', () => {
   it('sets one pet and prints the updated item', async () => {
     expect(await petinv(['set', '6', '30'])).toEqual({ code: 0, stdout: '6\tsold\t30\n', stderr: '' });

@@ -77,6 +77,25 @@ describe('petinv serve as a process', () => {
     await restarted.stop();
   });
 
+  it('acknowledges 100 concurrent durable PATCHes and keeps every one across a restart', async () => {
+    const data = join(temporaryDirectory(), 'inventory.json');
+    const server = await spawnServer(['--data', data, '--api-key', KEY, '--seed', '100', '--quiet']);
+    const responses = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        request(`${server.baseUrl}/inventory/${i + 1}`, jsonBody(KEY, `{"quantity":${700 + i}}`)),
+      ),
+    );
+    expect(responses.map((response) => response.status)).toEqual(Array(100).fill(200));
+    server.child.kill('SIGKILL');
+    await server.exited;
+    const restarted = await spawnServer(['--data', data, '--api-key', KEY, '--quiet']);
+    const items = (await request(`${restarted.baseUrl}/inventory`, { headers: bearer(KEY) })).json();
+    expect(items.map((item: { quantity: number }) => item.quantity)).toEqual(
+      Array.from({ length: 100 }, (_, i) => 700 + i),
+    );
+    await restarted.stop();
+  });
+
   it('loses no acknowledged update to kill -9, and the file still loads', async () => {
     const data = join(temporaryDirectory(), 'inventory.json');
     const server = await spawnServer(['--data', data, '--api-key', KEY, '--seed', '400', '--quiet']);

@@ -1,8 +1,10 @@
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/schemas';
-import { PETS_DEPRECATION } from '../../src/server/app';
+import { createInventoryApp, PETS_DEPRECATION, type RequestLogEntry } from '../../src/server/app';
 import { BODY_LIMIT_BYTES } from '../../src/server/limits';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { InventoryStore, seedInventory } from '../../src/server/store';
 import { bearer, jsonBody, request } from '../helpers/http';
 
 const KEY = 'test-key-1';
@@ -253,5 +255,32 @@ describe('other statuses', () => {
     const response = await request(`${url.replace('/v1', '')}/healthz`);
     expect(response.status).toBe(200);
     expect(response.json()).toEqual({ status: 'ok' });
+  });
+});
+
+describe('an unexpected fault', () => {
+  it('is a 500 Error body with no internals, and a log entry', async () => {
+    const entries: RequestLogEntry[] = [];
+    const store = new InventoryStore(seedInventory(3), {
+      commit: async () => {
+        throw new Error('EIO: i/o error, write /var/lib/petinv/inventory.json.journal');
+      },
+    });
+    const app = createInventoryApp({ store, apiKeys: [KEY], log: (entry) => entries.push(entry) });
+    const faulty = createServer((req, res) => void app(req, res));
+    await new Promise<void>((resolve) => faulty.listen(0, '127.0.0.1', resolve));
+    const { port } = faulty.address() as { port: number };
+    const response = await request(
+      `http://127.0.0.1:${port}/v1/inventory/1`,
+      jsonBody(KEY, '{"quantity":9}'),
+    );
+    expectError(response, 500, 'internal_error');
+    expect(response.text).not.toContain('EIO');
+    expect(entries).toContainEqual({
+      method: 'PATCH',
+      path: '/v1/inventory/1',
+      fault: expect.stringContaining('EIO'),
+    });
+    await new Promise((resolve) => faulty.close(resolve));
   });
 });
