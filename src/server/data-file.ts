@@ -116,6 +116,9 @@ function replayJournal(
 
 export class InventoryFile implements InventoryPersistence {
   private journalEntries: number;
+  private snapshotting: Promise<void> | undefined;
+  /** The latest fdatasync of the journal, settled either way. */
+  private syncing: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly path: string,
@@ -160,16 +163,26 @@ export class InventoryFile implements InventoryPersistence {
   }
 
   async commit(changes: readonly InventoryItem[], listBody: () => Buffer, size: number): Promise<void> {
+    // A snapshot under way must finish before the journal it empties takes new lines.
+    await this.snapshotting;
     if (this.journalEntries + changes.length > Math.max(MIN_JOURNAL_ENTRIES, size / 4)) {
-      await this.writeSnapshot(listBody());
+      this.snapshotting = this.syncing.then(() => this.writeSnapshot(listBody()));
+      try {
+        await this.snapshotting;
+      } finally {
+        this.snapshotting = undefined;
+      }
       return;
     }
     writeSync(
       this.journal,
       changes.map((item) => `{"petId":${item.petId},"quantity":${item.quantity}}\n`).join(''),
     );
-    await fdatasyncAsync(this.journal);
     this.journalEntries += changes.length;
+    // An fdatasync makes every line written before it durable, those of an overlapping commit included.
+    const sync = fdatasyncAsync(this.journal);
+    this.syncing = sync.catch(() => {});
+    await sync;
   }
 
   /** Replaces the snapshot with the whole inventory, then empties the journal it now covers. */
@@ -191,6 +204,8 @@ export class InventoryFile implements InventoryPersistence {
 
   /** On a clean stop the journal is folded into the snapshot, so the data file alone is complete. */
   async close(listBody?: () => Buffer): Promise<void> {
+    await this.snapshotting;
+    await this.syncing;
     if (listBody && this.journalEntries > 0) await this.writeSnapshot(listBody());
     closeSync(this.journal);
   }

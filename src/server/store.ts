@@ -5,11 +5,18 @@ import { type InventoryItem, PET_STATUSES } from '../api/schemas';
 /** Where the store makes its changes durable (see data-file.ts); absent, the store lives in memory only. */
 export interface InventoryPersistence {
   /**
-   * Resolves once `changes` are on disk. `listBody` yields the whole inventory, for a persistence that
-   * would rather write everything anew; `size` is how many items that holds.
+   * Resolves once `changes`, and those of every commit begun before, are on disk. Two commits may be
+   * under way at once. `listBody` yields the whole inventory, for a persistence that would rather write
+   * everything anew; `size` is how many items that holds.
    */
   commit(changes: readonly InventoryItem[], listBody: () => Buffer, size: number): Promise<void>;
 }
+
+/**
+ * Commits that may overlap: the next batch is written while the previous one is still syncing, so a
+ * request waits for the next fsync to start rather than for the current one to end.
+ */
+const MAX_COMMITS_IN_FLIGHT = 2;
 
 /** How many items one cached slice of the serialized list holds: one change re-serializes one slice. */
 const SLICE_SIZE = 2048;
@@ -50,7 +57,8 @@ export class InventoryStore {
   private waiters: Waiter[] = [];
   /** The latest state of each pet changed since the last commit. */
   private uncommitted = new Map<bigint, InventoryItem>();
-  private flushing = false;
+  private commitScheduled = false;
+  private readonly commitsInFlight = new Set<Promise<void>>();
 
   constructor(
     items: readonly InventoryItem[],
@@ -131,44 +139,57 @@ export class InventoryStore {
     return this.items[position];
   }
 
-  /** Waits until every change made so far is on disk. */
+  /** Waits until every change made so far is on disk and no commit is under way. */
   async close(): Promise<void> {
     await this.durable(this.version);
+    await Promise.allSettled(this.commitsInFlight);
   }
 
   private durable(version: number): Promise<void> {
     if (!this.persistence || version <= this.durableVersion) return Promise.resolve();
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
-    if (!this.flushing) {
-      this.flushing = true;
-      // Starting on the next turn lets every request that arrived in this turn join the first commit.
-      setImmediate(() => void this.flushLoop());
-    }
+    this.scheduleCommit();
     return done;
   }
 
-  private async flushLoop(): Promise<void> {
-    try {
-      while (this.waiters.length > 0 && this.persistence) {
-        const version = this.version;
-        const covered = this.waiters;
-        this.waiters = [];
-        const changes = this.uncommitted;
-        this.uncommitted = new Map();
-        try {
-          await this.persistence.commit([...changes.values()], () => this.listBody(), this.items.length);
-          this.durableVersion = version;
+  private scheduleCommit(): void {
+    if (this.commitScheduled || this.commitsInFlight.size >= MAX_COMMITS_IN_FLIGHT) return;
+    this.commitScheduled = true;
+    // Starting on the next turn lets every request that arrived in this turn join the commit.
+    setImmediate(() => {
+      this.commitScheduled = false;
+      this.startCommit();
+    });
+  }
+
+  /** Commits every waiting change in one write: group commit. */
+  private startCommit(): void {
+    const { persistence } = this;
+    if (!persistence || this.waiters.length === 0 || this.commitsInFlight.size >= MAX_COMMITS_IN_FLIGHT)
+      return;
+    const version = this.version;
+    const covered = this.waiters;
+    const changes = this.uncommitted;
+    this.waiters = [];
+    this.uncommitted = new Map();
+    const commit = persistence
+      .commit([...changes.values()], () => this.listBody(), this.items.length)
+      .then(
+        () => {
+          this.durableVersion = Math.max(this.durableVersion, version);
           for (const waiter of covered) waiter.resolve();
-        } catch (error) {
+        },
+        (error: unknown) => {
           // Those changes stay in memory and go with the next commit; their callers hear of the failure.
           for (const [petId, item] of changes)
             if (!this.uncommitted.has(petId)) this.uncommitted.set(petId, item);
           for (const waiter of covered) waiter.reject(error);
-        }
-      }
-    } finally {
-      // Runs in the same turn as the last look at `waiters`, so no waiter is left without a loop.
-      this.flushing = false;
-    }
+        },
+      )
+      .finally(() => {
+        this.commitsInFlight.delete(commit);
+        if (this.waiters.length > 0) this.scheduleCommit();
+      });
+    this.commitsInFlight.add(commit);
   }
 }

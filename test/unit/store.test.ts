@@ -82,6 +82,33 @@ describe('InventoryStore', () => {
     expect(store.get(3n)?.quantity).toBe(202);
   });
 
+  it('lets two commits overlap, and no more', async () => {
+    const releases: Array<() => void> = [];
+    const commits: bigint[][] = [];
+    const store = new InventoryStore(seedInventory(10), {
+      commit: (changes) => {
+        commits.push(changes.map((item) => item.petId));
+        return new Promise<void>((resolve) => releases.push(resolve));
+      },
+    });
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const first = store.setQuantity(1n, 50);
+    await turn();
+    const second = store.setQuantity(2n, 50);
+    await turn();
+    const third = store.setQuantity(3n, 50);
+    const fourth = store.setQuantity(4n, 50);
+    await turn();
+    expect(commits).toEqual([[1n], [2n]]);
+    releases[1]?.();
+    await second;
+    await turn();
+    expect(commits).toEqual([[1n], [2n], [3n, 4n]]);
+    releases[0]?.();
+    releases[2]?.();
+    await Promise.all([first, third, fourth]);
+  });
+
   it('does not acknowledge an update whose commit failed, and commits it with the next one', async () => {
     let failing = true;
     const committed: bigint[] = [];
