@@ -4,6 +4,8 @@ export interface RawResponse {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
+  /** The body parsed as JSON; tests index into it freely. */
+  // biome-ignore lint/suspicious/noExplicitAny: a test reads whatever the server answered
   json: () => any;
 }
 

@@ -36,7 +36,7 @@ export async function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}): 
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
-  const lines = createInterface({ input: child.stderr! });
+  const lines = createInterface({ input: child.stderr as NodeJS.ReadableStream });
   const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
     lines.on('line', (line) => {
       output += `${line}\n`;

@@ -6,6 +6,7 @@ import { bearer, jsonBody, request } from '../helpers/http';
 
 const KEY = 'openapi-key';
 let server: RunningServer;
+// biome-ignore lint/suspicious/noExplicitAny: the document is walked by path in the checks below
 let document: any;
 
 beforeAll(async () => {
