@@ -1,8 +1,8 @@
 import { serializeItem } from '../api/json';
 import { PetinvError } from '../errors';
+import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
 import { type ConnectionFlags, connect } from './connect';
 import type { CommandContext } from './context';
-import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './set';
 
 export interface AdjustFlags extends ConnectionFlags {
   yes?: boolean;

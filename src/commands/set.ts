@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { serializeItem } from '../api/json';
-import { type InventoryItem, parsePetId } from '../api/schemas';
+import type { InventoryItem } from '../api/schemas';
 import { type BulkEntry, type BulkInput, parseBulkInput } from '../bulk/input';
 import { type BulkResult, runBulk } from '../bulk/run';
 import { PetinvError, usageError } from '../errors';
 import { paint, renderItems } from '../output/inventory';
 import { createProgress } from '../output/progress';
-import { confirm, readAll } from '../output/prompt';
+import { readAll } from '../output/prompt';
+import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
 import { type ConnectionFlags, connect } from './connect';
 import type { CommandContext } from './context';
 
@@ -17,32 +18,6 @@ export interface SetFlags extends ConnectionFlags {
   dryRun?: boolean;
   yes?: boolean;
   ndjson?: boolean;
-}
-
-export function parsePetIdArgument(text: string): bigint {
-  const petId = parsePetId(text);
-  if (petId === undefined) throw usageError(`petId "${text}" is not an integer within int64`);
-  return petId;
-}
-
-export function parseIntegerArgument(text: string, name: string): number {
-  const value = Number(text);
-  if (!/^[-+]?\d+$/.test(text) || !Number.isSafeInteger(value))
-    throw usageError(`${name} "${text}" is not an integer`);
-  return value;
-}
-
-/** On production, a person at a terminal confirms a change; --yes, or no terminal, skips the question. */
-export async function confirmChange(
-  envName: string,
-  question: string,
-  yes: boolean | undefined,
-  context: CommandContext,
-) {
-  if (envName !== 'production' || yes || !context.stdin.isTTY) return;
-  if (!(await confirm(`${question} in production?`, context.stdin, context.stderr))) {
-    throw new PetinvError('aborted', 'nothing changed: not confirmed', { code: 'aborted' });
-  }
 }
 
 /** One updated item: a row on a terminal, a TSV line in a pipe, the item itself with --json. */
@@ -120,15 +95,16 @@ async function runBulkSet(flags: SetFlags, context: CommandContext) {
   if (flags.dryRun) {
     const current = new Map((await client.listInventory()).map((item) => [item.petId, item]));
     const plan = input.entries.map((entry) => ({ entry, before: current.get(entry.petId) }));
-    for (const { entry, before } of plan) {
-      if (context.json || flags.ndjson) {
-        context.stdout.write(
-          `{"petId":${entry.petId},"from":${before?.quantity ?? null},"to":${entry.quantity},"found":${before !== undefined}}\n`,
-        );
-      } else {
+    const planJson = ({ entry, before }: (typeof plan)[number]) =>
+      `{"petId":${entry.petId},"from":${before?.quantity ?? null},"to":${entry.quantity},"found":${before !== undefined}}`;
+    if (context.json) context.stdout.write(`[${plan.map(planJson).join(',')}]\n`);
+    else if (flags.ndjson) context.stdout.write(plan.map((step) => `${planJson(step)}\n`).join(''));
+    else {
+      for (const { entry, before } of plan) {
+        const unchanged = before?.quantity === entry.quantity ? ' (unchanged)' : '';
         context.stdout.write(
           before
-            ? `${entry.petId}: ${before.quantity} → ${entry.quantity}${before.quantity === entry.quantity ? ' (unchanged)' : ''}\n`
+            ? `${entry.petId}: ${before.quantity} → ${entry.quantity}${unchanged}\n`
             : `${entry.petId}: not in the inventory of ${envName}\n`,
         );
       }

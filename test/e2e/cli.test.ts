@@ -192,6 +192,14 @@ describe('bulk set', () => {
     expect((await petinv(['list', '--limit', '1'])).stdout).toBe('1\tavailable\t101\n');
   });
 
+  it('--dry-run --json is one JSON array of planned changes', async () => {
+    const result = await petinv(['set', '-', '--dry-run', '--json'], { input: '1 7\n424242 1\n' });
+    expect(JSON.parse(result.stdout)).toEqual([
+      { petId: 1, from: 101, to: 7, found: true },
+      { petId: 424242, from: null, to: 1, found: false },
+    ]);
+  });
+
   it('takes `petinv list --json`, changed, on stdin, and streams results with --ndjson', async () => {
     const listed = JSON.parse((await petinv(['list', '--json', '--status', 'sold'])).stdout);
     const zeroed = JSON.stringify(listed.map((item: object) => ({ ...item, quantity: 0 })));

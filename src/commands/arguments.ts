@@ -1,0 +1,32 @@
+import { parsePetId } from '../api/schemas';
+import { PetinvError, usageError } from '../errors';
+import { confirm } from '../output/prompt';
+import type { CommandContext } from './context';
+
+/** Checks shared by the commands that change stock: done before any request, so a typo sends nothing. */
+
+export function parsePetIdArgument(text: string): bigint {
+  const petId = parsePetId(text);
+  if (petId === undefined) throw usageError(`petId "${text}" is not an integer within int64`);
+  return petId;
+}
+
+export function parseIntegerArgument(text: string, name: string): number {
+  const value = Number(text);
+  if (!/^[-+]?\d+$/.test(text) || !Number.isSafeInteger(value))
+    throw usageError(`${name} "${text}" is not an integer`);
+  return value;
+}
+
+/** On production, a person at a terminal confirms a change; --yes, or no terminal, skips the question. */
+export async function confirmChange(
+  envName: string,
+  question: string,
+  yes: boolean | undefined,
+  context: CommandContext,
+) {
+  if (envName !== 'production' || yes || !context.stdin.isTTY) return;
+  if (!(await confirm(`${question} in production?`, context.stdin, context.stderr))) {
+    throw new PetinvError('aborted', 'nothing changed: not confirmed', { code: 'aborted' });
+  }
+}
