@@ -85,7 +85,12 @@ async function burst(baseUrl, count, concurrency, pets) {
   const worker = async () => {
     while (next < count) {
       const i = next++;
-      const response = await request(`${baseUrl}/inventory/${((i * 7919) % pets) + 1}`, { method: 'PATCH', headers, body: `{"quantity":${i}}`, dispatcher });
+      const response = await request(`${baseUrl}/inventory/${((i * 7919) % pets) + 1}`, {
+        method: 'PATCH',
+        headers,
+        body: `{"quantity":${i}}`,
+        dispatcher,
+      });
       await response.body.text();
       if (response.statusCode !== 200) throw new Error(`PATCH answered ${response.statusCode}`);
     }

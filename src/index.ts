@@ -1,4 +1,5 @@
 /** The library surface: what a script author imports. No process, no console. */
+export { type ClientOptions, createClient, type InventoryClient } from './api/client';
 export { parseInventoryJson, serializeItem, serializeItems } from './api/json';
 export {
   ApiError,
@@ -11,6 +12,15 @@ export {
   PetStatus,
   parsePetId,
 } from './api/schemas';
+export {
+  fetchTransport,
+  type Transport,
+  TransportError,
+  type TransportRequest,
+  type TransportResponse,
+  undiciTransport,
+} from './api/transport';
+export { createAgent } from './api/undici';
 export { ExitCode, PetinvError } from './errors';
 export { type RunningServer, type ServeOptions, startInventoryServer } from './server/start';
 export { InventoryStore, seedInventory } from './server/store';

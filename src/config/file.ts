@@ -8,7 +8,6 @@ const Environment = z.strictObject({
   baseUrl: z.optional(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' })),
   apiKey: z.optional(z.string().check(z.minLength(1))),
 });
-export type EnvironmentConfig = z.output<typeof Environment>;
 
 export const ConfigFile = z.strictObject({
   currentEnv: z.optional(z.string().check(z.minLength(1))),
