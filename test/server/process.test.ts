@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { bearer, jsonBody, request } from '../helpers/http';
-import { runPetinv, spawnServer, temporaryDirectory } from '../helpers/serve';
+import { cleanEnv, PETINV_BIN, runPetinv, spawnServer, temporaryDirectory } from '../helpers/serve';
 
 const KEY = 'process-test-key';
 const BIG = '9223372036854775807';
@@ -33,6 +35,32 @@ describe('petinv serve as a process', () => {
     expect(String(again.ready.keySource)).toContain(join(configDir, 'config.json'));
     expect((await request(`${again.baseUrl}/inventory`, { headers: bearer(key) })).status).toBe(200);
     await again.stop();
+  });
+
+  it('without --json, prints a one-line readiness message and a plain log line per request', async () => {
+    const data = join(temporaryDirectory(), 'inventory.json');
+    const child = spawn(
+      process.execPath,
+      [PETINV_BIN, 'serve', '--port', '0', '--data', data, '--api-key', KEY],
+      {
+        env: { ...cleanEnv(), PETINV_CONFIG_DIR: temporaryDirectory() },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    const lines = createInterface({ input: child.stderr });
+    const received: string[] = [];
+    const ready = await new Promise<string>((resolve) =>
+      lines.on('line', (line) => (received.push(line), line.includes('listening') && resolve(line))),
+    );
+    const match =
+      /^petinv serve: listening on (http:\/\/127\.0\.0\.1:\d+\/v1) · data (.*) \(12 pets, new\) · key: --api-key$/.exec(
+        ready,
+      );
+    expect(match?.[2]).toBe(data);
+    await request(`${match?.[1]}/inventory`, { headers: bearer(KEY) });
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.on('exit', resolve));
+    expect(received.join('\n')).toMatch(/\nGET \/v1\/inventory 200 [\d.]+ms\n/);
   });
 
   it('takes keys from PETINV_SERVE_API_KEY and from repeated --api-key', async () => {
