@@ -50,7 +50,10 @@ describe('petinv serve as a process', () => {
     const lines = createInterface({ input: child.stderr });
     const received: string[] = [];
     const ready = await new Promise<string>((resolve) =>
-      lines.on('line', (line) => (received.push(line), line.includes('listening') && resolve(line))),
+      lines.on('line', (line) => {
+        received.push(line);
+        if (line.includes('listening')) resolve(line);
+      }),
     );
     const match =
       /^petinv serve: listening on (http:\/\/127\.0\.0\.1:\d+\/v1) · data (.*) \(12 pets, new\) · key: --api-key$/.exec(
