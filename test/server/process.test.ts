@@ -207,9 +207,10 @@ describe('petinv serve as a process', () => {
     'on %s finishes the request in flight, flushes and exits 0',
     async (signal) => {
       const data = join(temporaryDirectory(), 'inventory.json');
-      const server = await spawnServer(['--data', data, '--api-key', KEY, '--latency', '400']);
+      const server = await spawnServer(['--data', data, '--api-key', KEY, '--latency', '1000']);
       const pending = request(`${server.baseUrl}/inventory/3`, jsonBody(KEY, '{"quantity":321}'));
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      // Well inside the latency: the request has reached the server, its answer has not left.
+      await new Promise((resolve) => setTimeout(resolve, 400));
       server.child.kill(signal);
       const response = await pending;
       expect(response.status).toBe(200);
