@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PetinvError } from '../errors';
@@ -62,12 +61,15 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
 
   const app = createInventoryApp({ ...options, store });
   const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => void app(req, res));
-  server.listen(options.port ?? 4010, host);
   try {
-    await Promise.race([
-      once(server, 'listening'),
-      once(server, 'error').then(([error]) => Promise.reject(error)),
-    ]);
+    await new Promise<void>((resolve, reject) => {
+      const fail = (error: Error) => reject(error);
+      server.once('error', fail);
+      server.listen(options.port ?? 4010, host, () => {
+        server.off('error', fail);
+        resolve();
+      });
+    });
   } catch (error) {
     await file?.close();
     await unlock();
