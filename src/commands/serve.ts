@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { InvalidArgumentError } from 'commander';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath, defaultDataFile } from '../config/paths';
+import { PetinvError } from '../errors';
 import type { RequestLogEntry } from '../server/app';
 import { startInventoryServer } from '../server/start';
 import type { CommandContext } from './context';
@@ -124,15 +125,20 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     );
   }
 
-  await new Promise<void>((resolve) => {
+  await new Promise<void>((resolve, reject) => {
     const stop = (signal: NodeJS.Signals) => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
-      // A second signal while draining means "now".
-      process.once(signal, () => process.exit(130));
+      // A second signal while draining means "now": cut the connections; the flush still completes.
+      process.once(signal, () => {
+        running.server.closeAllConnections();
+        reject(
+          new PetinvError('aborted', `${signal} again: requests in flight were cut off`, { code: 'aborted' }),
+        );
+      });
       if (json) stderr.write(`${JSON.stringify({ event: 'stopping', signal })}\n`);
       else stderr.write(`petinv serve: ${signal}, finishing requests in flight and flushing ${data}\n`);
-      void running.close().then(resolve);
+      running.close().then(resolve, reject);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
