@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { version } from '../package.json';
 import type { CommandContext } from './commands/context';
 import type { ServeFlags } from './commands/serve';
+import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from './config/paths';
 import { ExitCode, PetinvError } from './errors';
 import { wantsColor } from './output/terminal';
 
@@ -26,17 +27,6 @@ function contextFrom(command: Command): CommandContext {
     json: flags.json === true,
     color: wantsColor(process.env, process.stdout.isTTY === true, flags.color !== false),
   };
-}
-
-function parseOption<T>(parse: (text: string) => T, value: unknown, name: string): T | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return parse(String(value));
-  } catch (error) {
-    throw new PetinvError('usage', `${name} ${String(value)}: ${(error as Error).message}`, {
-      code: 'usage',
-    });
-  }
 }
 
 function buildProgram(): Command {
@@ -173,8 +163,8 @@ function buildProgram(): Command {
     .description(
       'run the inventory service locally (GET and PATCH /v1/inventory) for offline work and testing',
     )
-    .option('--host <host>', 'address to bind; loopback unless told otherwise', '127.0.0.1')
-    .option('--port <port>', 'port to listen on; 0 picks a free one', '4010')
+    .option('--host <host>', 'address to bind; loopback unless told otherwise', LOCAL_SERVE_HOST)
+    .option('--port <port>', 'port to listen on; 0 picks a free one', String(LOCAL_SERVE_PORT))
     .addOption(
       new Option('--data <file>', 'data file (default: inventory.json in the user data directory)').conflicts(
         'inMemory',
@@ -191,17 +181,9 @@ function buildProgram(): Command {
     .option('--fail-rate <fraction>', 'answer this fraction of requests with 503 and Retry-After')
     .option('--rate-limit <n>', 'answer 429 with Retry-After past N requests per second')
     .option('--quiet', 'no log line per request')
-    .action(async (rawFlags: Record<string, unknown>, command: Command) => {
-      const serve = await import('./commands/serve');
-      const flags: ServeFlags = {
-        ...(rawFlags as unknown as ServeFlags),
-        port: parseOption(serve.parsePort, rawFlags.port, '--port') ?? 4010,
-        seed: parseOption(serve.parseSeed, rawFlags.seed, '--seed'),
-        latency: parseOption(serve.parseLatency, rawFlags.latency, '--latency'),
-        failRate: parseOption(serve.parseFailRate, rawFlags.failRate, '--fail-rate'),
-        rateLimit: parseOption(serve.parseRateLimit, rawFlags.rateLimit, '--rate-limit'),
-      };
-      await serve.runServe(flags, contextFrom(command));
+    .action(async (flags: ServeFlags, command: Command) => {
+      const { runServe } = await import('./commands/serve');
+      await runServe(flags, contextFrom(command));
     });
 
   program

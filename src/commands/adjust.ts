@@ -1,5 +1,5 @@
 import { serializeItem } from '../api/json';
-import { PetinvError } from '../errors';
+import { PetinvError, usageError } from '../errors';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
 import { type ConnectionFlags, connect } from './connect';
 import type { CommandContext } from './context';
@@ -30,9 +30,7 @@ export async function runAdjust(
   }
   const target = current.quantity + delta;
   if (!Number.isSafeInteger(target))
-    throw new PetinvError('usage', `pet ${petId}: ${current.quantity} ${deltaText} is out of range`, {
-      code: 'usage',
-    });
+    throw usageError(`pet ${petId}: ${current.quantity} ${deltaText} is out of range`);
   await confirmChange(
     envName,
     `Change pet ${petId} from ${current.quantity} to ${target}`,

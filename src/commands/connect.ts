@@ -5,7 +5,8 @@ import { createAgent, createProxyAgent } from '../api/undici';
 import { readConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { checkBaseUrl, isLoopback, resolveSettings, type Settings } from '../config/settings';
-import { configError, usageError } from '../errors';
+import { configError } from '../errors';
+import { parseWholeNumber } from './arguments';
 import type { CommandContext } from './context';
 
 /** The options every command that talks to the service shares; commander puts them on the program. */
@@ -26,22 +27,14 @@ export interface Connection {
 
 const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'];
 
-function parseWholeNumber(text: string | undefined, flag: string, fallback: number, max: number): number {
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || value > max)
-    throw usageError(`${flag} ${text}: must be a whole number from 0 to ${max}`);
-  return value;
-}
-
 export function loadSettings(flags: ConnectionFlags, context: CommandContext): Settings {
   return resolveSettings(flags, context.env, readConfigFile(context.env), configFilePath(context.env));
 }
 
 /** Resolves the environment and builds the client, refusing what would fail or leak before any request. */
 export async function connect(flags: ConnectionFlags, context: CommandContext): Promise<Connection> {
-  const timeoutMs = parseWholeNumber(flags.timeout, '--timeout', DEFAULT_TIMEOUT_MS, 600_000);
-  const retries = parseWholeNumber(flags.retries, '--retries', DEFAULT_RETRIES, 10);
+  const timeoutMs = parseWholeNumber(flags.timeout, '--timeout', 1, 600_000) ?? DEFAULT_TIMEOUT_MS;
+  const retries = parseWholeNumber(flags.retries, '--retries', 0, 10) ?? DEFAULT_RETRIES;
   const settings = loadSettings(flags, context);
   const envName = settings.env.value;
 

@@ -1,6 +1,7 @@
 import { type InventoryItem, PET_STATUSES, type PetStatus } from '../api/schemas';
 import { usageError } from '../errors';
 import { type ListFormat, renderItems } from '../output/inventory';
+import { parseWholeNumber } from './arguments';
 import { type ConnectionFlags, connect } from './connect';
 import type { CommandContext } from './context';
 
@@ -24,15 +25,8 @@ const compareBy: Record<SortKey, (a: InventoryItem, b: InventoryItem) => number>
   status: (a, b) => PET_STATUSES.indexOf(a.status) - PET_STATUSES.indexOf(b.status) || compareBy.petId(a, b),
 };
 
-function wholeNumber(text: string, flag: string): number {
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value))
-    throw usageError(`${flag} ${text}: must be a whole number`);
-  return value;
-}
-
 /** Checks every option before the request, so a typo costs nothing. */
-export function parseListOptions(flags: ListFlags) {
+function parseListOptions(flags: ListFlags) {
   const statuses = flags.status?.split(',').map((status) => status.trim());
   for (const status of statuses ?? []) {
     if (!(PET_STATUSES as readonly string[]).includes(status)) {
@@ -46,17 +40,14 @@ export function parseListOptions(flags: ListFlags) {
     throw usageError('choose one of --json, --ndjson and --csv');
   return {
     statuses: statuses && new Set(statuses as PetStatus[]),
-    low: flags.low === undefined ? undefined : wholeNumber(flags.low, '--low'),
+    low: parseWholeNumber(flags.low, '--low', 0, Number.MAX_SAFE_INTEGER),
     sort: sort as SortKey | undefined,
     reverse: flags.reverse === true,
-    limit: flags.limit === undefined ? undefined : wholeNumber(flags.limit, '--limit'),
+    limit: parseWholeNumber(flags.limit, '--limit', 0, Number.MAX_SAFE_INTEGER),
   };
 }
 
-export function selectItems(
-  items: InventoryItem[],
-  options: ReturnType<typeof parseListOptions>,
-): InventoryItem[] {
+function selectItems(items: InventoryItem[], options: ReturnType<typeof parseListOptions>): InventoryItem[] {
   const { statuses, low, limit } = options;
   // `items` is this command's own copy of the answer, so filtering and sorting may work in place.
   let selected = items;

@@ -1,60 +1,43 @@
 import { randomBytes } from 'node:crypto';
-import { InvalidArgumentError } from 'commander';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath, defaultDataFile } from '../config/paths';
-import { PetinvError } from '../errors';
+import { PetinvError, usageError } from '../errors';
 import type { RequestLogEntry } from '../server/app';
 import { startInventoryServer } from '../server/start';
+import { parseWholeNumber } from './arguments';
 import type { CommandContext } from './context';
 
+/** The options as commander hands them over: text, checked here. */
 export interface ServeFlags {
   host: string;
-  port: number;
+  port: string;
   data?: string;
   inMemory?: boolean;
   apiKey?: string[];
-  seed?: number;
-  latency?: { min: number; max: number };
-  failRate?: number;
-  rateLimit?: number;
+  seed?: string;
+  latency?: string;
+  failRate?: string;
+  rateLimit?: string;
   quiet?: boolean;
 }
 
-export function parsePort(text: string): number {
-  const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65535)
-    throw new InvalidArgumentError('must be a port number from 0 to 65535');
-  return port;
-}
-
-export function parseSeed(text: string): number {
-  const count = Number(text);
-  if (!/^\d+$/.test(text) || count > 10_000_000)
-    throw new InvalidArgumentError('must be a whole number from 0 to 10000000');
-  return count;
-}
-
-export function parseLatency(text: string): { min: number; max: number } {
+function parseLatency(text: string | undefined): { min: number; max: number } | undefined {
+  if (text === undefined) return undefined;
   const match = /^(\d+)(?:-(\d+))?$/.exec(text);
   const min = Number(match?.[1]);
   const max = match?.[2] === undefined ? min : Number(match[2]);
-  if (!match || max < min || max > 60_000)
-    throw new InvalidArgumentError('must be milliseconds, MS or MIN-MAX, at most 60000');
+  if (!match || max < min || max > 60_000) {
+    throw usageError(`--latency ${text}: must be milliseconds, MS or MIN-MAX, at most 60000`);
+  }
   return { min, max };
 }
 
-export function parseFailRate(text: string): number {
+function parseFailRate(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
   const rate = Number(text);
   if (text.trim() === '' || !(rate >= 0 && rate <= 1))
-    throw new InvalidArgumentError('must be a fraction from 0 to 1');
+    throw usageError(`--fail-rate ${text}: must be a fraction from 0 to 1`);
   return rate;
-}
-
-export function parseRateLimit(text: string): number {
-  const limit = Number(text);
-  if (!/^\d+$/.test(text) || limit < 1)
-    throw new InvalidArgumentError('must be a whole number of requests per second, at least 1');
-  return limit;
 }
 
 interface ResolvedKeys {
@@ -84,6 +67,12 @@ function formatLogEntry(entry: RequestLogEntry): string {
 
 export async function runServe(flags: ServeFlags, context: CommandContext): Promise<void> {
   const { env, stderr, json } = context;
+  // Every option is checked before a key is generated or a file is touched.
+  const port = parseWholeNumber(flags.port, '--port', 0, 65535);
+  const seed = parseWholeNumber(flags.seed, '--seed', 0, 10_000_000);
+  const latency = parseLatency(flags.latency);
+  const failRate = parseFailRate(flags.failRate);
+  const rateLimit = parseWholeNumber(flags.rateLimit, '--rate-limit', 1, 1_000_000);
   const dataFile = flags.inMemory ? undefined : (flags.data ?? defaultDataFile(env));
   const apiKeys = await resolveServeKeys(flags, env);
   const log = flags.quiet
@@ -92,13 +81,13 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
 
   const running = await startInventoryServer({
     host: flags.host,
-    port: flags.port,
+    port,
     dataFile,
-    seed: flags.seed,
+    seed,
     apiKeys: apiKeys.keys,
-    latency: flags.latency,
-    failRate: flags.failRate,
-    rateLimit: flags.rateLimit,
+    latency,
+    failRate,
+    rateLimit,
     log,
   });
 

@@ -7,7 +7,7 @@ import { PetinvError, usageError } from '../errors';
 import { paint, renderItems } from '../output/inventory';
 import { createProgress } from '../output/progress';
 import { readAll } from '../output/prompt';
-import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
+import { confirmChange, parseIntegerArgument, parsePetIdArgument, parseWholeNumber } from './arguments';
 import { type ConnectionFlags, connect } from './connect';
 import type { CommandContext } from './context';
 
@@ -21,7 +21,7 @@ export interface SetFlags extends ConnectionFlags {
 }
 
 /** One updated item: a row on a terminal, a TSV line in a pipe, the item itself with --json. */
-export function writeItem(item: InventoryItem, context: CommandContext, envName: string) {
+function writeItem(item: InventoryItem, context: CommandContext, envName: string) {
   if (context.json) context.stdout.write(`${serializeItem(item)}\n`);
   else
     context.stdout.write(
@@ -83,10 +83,7 @@ function reportProblems(input: BulkInput, context: CommandContext, strict: boole
 }
 
 async function runBulkSet(flags: SetFlags, context: CommandContext) {
-  const concurrency =
-    flags.concurrency === undefined ? 8 : parseIntegerArgument(flags.concurrency, '--concurrency');
-  if (concurrency < 1 || concurrency > 256)
-    throw usageError(`--concurrency ${flags.concurrency}: must be from 1 to 256`);
+  const concurrency = parseWholeNumber(flags.concurrency, '--concurrency', 1, 256) ?? 8;
   const input = parseBulkInput(await readBulkSource(flags, context));
   reportProblems(input, context, flags.strict);
   const { client, envName } = await connect(flags, context);

@@ -29,7 +29,7 @@ const HEADER = ['PET ID', 'STATUS', 'QUANTITY'] as const;
  * The terminal table. cli-table3 lays out a table in time quadratic in its rows (a 100,000-pet store
  * would take minutes), and these three columns need no wrapping, so rows are padded here in one pass.
  */
-export function renderTable(items: readonly InventoryItem[], options: RenderOptions): string {
+function renderTable(items: readonly InventoryItem[], options: RenderOptions): string {
   const chalk = paint(options.color);
   const paintStatus = statusPainter(options.color);
   let idWidth = HEADER[0].length;

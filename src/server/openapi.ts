@@ -1,4 +1,5 @@
 import { PET_STATUSES } from '../api/schemas';
+import { LOCAL_BASE_URL } from '../config/paths';
 import { BODY_LIMIT_BYTES } from './limits';
 
 /** What `petinv serve` implements, exactly; served at GET /v1/openapi.json. */
@@ -32,7 +33,7 @@ export const openApiDocument = {
     description:
       'The inventory service as implemented offline by `petinv serve`. Operations outside the inventory answer 501.',
   },
-  servers: [{ url: 'http://127.0.0.1:4010/v1', description: 'petinv serve on its default address' }],
+  servers: [{ url: LOCAL_BASE_URL, description: 'petinv serve on its default address' }],
   security: [{ bearer: [] }],
   paths: {
     '/inventory': {

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PetinvError } from '../errors';
+import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
+import { configError } from '../errors';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
 import { InventoryFile, lockDataFile } from './data-file';
 import { InventoryStore, seedInventory } from './store';
@@ -34,7 +35,8 @@ export interface RunningServer {
 
 /** Starts the embedded inventory service; the library's server factory. */
 export async function startInventoryServer(options: ServeOptions): Promise<RunningServer> {
-  const host = options.host ?? '127.0.0.1';
+  const host = options.host ?? LOCAL_SERVE_HOST;
+  const port = options.port ?? LOCAL_SERVE_PORT;
   const { dataFile } = options;
   let unlock: () => Promise<void> = async () => {};
   let file: InventoryFile | undefined;
@@ -65,7 +67,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     await new Promise<void>((resolve, reject) => {
       const fail = (error: Error) => reject(error);
       server.once('error', fail);
-      server.listen(options.port ?? 4010, host, () => {
+      server.listen(port, host, () => {
         server.off('error', fail);
         resolve();
       });
@@ -74,22 +76,18 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     await file?.close();
     await unlock();
     const { code } = error as NodeJS.ErrnoException;
-    const where = `${host}:${options.port ?? 4010}`;
+    const where = `${host}:${port}`;
     if (code === 'EADDRINUSE')
-      throw new PetinvError(
-        'config',
-        `port ${options.port} on ${host} is already in use; choose another with --port (0 picks a free one)`,
+      throw configError(
+        `port ${port} on ${host} is already in use; choose another with --port (0 picks a free one)`,
       );
     if (code === 'EACCES')
-      throw new PetinvError(
-        'config',
-        `not allowed to listen on ${where}; choose a port above 1023 with --port`,
-      );
+      throw configError(`not allowed to listen on ${where}; choose a port above 1023 with --port`);
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
-      throw new PetinvError('config', `cannot listen on ${where}: no such address on this machine`);
+      throw configError(`cannot listen on ${where}: no such address on this machine`);
     throw error;
   }
-  const { port } = server.address() as AddressInfo;
+  const { port: boundPort } = server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;
 
   let closing: Promise<void> | undefined;
@@ -106,9 +104,9 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     })());
 
   return {
-    baseUrl: `http://${urlHost}:${port}/v1`,
+    baseUrl: `http://${urlHost}:${boundPort}/v1`,
     host,
-    port,
+    port: boundPort,
     dataFile,
     seeded,
     pets: store.size,

@@ -76,10 +76,6 @@ export class InventoryStore {
     return this.items.length;
   }
 
-  list(): readonly InventoryItem[] {
-    return this.items;
-  }
-
   get(petId: bigint): InventoryItem | undefined {
     const position = this.positions.get(petId);
     return position === undefined ? undefined : this.items[position];
