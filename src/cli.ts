@@ -1,5 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { version } from '../package.json';
 import type { CommandContext } from './commands/context';
 import type { ServeFlags } from './commands/serve';
@@ -165,12 +165,8 @@ function buildProgram(): Command {
     )
     .option('--host <host>', 'address to bind; loopback unless told otherwise', LOCAL_SERVE_HOST)
     .option('--port <port>', 'port to listen on; 0 picks a free one', String(LOCAL_SERVE_PORT))
-    .addOption(
-      new Option('--data <file>', 'data file (default: inventory.json in the user data directory)').conflicts(
-        'inMemory',
-      ),
-    )
-    .option('--in-memory', 'keep the inventory in memory only; nothing is written')
+    .option('--data <file>', 'data file (default: inventory.json in the user data directory)')
+    .option('--in-memory', 'write nothing; with --data, load that file as a fixture that stays as it is')
     .option(
       '--api-key <key>',
       "accepted API key, repeatable (default: PETINV_SERVE_API_KEY, else the local environment's key, else a new one)",

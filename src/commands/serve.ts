@@ -73,7 +73,8 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
   const latency = parseLatency(flags.latency);
   const failRate = parseFailRate(flags.failRate);
   const rateLimit = parseWholeNumber(flags.rateLimit, '--rate-limit', 1, 1_000_000);
-  const dataFile = flags.inMemory ? undefined : (flags.data ?? defaultDataFile(env));
+  // --in-memory alone keeps nothing on disk; with --data it loads that file and never writes it.
+  const dataFile = flags.data ?? (flags.inMemory ? undefined : defaultDataFile(env));
   const apiKeys = await resolveServeKeys(flags, env);
   const log = flags.quiet
     ? undefined
@@ -83,6 +84,7 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     host: flags.host,
     port,
     dataFile,
+    inMemory: flags.inMemory,
     seed,
     apiKeys: apiKeys.keys,
     latency,
@@ -91,7 +93,15 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     log,
   });
 
-  const data = dataFile ?? 'in memory';
+  const data = running.dataFile
+    ? `${running.dataFile}${running.readOnly ? ' (loaded, never written)' : ''}`
+    : 'in memory';
+  if (running.dataFormat === 'array' && !running.readOnly) {
+    const notice = `${running.dataFile} is a plain JSON array; serve rewrites it in its own format when it first saves`;
+    stderr.write(
+      json ? `${JSON.stringify({ event: 'notice', message: notice })}\n` : `petinv serve: ${notice}\n`,
+    );
+  }
   if (json) {
     const ready = {
       event: 'listening',
@@ -99,6 +109,7 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
       host: running.host,
       port: running.port,
       dataFile: running.dataFile ?? null,
+      readOnly: running.readOnly,
       pets: running.pets,
       seeded: running.seeded,
       keySource: apiKeys.source,

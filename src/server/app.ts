@@ -2,6 +2,7 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializeItem } from '../api/json';
 import { describeIssues, InventoryUpdate, parsePetId } from '../api/schemas';
+import { StorageError } from './file-system';
 import { BODY_LIMIT_BYTES } from './limits';
 import { openApiDocument } from './openapi';
 import type { InventoryStore } from './store';
@@ -137,6 +138,24 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** A PATCH whose write failed: nothing of it was applied; 507 when the disk is full, else 503. */
+function storageFailure(error: StorageError): HttpError {
+  return error.outOfSpace
+    ? new HttpError(
+        507,
+        'insufficient_storage',
+        'the server has no space left to record the update; nothing was changed',
+      )
+    : new HttpError(
+        503,
+        'storage_unavailable',
+        'the server could not record the update; nothing was changed',
+        {
+          'Retry-After': '1',
+        },
+      );
+}
+
 function etagMatches(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   if (header.trim() === '*') return true;
@@ -203,7 +222,12 @@ export function createInventoryApp(options: AppOptions): Handler {
     }
     const update = InventoryUpdate.safeParse(raw);
     if (!update.success) throw new HttpError(400, 'invalid_body', describeIssues(update.error));
-    const item = await store.setQuantity(petId, update.data.quantity);
+    const item = await store.setQuantity(petId, update.data.quantity).catch((error: unknown) => {
+      if (!(error instanceof StorageError)) throw error;
+      // The operator needs the path and the cause; the client only what happened, without paths.
+      options.log?.({ method: req.method ?? '', path: req.url ?? '', fault: error.message });
+      throw storageFailure(error);
+    });
     if (!item) throw new HttpError(404, 'pet_not_found', `pet ${petId} is not in the inventory`);
     sendJson(res, 200, serializeItem(item));
   }

@@ -1,9 +1,11 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
 import { configError } from '../errors';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
-import { InventoryFile, lockDataFile } from './data-file';
+import { type DataFileFormat, InventoryFile, readInventoryFile, resolveDataPath } from './data-file';
+import type { FileSystem } from './file-system';
+import { lockDataFile } from './lock';
 import { InventoryStore, seedInventory } from './store';
 
 export const DEFAULT_SEED_COUNT = 12;
@@ -13,6 +15,10 @@ export interface ServeOptions extends FaultOptions {
   port?: number;
   /** The data file; undefined keeps the inventory in memory only. */
   dataFile?: string;
+  /** With a data file: load it, and never write it (a fixture that stays pristine). */
+  inMemory?: boolean;
+  /** The file layer the data file is written through; tests inject faults here. */
+  files?: FileSystem;
   /** How many sample pets a new inventory gets. */
   seed?: number;
   apiKeys: readonly string[];
@@ -24,7 +30,12 @@ export interface RunningServer {
   baseUrl: string;
   host: string;
   port: number;
+  /** The data file, resolved to the real file behind any symlink. */
   dataFile: string | undefined;
+  /** True when the data file is loaded but never written. */
+  readOnly: boolean;
+  /** `array` when the data file is a plain JSON array, rewritten in serve's format at its first save. */
+  dataFormat: DataFileFormat | undefined;
   /** True when the data file was created (and seeded) by this start. */
   seeded: boolean;
   pets: number;
@@ -37,21 +48,35 @@ export interface RunningServer {
 export async function startInventoryServer(options: ServeOptions): Promise<RunningServer> {
   const host = options.host ?? LOCAL_SERVE_HOST;
   const port = options.port ?? LOCAL_SERVE_PORT;
-  const { dataFile } = options;
+  const dataFile = options.dataFile === undefined ? undefined : resolveDataPath(options.dataFile);
+  const readOnly = options.inMemory === true;
   let unlock: () => Promise<void> = async () => {};
   let file: InventoryFile | undefined;
   let store: InventoryStore;
   let seeded = true;
+  let dataFormat: DataFileFormat | undefined;
   const seed = () => seedInventory(options.seed ?? DEFAULT_SEED_COUNT);
 
-  if (dataFile) {
-    unlock = await lockDataFile(dataFile);
+  if (dataFile && readOnly) {
+    const loaded = readInventoryFile(dataFile);
+    store = new InventoryStore(loaded.items);
+    dataFormat = loaded.format;
+    seeded = false;
+  } else if (dataFile) {
+    unlock = await lockDataFile(dataFile, options.files);
     try {
-      const opened = await InventoryFile.open(dataFile, seed);
+      const opened = await InventoryFile.open(dataFile, seed, { files: options.files });
       file = opened.file;
       seeded = opened.created;
-      store = new InventoryStore(opened.items, file);
-      if (seeded) await file.writeSnapshot(store.listBody());
+      dataFormat = file.format;
+      store = new InventoryStore(opened.items, file, {
+        onSnapshotError: (error) =>
+          options.log?.({
+            method: '-',
+            path: dataFile,
+            fault: `${(error as Error).message}; the journal keeps every change`,
+          }),
+      });
     } catch (error) {
       await file?.close();
       await unlock();
@@ -62,7 +87,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
   }
 
   const app = createInventoryApp({ ...options, store });
-  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => void app(req, res));
+  const server = createServer({ keepAliveTimeout: 5000 }, inOrderPerConnection(app));
   try {
     await new Promise<void>((resolve, reject) => {
       const fail = (error: Error) => reject(error);
@@ -99,8 +124,15 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
       await closed;
       clearTimeout(timer);
       await store.close();
-      await file?.close(() => store.listBody());
-      await unlock();
+      try {
+        await file?.close(() => store.listBody());
+      } catch (error) {
+        throw configError(
+          `${(error as Error).message}; the previous snapshot and the journal ${file?.journalPath} are intact, and the next start replays them`,
+        );
+      } finally {
+        await unlock();
+      }
     })());
 
   return {
@@ -108,9 +140,37 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     host,
     port: boundPort,
     dataFile,
+    readOnly,
+    dataFormat,
     seeded,
     pets: store.size,
     server,
     close,
+  };
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+/**
+ * node:http starts every request pipelined on a connection at once and only orders the responses. RFC
+ * 9112 section 9.3.2 wants them handled in order: PATCH 11, PATCH 22, GET must show 22. So a request
+ * starts only once the one before it on its connection has been answered.
+ */
+function inOrderPerConnection(handle: Handler): (req: IncomingMessage, res: ServerResponse) => void {
+  const waiting = new WeakMap<Socket, [IncomingMessage, ServerResponse][]>();
+  const run = (req: IncomingMessage, res: ServerResponse): void => {
+    void Promise.resolve(handle(req, res)).finally(() => {
+      const next = waiting.get(req.socket)?.shift();
+      if (next) run(next[0], next[1]);
+      else waiting.delete(req.socket);
+    });
+  };
+  return (req, res) => {
+    const queue = waiting.get(req.socket);
+    if (queue) queue.push([req, res]);
+    else {
+      waiting.set(req.socket, []);
+      run(req, res);
+    }
   };
 }

@@ -5,11 +5,14 @@ import { type InventoryItem, PET_STATUSES } from '../api/schemas';
 /** Where the store makes its changes durable (see data-file.ts); absent, the store lives in memory only. */
 export interface InventoryPersistence {
   /**
-   * Resolves once `changes`, and those of every commit begun before, are on disk. Two commits may be
-   * under way at once. `listBody` yields the whole inventory, for a persistence that would rather write
-   * everything anew; `size` is how many items that holds.
+   * Resolves once `changes` are on disk and every append begun before has settled; rejects when they
+   * could not be written, and then none of them may be applied. Two appends may be under way at once.
    */
-  commit(changes: readonly InventoryItem[], listBody: () => Buffer, size: number): Promise<void>;
+  append(changes: readonly InventoryItem[]): Promise<void>;
+  /** True when the changes written so far should be folded into a whole new snapshot. */
+  wantsSnapshot(inventorySize: number): boolean;
+  /** Writes the whole inventory anew; never called while an append is under way. */
+  writeSnapshot(listBody: Buffer): Promise<void>;
 }
 
 /**
@@ -25,9 +28,17 @@ const COMMA = Buffer.from(',');
 const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
 
-interface Waiter {
-  resolve: () => void;
+/** An update waiting to be written, and the request waiting for it. */
+interface PendingUpdate {
+  item: InventoryItem;
+  position: number;
+  resolve: (item: InventoryItem) => void;
   reject: (error: unknown) => void;
+}
+
+export interface StoreOptions {
+  /** Told of a background snapshot that failed (the journal still holds every change). */
+  onSnapshotError?: (error: unknown) => void;
 }
 
 /** A deterministic sample inventory: petIds 1..count, every status, varied quantities. */
@@ -40,9 +51,10 @@ export function seedInventory(count: number): InventoryItem[] {
 }
 
 /**
- * The inventory of `petinv serve`: items in petId order, the serialized list cached slice by slice,
- * and updates made durable by group commit (every update waiting while one write runs is covered by
- * the next single write).
+ * The inventory of `petinv serve`: items in petId order, the serialized list cached slice by slice, and
+ * updates made durable by group commit (every update waiting while one write runs is covered by the
+ * next single write). What GET shows, and its ETag, is only ever what is durable: a change is applied
+ * once its write succeeded, and a change whose write failed is dropped, never shown, never written later.
  */
 export class InventoryStore {
   private readonly items: InventoryItem[];
@@ -53,16 +65,20 @@ export class InventoryStore {
   private version = 0;
   private etagCache = '';
   private etagVersion = -1;
-  private durableVersion = 0;
-  private waiters: Waiter[] = [];
-  /** The latest state of each pet changed since the last commit. */
-  private uncommitted = new Map<bigint, InventoryItem>();
+  private pending: PendingUpdate[] = [];
+  /** Per pet, its updates not yet applied or dropped: while any is, an update must take its turn. */
+  private readonly unsettled = new Map<bigint, number>();
   private commitScheduled = false;
-  private readonly commitsInFlight = new Set<Promise<void>>();
+  private commitsInFlight = 0;
+  /** Settles once the latest commit has been applied or dropped: commits settle in the order they began. */
+  private lastCommit: Promise<void> = Promise.resolve();
+  private snapshotting: Promise<void> | undefined;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     items: readonly InventoryItem[],
     private readonly persistence?: InventoryPersistence,
+    private readonly options: StoreOptions = {},
   ) {
     this.items = [...items].sort((a, b) => (a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0));
     this.items.forEach((item, position) => {
@@ -81,7 +97,7 @@ export class InventoryStore {
     return position === undefined ? undefined : this.items[position];
   }
 
-  /** Changes with every update that changes a quantity; differs between two runs of the server. */
+  /** Changes with every durable update that changes a quantity; differs between two runs of the server. */
   get etag(): string {
     if (this.etagVersion !== this.version) {
       this.etagCache = `"${this.instanceTag}-${this.version}"`;
@@ -115,41 +131,51 @@ export class InventoryStore {
   }
 
   /**
-   * Sets one pet's quantity; status is left as it is. Resolves with the updated item once the change
-   * is durable, or with undefined when there is no such pet.
+   * Sets one pet's quantity; status is left as it is. Resolves with the item as this update left it,
+   * once it is durable; with undefined when there is no such pet; rejects with the storage failure when
+   * it could not be written (and then nothing of it was applied).
    */
-  async setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined> {
+  setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined> {
     const position = this.positions.get(petId);
-    const item = position === undefined ? undefined : this.items[position];
-    if (position === undefined || !item) return undefined;
-    if (item.quantity !== quantity) {
-      const updated = { ...item, quantity };
-      this.items[position] = updated;
-      if (this.persistence) this.uncommitted.set(petId, updated);
-      this.slices[Math.floor(position / SLICE_SIZE)] = undefined;
-      this.listBodyCache = undefined;
-      this.version++;
+    const current = position === undefined ? undefined : this.items[position];
+    if (position === undefined || !current) return Promise.resolve(undefined);
+    // Nothing to write: the durable value already is this one, and no other update of the pet is on its way.
+    if (current.quantity === quantity && !this.unsettled.has(petId)) return Promise.resolve(current);
+    const item = { petId, quantity, status: current.status };
+    if (!this.persistence) {
+      this.apply([{ item, position }]);
+      return Promise.resolve(item);
     }
-    // An unchanged value is acknowledged only once any earlier write of it is durable too.
-    await this.durable(this.version);
-    return this.items[position];
+    this.unsettled.set(petId, (this.unsettled.get(petId) ?? 0) + 1);
+    return new Promise((resolve, reject) => {
+      this.pending.push({ item, position, resolve, reject });
+      this.scheduleCommit();
+    });
   }
 
-  /** Waits until every change made so far is on disk and no commit is under way. */
-  async close(): Promise<void> {
-    await this.durable(this.version);
-    await Promise.allSettled(this.commitsInFlight);
+  /** Waits until every update received so far is applied or refused, and no write is under way. */
+  close(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private durable(version: number): Promise<void> {
-    if (!this.persistence || version <= this.durableVersion) return Promise.resolve();
-    const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
-    this.scheduleCommit();
-    return done;
+  private isIdle(): boolean {
+    return (
+      this.pending.length === 0 && this.commitsInFlight === 0 && !this.snapshotting && !this.commitScheduled
+    );
+  }
+
+  private apply(updates: readonly { item: InventoryItem; position: number }[]): void {
+    for (const { item, position } of updates) {
+      this.items[position] = item;
+      this.slices[Math.floor(position / SLICE_SIZE)] = undefined;
+    }
+    this.listBodyCache = undefined;
+    this.version++;
   }
 
   private scheduleCommit(): void {
-    if (this.commitScheduled || this.commitsInFlight.size >= MAX_COMMITS_IN_FLIGHT) return;
+    if (this.commitScheduled) return;
     this.commitScheduled = true;
     // Starting on the next turn lets every request that arrived in this turn join the commit.
     setImmediate(() => {
@@ -158,34 +184,65 @@ export class InventoryStore {
     });
   }
 
-  /** Commits every waiting change in one write: group commit. */
+  /** Commits every waiting update in one write: group commit. */
   private startCommit(): void {
     const { persistence } = this;
-    if (!persistence || this.waiters.length === 0 || this.commitsInFlight.size >= MAX_COMMITS_IN_FLIGHT)
+    if (!persistence || this.snapshotting) return;
+    if (persistence.wantsSnapshot(this.items.length)) {
+      // A snapshot must not miss a change still being written: let the writes drain, then take it.
+      if (this.commitsInFlight === 0) this.startSnapshot(persistence);
       return;
-    const version = this.version;
-    const covered = this.waiters;
-    const changes = this.uncommitted;
-    this.waiters = [];
-    this.uncommitted = new Map();
-    const commit = persistence
-      .commit([...changes.values()], () => this.listBody(), this.items.length)
-      .then(
-        () => {
-          this.durableVersion = Math.max(this.durableVersion, version);
-          for (const waiter of covered) waiter.resolve();
-        },
-        (error: unknown) => {
-          // Those changes stay in memory and go with the next commit; their callers hear of the failure.
-          for (const [petId, item] of changes)
-            if (!this.uncommitted.has(petId)) this.uncommitted.set(petId, item);
-          for (const waiter of covered) waiter.reject(error);
-        },
-      )
+    }
+    if (this.pending.length === 0) {
+      this.notifyIfIdle();
+      return;
+    }
+    if (this.commitsInFlight >= MAX_COMMITS_IN_FLIGHT) return;
+    const batch = this.pending;
+    this.pending = [];
+    this.commitsInFlight++;
+    const written = persistence.append(batch.map((update) => update.item));
+    const previous = this.lastCommit;
+    this.lastCommit = (async () => {
+      let failure: unknown;
+      let failed = false;
+      try {
+        await written;
+      } catch (error) {
+        failed = true;
+        failure = error;
+      }
+      await previous;
+      for (const { item } of batch) {
+        const count = (this.unsettled.get(item.petId) ?? 1) - 1;
+        if (count === 0) this.unsettled.delete(item.petId);
+        else this.unsettled.set(item.petId, count);
+      }
+      if (failed) {
+        for (const update of batch) update.reject(failure);
+      } else {
+        this.apply(batch);
+        for (const update of batch) update.resolve(update.item);
+      }
+      this.commitsInFlight--;
+      this.startCommit();
+    })();
+  }
+
+  private startSnapshot(persistence: InventoryPersistence): void {
+    this.snapshotting = persistence
+      .writeSnapshot(this.listBody())
+      .catch((error: unknown) => this.options.onSnapshotError?.(error))
       .finally(() => {
-        this.commitsInFlight.delete(commit);
-        if (this.waiters.length > 0) this.scheduleCommit();
+        this.snapshotting = undefined;
+        this.startCommit();
       });
-    this.commitsInFlight.add(commit);
+  }
+
+  private notifyIfIdle(): void {
+    if (!this.isIdle()) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 }

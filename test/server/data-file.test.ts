@@ -8,10 +8,8 @@ import { temporaryDirectory } from '../helpers/serve';
 const seed = () => seedInventory(3);
 
 async function openStore(path: string) {
-  const { file, items, created } = await InventoryFile.open(path, seed);
-  const store = new InventoryStore(items, file);
-  if (created) await file.writeSnapshot(store.listBody());
-  return { file, store };
+  const { file, items } = await InventoryFile.open(path, seed);
+  return { file, store: new InventoryStore(items, file) };
 }
 
 describe('InventoryFile: snapshot plus journal', () => {

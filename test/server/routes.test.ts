@@ -262,9 +262,11 @@ describe('an unexpected fault', () => {
   it('is a 500 Error body with no internals, and a log entry', async () => {
     const entries: RequestLogEntry[] = [];
     const store = new InventoryStore(seedInventory(3), {
-      commit: async () => {
+      append: async () => {
         throw new Error('EIO: i/o error, write /var/lib/petinv/inventory.json.journal');
       },
+      wantsSnapshot: () => false,
+      writeSnapshot: async () => {},
     });
     const app = createInventoryApp({ store, apiKeys: [KEY], log: (entry) => entries.push(entry) });
     const faulty = createServer((req, res) => void app(req, res));

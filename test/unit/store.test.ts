@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parseInventoryJson, serializeItems } from '../../src/api/json';
 import { InventoryList, parsePetId } from '../../src/api/schemas';
-import { InventoryStore, seedInventory } from '../../src/server/store';
+import { type InventoryPersistence, InventoryStore, seedInventory } from '../../src/server/store';
+
+/** A persistence that only appends: the snapshot side is data-file.ts's and tested there. */
+function appendOnly(append: InventoryPersistence['append']): InventoryPersistence {
+  return { append, wantsSnapshot: () => false, writeSnapshot: async () => {} };
+}
 
 describe('parsePetId', () => {
   it.each([
@@ -58,14 +63,15 @@ describe('InventoryStore', () => {
   it('batches the updates that wait during one commit into the next commit', async () => {
     const commits: bigint[][] = [];
     let release: () => void = () => {};
-    const store = new InventoryStore(seedInventory(10), {
-      commit: async (changes) => {
+    const store = new InventoryStore(
+      seedInventory(10),
+      appendOnly(async (changes) => {
         commits.push(changes.map((item) => item.petId));
         await new Promise<void>((resolve) => {
           release = resolve;
         });
-      },
-    });
+      }),
+    );
     const first = [1n, 2n].map((id) => store.setQuantity(id, 100));
     await new Promise((resolve) => setImmediate(resolve));
     expect(commits).toEqual([[1n, 2n]]);
@@ -75,7 +81,7 @@ describe('InventoryStore', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(commits).toEqual([
       [1n, 2n],
-      [3n, 4n, 5n],
+      [3n, 4n, 3n, 5n],
     ]);
     release();
     await Promise.all(rest);
@@ -85,12 +91,13 @@ describe('InventoryStore', () => {
   it('lets two commits overlap, and no more', async () => {
     const releases: Array<() => void> = [];
     const commits: bigint[][] = [];
-    const store = new InventoryStore(seedInventory(10), {
-      commit: (changes) => {
+    const store = new InventoryStore(
+      seedInventory(10),
+      appendOnly((changes) => {
         commits.push(changes.map((item) => item.petId));
         return new Promise<void>((resolve) => releases.push(resolve));
-      },
-    });
+      }),
+    );
     const turn = () => new Promise((resolve) => setImmediate(resolve));
     const first = store.setQuantity(1n, 50);
     await turn();
@@ -100,28 +107,79 @@ describe('InventoryStore', () => {
     const fourth = store.setQuantity(4n, 50);
     await turn();
     expect(commits).toEqual([[1n], [2n]]);
+    // The second write is done, but commits settle in the order they began: it waits for the first.
     releases[1]?.();
-    await second;
+    await turn();
+    expect(commits).toEqual([[1n], [2n]]);
+    releases[0]?.();
+    await Promise.all([first, second]);
     await turn();
     expect(commits).toEqual([[1n], [2n], [3n, 4n]]);
-    releases[0]?.();
     releases[2]?.();
-    await Promise.all([first, third, fourth]);
+    await Promise.all([third, fourth]);
   });
 
-  it('does not acknowledge an update whose commit failed, and commits it with the next one', async () => {
+  it('neither shows nor later writes an update whose commit failed', async () => {
     let failing = true;
     const committed: bigint[] = [];
-    const store = new InventoryStore(seedInventory(3), {
-      commit: async (changes) => {
+    const store = new InventoryStore(
+      seedInventory(3),
+      appendOnly(async (changes) => {
         if (failing) throw new Error('disk full');
         committed.push(...changes.map((item) => item.petId));
-      },
-    });
+      }),
+    );
+    const before = store.etag;
     await expect(store.setQuantity(1n, 9)).rejects.toThrow('disk full');
+    expect(store.get(1n)?.quantity).not.toBe(9);
+    expect(store.etag).toBe(before);
     failing = false;
     await store.setQuantity(2n, 9);
-    expect(committed.sort()).toEqual([1n, 2n]);
+    expect(committed).toEqual([2n]);
+  });
+
+  it('shows an update, in GET and the ETag, only once it is durable', async () => {
+    let release: () => void = () => {};
+    const store = new InventoryStore(
+      seedInventory(3),
+      appendOnly(() => new Promise<void>((resolve) => (release = resolve))),
+    );
+    const before = store.etag;
+    const body = store.listBody().toString();
+    const update = store.setQuantity(1n, 77);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(store.listBody().toString()).toBe(body);
+    expect(store.etag).toBe(before);
+    release();
+    await update;
+    expect(store.listBody().toString()).toContain('{"petId":1,"quantity":77,');
+    expect(store.etag).not.toBe(before);
+  });
+
+  it('answers each update with the item as its own write left it', async () => {
+    const store = new InventoryStore(
+      seedInventory(3),
+      appendOnly(async () => {}),
+    );
+    const answers = await Promise.all([11, 22, 33].map((quantity) => store.setQuantity(2n, quantity)));
+    expect(answers.map((item) => item?.quantity)).toEqual([11, 22, 33]);
+    expect(store.get(2n)?.quantity).toBe(33);
+  });
+
+  it('lets a same-value update wait for an earlier write of the pet, and share its fate', async () => {
+    let fail: (error: Error) => void = () => {};
+    const store = new InventoryStore(
+      seedInventory(3),
+      appendOnly(() => new Promise<void>((_resolve, reject) => (fail = reject))),
+    );
+    const current = store.get(1n)?.quantity ?? 0;
+    const change = store.setQuantity(1n, current + 1);
+    const back = store.setQuantity(1n, current);
+    await new Promise((resolve) => setImmediate(resolve));
+    fail(new Error('EIO'));
+    await expect(change).rejects.toThrow('EIO');
+    await expect(back).rejects.toThrow('EIO');
+    expect(store.get(1n)?.quantity).toBe(current);
   });
 
   it('answers undefined for an unknown pet', async () => {

@@ -1,0 +1,97 @@
+import * as fs from 'node:fs';
+import { promisify } from 'node:util';
+
+/**
+ * Every call the data file and its lock make that can change the disk, in one injectable layer: tests
+ * hand in a layer that fails with ENOSPC after so many bytes, writes short, or fails at the final stop,
+ * and prove that nothing acknowledged is lost and that the file still loads.
+ */
+export interface FileSystem {
+  openSync(path: string, flags: number, mode?: number): number;
+  /** Writes at most `length` bytes of `buffer` from `offset`; may write fewer. */
+  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number;
+  fsync(fd: number): Promise<void>;
+  fdatasync(fd: number): Promise<void>;
+  ftruncateSync(fd: number, length: number): void;
+  closeSync(fd: number): void;
+  renameSync(from: string, to: string): void;
+  linkSync(existing: string, newPath: string): void;
+  unlinkSync(path: string): void;
+  mkdirSync(path: string): void;
+}
+
+const fsyncAsync = promisify(fs.fsync);
+const fdatasyncAsync = promisify(fs.fdatasync);
+
+export const nodeFileSystem: FileSystem = {
+  openSync: (path, flags, mode) => fs.openSync(path, flags, mode),
+  writeSync: (fd, buffer, offset, length) => fs.writeSync(fd, buffer, offset, length),
+  fsync: (fd) => fsyncAsync(fd),
+  fdatasync: (fd) => fdatasyncAsync(fd),
+  ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
+  closeSync: (fd) => fs.closeSync(fd),
+  renameSync: (from, to) => fs.renameSync(from, to),
+  linkSync: (existing, newPath) => fs.linkSync(existing, newPath),
+  unlinkSync: (path) => fs.unlinkSync(path),
+  mkdirSync: (path) => {
+    fs.mkdirSync(path, { recursive: true });
+  },
+};
+
+const { O_WRONLY, O_RDONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW } = fs.constants;
+/** A new file that must not exist yet: never follows a planted symlink, never truncates a stranger's file. */
+export const CREATE_EXCLUSIVE = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
+/** The journal: appended to, created when absent, and never reached through a symlink. */
+export const APPEND_NO_FOLLOW = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW;
+export const READ_NO_FOLLOW = O_RDONLY | O_NOFOLLOW;
+
+/** Writes every byte, however many calls the kernel needs; throws what the first failing call throws. */
+export function writeFully(files: FileSystem, fd: number, buffer: Uint8Array): void {
+  let offset = 0;
+  while (offset < buffer.length) {
+    const written = files.writeSync(fd, buffer, offset, buffer.length - offset);
+    // A write that makes no progress would loop for ever: the disk is as good as full.
+    if (written <= 0)
+      throw Object.assign(new Error('no space left on device (write made no progress)'), { code: 'ENOSPC' });
+    offset += written;
+  }
+}
+
+const FILE_SYSTEM_REASONS: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is exhausted',
+  EIO: 'an input/output error of the device',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'it is a directory',
+  ELOOP: 'it is a symbolic link, which serve does not follow there',
+  EEXIST: 'it already exists',
+  EMFILE: 'too many open files',
+};
+
+/** A file-system failure in words a person reads, without a stack or errno numbers. */
+export function describeFileSystemError(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  return (code && FILE_SYSTEM_REASONS[code]) ?? message ?? String(error);
+}
+
+/** ENOSPC and EDQUOT: the write may succeed once space is freed. */
+export function isOutOfSpace(error: unknown): boolean {
+  const { code } = error as NodeJS.ErrnoException;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/** A write of the data file or its journal that did not happen; nothing it carried was applied. */
+export class StorageError extends Error {
+  override readonly name = 'StorageError';
+  /** True for ENOSPC and EDQUOT: retrying may work once space is freed. */
+  readonly outOfSpace: boolean;
+
+  constructor(what: string, cause: unknown) {
+    super(`${what}: ${describeFileSystemError(cause)}`);
+    this.outOfSpace = isOutOfSpace(cause);
+  }
+}

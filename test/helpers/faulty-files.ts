@@ -1,0 +1,77 @@
+import { type FileSystem, nodeFileSystem } from '../../src/server/file-system';
+
+const failure = (code: string) => Object.assign(new Error(`${code}: injected by the test`), { code });
+
+/**
+ * The real file system with faults on demand: a disk that fills up after so many bytes (the write that
+ * crosses the line is short, the next one fails with ENOSPC), writes that are always short, and syncs,
+ * renames or opens that fail.
+ */
+export class FaultyFiles implements FileSystem {
+  /** Bytes that still fit on the "disk"; undefined for no limit. */
+  spaceLeft: number | undefined;
+  /** Every write stores at most this many bytes (a short write, not an error). */
+  maxWrite: number | undefined;
+  failSync: string | undefined;
+  failRename: string | undefined;
+  /** Counts, for tests that check what was attempted. */
+  readonly calls = { write: 0, sync: 0, rename: 0 };
+  /** While set, every sync waits for it before it succeeds or fails: lets a test overlap two commits. */
+  holdSyncs: Promise<void> | undefined;
+
+  openSync(path: string, flags: number, mode?: number): number {
+    return nodeFileSystem.openSync(path, flags, mode);
+  }
+
+  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number {
+    this.calls.write++;
+    let allowed = Math.min(length, this.maxWrite ?? length);
+    if (this.spaceLeft !== undefined) {
+      if (this.spaceLeft <= 0) throw failure('ENOSPC');
+      allowed = Math.min(allowed, this.spaceLeft);
+    }
+    const written = nodeFileSystem.writeSync(fd, buffer, offset, allowed);
+    if (this.spaceLeft !== undefined) this.spaceLeft -= written;
+    return written;
+  }
+
+  async fsync(fd: number): Promise<void> {
+    this.calls.sync++;
+    await this.holdSyncs;
+    if (this.failSync) throw failure(this.failSync);
+    return nodeFileSystem.fsync(fd);
+  }
+
+  async fdatasync(fd: number): Promise<void> {
+    this.calls.sync++;
+    await this.holdSyncs;
+    if (this.failSync) throw failure(this.failSync);
+    return nodeFileSystem.fdatasync(fd);
+  }
+
+  ftruncateSync(fd: number, length: number): void {
+    nodeFileSystem.ftruncateSync(fd, length);
+  }
+
+  closeSync(fd: number): void {
+    nodeFileSystem.closeSync(fd);
+  }
+
+  renameSync(from: string, to: string): void {
+    this.calls.rename++;
+    if (this.failRename) throw failure(this.failRename);
+    nodeFileSystem.renameSync(from, to);
+  }
+
+  linkSync(existing: string, newPath: string): void {
+    nodeFileSystem.linkSync(existing, newPath);
+  }
+
+  unlinkSync(path: string): void {
+    nodeFileSystem.unlinkSync(path);
+  }
+
+  mkdirSync(path: string): void {
+    nodeFileSystem.mkdirSync(path);
+  }
+}

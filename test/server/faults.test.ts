@@ -1,0 +1,204 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InventoryFile } from '../../src/server/data-file';
+import { StorageError } from '../../src/server/file-system';
+import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { InventoryStore, seedInventory } from '../../src/server/store';
+import { FaultyFiles } from '../helpers/faulty-files';
+import { bearer, jsonBody, request } from '../helpers/http';
+import { temporaryDirectory } from '../helpers/serve';
+
+const seed = () => seedInventory(20);
+
+async function openStore(path: string, files: FaultyFiles, now?: () => number) {
+  const { file, items } = await InventoryFile.open(path, seed, { files, now });
+  return { file, store: new InventoryStore(items, file) };
+}
+
+/** What a fresh start finds in the file: the inventory with its journal replayed. */
+async function reload(path: string): Promise<Map<bigint, number>> {
+  const { file, items } = await InventoryFile.open(path, seed);
+  await file.close();
+  return new Map(items.map((item) => [item.petId, item.quantity]));
+}
+
+function leftovers(directory: string): string[] {
+  return readdirSync(directory).filter((name) => name.endsWith('.tmp'));
+}
+
+describe('the data file under faults', () => {
+  it('completes short writes, in the journal and the snapshot', async () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, 'inventory.json');
+    const files = new FaultyFiles();
+    files.maxWrite = 7;
+    const { file, store } = await openStore(path, files);
+    await Promise.all([store.setQuantity(1n, 101), store.setQuantity(2n, 102)]);
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(
+      '{"petId":1,"quantity":101}\n{"petId":2,"quantity":102}\n',
+    );
+    await store.setQuantity(3n, 103);
+    await file.close(() => store.listBody());
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('');
+    const loaded = await reload(path);
+    expect([loaded.get(1n), loaded.get(2n), loaded.get(3n)]).toEqual([101, 102, 103]);
+  });
+
+  it('cuts a journal append that hit ENOSPC back to its last complete line, and refuses its updates', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const files = new FaultyFiles();
+    const { file, store } = await openStore(path, files);
+    await store.setQuantity(1n, 11);
+    const before = readFileSync(`${path}.journal`, 'utf8');
+    const etag = store.etag;
+    files.spaceLeft = 10; // The next line is written in part, then the disk is full.
+    const refused = await Promise.allSettled([store.setQuantity(2n, 22), store.setQuantity(3n, 33)]);
+    for (const outcome of refused) {
+      expect(outcome.status).toBe('rejected');
+      const error = (outcome as PromiseRejectedResult).reason;
+      expect(error).toBeInstanceOf(StorageError);
+      expect((error as StorageError).outOfSpace).toBe(true);
+    }
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(before);
+    expect(store.etag).toBe(etag);
+    expect(store.get(2n)?.quantity).not.toBe(22);
+
+    // Space freed: the next update goes through, and the refused ones are never written after all.
+    files.spaceLeft = undefined;
+    await store.setQuantity(4n, 44);
+    await file.close();
+    const loaded = await reload(path);
+    expect(loaded.get(1n)).toBe(11);
+    expect(loaded.get(4n)).toBe(44);
+    expect(loaded.get(2n)).toBe(seedInventory(20)[1]?.quantity);
+    expect(loaded.get(3n)).toBe(seedInventory(20)[2]?.quantity);
+  });
+
+  it('refuses an append whose sync failed (EIO), and every append written after it', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const files = new FaultyFiles();
+    const { file, store } = await openStore(path, files);
+    await store.setQuantity(1n, 11);
+    const before = readFileSync(`${path}.journal`, 'utf8');
+    files.failSync = 'EIO';
+    let release: () => void = () => {};
+    files.holdSyncs = new Promise<void>((resolve) => (release = resolve));
+    // Two commits overlap: the second is written while the first syncs; then both syncs fail.
+    const first = Promise.allSettled([store.setQuantity(2n, 22)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = Promise.allSettled([store.setQuantity(3n, 33)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(readFileSync(`${path}.journal`, 'utf8')).toContain('"quantity":33');
+    release();
+    const outcomes = [...(await first), ...(await second)];
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+    expect(((outcomes[0] as PromiseRejectedResult).reason as StorageError).outOfSpace).toBe(false);
+    files.holdSyncs = undefined;
+    files.failSync = undefined;
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(before);
+    await file.close();
+    const loaded = await reload(path);
+    expect([loaded.get(1n), loaded.get(2n) === 22, loaded.get(3n) === 33]).toEqual([11, false, false]);
+  });
+
+  it('never renames a snapshot cut short by ENOSPC over the data file, and keeps the journal', async () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, 'inventory.json');
+    const files = new FaultyFiles();
+    const { file, store } = await openStore(path, files);
+    await store.setQuantity(5n, 55);
+    const snapshot = readFileSync(path);
+    const journal = readFileSync(`${path}.journal`, 'utf8');
+    files.spaceLeft = 100; // The snapshot needs more than that.
+    await expect(file.writeSnapshot(store.listBody())).rejects.toThrow(/no space left/);
+    expect(readFileSync(path)).toEqual(snapshot);
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(journal);
+    expect(leftovers(directory)).toEqual([]);
+    files.spaceLeft = undefined;
+    await file.close();
+    expect((await reload(path)).get(5n)).toBe(55);
+  });
+
+  it('waits before trying a failed snapshot again, rather than looping', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const files = new FaultyFiles();
+    let clock = 0;
+    const { file, store } = await openStore(path, files, () => clock);
+    const renames = files.calls.rename; // Creating the data file renamed once.
+    files.failRename = 'EIO';
+    // Past 1024 journal entries a snapshot is due after every commit; it fails each time.
+    for (let round = 0; round < 12; round++) {
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) => store.setQuantity(BigInt((i % 20) + 1), round * 100 + i)),
+      );
+    }
+    expect(files.calls.rename - renames).toBe(1);
+    clock += 1000;
+    await store.setQuantity(1n, 1);
+    expect(files.calls.rename - renames).toBe(2);
+    files.failRename = undefined;
+    clock += 2000;
+    await store.setQuantity(1n, 2);
+    await store.close();
+    expect(files.calls.rename - renames).toBe(3);
+    // The snapshot went first and folded in all 1,200 lines; the update that triggered it followed.
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('{"petId":1,"quantity":2}\n');
+    expect(readFileSync(path, 'utf8')).toContain('{"petId":20,"quantity":1199,');
+    await file.close();
+    expect((await reload(path)).get(1n)).toBe(2);
+  });
+});
+
+describe('petinv serve with a full disk', () => {
+  let running: RunningServer | undefined;
+  afterEach(async () => {
+    await running?.close().catch(() => {});
+    running = undefined;
+  });
+
+  it('answers 507 with nothing applied, and shows only what is durable', async () => {
+    const directory = temporaryDirectory();
+    const files = new FaultyFiles();
+    running = await startInventoryServer({
+      port: 0,
+      apiKeys: ['k'],
+      dataFile: join(directory, 'inventory.json'),
+      files,
+    });
+    const url = running.baseUrl;
+    expect((await request(`${url}/inventory/1`, jsonBody('k', '{"quantity":11}'))).status).toBe(200);
+    files.spaceLeft = 5;
+    const refused = await request(`${url}/inventory/2`, jsonBody('k', '{"quantity":22}'));
+    expect(refused.status).toBe(507);
+    expect(refused.json()).toEqual({
+      code: 'insufficient_storage',
+      message: expect.any(String),
+      status: 507,
+    });
+    expect(refused.text).not.toContain(directory);
+    const list = (await request(`${url}/inventory`, { headers: bearer('k') })).text;
+    expect(list).toContain('{"petId":1,"quantity":11,');
+    expect(list).not.toContain('{"petId":2,"quantity":22,');
+  });
+
+  it('on a stop whose final snapshot fails, keeps the old snapshot and the journal, and says so', async () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, 'inventory.json');
+    const files = new FaultyFiles();
+    running = await startInventoryServer({ port: 0, apiKeys: ['k'], dataFile: path, files });
+    await request(`${running.baseUrl}/inventory/7`, jsonBody('k', '{"quantity":77}'));
+    const snapshot = readFileSync(path);
+    files.spaceLeft = 0;
+    const stopping = running.close();
+    running = undefined;
+    await expect(stopping).rejects.toMatchObject({
+      kind: 'config',
+      message: expect.stringMatching(/no space left.*journal .* intact/),
+    });
+    expect(readFileSync(path)).toEqual(snapshot);
+    expect(leftovers(directory)).toEqual([]);
+    expect(readdirSync(directory)).not.toContain('inventory.json.lock');
+    expect((await reload(path)).get(7n)).toBe(77);
+  });
+});
