@@ -193,6 +193,15 @@ export function readInventoryFile(path: string): { items: InventoryItem[]; forma
   return { items: loaded.items, format: loaded.format };
 }
 
+/** The data file's directory, created when missing; a failure is one line naming it. */
+export function createDataDirectory(path: string, files: FileSystem = nodeFileSystem): void {
+  try {
+    files.mkdirSync(dirname(path));
+  } catch (error) {
+    throw configError(`cannot create the directory of data file ${path}: ${describeFileSystemError(error)}`);
+  }
+}
+
 /** fsync of the directory makes a rename or a new file's name durable. */
 async function syncDirectory(files: FileSystem, path: string): Promise<void> {
   const directory = files.openSync(dirname(path), constants.O_RDONLY);
@@ -296,13 +305,7 @@ export class InventoryFile {
     options: DataFileOptions = {},
   ): Promise<{ file: InventoryFile; items: InventoryItem[]; created: boolean }> {
     const files = options.files ?? nodeFileSystem;
-    try {
-      files.mkdirSync(dirname(path));
-    } catch (error) {
-      throw configError(
-        `cannot create the directory of data file ${path}: ${describeFileSystemError(error)}`,
-      );
-    }
+    createDataDirectory(path, files);
     const loaded = loadInventory(path);
     const items = loaded?.items ?? seed();
     if (!loaded) {

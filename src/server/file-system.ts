@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 
 /**
@@ -33,10 +34,25 @@ export const nodeFileSystem: FileSystem = {
   renameSync: (from, to) => fs.renameSync(from, to),
   linkSync: (existing, newPath) => fs.linkSync(existing, newPath),
   unlinkSync: (path) => fs.unlinkSync(path),
-  mkdirSync: (path) => {
-    fs.mkdirSync(path, { recursive: true });
-  },
+  mkdirSync: makeDirectories,
 };
+
+/**
+ * mkdir -p, one level at a time. Node 20's recursive mkdirSync never returns when a directory cannot
+ * be made in a parent that exists (ENOENT under /proc, say); this fails with that error instead.
+ */
+function makeDirectories(path: string): void {
+  try {
+    fs.mkdirSync(path);
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'EEXIST' && fs.statSync(path).isDirectory()) return;
+    const parent = dirname(path);
+    if (code !== 'ENOENT' || parent === path || fs.existsSync(parent)) throw error;
+    makeDirectories(parent);
+    fs.mkdirSync(path);
+  }
+}
 
 const { O_WRONLY, O_RDONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW } = fs.constants;
 /** A new file that must not exist yet: never follows a planted symlink, never truncates a stranger's file. */

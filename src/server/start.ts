@@ -3,7 +3,13 @@ import type { AddressInfo, Socket } from 'node:net';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
 import { configError } from '../errors';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
-import { type DataFileFormat, InventoryFile, readInventoryFile, resolveDataPath } from './data-file';
+import {
+  createDataDirectory,
+  type DataFileFormat,
+  InventoryFile,
+  readInventoryFile,
+  resolveDataPath,
+} from './data-file';
 import type { FileSystem } from './file-system';
 import { lockDataFile } from './lock';
 import { InventoryStore, seedInventory } from './store';
@@ -63,6 +69,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     dataFormat = loaded.format;
     seeded = false;
   } else if (dataFile) {
+    createDataDirectory(dataFile, options.files);
     unlock = await lockDataFile(dataFile, options.files);
     try {
       const opened = await InventoryFile.open(dataFile, seed, { files: options.files });

@@ -1,0 +1,148 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, statfsSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
+
+/**
+ * The real thing, where the machine allows it (root, tmpfs): a small file system that enforces its size
+ * exactly, nearly filled, then bursts of updates cut short by kill -9. After every restart each pet must
+ * hold its last acknowledged quantity, or the one update that was in flight when the server died.
+ */
+
+const KEY = 'disk-full-key';
+const PETS = 2000;
+
+function mountSmallTmpfs(): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const directory = temporaryDirectory('petinv-tmpfs-');
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', directory], { stdio: 'ignore' });
+    return directory;
+  } catch {
+    return undefined;
+  }
+}
+
+const mountPoint = mountSmallTmpfs();
+
+afterAll(() => {
+  if (mountPoint) execFileSync('umount', ['-l', mountPoint], { stdio: 'ignore' });
+});
+
+interface PetHistory {
+  acknowledged: number | undefined;
+  /** Sent, not answered: the server may or may not have made it durable before it died. */
+  inFlight: number | undefined;
+}
+
+const history = new Map<number, PetHistory>();
+let nextQuantity = 1;
+
+/** Leaves `bytes` free on the file system by sizing a filler file. */
+function leaveFree(directory: string, bytes: number): void {
+  const filler = join(directory, 'filler');
+  writeFileSync(filler, '', { flag: 'a' });
+  truncateSync(filler, 0);
+  const { bavail, bsize } = statfsSync(directory);
+  const size = Math.max(0, bavail * bsize - bytes);
+  try {
+    writeFileSync(filler, Buffer.alloc(size));
+  } catch {
+    // Filled to the last byte: as good.
+  }
+}
+
+/** Updates pets, one request per pet at a time, 8 at once, until `stop()` says so. */
+async function burst(server: SpawnedServer, stop: (sent: number) => boolean): Promise<Map<number, number>> {
+  const statuses = new Map<number, number>();
+  let sent = 0;
+  const worker = async (lane: number) => {
+    for (let round = 0; !stop(sent); round++) {
+      const petId = ((round * 8 + lane) % PETS) + 1;
+      const quantity = nextQuantity++;
+      const pet = history.get(petId) ?? { acknowledged: undefined, inFlight: undefined };
+      history.set(petId, pet);
+      pet.inFlight = quantity;
+      sent++;
+      let status: number;
+      try {
+        const response = await fetch(`${server.baseUrl}/inventory/${petId}`, {
+          method: 'PATCH',
+          headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+          body: `{"quantity":${quantity}}`,
+        });
+        status = response.status;
+        await response.arrayBuffer();
+      } catch {
+        return; // The server is gone: this update stays in flight.
+      }
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      if (status === 200) pet.acknowledged = quantity;
+      pet.inFlight = undefined;
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, (_, lane) => worker(lane)));
+  return statuses;
+}
+
+async function expectEveryAcknowledgedUpdate(server: SpawnedServer): Promise<void> {
+  const response = await fetch(`${server.baseUrl}/inventory`, {
+    headers: { Authorization: `Bearer ${KEY}` },
+  });
+  const items = (await response.json()) as { petId: number; quantity: number }[];
+  const quantities = new Map(items.map((item) => [item.petId, item.quantity]));
+  const wrong: string[] = [];
+  for (const [petId, pet] of history) {
+    const allowed = [pet.acknowledged, pet.inFlight].filter((value) => value !== undefined);
+    if (allowed.length === 0) continue;
+    const found = quantities.get(petId);
+    if (found === undefined || !allowed.includes(found))
+      wrong.push(`pet ${petId}: ${found}, expected one of ${allowed.join(', ')}`);
+    // What the restarted server shows is now the truth to build on.
+    pet.acknowledged = found;
+    pet.inFlight = undefined;
+  }
+  expect(wrong).toEqual([]);
+}
+
+describe.skipIf(!mountPoint)('petinv serve on a real, nearly full disk (tmpfs, root only)', () => {
+  it('keeps every acknowledged update through ENOSPC and kill -9, and refuses the rest with 507', async () => {
+    const directory = join(mountPoint ?? '', 'data');
+    mkdirSync(directory);
+    const data = join(directory, 'inventory.json');
+    const args = ['--data', data, '--api-key', KEY, '--seed', String(PETS), '--quiet'];
+    let server = await spawnServer(args);
+    const seen = new Map<number, number>();
+
+    for (const [round, free] of [60_000, 20_000, 120_000, 5_000].entries()) {
+      leaveFree(mountPoint ?? '', free);
+      // Kill at a different point each round: after so many sends, wherever the server is then.
+      const killAfter = 400 + round * 300;
+      const killing = burst(server, (sent) => sent >= killAfter);
+      const statuses = await killing;
+      for (const [status, count] of statuses) seen.set(status, (seen.get(status) ?? 0) + count);
+      server.child.kill('SIGKILL');
+      await server.exited;
+      leaveFree(mountPoint ?? '', 200_000); // Room for the restart's lock and a snapshot.
+      server = await spawnServer(args);
+      await expectEveryAcknowledgedUpdate(server);
+    }
+    // The disk really was full at times, and nothing but 200 and 507 was answered.
+    expect(seen.get(507) ?? 0).toBeGreaterThan(0);
+    expect(seen.get(200) ?? 0).toBeGreaterThan(0);
+    expect([...seen.keys()].sort()).toEqual([200, 507]);
+    expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+
+    // A clean stop on a full disk: exit 3, and the journal carries what the snapshot could not.
+    await burst(server, (sent) => sent >= 300);
+    leaveFree(mountPoint ?? '', 0);
+    const stopped = await server.stop('SIGTERM');
+    expect(stopped.code).toBe(3);
+    expect(server.stderr()).toMatch(/no space left[^\n]*intact/);
+    leaveFree(mountPoint ?? '', 200_000);
+    server = await spawnServer(args);
+    await expectEveryAcknowledgedUpdate(server);
+    expect((await server.stop()).code).toBe(0);
+  }, 60_000);
+});
