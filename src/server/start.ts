@@ -158,26 +158,37 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
+const WAITING = Symbol('requests waiting on this connection');
+type OrderedSocket = Socket & { [WAITING]?: [IncomingMessage, ServerResponse][] };
+
 /**
  * node:http starts every request pipelined on a connection at once and only orders the responses. RFC
  * 9112 section 9.3.2 wants them handled in order: PATCH 11, PATCH 22, GET must show 22. So a request
- * starts only once the one before it on its connection has been answered.
+ * starts only once the one before it on its connection has been answered. A request answered at once
+ * (the GET hot path) leaves nothing to wait for and costs no bookkeeping.
  */
 function inOrderPerConnection(handle: Handler): (req: IncomingMessage, res: ServerResponse) => void {
-  const waiting = new WeakMap<Socket, [IncomingMessage, ServerResponse][]>();
-  const run = (req: IncomingMessage, res: ServerResponse): void => {
-    void Promise.resolve(handle(req, res)).finally(() => {
-      const next = waiting.get(req.socket)?.shift();
-      if (next) run(next[0], next[1]);
-      else waiting.delete(req.socket);
-    });
+  const drain = (socket: OrderedSocket): void => {
+    for (let next = socket[WAITING]?.shift(); next; next = socket[WAITING]?.shift()) {
+      const [req, res] = next;
+      const handled = handle(req, res);
+      if (!res.writableEnded) {
+        void Promise.resolve(handled).finally(() => drain(socket));
+        return;
+      }
+    }
+    socket[WAITING] = undefined;
   };
   return (req, res) => {
-    const queue = waiting.get(req.socket);
-    if (queue) queue.push([req, res]);
-    else {
-      waiting.set(req.socket, []);
-      run(req, res);
+    const socket = req.socket as OrderedSocket;
+    const waiting = socket[WAITING];
+    if (waiting) {
+      waiting.push([req, res]);
+      return;
     }
+    const handled = handle(req, res);
+    if (res.writableEnded) return;
+    socket[WAITING] = [];
+    void Promise.resolve(handled).finally(() => drain(socket));
   };
 }

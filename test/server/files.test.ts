@@ -195,22 +195,45 @@ describe('fixtures for testing scripts', () => {
 });
 
 describe('requests pipelined on one connection', () => {
-  it('are handled in order: PATCH 11, 22, 33 then GET answer 11, 22, 33 and a list showing 33', async () => {
-    const server = await start({ apiKeys: [KEY], dataFile: join(temporaryDirectory(), 'inventory.json') });
-    const patchText = (quantity: number) =>
-      `PATCH /v1/inventory/3 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${`{"quantity":${quantity}}`.length}\r\n\r\n{"quantity":${quantity}}`;
-    const pipelined = `${patchText(11)}${patchText(22)}${patchText(33)}GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nConnection: close\r\n\r\n`;
-    const socket = connect(server.port, '127.0.0.1');
-    // Written in one go and not half-closed, as a pipelining client does; the GET asks to close.
-    socket.write(pipelined);
+  const patchText = (quantity: number) =>
+    `PATCH /v1/inventory/3 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${`{"quantity":${quantity}}`.length}\r\n\r\n{"quantity":${quantity}}`;
+  const getText = (close = false) =>
+    `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
+
+  /** Sends every request in one write, as a pipelining client does (no half-close), and splits the answers. */
+  async function pipeline(port: number, requests: string): Promise<string[]> {
+    const socket = connect(port, '127.0.0.1');
+    socket.write(requests);
     let raw = '';
     for await (const chunk of socket) raw += chunk;
-    const bodies = raw
+    return raw
       .split('HTTP/1.1 ')
       .slice(1)
       .map((response) => response.slice(response.indexOf('\r\n\r\n') + 4));
+  }
+
+  it('are handled in order: PATCH 11, 22, 33 then GET answer 11, 22, 33 and a list showing 33', async () => {
+    const server = await start({ apiKeys: [KEY], dataFile: join(temporaryDirectory(), 'inventory.json') });
+    const bodies = await pipeline(
+      server.port,
+      `${patchText(11)}${patchText(22)}${patchText(33)}${getText(true)}`,
+    );
     expect(bodies.slice(0, 3).map((body) => JSON.parse(body).quantity)).toEqual([11, 22, 33]);
     expect(bodies[3]).toContain('{"petId":3,"quantity":33,');
+  });
+
+  it('keep their order when reads answered at once sit between writes', async () => {
+    const server = await start({ apiKeys: [KEY], dataFile: join(temporaryDirectory(), 'inventory.json') });
+    const bodies = await pipeline(
+      server.port,
+      `${patchText(11)}${getText()}${getText()}${patchText(22)}${getText(true)}`,
+    );
+    expect(bodies).toHaveLength(5);
+    expect(JSON.parse(bodies[0] ?? '').quantity).toBe(11);
+    expect(bodies[1]).toContain('{"petId":3,"quantity":11,');
+    expect(bodies[2]).toContain('{"petId":3,"quantity":11,');
+    expect(JSON.parse(bodies[3] ?? '').quantity).toBe(22);
+    expect(bodies[4]).toContain('{"petId":3,"quantity":22,');
   });
 });
 
