@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statfsSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
+import { runPetinv, type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
 
 /**
  * The real thing, where the machine allows it (root, tmpfs): a small file system that enforces its size
@@ -13,21 +13,34 @@ import { type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/
 const KEY = 'disk-full-key';
 const PETS = 2000;
 
-function mountSmallTmpfs(): string | undefined {
+function mountTmpfs(options: string): string | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const directory = temporaryDirectory('petinv-tmpfs-');
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', directory], { stdio: 'ignore' });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', directory], { stdio: 'ignore' });
     return directory;
   } catch {
     return undefined;
   }
 }
 
-const mountPoint = mountSmallTmpfs();
+const mountPoint = mountTmpfs('size=1m');
+const readOnlyMount = mountTmpfs('size=64k,ro');
 
 afterAll(() => {
-  if (mountPoint) execFileSync('umount', ['-l', mountPoint], { stdio: 'ignore' });
+  for (const mounted of [mountPoint, readOnlyMount])
+    if (mounted) execFileSync('umount', ['-l', mounted], { stdio: 'ignore' });
+});
+
+describe.skipIf(!readOnlyMount)('petinv serve on a read-only mount (root only)', () => {
+  it('stops at start with one line and exit code 3', async () => {
+    const data = join(readOnlyMount ?? '', 'missing', 'inventory.json');
+    const result = await runPetinv(['serve', '--port', '0', '--api-key', KEY, '--data', data]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toBe(
+      `petinv: cannot create the directory of data file ${data}: the file system is read-only\n`,
+    );
+  });
 });
 
 interface PetHistory {
