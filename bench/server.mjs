@@ -1,5 +1,10 @@
-// petinv serve against a bare node:http handler, same load generator (autocannon) and connections.
+// petinv serve against a bare node:http handler, same load generator and connections. The load comes
+// from wrk (C) when it is installed: autocannon is JavaScript on the same two cores, and a generator that
+// is itself the bottleneck flatters whatever it is compared with. Its CPU share is printed either way.
 
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
@@ -8,17 +13,64 @@ import { KEY, median, printTable, startPetinv, startProcess, temporaryDirectory 
 const CONNECTIONS = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CORES = cpus().length;
 const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+const hasWrk = spawnSync('wrk', ['--version'], { stdio: 'ignore' }).error === undefined;
 
-async function requestsPerSecond(url, method) {
+// Each PATCH sets a new quantity on one of ten pets, so every one is a real, durable change.
+const PATCH_SCRIPT = `
+counter = 0
+request = function()
+  counter = counter + 1
+  local body = '{"quantity":' .. (counter % 100000) .. '}'
+  return wrk.format("PATCH", "/v1/inventory/" .. ((counter % 10) + 1), nil, body)
+end
+`;
+
+/** CPU seconds a process has used so far, from the kernel's accounting. */
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+}
+
+/** wrk's requests per second and CPU seconds (bash's `times` reports its child's user and system time). */
+function runWrk(url, method) {
+  const script = join(temporaryDirectory(), 'patch.lua');
+  writeFileSync(script, PATCH_SCRIPT);
+  const wrkArgs = ['-t2', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '-H', `Authorization: Bearer ${KEY}`];
+  if (method === 'PATCH') wrkArgs.push('-H', 'Content-Type: application/json', '-s', script);
+  const quoted = [...wrkArgs, url].map((arg) => `'${arg}'`).join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', `wrk ${quoted}; times`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.on('exit', () => {
+      const rate = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]);
+      const failures = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(output);
+      if (failures || !Number.isFinite(rate)) return reject(new Error(`wrk ${method} ${url}:\n${output}`));
+      // `times` prints the shell's own times, then its children's: "0m1.234s 0m0.567s".
+      const [user, system] = [
+        ...output
+          .trim()
+          .split('\n')
+          .at(-1)
+          .matchAll(/(\d+)m([\d.]+)s/g),
+      ].map((match) => Number(match[1]) * 60 + Number(match[2]));
+      resolve({ rate, generatorCpu: user + system });
+    });
+  });
+}
+
+async function runAutocannon(url, method) {
   let counter = 0;
+  const before = process.cpuUsage();
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
     duration: SECONDS,
     method,
     headers,
-    // Each PATCH sets a new quantity on one of ten pets, so every one is a real, durable change.
     requests:
       method === 'PATCH'
         ? [
@@ -34,40 +86,73 @@ async function requestsPerSecond(url, method) {
   });
   if (result.non2xx > 0 || result.errors > 0)
     throw new Error(`${method} ${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return result.requests.average;
+  const used = process.cpuUsage(before);
+  return { rate: result.requests.average, generatorCpu: (used.user + used.system) / 1e6 };
 }
 
+/** Requests per second against `server`, with the share of the machine's CPU the generator and the server took. */
+async function load(server, url, method) {
+  const serverBefore = cpuSeconds(server.child.pid);
+  const { rate, generatorCpu } = await (hasWrk ? runWrk(url, method) : runAutocannon(url, method));
+  const serverCpu = cpuSeconds(server.child.pid) - serverBefore;
+  const capacity = SECONDS * CORES;
+  return { rate, generatorShare: generatorCpu / capacity, serverShare: serverCpu / capacity };
+}
+
+const percent = (share) => `${Math.round(share * 100)}%`;
+
 export async function benchServer() {
+  if (!hasWrk)
+    console.log(
+      '\nwrk is not installed (Debian package wrk): falling back to autocannon, JavaScript on the same cores; watch its CPU share.',
+    );
   const bare = await startProcess([join(import.meta.dirname, 'bare-server.mjs')]);
   const petinv = await startPetinv(['--seed', '10', '--data', join(temporaryDirectory(), 'inventory.json')]);
   const samples = { bareGet: [], petinvGet: [], barePatch: [], petinvPatch: [] };
   for (let round = 0; round < ROUNDS; round++) {
-    samples.bareGet.push(await requestsPerSecond(`${bare.baseUrl}/inventory`, 'GET'));
-    samples.petinvGet.push(await requestsPerSecond(`${petinv.baseUrl}/inventory`, 'GET'));
-    samples.barePatch.push(await requestsPerSecond(`${bare.baseUrl}/inventory/1`, 'PATCH'));
-    samples.petinvPatch.push(await requestsPerSecond(`${petinv.baseUrl}/inventory/1`, 'PATCH'));
+    samples.bareGet.push(await load(bare, `${bare.baseUrl}/inventory`, 'GET'));
+    samples.petinvGet.push(await load(petinv, `${petinv.baseUrl}/inventory`, 'GET'));
+    samples.barePatch.push(await load(bare, `${bare.baseUrl}/inventory/1`, 'PATCH'));
+    samples.petinvPatch.push(await load(petinv, `${petinv.baseUrl}/inventory/1`, 'PATCH'));
   }
   await Promise.all([bare.stop(), petinv.stop()]);
-  const ratio = (a, b) => median(a.map((value, i) => value / b[i]));
+  const rate = (runs) => Math.round(median(runs.map((run) => run.rate)));
+  const ratio = (a, b) => median(a.map((run, i) => run.rate / b[i].rate)).toFixed(2);
+  const shares = (a, b) =>
+    `${percent(median(a.map((run) => run.generatorShare)))} / ${percent(median(b.map((run) => run.generatorShare)))}`;
+  const serverShares = (a, b) =>
+    `${percent(median(a.map((run) => run.serverShare)))} / ${percent(median(b.map((run) => run.serverShare)))}`;
   const rows = [
-    ['measure', 'petinv req/s', 'bare node:http req/s', 'ratio', 'target'],
+    [
+      'measure',
+      'petinv req/s',
+      'bare node:http req/s',
+      'ratio',
+      'target',
+      'generator CPU (petinv / bare)',
+      'server CPU',
+    ],
     [
       'GET /v1/inventory, 10 pets',
-      Math.round(median(samples.petinvGet)),
-      Math.round(median(samples.bareGet)),
-      ratio(samples.petinvGet, samples.bareGet).toFixed(2),
+      rate(samples.petinvGet),
+      rate(samples.bareGet),
+      ratio(samples.petinvGet, samples.bareGet),
       '>= 0.80',
+      shares(samples.petinvGet, samples.bareGet),
+      serverShares(samples.petinvGet, samples.bareGet),
     ],
     [
       'PATCH, durable vs in-memory',
-      Math.round(median(samples.petinvPatch)),
-      Math.round(median(samples.barePatch)),
-      ratio(samples.petinvPatch, samples.barePatch).toFixed(2),
+      rate(samples.petinvPatch),
+      rate(samples.barePatch),
+      ratio(samples.petinvPatch, samples.barePatch),
       '>= 0.50',
+      shares(samples.petinvPatch, samples.barePatch),
+      serverShares(samples.petinvPatch, samples.barePatch),
     ],
   ];
   printTable(
-    `Server throughput (${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS}s, median of per-round ratios)`,
+    `Server throughput (${hasWrk ? 'wrk' : 'autocannon'}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS}s, median of per-round ratios; CPU as a share of all ${CORES} cores)`,
     rows,
   );
 }
