@@ -43,7 +43,8 @@ const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
 function checkOwnership(stat: Stats, path: string, what: 'directory' | 'file') {
   const uid = process.getuid?.();
   if (uid === undefined) return; // Windows: no POSIX owners or modes.
-  if (stat.uid !== uid) {
+  // Root's files are accepted too, as ssh accepts them: root can change anything anyway.
+  if (stat.uid !== uid && stat.uid !== 0) {
     throw configError(
       `config ${what} ${path} belongs to uid ${stat.uid}, not to you (uid ${uid}); petinv will not trust it: ` +
         `chown ${uid} ${path}, or set PETINV_CONFIG_DIR to a directory of your own`,
