@@ -29,10 +29,12 @@ console.log(
   `petinv serve is listening on ${ready.baseUrl} with ${ready.pets} sample pets and a generated key.\n`,
 );
 
+// serve stored its key for local, and a stored key goes only to the address stored with it: local's
+// built-in one is port 4010, so point local at the port serve picked.
+spawnSync(process.execPath, [petinv, 'env', 'set-url', 'local', ready.baseUrl], { env, stdio: 'ignore' });
 const clientEnv = {
   ...env,
   PETINV_ENV: 'local',
-  PETINV_BASE_URL: ready.baseUrl,
   FORCE_COLOR: process.stdout.isTTY ? '1' : '0',
 };
 let failed = false;

@@ -54,6 +54,13 @@ export function retryDelayMs(
   return Math.round(random() * Math.min(200 * 2 ** attempt, 5000));
 }
 
+/** Text from a server for one line of a message: no control characters (escape sequences), bounded. */
+function oneLine(text: string, max = 200): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
+}
+
 function kindOfStatus(status: number): ErrorKind {
   if (status === 401 || status === 403) return 'auth';
   if (status === 404) return 'notFound';
@@ -137,6 +144,36 @@ export function createClient(options: ClientOptions): InventoryClient {
     }
   }
 
+  /**
+   * A redirect is never followed (the Authorization header would go along to wherever it points); the
+   * error names where it points and how to move the environment there if the service really moved.
+   */
+  function redirected(
+    operation: string,
+    url: string,
+    path: string,
+    response: TransportResponse,
+  ): PetinvError {
+    const location = response.header('location');
+    let suggestion = '<url>';
+    let shown = 'no Location';
+    if (location !== null) {
+      shown = `Location: ${oneLine(location)}`;
+      try {
+        const target = new URL(location, url);
+        if (target.pathname.endsWith(path) && target.search === '' && /^https?:$/.test(target.protocol))
+          suggestion = oneLine(`${target.origin}${target.pathname.slice(0, -path.length)}`);
+      } catch {
+        // Not a URL: the user picks the new address.
+      }
+    }
+    return new PetinvError(
+      'config',
+      `the service in ${where} answered ${operation} with a redirect (${response.status}, ${shown}); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url ${where} ${suggestion}`,
+      { code: 'redirect', message: `redirect (${response.status}) not followed`, status: response.status },
+    );
+  }
+
   async function call(method: string, path: string, body?: string, subject?: string): Promise<string> {
     const operation = `${method} ${path}`;
     const url = `${baseUrl}${path}`;
@@ -152,6 +189,14 @@ export function createClient(options: ClientOptions): InventoryClient {
         });
       } catch (error) {
         if (!(error instanceof TransportError)) throw error;
+        if (error.reason === 'tls') {
+          // The same certificate will be presented again: retrying cannot help.
+          throw new PetinvError(
+            'network',
+            `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${where}: it presented ${error.detail}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
+            { code: 'tls' },
+          );
+        }
         if (attempt < retries) {
           await sleep(retryDelayMs(attempt, null, random));
           continue;
@@ -166,9 +211,12 @@ export function createClient(options: ClientOptions): InventoryClient {
             },
           );
         }
+        const advice = error.unreachable
+          ? 'is the proxy up, and the proxy variable right?'
+          : 'is the service up and the base URL right? see petinv config';
         throw new PetinvError(
           'network',
-          `cannot reach ${url} in ${where} (${error.detail})${attempts}; is the service up and the base URL right? see petinv config`,
+          `cannot reach ${error.unreachable ?? url} in ${where} (${error.detail})${attempts}; ${advice}`,
           {
             code: 'network',
           },
@@ -179,6 +227,7 @@ export function createClient(options: ClientOptions): InventoryClient {
         continue;
       }
       noticeDeprecation(operation, response);
+      if (response.status >= 300 && response.status < 400) throw redirected(operation, url, path, response);
       if (response.status < 200 || response.status > 299)
         throw failure(operation, response.status, response.text, subject);
       return response.text;

@@ -18,19 +18,46 @@ export interface TransportResponse {
 
 export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
 
-/** A request that got no HTTP answer: `timeout` when it took too long, else `network` with the cause. */
+/**
+ * A request that got no HTTP answer: `timeout` when it took too long, `tls` when the certificate could not be
+ * trusted (not worth retrying), else `network` with the cause.
+ */
 export class TransportError extends Error {
   constructor(
-    readonly reason: 'timeout' | 'network',
+    readonly reason: 'timeout' | 'network' | 'tls',
     readonly detail: string,
+    /** What could not be reached when it was not the service itself: the proxy, as messages name it. */
+    readonly unreachable?: string,
   ) {
     super(detail);
   }
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/** Failures to open a connection at all: through a proxy, the connection that failed is the proxy's. */
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const TLS_PROBLEMS: Record<string, string> = {
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'a self-signed certificate',
+  SELF_SIGNED_CERT_IN_CHAIN: 'a certificate chain ending in an untrusted self-signed certificate',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'a certificate from an unknown authority',
+  UNABLE_TO_GET_ISSUER_CERT: 'a certificate from an unknown authority',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'a certificate from an unknown authority',
+  CERT_HAS_EXPIRED: 'an expired certificate',
+  CERT_NOT_YET_VALID: 'a certificate that is not valid yet',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'a certificate for another host name',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'no TLS at all (is it an http:// address?)',
+};
 
-function transportError(error: unknown): TransportError {
+/** The certificate problem behind a TLS failure, or undefined when the failure is not about TLS. */
+function tlsProblem(code: string): string | undefined {
+  const known = TLS_PROBLEMS[code];
+  if (known) return `${known} (${code})`;
+  if (code.startsWith('CERT_') || code.endsWith('_CERT') || code.startsWith('ERR_SSL_'))
+    return `a certificate or TLS handshake it cannot verify (${code})`;
+  return undefined;
+}
+
+function transportError(error: unknown, proxy?: string): TransportError {
   const { code, name, message, cause } = error as {
     code?: string;
     name?: string;
@@ -39,14 +66,24 @@ function transportError(error: unknown): TransportError {
   };
   if (name === 'TimeoutError') return new TransportError('timeout', name);
   if (code && TIMEOUT_CODES.has(code)) return new TransportError('timeout', code);
+  // undici wraps a failed TLS handshake with an https proxy; fetch wraps everything in `cause`.
+  const rootCode = code === 'UND_ERR_PRX_TLS' || code === undefined ? (cause?.code ?? code) : code;
+  const tls = rootCode ? tlsProblem(rootCode) : undefined;
+  if (tls) return new TransportError('tls', tls, code === 'UND_ERR_PRX_TLS' ? proxy : undefined);
+  if (proxy) {
+    if (rootCode && CONNECT_CODES.has(rootCode)) return new TransportError('network', rootCode, proxy);
+    const refused = /^Proxy response \((\d+)\)/.exec(message ?? '');
+    if (refused) return new TransportError('network', `${proxy} answered ${refused[1]} to CONNECT`);
+  }
   return new TransportError('network', cause?.code ?? code ?? cause?.message ?? message ?? String(error));
 }
 
 /**
  * The transport petinv uses: undici's request API on a dispatcher (an Agent, or a proxy agent). It costs
  * about a quarter of fetch's CPU per request, which is what lets a bulk run keep up with the server.
+ * `proxy` names the proxy the dispatcher goes through, so a failure to reach it is not blamed on the service.
  */
-export function undiciTransport(dispatcher: Dispatcher): Transport {
+export function undiciTransport(dispatcher: Dispatcher, options: { proxy?: string } = {}): Transport {
   return async ({ method, url, headers, body, timeoutMs }) => {
     const { origin, pathname, search } = new URL(url);
     // One deadline for the whole attempt; undici's own per-phase timers are too coarse below a second.
@@ -70,7 +107,7 @@ export function undiciTransport(dispatcher: Dispatcher): Transport {
         text,
       };
     } catch (error) {
-      throw transportError(signal.aborted ? signal.reason : error);
+      throw transportError(signal.aborted ? signal.reason : error, options.proxy);
     }
   };
 }
@@ -87,6 +124,8 @@ export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Tran
         headers,
         body,
         signal: AbortSignal.timeout(timeoutMs),
+        // Never followed: the Authorization header would go along to wherever the redirect points.
+        redirect: 'manual',
       });
       const text = await response.text();
       return { status: response.status, header: (name) => response.headers.get(name), text };

@@ -14,17 +14,14 @@ export function createAgent(connectTimeoutMs: number): Dispatcher {
 }
 
 /**
- * Honours HTTP_PROXY, HTTPS_PROXY and NO_PROXY as given. The proxy agent tunnels with the CONNECT
- * method that undici's index installs on its dispatchers, so this one path loads the whole of undici.
+ * A dispatcher that sends every request through one proxy (chosen by src/config/proxy.ts). It tunnels
+ * with CONNECT, which undici's index installs on its dispatchers, so this one path loads the whole of undici.
  */
-export async function createProxyAgent(
-  connectTimeoutMs: number,
-  proxies: { httpProxy?: string; httpsProxy?: string; noProxy?: string },
-): Promise<Dispatcher> {
+export async function createProxyAgent(connectTimeoutMs: number, proxyUrl: string): Promise<Dispatcher> {
   // undici is CommonJS: its exports object is the default export, bundled or not.
   const undici = (await import('undici')) as unknown as { default: typeof import('undici') };
-  const { EnvHttpProxyAgent } = undici.default;
-  return new EnvHttpProxyAgent({ connect: { timeout: connectTimeoutMs }, ...proxies });
+  const { ProxyAgent } = undici.default;
+  return new ProxyAgent({ uri: proxyUrl, connect: { timeout: connectTimeoutMs } });
 }
 
 /** undici's request API on any dispatcher (an Agent, a proxy agent, a MockAgent in tests). */

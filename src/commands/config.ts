@@ -1,5 +1,5 @@
 import { configFilePath } from '../config/paths';
-import { maskKey, type Resolved } from '../config/settings';
+import { displayUrl, maskKey, type Resolved } from '../config/settings';
 import { paint } from '../output/inventory';
 import { type ConnectionFlags, loadSettings } from './connect';
 import type { CommandContext } from './context';
@@ -18,7 +18,8 @@ export function runConfigShow(flags: ConnectionFlags, context: CommandContext) {
   });
   const shown = {
     env: describe(settings.env),
-    baseUrl: describe(settings.baseUrl),
+    // A --base-url or PETINV_BASE_URL is shown as given, but never with a password in it.
+    baseUrl: describe(settings.baseUrl, displayUrl),
     apiKey: describe(settings.apiKey, maskKey),
     configFile: path,
   };

@@ -4,7 +4,15 @@ import { undiciTransport } from '../api/transport';
 import { createAgent, createProxyAgent } from '../api/undici';
 import { readConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
-import { checkBaseUrl, isLoopback, resolveSettings, type Settings } from '../config/settings';
+import { chooseProxy, describeProxy } from '../config/proxy';
+import {
+  apiKeyProblem,
+  checkBaseUrl,
+  checkKeyDestination,
+  isLoopback,
+  resolveSettings,
+  type Settings,
+} from '../config/settings';
 import { configError } from '../errors';
 import { parseWholeNumber } from './arguments';
 import type { CommandContext } from './context';
@@ -24,8 +32,6 @@ export interface Connection {
   envName: string;
   baseUrl: string;
 }
-
-const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'];
 
 export function loadSettings(flags: ConnectionFlags, context: CommandContext): Settings {
   return resolveSettings(flags, context.env, readConfigFile(context.env), configFilePath(context.env));
@@ -53,21 +59,29 @@ export async function connect(flags: ConnectionFlags, context: CommandContext): 
         : `run: petinv login --env ${envName}`;
     throw configError(`no API key for ${envName}; ${hint}`);
   }
+  const keyProblem = apiKeyProblem(apiKey);
+  if (keyProblem) {
+    const fix =
+      settings.apiKey.source === 'config file'
+        ? `store it again: petinv login --env ${envName}`
+        : `fix ${settings.apiKey.origin}`;
+    throw configError(`the API key for ${envName} (from ${settings.apiKey.origin}) ${keyProblem}; ${fix}`);
+  }
+  checkKeyDestination(settings, baseUrl);
+
   const url = new URL(baseUrl);
+  const proxy = chooseProxy(url, context.env);
+  // The key leaves this machine unencrypted only over http to a host that is not loopback. Through a proxy
+  // the same holds: a loopback service is never proxied, an http service is carried as clear text by the
+  // proxy's CONNECT tunnel (first hop and last), and an https service is encrypted end to end inside it.
   if (url.protocol === 'http:' && !isLoopback(url) && !flags.insecure) {
+    const via = proxy ? ` through ${describeProxy(proxy)}` : '';
     throw configError(
-      `refusing to send the API key for ${envName} in clear text to ${baseUrl}; use an https URL, or pass --insecure`,
+      `refusing to send the API key for ${envName} in clear text to ${baseUrl}${via}; use an https URL, or pass --insecure`,
     );
   }
 
-  // Proxy variables are honoured through undici's EnvHttpProxyAgent, NO_PROXY included.
-  const dispatcher = PROXY_VARIABLES.some((name) => context.env[name])
-    ? await createProxyAgent(timeoutMs, {
-        httpProxy: context.env.HTTP_PROXY ?? context.env.http_proxy,
-        httpsProxy: context.env.HTTPS_PROXY ?? context.env.https_proxy,
-        noProxy: context.env.NO_PROXY ?? context.env.no_proxy,
-      })
-    : createAgent(timeoutMs);
+  const dispatcher = proxy ? await createProxyAgent(timeoutMs, proxy.url.href) : createAgent(timeoutMs);
 
   const client = createClient({
     baseUrl,
@@ -75,7 +89,7 @@ export async function connect(flags: ConnectionFlags, context: CommandContext): 
     envName,
     timeoutMs,
     retries,
-    transport: undiciTransport(dispatcher),
+    transport: undiciTransport(dispatcher, { proxy: proxy && describeProxy(proxy) }),
     userAgent: `petinv/${version}`,
     onWarning: (message) => context.stderr.write(`petinv: warning: ${message}\n`),
   });

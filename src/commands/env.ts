@@ -61,13 +61,13 @@ export function runEnvList(flags: ConnectionFlags, context: CommandContext) {
 
 export async function runEnvUse(name: string, context: CommandContext) {
   checkEnvName(name);
-  const file = readConfigFile(context.env);
-  if (!(BUILTIN_ENVIRONMENTS as readonly string[]).includes(name) && !file.environments[name]) {
-    throw usageError(
-      `unknown environment ${name}; add it first: petinv env set-url ${name} https://<host>/v1`,
-    );
-  }
+  // Checked on the file as read under the lock, so a concurrent `env remove` cannot slip in between.
   await updateConfigFile((config) => {
+    if (!(BUILTIN_ENVIRONMENTS as readonly string[]).includes(name) && !config.environments[name]) {
+      throw usageError(
+        `unknown environment ${name}; add it first: petinv env set-url ${name} https://<host>/v1`,
+      );
+    }
     config.currentEnv = name;
   }, context.env);
   context.stderr.write(`petinv: now using ${name}\n`);
@@ -84,9 +84,8 @@ export async function runEnvSetUrl(name: string, url: string, context: CommandCo
 
 export async function runEnvRemove(name: string, context: CommandContext) {
   checkEnvName(name);
-  const file = readConfigFile(context.env);
-  if (!file.environments[name]) throw usageError(`nothing stored for environment ${name}`);
   await updateConfigFile((config) => {
+    if (!config.environments[name]) throw usageError(`nothing stored for environment ${name}`);
     delete config.environments[name];
     if (config.currentEnv === name) delete config.currentEnv;
   }, context.env);

@@ -1,6 +1,6 @@
 import { updateConfigFile } from '../config/file';
-import { maskKey } from '../config/settings';
-import { usageError } from '../errors';
+import { apiKeyProblem, maskKey } from '../config/settings';
+import { configError, usageError } from '../errors';
 import { readAll, readHidden } from '../output/prompt';
 import { type ConnectionFlags, loadSettings } from './connect';
 import type { CommandContext } from './context';
@@ -16,7 +16,8 @@ export async function runLogin(flags: ConnectionFlags, context: CommandContext) 
     throw usageError(
       `no API key given for ${envName}; type it at the prompt, or pipe it: printf %s "$KEY" | petinv login --env ${envName}`,
     );
-  if (/\s/.test(trimmed)) throw usageError('an API key cannot contain white space');
+  const problem = apiKeyProblem(trimmed);
+  if (problem) throw configError(`the API key for ${envName} was not stored: it ${problem}`);
   const path = await updateConfigFile((config) => {
     config.environments[envName] = { ...config.environments[envName], apiKey: trimmed };
   }, context.env);

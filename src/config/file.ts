@@ -1,11 +1,30 @@
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
 import * as z from 'zod/mini';
 import { describeIssues } from '../api/schemas';
-import { configError } from '../errors';
+import { configError, PetinvError } from '../errors';
+import { locateJsonSyntaxError } from './json-position';
+import { withFileLock } from './lock';
 import { configDirectory, configFilePath } from './paths';
+import { baseUrlProblem } from './settings';
 
 const Environment = z.strictObject({
-  baseUrl: z.optional(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' })),
+  baseUrl: z.optional(
+    z.string().check(
+      z.refine((text) => baseUrlProblem(text) === undefined, {
+        error: (issue) => baseUrlProblem(String(issue.input)) ?? 'is not a valid base URL',
+      }),
+    ),
+  ),
   apiKey: z.optional(z.string().check(z.minLength(1))),
 });
 
@@ -15,26 +34,56 @@ export const ConfigFile = z.strictObject({
 });
 export type ConfigFile = z.output<typeof ConfigFile>;
 
+const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
+
 /**
- * Reads and validates the config file; an absent file is an empty config. Reading does not go
- * through conf: conf loads ajv (about 140 ms), and every command reads the file, while only a few write it.
+ * Refuses a config file or directory that someone else owns or can write, as ssh does with its own files:
+ * whoever can change the file can point an environment's URL elsewhere and collect the key sent there.
  */
-export function readConfigFile(env: NodeJS.ProcessEnv = process.env): ConfigFile {
-  const path = configFilePath(env);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { environments: {} };
-    throw configError(`cannot read config file ${path}: ${(error as Error).message}`);
+function checkOwnership(stat: Stats, path: string, what: 'directory' | 'file') {
+  const uid = process.getuid?.();
+  if (uid === undefined) return; // Windows: no POSIX owners or modes.
+  // Root's files are accepted too, as ssh accepts them: root can change anything anyway.
+  if (stat.uid !== uid && stat.uid !== 0) {
+    throw configError(
+      `config ${what} ${path} belongs to uid ${stat.uid}, not to you (uid ${uid}); petinv will not trust it: ` +
+        `chown ${uid} ${path}, or set PETINV_CONFIG_DIR to a directory of your own`,
+    );
   }
+  if ((stat.mode & 0o022) !== 0) {
+    throw configError(
+      `config ${what} ${path} can be changed by other users (mode ${octal(stat.mode)}); petinv will not trust it: ` +
+        `chmod ${what === 'directory' ? '700' : '600'} ${path}`,
+    );
+  }
+}
+
+/** Checks the config directory if it exists; returns whether it does. */
+function checkDirectory(directory: string): boolean {
+  let stat: Stats;
+  try {
+    // stat follows a symlinked directory (dotfile setups do that): its target is what must be ours.
+    stat = statSync(directory);
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT') return false;
+    throw configError(`cannot use config directory ${directory} (${code ?? (error as Error).message})`);
+  }
+  if (!stat.isDirectory()) throw configError(`config directory ${directory} is not a directory`);
+  checkOwnership(stat, directory, 'directory');
+  return true;
+}
+
+function parseConfigText(text: string, path: string): ConfigFile {
+  const json = text.replace(/^\uFEFF/, '');
   let raw: unknown;
   try {
-    raw = text.trim() === '' ? {} : JSON.parse(text);
-  } catch (error) {
-    throw configError(
-      `config file ${path} is not valid JSON (${(error as Error).message}); fix or delete it`,
-    );
+    raw = json.trim() === '' ? {} : JSON.parse(json);
+  } catch {
+    // JSON.parse's message quotes the text, and this text holds keys: say where, never what.
+    const syntax = locateJsonSyntaxError(json);
+    const where = syntax ? ` at line ${syntax.line}, column ${syntax.column}: ${syntax.problem}` : '';
+    throw configError(`config file ${path} is not valid JSON${where}; fix or delete it`);
   }
   const parsed = ConfigFile.safeParse(raw);
   if (!parsed.success)
@@ -42,34 +91,124 @@ export function readConfigFile(env: NodeJS.ProcessEnv = process.env): ConfigFile
   return parsed.data;
 }
 
-/** Writes the whole config atomically through conf, readable by its owner alone. */
-export async function writeConfigFile(
-  config: ConfigFile,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<string> {
-  const directory = configDirectory(env);
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
-  chmodSync(directory, 0o700);
-  const { default: Conf } = await import('conf');
-  const store = new Conf<ConfigFile>({
-    projectName: 'petinv',
-    cwd: directory,
-    configName: 'config',
-    configFileMode: 0o600,
-    // petinv validates with its own zod schema above; conf must not wipe a file it cannot read.
-    clearInvalidConfig: false,
-  });
-  store.store = ConfigFile.parse(config);
-  chmodSync(store.path, 0o600);
-  return store.path;
+/**
+ * Reads and validates the config file; an absent file is an empty config. Reading does not go
+ * through conf: conf loads ajv (about 140 ms), and every command reads the file, while only a few write it.
+ */
+export function readConfigFile(env: NodeJS.ProcessEnv = process.env): ConfigFile {
+  const path = configFilePath(env);
+  if (!checkDirectory(configDirectory(env))) return { environments: {} };
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT') return { environments: {} };
+    throw configError(`cannot read config file ${path} (${code ?? (error as Error).message})`);
+  }
+  let text: string;
+  try {
+    // The checks look at the file that was opened, so it cannot be swapped between check and read.
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw configError(`config file ${path} is not a regular file`);
+    checkOwnership(stat, path, 'file');
+    text = readFileSync(fd, 'utf8');
+  } catch (error) {
+    if (error instanceof PetinvError) throw error;
+    throw configError(
+      `cannot read config file ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
+  } finally {
+    closeSync(fd);
+  }
+  return parseConfigText(text, path);
 }
 
-/** Applies a change to the stored config: read, validate, change, write. */
+/** A write failure as a configuration error that names the file and the reason. */
+function writeFailure(what: string, path: string, error: unknown) {
+  const { code } = error as NodeJS.ErrnoException;
+  const reason = code ?? (error as Error).message;
+  const hint =
+    code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+      ? '; check its permissions, or set PETINV_CONFIG_DIR to a directory you can write'
+      : '';
+  return configError(`cannot write ${what} ${path} (${reason})${hint}`);
+}
+
+function prepareDirectory(directory: string) {
+  try {
+    mkdirSync(directory, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw writeFailure('config directory', directory, error);
+  }
+  checkDirectory(directory);
+  try {
+    chmodSync(directory, 0o700);
+  } catch (error) {
+    throw writeFailure('config directory', directory, error);
+  }
+}
+
+/**
+ * conf writes atomically, but resolves a symlink first and replaces its target. A config file that is a
+ * link is therefore refused for writing (reading follows it): petinv neither writes through the link into
+ * a file elsewhere nor silently replaces the link someone set up on purpose.
+ */
+function refuseSymlink(path: string) {
+  let stat: Stats;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return; // Absent: conf creates it.
+  }
+  if (stat.isSymbolicLink()) {
+    throw configError(
+      `config file ${path} is a symbolic link; petinv does not write through links: replace the link with a copy of the file it points to, or set PETINV_CONFIG_DIR`,
+    );
+  }
+}
+
+/** Writes the whole config through conf, readable by its owner alone. Call it holding the config lock. */
+async function writeConfigUnlocked(
+  config: ConfigFile,
+  env: NodeJS.ProcessEnv,
+  Conf: typeof import('conf').default,
+): Promise<string> {
+  const directory = configDirectory(env);
+  const path = configFilePath(env);
+  refuseSymlink(path);
+  try {
+    const store = new Conf<ConfigFile>({
+      projectName: 'petinv',
+      cwd: directory,
+      configName: 'config',
+      configFileMode: 0o600,
+      // petinv validates with its own zod schema above; conf must not wipe a file it cannot read.
+      clearInvalidConfig: false,
+    });
+    store.store = ConfigFile.parse(config);
+    chmodSync(store.path, 0o600);
+    return store.path;
+  } catch (error) {
+    throw writeFailure('config file', path, error);
+  }
+}
+
+/**
+ * Applies a change to the stored config: lock, read, validate, change, write, unlock. The lock makes it
+ * safe for several petinv commands (and serve storing its key) to change the file at once.
+ */
 export async function updateConfigFile(
   change: (config: ConfigFile) => void,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<string> {
-  const config = readConfigFile(env);
-  change(config);
-  return writeConfigFile(config, env);
+  // conf is imported before the lock is taken: its 140 ms of loading need not hold up other writers.
+  const { default: Conf } = await import('conf');
+  const directory = configDirectory(env);
+  prepareDirectory(directory);
+  return withFileLock(`${configFilePath(env)}.lock`, () => {
+    const config = readConfigFile(env);
+    change(config);
+    return writeConfigUnlocked(config, env, Conf);
+  });
 }

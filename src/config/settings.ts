@@ -18,6 +18,8 @@ export interface Settings {
   env: Resolved<string>;
   baseUrl: Resolved<string | undefined>;
   apiKey: Resolved<string | undefined>;
+  /** For a key from the config file: the base URL stored with it, or the environment's built-in one. */
+  keyBaseUrl?: string;
 }
 
 export interface SettingsFlags {
@@ -80,29 +82,89 @@ export function resolveSettings(
       ],
       { value: undefined, source: 'default', origin: 'none' },
     ),
+    keyBaseUrl: stored?.baseUrl ?? builtinUrl,
   };
 }
 
-/** Checks a base URL: http or https, ending in the spec's version segment /v1. Returns it without a trailing slash. */
-export function checkBaseUrl(text: string, where: string): string {
+/** Text from a setting, fit for one line of a message: no control characters, no password, bounded. */
+export function displayUrl(text: string): string {
+  let shown = text.replace(/\/\/[^/?#]*@/, '//***@');
+  try {
+    const url = new URL(text);
+    if (url.username || url.password) {
+      url.username = '***';
+      url.password = '';
+      shown = url.href;
+    }
+  } catch {
+    // Not a URL: the pattern above already hid anything that looks like credentials.
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+  const oneLine = shown.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return oneLine.length > 200 ? `${oneLine.slice(0, 200)}…` : oneLine;
+}
+
+/**
+ * What is wrong with a base URL, in words that never repeat it (it may hold a password), or undefined.
+ * It is checked parsed, as the request will use it: http or https, no user name or password, a path
+ * ending in the spec's version segment /v1, no query and no fragment.
+ */
+export function baseUrlProblem(text: string): string | undefined {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
+    return "is not a URL; give the service's base address, like https://petstore.example.com/v1";
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
+  if (url.username !== '' || url.password !== '')
+    return 'must not hold a user name or password; petinv authenticates with the API key alone';
+  // After parsing, a ? or # in href can only start a query or a fragment (an empty one too).
+  if (url.href.includes('?')) return 'must not have a query (?…)';
+  if (url.href.includes('#')) return 'must not have a fragment (#…)';
+  if (!url.pathname.replace(/\/+$/, '').endsWith('/v1'))
+    return 'must end in the version segment /v1, like https://petstore.example.com/v1';
+  return undefined;
+}
+
+/** Checks a base URL (see baseUrlProblem) and returns it normalised, without a trailing slash. */
+export function checkBaseUrl(text: string, where: string): string {
+  const problem = baseUrlProblem(text);
+  if (problem !== undefined) throw configError(`${where}: "${displayUrl(text)}" ${problem}`);
+  const url = new URL(text);
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/**
+ * A stored key goes only to the origin stored with it (or, for `local`, to its built-in address): a
+ * --base-url or PETINV_BASE_URL pointing the environment elsewhere would hand the key to another service.
+ */
+export function checkKeyDestination(settings: Settings, baseUrl: string) {
+  const { apiKey, keyBaseUrl, env } = settings;
+  if (apiKey.source !== 'config file' || settings.baseUrl.source === 'config file') return;
+  const name = env.value;
+  const target = new URL(baseUrl).origin;
+  const fix = `pass that service's key in PETINV_API_KEY, or point ${name} there for good: petinv env set-url ${name} ${displayUrl(baseUrl)}`;
+  if (keyBaseUrl === undefined) {
     throw configError(
-      `${where}: "${text}" is not a URL; give the service's base address, like https://petstore.example.com/v1`,
+      `the API key stored for ${name} has no address stored with it, so petinv will not send it to ${target} (from ${settings.baseUrl.origin}); ${fix}`,
     );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw configError(`${where}: "${text}" must be an http or https URL`);
-  }
-  const trimmed = text.replace(/\/+$/, '');
-  if (!trimmed.endsWith('/v1')) {
+  const home = new URL(keyBaseUrl).origin;
+  if (home !== target) {
     throw configError(
-      `${where}: "${text}" must end in the version segment /v1, like https://petstore.example.com/v1`,
+      `the API key stored for ${name} belongs to ${home}; refusing to send it to ${target} (from ${settings.baseUrl.origin}); ${fix}`,
     );
   }
-  return trimmed;
+}
+
+/** Why a key cannot go in an Authorization header, without quoting it, or undefined. */
+export function apiKeyProblem(key: string): string | undefined {
+  // Visible ASCII only: what a bearer token can hold, and what every HTTP stack carries unchanged.
+  const bad = key.search(/[^\x21-\x7e]/);
+  return bad === -1
+    ? undefined
+    : `holds a character an HTTP header cannot carry (white space, a control or non-ASCII character) at position ${bad + 1}`;
 }
 
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
@@ -111,9 +173,9 @@ export function isLoopback(url: URL): boolean {
   return LOOPBACK.test(url.hostname);
 }
 
-/** Shows enough of a key to tell two apart, never enough to use it. */
+/** Shows enough of a key to tell two apart, never enough to use it: four characters, and only of a long key. */
 export function maskKey(key: string): string {
-  return key.length <= 8
-    ? '*'.repeat(key.length)
-    : `${key.slice(0, 4)}…${key.slice(-2)} (${key.length} characters)`;
+  return key.length >= 16
+    ? `${key.slice(0, 4)}… (${key.length} characters)`
+    : `**** (${key.length} characters)`;
 }

@@ -2,7 +2,7 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializeItem } from '../api/json';
 import { describeIssues, InventoryUpdate, parsePetId } from '../api/schemas';
-import { StorageError } from './file-system';
+import { StorageError } from '../files/file-system';
 import { BODY_LIMIT_BYTES } from './limits';
 import { openApiDocument } from './openapi';
 import type { InventoryStore } from './store';

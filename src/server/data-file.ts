@@ -22,7 +22,7 @@ import {
   READ_NO_FOLLOW,
   StorageError,
   writeFully,
-} from './file-system';
+} from '../files/file-system';
 
 /**
  * The inventory on disk is a snapshot plus a journal:

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
 import { configError } from '../errors';
+import type { FileSystem } from '../files/file-system';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
 import {
   createDataDirectory,
@@ -10,7 +11,6 @@ import {
   readInventoryFile,
   resolveDataPath,
 } from './data-file';
-import type { FileSystem } from './file-system';
 import { lockDataFile } from './lock';
 import { InventoryStore, seedInventory } from './store';
 

@@ -111,7 +111,7 @@ describe('login and config', () => {
     );
     expect(statSync(join(configDir, 'config.json')).mode & 0o777).toBe(0o600);
     expect(statSync(configDir).mode & 0o777).toBe(0o700);
-    expect(context.err()).toContain('sk_l…90');
+    expect(context.err()).toContain('the API key sk_l… (18 characters) for staging');
     expect(context.err()).not.toContain('sk_live_1234567890');
   });
 
@@ -137,6 +137,6 @@ describe('login and config', () => {
       source: 'environment variable',
       from: 'PETINV_BASE_URL',
     });
-    expect(shown.apiKey.value).toBe('abcd…kl (12 characters)');
+    expect(shown.apiKey.value).toBe('**** (12 characters)');
   });
 });

@@ -1,4 +1,4 @@
-import { type FileSystem, nodeFileSystem } from '../../src/server/file-system';
+import { type FileSystem, nodeFileSystem } from '../../src/files/file-system';
 
 const failure = (code: string) => Object.assign(new Error(`${code}: injected by the test`), { code });
 
@@ -14,12 +14,15 @@ export class FaultyFiles implements FileSystem {
   maxWrite: number | undefined;
   failSync: string | undefined;
   failRename: string | undefined;
+  /** Runs before each open: lets a test act at a chosen moment, as another process would. */
+  beforeOpen: ((path: string) => void) | undefined;
   /** Counts, for tests that check what was attempted. */
   readonly calls = { write: 0, sync: 0, rename: 0 };
   /** While set, every sync waits for it before it succeeds or fails: lets a test overlap two commits. */
   holdSyncs: Promise<void> | undefined;
 
   openSync(path: string, flags: number, mode?: number): number {
+    this.beforeOpen?.(path);
     return nodeFileSystem.openSync(path, flags, mode);
   }
 

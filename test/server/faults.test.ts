@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { StorageError } from '../../src/files/file-system';
 import { InventoryFile } from '../../src/server/data-file';
-import { StorageError } from '../../src/server/file-system';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { InventoryStore, seedInventory } from '../../src/server/store';
 import { FaultyFiles } from '../helpers/faulty-files';

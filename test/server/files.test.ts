@@ -104,13 +104,17 @@ describe('symlinks planted in the data directory', () => {
   });
 });
 
-describe('the lock', () => {
+describe('the data file lock', () => {
   it('exists only with its owner recorded: pid, start time and boot', async () => {
     const path = join(temporaryDirectory(), 'inventory.json');
     const unlock = await lockDataFile(path);
     const [pid, ...rest] = readFileSync(`${path}.lock`, 'utf8').trim().split('\n');
     expect(Number(pid)).toBe(process.pid);
-    expect(rest).toEqual([expect.stringMatching(/^start=\d+$/), expect.stringMatching(/^boot=[\w-]+$/)]);
+    expect(rest).toEqual([
+      expect.stringMatching(/^host=.+$/),
+      expect.stringMatching(/^start=\d+$/),
+      expect.stringMatching(/^boot=[\w-]+$/),
+    ]);
     await unlock();
     expect(existsSync(`${path}.lock`)).toBe(false);
   });

@@ -268,3 +268,29 @@ describe('deprecation', () => {
     ]);
   });
 });
+
+describe('redirects', () => {
+  it('are not followed by the fetch transport either: one request, a config error naming the Location', async () => {
+    // Were the redirect followed, the second host would be asked and nock would fail the test.
+    nock(BASE).patch('/inventory/4').reply(307, '', { Location: 'https://moved.test/api/v1/inventory/4' });
+    const { client } = makeClient();
+    const error = await failure(client.updateInventory(4n, 1));
+    expect(error.exitCode).toBe(3);
+    expect(error.body).toEqual({ code: 'redirect', message: 'redirect (307) not followed', status: 307 });
+    expect(error.message).toBe(
+      'the service in staging answered PATCH /inventory/4 with a redirect (307, Location: https://moved.test/api/v1/inventory/4); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url staging https://moved.test/api/v1',
+    );
+  });
+
+  it('without a Location, or to somewhere that is not the same path, suggest no address', async () => {
+    nock(BASE).get('/inventory').reply(302, '');
+    nock(BASE).get('/inventory').reply(308, '', { Location: '/login?next=%2Finventory' });
+    const { client } = makeClient();
+    expect((await failure(client.listInventory())).message).toContain(
+      '(302, no Location); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url staging <url>',
+    );
+    expect((await failure(client.listInventory())).message).toContain(
+      '(308, Location: /login?next=%2Finventory); petinv does not follow',
+    );
+  });
+});

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { ConfigFile } from '../../src/config/file';
-import { checkBaseUrl, maskKey, resolveSettings } from '../../src/config/settings';
+import { chooseProxy } from '../../src/config/proxy';
+import {
+  apiKeyProblem,
+  checkBaseUrl,
+  checkKeyDestination,
+  displayUrl,
+  maskKey,
+  resolveSettings,
+} from '../../src/config/settings';
+import { PetinvError } from '../../src/errors';
 import { wantsColor } from '../../src/output/terminal';
 
 const FILE: ConfigFile = {
@@ -94,22 +103,170 @@ describe('precedence: flag > environment variable > config file > default', () =
   });
 });
 
+/** The error a function throws, for assertions on its kind and message. */
+function thrown(work: () => unknown): PetinvError {
+  try {
+    work();
+  } catch (error) {
+    if (error instanceof PetinvError) return error;
+    throw error;
+  }
+  throw new Error('expected an error');
+}
+
 describe('checkBaseUrl', () => {
-  it('accepts http and https ending in /v1, dropping a trailing slash', () => {
+  it('accepts http and https ending in /v1, normalised, without a trailing slash', () => {
     expect(checkBaseUrl('https://x.example/api/v1/', 'test')).toBe('https://x.example/api/v1');
+    expect(checkBaseUrl('HTTPS://X.Example:443/a/../v1', 'test')).toBe('https://x.example/v1');
+    expect(checkBaseUrl('http://[::1]:4010/v1', 'test')).toBe('http://[::1]:4010/v1');
   });
-  it.each(['x.example/v1', 'ftp://x.example/v1', 'https://x.example/v2', 'https://x.example'])(
-    'refuses %s',
-    (url) => {
-      expect(() => checkBaseUrl(url, 'test')).toThrow(/test: /);
+  it.each([
+    ['x.example/v1', 'is not a URL'],
+    ['ftp://x.example/v1', 'must be an http or https URL'],
+    ['https://x.example/v2', 'must end in the version segment /v1'],
+    ['https://x.example', 'must end in the version segment /v1'],
+    // The text ends in /v1, the parsed path does not.
+    ['https://x.example/v2?next=/v1', 'must not have a query'],
+    ['https://x.example/v1?', 'must not have a query'],
+    ['https://x.example/v2#/v1', 'must not have a fragment'],
+    ['https://x.example/v1#', 'must not have a fragment'],
+  ])('refuses %s', (url, problem) => {
+    const error = thrown(() => checkBaseUrl(url, 'test'));
+    expect(error.exitCode).toBe(3);
+    expect(error.message).toContain(`test: "${url}" ${problem}`);
+  });
+  it('refuses a user name or password without ever printing the password', () => {
+    for (const url of [
+      'https://ops:hunter2@x.example/v1',
+      'https://:hunter2@x.example/v1',
+      'https://ops@x.example/v1',
+    ]) {
+      const error = thrown(() => checkBaseUrl(url, 'test'));
+      expect(error.exitCode).toBe(3);
+      expect(error.message).toContain('must not hold a user name or password');
+      expect(error.message).toContain('https://***@x.example/v1');
+      expect(error.message).not.toContain('hunter2');
+    }
+  });
+  it('keeps a password out of a URL it cannot parse, and control characters out of any', () => {
+    expect(displayUrl('https://ops:hunter 2@x.example/v1')).toBe('https://***@x.example/v1');
+    expect(displayUrl('https://x.example/\u001b[2J/v1')).toBe('https://x.example/?[2J/v1');
+    expect(displayUrl('\u001b]0;title\u0007')).toBe('?]0;title?');
+    expect(displayUrl('x'.repeat(500))).toHaveLength(201);
+  });
+});
+
+describe('a stored key goes only to the origin stored with it', () => {
+  const file: ConfigFile = {
+    environments: {
+      staging: { baseUrl: 'https://staging.example/v1', apiKey: 'staging-key' },
+      production: { apiKey: 'production-key' },
+      local: { apiKey: 'local-key' },
     },
-  );
+  };
+  const check =
+    (flags: { env?: string; baseUrl?: string }, env: NodeJS.ProcessEnv = {}) =>
+    () => {
+      const settings = resolveSettings(flags, env, file, PATH);
+      checkKeyDestination(settings, checkBaseUrl(settings.baseUrl.value ?? '', 'test'));
+    };
+
+  it('sends it to its own origin, by any path', () => {
+    expect(check({ env: 'staging' })).not.toThrow();
+    expect(check({ env: 'staging', baseUrl: 'https://staging.example/other/v1' })).not.toThrow();
+    expect(check({ env: 'local' })).not.toThrow();
+  });
+  it('refuses another origin from --base-url or PETINV_BASE_URL, and says how to proceed', () => {
+    for (const attempt of [
+      check({ env: 'staging', baseUrl: 'https://evil.example/v1' }),
+      check({ env: 'staging' }, { PETINV_BASE_URL: 'https://evil.example/v1' }),
+      check({ env: 'staging', baseUrl: 'http://staging.example/v1' }),
+      check({ env: 'staging', baseUrl: 'https://staging.example:8443/v1' }),
+    ]) {
+      const error = thrown(attempt);
+      expect(error.exitCode).toBe(3);
+      expect(error.message).toMatch(
+        /^the API key stored for staging belongs to https:\/\/staging\.example; refusing/,
+      );
+      expect(error.message).toContain('PETINV_API_KEY');
+      expect(error.message).toContain('petinv env set-url staging ');
+    }
+  });
+  it("binds local's key to local's built-in address, and a key with no address to none", () => {
+    expect(thrown(check({ env: 'local', baseUrl: 'http://127.0.0.1:5000/v1' })).message).toContain(
+      'belongs to http://127.0.0.1:4010; refusing to send it to http://127.0.0.1:5000',
+    );
+    expect(thrown(check({ env: 'production', baseUrl: 'https://prod.example/v1' })).message).toContain(
+      'the API key stored for production has no address stored with it',
+    );
+  });
+  it('lets PETINV_API_KEY go wherever the URL points: the user gave both', () => {
+    expect(
+      check({ env: 'staging', baseUrl: 'https://other.example/v1' }, { PETINV_API_KEY: 'k' }),
+    ).not.toThrow();
+  });
+});
+
+describe('apiKeyProblem', () => {
+  it('accepts visible ASCII and names the position of anything else, never the character', () => {
+    expect(apiKeyProblem('pk_AZaz09-._~+/=')).toBeUndefined();
+    expect(apiKeyProblem('abc def')).toContain('at position 4');
+    expect(apiKeyProblem('abc\r\nX-Injected: 1')).toContain('at position 4');
+    expect(apiKeyProblem('clé')).toContain('at position 3');
+  });
 });
 
 describe('maskKey', () => {
-  it('never shows a whole key', () => {
-    expect(maskKey('pk_abcdefghijkl')).toBe('pk_a…kl (15 characters)');
-    expect(maskKey('short')).toBe('*****');
+  it('shows at most four characters, and only of a key of 16 characters or more', () => {
+    expect(maskKey('pk_abcdefghijklm')).toBe('pk_a… (16 characters)');
+    expect(maskKey('pk_abcdefghijkl')).toBe('**** (15 characters)');
+    expect(maskKey('short')).toBe('**** (5 characters)');
+  });
+});
+
+describe('chooseProxy', () => {
+  const target = (url: string) => new URL(url);
+  it('never proxies a loopback service, whatever NO_PROXY says', () => {
+    const env = { HTTP_PROXY: 'http://proxy.example:3128', HTTPS_PROXY: 'http://proxy.example:3128' };
+    for (const url of [
+      'http://127.0.0.1:4010/v1',
+      'http://localhost/v1',
+      'https://127.9.8.7/v1',
+      'http://[::1]:1/v1',
+    ]) {
+      expect(chooseProxy(target(url), env)).toBeUndefined();
+      expect(chooseProxy(target(url), { ...env, NO_PROXY: 'other.example' })).toBeUndefined();
+    }
+  });
+  it('picks the variable for the scheme, lower case too, and honours NO_PROXY', () => {
+    const env = { https_proxy: 'http://secure.example:1', HTTP_PROXY: 'http://plain.example:2' };
+    expect(chooseProxy(target('https://api.example/v1'), env)).toMatchObject({ variable: 'https_proxy' });
+    expect(chooseProxy(target('http://api.example/v1'), env)).toMatchObject({ variable: 'HTTP_PROXY' });
+    expect(chooseProxy(target('https://api.example/v1'), { HTTP_PROXY: 'http://p:1' })).toMatchObject({
+      variable: 'HTTP_PROXY',
+    });
+    for (const noProxy of ['api.example', '.example', '*.example', 'x, api.example:443', '*']) {
+      expect(chooseProxy(target('https://api.example/v1'), { ...env, NO_PROXY: noProxy })).toBeUndefined();
+    }
+    expect(
+      chooseProxy(target('https://api.example/v1'), { ...env, NO_PROXY: 'api.example:8443' }),
+    ).toBeDefined();
+    expect(
+      chooseProxy(target('https://notapi.example.org/v1'), { ...env, NO_PROXY: 'example' }),
+    ).toBeDefined();
+  });
+  it('refuses a malformed proxy variable as a configuration error naming it, password hidden', () => {
+    for (const [value, problem] of [
+      ['not a url', 'is not a URL'],
+      ['proxy.example:3128', 'is not an http or https proxy'],
+      ['socks5://ops:hunter2@proxy.example:1080', 'is not an http or https proxy'],
+      ['http://ops:hunter2@proxy.example:3128/path', 'has a path, query or fragment'],
+    ] as const) {
+      const error = thrown(() => chooseProxy(target('https://api.example/v1'), { HTTPS_PROXY: value }));
+      expect(error.exitCode).toBe(3);
+      expect(error.message).toMatch(new RegExp(`^HTTPS_PROXY ".*" ${problem}`));
+      expect(error.message).not.toContain('hunter2');
+    }
   });
 });
 

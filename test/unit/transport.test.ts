@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { Agent, MockAgent } from 'undici';
+import { Agent, MockAgent, ProxyAgent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TransportError, undiciTransport } from '../../src/api/transport';
 
@@ -81,5 +81,42 @@ describe('undiciTransport against real sockets', () => {
       timeoutMs: 1000,
     }).catch((caught) => caught);
     expect(error).toMatchObject({ reason: 'network', detail: 'ECONNREFUSED' });
+  });
+});
+
+describe('undiciTransport through a proxy', () => {
+  let refusing: Server;
+  let refusingUrl: string;
+  beforeAll(async () => {
+    // A proxy that cannot reach anything: every CONNECT is answered 502.
+    refusing = createServer((_req, res) => res.writeHead(501).end());
+    refusing.on('connect', (_req, socket) => socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n'));
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    refusingUrl = `http://127.0.0.1:${(refusing.address() as { port: number }).port}`;
+  });
+  afterAll(() => new Promise((resolve) => refusing.close(resolve)));
+
+  it('blames a proxy it cannot connect to, and reports a refused tunnel as the proxy’s answer', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as { port: number };
+    await new Promise((resolve) => probe.close(resolve));
+    const request = {
+      method: 'GET',
+      url: 'https://inventory.test/v1/inventory',
+      headers: {},
+      timeoutMs: 2000,
+    };
+
+    const down = undiciTransport(new ProxyAgent(`http://127.0.0.1:${port}`), { proxy: 'the proxy P' });
+    expect(await down(request).catch((caught) => caught)).toMatchObject({
+      reason: 'network',
+      detail: 'ECONNREFUSED',
+      unreachable: 'the proxy P',
+    });
+    const refusingTunnel = undiciTransport(new ProxyAgent(refusingUrl), { proxy: 'the proxy R' });
+    const error = await refusingTunnel(request).catch((caught) => caught);
+    expect(error).toMatchObject({ reason: 'network', detail: 'the proxy R answered 502 to CONNECT' });
+    expect(error.unreachable).toBeUndefined();
   });
 });

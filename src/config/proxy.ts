@@ -1,0 +1,72 @@
+import { configError } from '../errors';
+import { displayUrl, isLoopback } from './settings';
+
+/** The proxy a run goes through, and the variable that named it (for messages). */
+export interface ChosenProxy {
+  url: URL;
+  variable: string;
+}
+
+const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
+
+function firstSet(env: NodeJS.ProcessEnv, names: string[]): [string, string] | undefined {
+  for (const name of names) {
+    const value = env[name];
+    if (value !== undefined && value.trim() !== '') return [name, value.trim()];
+  }
+  return undefined;
+}
+
+/** NO_PROXY as curl and undici read it: host or .domain or *.domain entries, with an optional :port; * means all. */
+function bypassedByNoProxy(target: URL, noProxy: string): boolean {
+  const host = target.hostname.toLowerCase();
+  const port = Number(target.port) || DEFAULT_PORTS[target.protocol] || 0;
+  for (const entry of noProxy.split(/[,\s]+/)) {
+    if (entry === '') continue;
+    if (entry === '*') return true;
+    const withPort = /^(.+):(\d+)$/.exec(entry);
+    if (withPort && Number(withPort[2]) !== port) continue;
+    const name = (withPort?.[1] ?? entry).replace(/^\*?\./, '').toLowerCase();
+    if (host === name || host.endsWith(`.${name}`)) return true;
+  }
+  return false;
+}
+
+/**
+ * The proxy for requests to `target`, from HTTPS_PROXY/HTTP_PROXY and NO_PROXY (upper or lower case; an
+ * https service falls back to HTTP_PROXY as undici's EnvHttpProxyAgent does). A loopback service never goes
+ * through a proxy, whatever NO_PROXY says, as curl and Go do for localhost: the key for a service on this
+ * machine stays on this machine.
+ */
+export function chooseProxy(target: URL, env: NodeJS.ProcessEnv): ChosenProxy | undefined {
+  if (isLoopback(target)) return undefined;
+  const names =
+    target.protocol === 'https:'
+      ? ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy']
+      : ['HTTP_PROXY', 'http_proxy'];
+  const chosen = firstSet(env, names);
+  if (chosen === undefined) return undefined;
+  const noProxy = firstSet(env, ['NO_PROXY', 'no_proxy']);
+  if (noProxy && bypassedByNoProxy(target, noProxy[1])) return undefined;
+
+  const [variable, value] = chosen;
+  const unusable = (why: string) =>
+    configError(`${variable} "${displayUrl(value)}" ${why}; set it to http://host:port or https://host:port`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw unusable('is not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw unusable('is not an http or https proxy, the only kinds petinv uses');
+  if (url.hostname === '') throw unusable('names no host');
+  if (url.href.includes('?') || url.href.includes('#') || url.pathname !== '/')
+    throw unusable('has a path, query or fragment, which a proxy address cannot have');
+  return { url, variable };
+}
+
+/** The proxy as messages name it: its address without credentials, and where it came from. */
+export function describeProxy(proxy: ChosenProxy): string {
+  return `the proxy ${proxy.url.origin} (from ${proxy.variable})`;
+}

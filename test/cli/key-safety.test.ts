@@ -1,0 +1,177 @@
+import { chmodSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runConfigShow } from '../../src/commands/config';
+import { runEnvList, runEnvSetUrl } from '../../src/commands/env';
+import { runList } from '../../src/commands/list';
+import { runLogin } from '../../src/commands/login';
+import { readConfigFile } from '../../src/config/file';
+import { PetinvError } from '../../src/errors';
+import { fakeContext } from '../helpers/context';
+import { temporaryDirectory } from '../helpers/serve';
+
+const KEY = 'key-safety-0123456789abcdef';
+
+async function failure(work: () => unknown): Promise<PetinvError> {
+  try {
+    await work();
+  } catch (error) {
+    if (error instanceof PetinvError) return error;
+    throw error;
+  }
+  throw new Error('expected an error');
+}
+
+/** A tiny inventory service that records every request it gets, with its Authorization header. */
+async function recordingService(): Promise<{ server: Server; url: string; seen: string[] }> {
+  const seen: string[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? '-'}`);
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end('[]');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`, seen };
+}
+
+describe('a stored key goes only to its own origin', () => {
+  let home: Awaited<ReturnType<typeof recordingService>>;
+  let other: Awaited<ReturnType<typeof recordingService>>;
+  beforeAll(async () => {
+    home = await recordingService();
+    other = await recordingService();
+  });
+  afterAll(async () => {
+    for (const { server } of [home, other]) await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('refuses --base-url and PETINV_BASE_URL elsewhere (exit 3); PETINV_API_KEY is the way round', async () => {
+    const env = { PETINV_CONFIG_DIR: temporaryDirectory() };
+    await runEnvSetUrl('qa', home.url, fakeContext({ env }));
+    await runLogin({ env: 'qa' }, fakeContext({ env, stdin: KEY }));
+    await runList({ env: 'qa' }, fakeContext({ env }));
+    expect(home.seen).toEqual([`GET /v1/inventory Bearer ${KEY}`]);
+
+    const byFlag = await failure(() => runList({ env: 'qa', baseUrl: other.url }, fakeContext({ env })));
+    expect(byFlag.exitCode).toBe(3);
+    expect(byFlag.message).toBe(
+      `the API key stored for qa belongs to ${new URL(home.url).origin}; refusing to send it to ${new URL(other.url).origin} (from --base-url); pass that service's key in PETINV_API_KEY, or point qa there for good: petinv env set-url qa ${other.url}`,
+    );
+    const byVariable = await failure(() =>
+      runList({ env: 'qa' }, fakeContext({ env: { ...env, PETINV_BASE_URL: other.url } })),
+    );
+    expect(byVariable.message).toContain('(from PETINV_BASE_URL)');
+    expect(other.seen).toEqual([]);
+
+    await runList(
+      { env: 'qa', baseUrl: other.url },
+      fakeContext({ env: { ...env, PETINV_API_KEY: 'other-key' } }),
+    );
+    expect(other.seen).toEqual(['GET /v1/inventory Bearer other-key']);
+  });
+});
+
+describe('base URLs with a user name or password', () => {
+  it('are refused wherever they enter (exit 3), the password never shown', async () => {
+    const url = 'https://ops:hunter2@inventory.example/v1';
+    const dir = temporaryDirectory();
+    const env = { PETINV_CONFIG_DIR: dir, PETINV_API_KEY: KEY };
+    const errors = [
+      await failure(() => runList({ baseUrl: url }, fakeContext({ env }))),
+      await failure(() => runList({}, fakeContext({ env: { ...env, PETINV_BASE_URL: url } }))),
+      await failure(() => runEnvSetUrl('qa', url, fakeContext({ env }))),
+    ];
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({ environments: { production: { baseUrl: url } } }),
+      {
+        mode: 0o600,
+      },
+    );
+    errors.push(await failure(() => runList({}, fakeContext({ env }))));
+    for (const error of errors) {
+      expect(error.exitCode).toBe(3);
+      expect(error.message).toContain('must not hold a user name or password');
+      expect(error.message).not.toContain('hunter2');
+    }
+    const shown = fakeContext({ env: { PETINV_CONFIG_DIR: temporaryDirectory() }, json: true });
+    runConfigShow({ baseUrl: url }, shown);
+    expect(JSON.parse(shown.out()).baseUrl.value).toBe('https://***@inventory.example/v1');
+  });
+});
+
+describe('API keys a header cannot carry', () => {
+  it('are a configuration error at login and at use (exit 3), never echoed', async () => {
+    const env = { PETINV_CONFIG_DIR: temporaryDirectory() };
+    const login = await failure(() =>
+      runLogin({ env: 'staging' }, fakeContext({ env, stdin: 'abc\u0007def\r\nX-Injected: 1' })),
+    );
+    expect(login.exitCode).toBe(3);
+    expect(login.message).toBe(
+      'the API key for staging was not stored: it holds a character an HTTP header cannot carry (white space, a control or non-ASCII character) at position 4',
+    );
+    expect(readConfigFile(env).environments.staging).toBeUndefined();
+    const use = await failure(() =>
+      runList(
+        { env: 'staging', baseUrl: 'https://staging.example/v1' },
+        fakeContext({ env: { ...env, PETINV_API_KEY: 'secret key' } }),
+      ),
+    );
+    expect(use.exitCode).toBe(3);
+    expect(use.message).toBe(
+      'the API key for staging (from PETINV_API_KEY) holds a character an HTTP header cannot carry (white space, a control or non-ASCII character) at position 7; fix PETINV_API_KEY',
+    );
+  });
+});
+
+describe('the config file in commands', () => {
+  it('a corrupt file is named with its position, its content (keys) never echoed', async () => {
+    const dir = temporaryDirectory();
+    writeFileSync(join(dir, 'config.json'), '{"environments": {"staging": {"apiKey": sk_live_SECRET}}}', {
+      mode: 0o600,
+    });
+    const error = await failure(() => runEnvList({}, fakeContext({ env: { PETINV_CONFIG_DIR: dir } })));
+    expect(error.exitCode).toBe(3);
+    expect(error.message).toBe(
+      `config file ${join(dir, 'config.json')} is not valid JSON at line 1, column 41: an unexpected character where a value should be; fix or delete it`,
+    );
+  });
+
+  it('a directory others can write is refused with the fix, by every command', async () => {
+    const dir = temporaryDirectory();
+    chmodSync(dir, 0o757);
+    const error = await failure(() => runConfigShow({}, fakeContext({ env: { PETINV_CONFIG_DIR: dir } })));
+    expect(error.exitCode).toBe(3);
+    expect(error.message).toBe(
+      `config directory ${dir} can be changed by other users (mode 0757); petinv will not trust it: chmod 700 ${dir}`,
+    );
+  });
+
+  it('keys are masked to at most four characters, and only long ones; env shows none', async () => {
+    const env = { PETINV_CONFIG_DIR: temporaryDirectory() };
+    await runLogin({ env: 'staging' }, fakeContext({ env, stdin: 'sk_live_abcdefghijkl' }));
+    await runLogin({ env: 'local' }, fakeContext({ env, stdin: 'short-key' }));
+    const staging = fakeContext({ env });
+    runConfigShow({ env: 'staging' }, staging);
+    expect(staging.out()).toContain('API key  sk_l… (20 characters)');
+    const local = fakeContext({ env, json: true });
+    runConfigShow({ env: 'local' }, local);
+    expect(JSON.parse(local.out()).apiKey.value).toBe('**** (9 characters)');
+    for (const tty of [true, false]) {
+      const list = fakeContext({ env, tty });
+      runEnvList({}, list);
+      expect(list.out()).not.toMatch(/sk_l|short/);
+    }
+  });
+
+  it('a config directory petinv cannot write is a configuration error naming it', async () => {
+    const dir = temporaryDirectory();
+    writeFileSync(join(dir, 'file'), '');
+    const configDir = join(dir, 'file', 'petinv');
+    const error = await failure(() =>
+      runEnvSetUrl('qa', 'https://qa.example/v1', fakeContext({ env: { PETINV_CONFIG_DIR: configDir } })),
+    );
+    expect(error.exitCode).toBe(3);
+    expect(error.message).toBe(`cannot write config directory ${configDir} (ENOTDIR)`);
+  });
+});

@@ -1,0 +1,199 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readConfigFile, updateConfigFile } from '../../src/config/file';
+import { locateJsonSyntaxError } from '../../src/config/json-position';
+import { withFileLock } from '../../src/config/lock';
+import { PetinvError } from '../../src/errors';
+import { describeLockOwner } from '../../src/files/lock';
+import { temporaryDirectory } from '../helpers/serve';
+
+const SECRET = 'sk_live_do_not_print_me_0123456789';
+
+async function failure(work: () => unknown): Promise<PetinvError> {
+  try {
+    await work();
+  } catch (error) {
+    if (error instanceof PetinvError) return error;
+    throw error;
+  }
+  throw new Error('expected an error');
+}
+
+function configDir(content?: string) {
+  const dir = temporaryDirectory();
+  if (content !== undefined) writeFileSync(join(dir, 'config.json'), content, { mode: 0o600 });
+  return { dir, env: { PETINV_CONFIG_DIR: dir }, file: join(dir, 'config.json') };
+}
+
+describe('locateJsonSyntaxError', () => {
+  it.each([
+    ['{}', undefined],
+    ['  [1, -2.5e3, "a\\u00e9\\n", true, null, {"a": {}}]  ', undefined],
+    ['{not json', [1, 2, 'a property name in double quotes was expected']],
+    ['{\n  "a": 1,\n}', [3, 1, 'a property name in double quotes was expected']],
+    ['{"a": 1', [1, 8, 'the file ends too early']],
+    ['{"a" 1}', [1, 6, '":" was expected after a property name']],
+    ['[1 2]', [1, 4, '"," or "]" was expected']],
+    ['{"a": nope}', [1, 7, 'an unexpected character where a value should be']],
+    ['{"a": "x\\q"}', [1, 10, 'an invalid escape sequence']],
+    ['{"a": "x\ty"}', [1, 9, 'a control character inside a string']],
+    ['{} {}', [1, 4, 'unexpected text after the end of the JSON value']],
+    ['"never ends', [1, 12, 'a string that never ends']],
+    [`${'['.repeat(100_000)}`, [1, 100_001, 'the file ends too early']],
+  ])('%j', (text, expected) => {
+    const located = locateJsonSyntaxError(text);
+    if (expected === undefined) {
+      expect(located).toBeUndefined();
+      expect(() => JSON.parse(text)).not.toThrow();
+    } else {
+      expect(located).toEqual({ line: expected[0], column: expected[1], problem: expected[2] });
+      expect(() => JSON.parse(text)).toThrow();
+    }
+  });
+});
+
+describe('a corrupt config file', () => {
+  it('is named with its line and column, its content never echoed', async () => {
+    const { env, file } = configDir(`{\n  "environments": {\n    "staging": {"apiKey": ${SECRET}}\n  }\n}\n`);
+    const error = await failure(() => readConfigFile(env));
+    expect(error.exitCode).toBe(3);
+    expect(error.message).toBe(
+      `config file ${file} is not valid JSON at line 3, column 27: an unexpected character where a value should be; fix or delete it`,
+    );
+    expect(error.message).not.toContain('sk_live');
+  });
+
+  it('accepts a byte-order mark, as editors on some systems write one', () => {
+    const { env } = configDir('\uFEFF{"currentEnv":"staging"}');
+    expect(readConfigFile(env).currentEnv).toBe('staging');
+  });
+
+  it('refuses a stored base URL with a password, without printing it', async () => {
+    const { env } = configDir(
+      JSON.stringify({ environments: { staging: { baseUrl: 'https://ops:hunter2@x.example/v1' } } }),
+    );
+    const error = await failure(() => readConfigFile(env));
+    expect(error.message).toContain('environments.staging.baseUrl: must not hold a user name or password');
+    expect(error.message).not.toContain('hunter2');
+  });
+});
+
+describe('ownership and permissions, as ssh checks them', () => {
+  it('refuses a config directory or file that others can write, saying how to fix it', async () => {
+    const { dir, env, file } = configDir('{}');
+    chmodSync(dir, 0o777);
+    const open = await failure(() => readConfigFile(env));
+    expect(open.exitCode).toBe(3);
+    expect(open.message).toBe(
+      `config directory ${dir} can be changed by other users (mode 0777); petinv will not trust it: chmod 700 ${dir}`,
+    );
+    expect((await failure(() => updateConfigFile(() => {}, env))).message).toBe(open.message);
+    chmodSync(dir, 0o700);
+    chmodSync(file, 0o620);
+    expect((await failure(() => readConfigFile(env))).message).toBe(
+      `config file ${file} can be changed by other users (mode 0620); petinv will not trust it: chmod 600 ${file}`,
+    );
+    chmodSync(file, 0o600);
+    expect(readConfigFile(env)).toEqual({ environments: {} });
+  });
+
+  it.runIf(process.getuid?.() === 0)('refuses a config directory or file another user owns', async () => {
+    const { dir, env, file } = configDir('{}');
+    chownSync(file, 4242, 4242);
+    expect((await failure(() => readConfigFile(env))).message).toBe(
+      `config file ${file} belongs to uid 4242, not to you (uid 0); petinv will not trust it: chown 0 ${file}, or set PETINV_CONFIG_DIR to a directory of your own`,
+    );
+    chownSync(file, 0, 0);
+    chownSync(dir, 4242, 4242);
+    const error = await failure(() => updateConfigFile(() => {}, env));
+    expect(error.message).toContain(`config directory ${dir} belongs to uid 4242, not to you`);
+  });
+});
+
+describe('a config file that is a symlink', () => {
+  it('is read through the link but never written through it', async () => {
+    const { dir, env, file } = configDir();
+    const elsewhere = join(temporaryDirectory(), 'real.json');
+    writeFileSync(elsewhere, '{"currentEnv":"staging"}', { mode: 0o600 });
+    symlinkSync(elsewhere, file);
+    expect(readConfigFile(env).currentEnv).toBe('staging');
+    const error = await failure(() =>
+      updateConfigFile((config) => {
+        config.currentEnv = 'production';
+      }, env),
+    );
+    expect(error.exitCode).toBe(3);
+    expect(error.message).toBe(
+      `config file ${file} is a symbolic link; petinv does not write through links: replace the link with a copy of the file it points to, or set PETINV_CONFIG_DIR`,
+    );
+    expect(readFileSync(elsewhere, 'utf8')).toBe('{"currentEnv":"staging"}');
+    expect(readConfigFile(env).currentEnv).toBe('staging');
+    expect(dir).toBeTruthy();
+  });
+});
+
+describe('a config directory petinv cannot write', () => {
+  it('is a configuration error naming it', async () => {
+    const { file } = configDir('{}');
+    const error = await failure(() =>
+      updateConfigFile(() => {}, { PETINV_CONFIG_DIR: join(file, 'petinv') }),
+    );
+    expect(error.exitCode).toBe(3);
+    expect(error.message).toMatch(
+      /^cannot use config directory .*config\.json\/petinv \(ENOTDIR\)$|^cannot write config directory .*config\.json\/petinv \(ENOTDIR\)/,
+    );
+  });
+});
+
+describe('the config lock', () => {
+  it('makes a writer wait while another holds it', async () => {
+    const { env, file } = configDir('{}');
+    let release = () => {};
+    let holding = () => {};
+    const held = new Promise<void>((resolve) => {
+      holding = resolve;
+    });
+    const holder = withFileLock(`${file}.lock`, async () => {
+      holding();
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    await held;
+    let written = false;
+    const writer = updateConfigFile((config) => {
+      config.currentEnv = 'staging';
+    }, env).then(() => {
+      written = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(written).toBe(false);
+    expect(readConfigFile(env).currentEnv).toBeUndefined();
+    release();
+    await Promise.all([holder, writer]);
+    expect(readConfigFile(env).currentEnv).toBe('staging');
+  });
+
+  it('takes over a lock whose process died, and gives up on a live holder with a message', async () => {
+    const dir = temporaryDirectory();
+    const lock = join(dir, 'config.json.lock');
+    const dead = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => dead.on('exit', resolve));
+    const { hostname } = await import('node:os');
+    writeFileSync(lock, `${dead.pid}\n${hostname()}\n`);
+    expect(await withFileLock(lock, () => 'ran', { waitMs: 1000 })).toBe('ran');
+
+    // A live process stands in for another petinv holding the lock: its record, as it would write it.
+    const live = spawn('sleep', ['30'], { stdio: 'ignore' });
+    writeFileSync(lock, describeLockOwner(live.pid ?? 0));
+    const error = await failure(() => withFileLock(lock, () => 'ran', { waitMs: 30 }));
+    live.kill();
+    expect(error.exitCode).toBe(3);
+    expect(error.message).toBe(
+      `the config file is locked by pid ${live.pid} on ${hostname()} (${lock}); try again, or delete the lock file if no petinv is running`,
+    );
+    mkdirSync(join(dir, 'unused'));
+  });
+});

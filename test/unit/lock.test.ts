@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { describeLockOwner, tryLock } from '../../src/files/lock';
+import { FaultyFiles } from '../helpers/faulty-files';
+import { temporaryDirectory } from '../helpers/serve';
+
+const children: ReturnType<typeof spawn>[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill();
+});
+
+function liveProcess(): number {
+  const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+  children.push(child);
+  return child.pid ?? 0;
+}
+
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => child.on('exit', resolve));
+  return child.pid ?? 0;
+}
+
+describe('tryLock', () => {
+  it('never breaks a live lock that replaced a stale one while it looked', async () => {
+    const lockPath = join(temporaryDirectory(), 'thing.lock');
+    writeFileSync(lockPath, describeLockOwner(await deadPid()));
+    const liveRecord = describeLockOwner(liveProcess());
+    const files = new FaultyFiles();
+    // The moment the breaker starts, the stale lock's owner is replaced: the stale lock is released and
+    // a live process takes the lock, as happens when many short commands queue for it.
+    files.beforeOpen = (path) => {
+      if (!path.endsWith('.break')) return;
+      files.beforeOpen = undefined;
+      unlinkSync(lockPath);
+      writeFileSync(lockPath, liveRecord);
+    };
+    const attempt = tryLock(lockPath, { files });
+    expect(attempt.acquired).toBe(false);
+    expect(readFileSync(lockPath, 'utf8')).toBe(liveRecord);
+  });
+
+  it('takes a stale lock, and releases only its own', async () => {
+    const lockPath = join(temporaryDirectory(), 'thing.lock');
+    writeFileSync(lockPath, describeLockOwner(await deadPid()));
+    const attempt = tryLock(lockPath);
+    if (!attempt.acquired) throw new Error('a stale lock was not taken');
+    expect(readFileSync(lockPath, 'utf8')).toBe(describeLockOwner(process.pid));
+    expect(tryLock(lockPath)).toEqual({ acquired: false, heldBy: { pid: process.pid } });
+    // Someone removed our lock by hand and another took it: releasing ours must leave theirs alone.
+    const theirs = describeLockOwner(liveProcess());
+    unlinkSync(lockPath);
+    writeFileSync(lockPath, theirs);
+    attempt.release();
+    expect(readFileSync(lockPath, 'utf8')).toBe(theirs);
+  });
+
+  it('waits out a lock that names no owner yet, then treats it as abandoned', () => {
+    const lockPath = join(temporaryDirectory(), 'thing.lock');
+    writeFileSync(lockPath, '');
+    expect(tryLock(lockPath)).toEqual({ acquired: false, heldBy: undefined });
+  });
+});
