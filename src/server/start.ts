@@ -1,15 +1,22 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
+import { LOCAL_BASE_URL, LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
 import { configError } from '../errors';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
 import { InventoryFile, lockDataFile } from './data-file';
+import { createHttpEdge, type HttpEdgeOptions } from './http-edge';
 import { InventoryStore, seedInventory } from './store';
 
 export const DEFAULT_SEED_COUNT = 12;
 
 export interface ServeOptions extends FaultOptions {
   host?: string;
+  /** Headers must arrive within this many ms of a request's first byte (default 10000). */
+  headersTimeout?: HttpEdgeOptions['headersTimeout'];
+  /** The whole request, body included, within this many ms (default 30000). */
+  requestTimeout?: HttpEdgeOptions['requestTimeout'];
+  /** Open connections past which new ones are closed at once (default 1024). */
+  maxConnections?: HttpEdgeOptions['maxConnections'];
   port?: number;
   /** The data file; undefined keeps the inventory in memory only. */
   dataFile?: string;
@@ -61,8 +68,10 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     store = new InventoryStore(seed());
   }
 
-  const app = createInventoryApp({ ...options, store });
-  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => void app(req, res));
+  let baseUrl = LOCAL_BASE_URL;
+  // The served OpenAPI document names the address really bound, known once listening.
+  const app = createInventoryApp({ ...options, store, baseUrl: () => baseUrl });
+  const { server, drain } = createHttpEdge(app, options);
   try {
     await new Promise<void>((resolve, reject) => {
       const fail = (error: Error) => reject(error);
@@ -89,10 +98,12 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
   }
   const { port: boundPort } = server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;
+  baseUrl = `http://${urlHost}:${boundPort}/v1`;
 
   let closing: Promise<void> | undefined;
   const close = (graceMs = 3000) =>
     (closing ??= (async () => {
+      drain();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), graceMs);
@@ -104,7 +115,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     })());
 
   return {
-    baseUrl: `http://${urlHost}:${boundPort}/v1`,
+    baseUrl,
     host,
     port: boundPort,
     dataFile,
