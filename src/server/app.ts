@@ -331,7 +331,8 @@ export function createInventoryApp(options: AppOptions): AppHandler {
   }
 
   function injectFaults(path: string) {
-    if (path === '/healthz') return;
+    // Health checks and the tools that read the description must not trip over the faults they describe.
+    if (path === '/healthz' || path === '/v1/openapi.json') return;
     if (options.rateLimit !== undefined) {
       const current = now();
       const second = Math.floor(current / 1000);
