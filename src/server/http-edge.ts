@@ -161,6 +161,14 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
     if (answered.has(socket)) return;
     const answer = describeClientError(error);
     const response = (socket as Duplex & WithResponse)._httpMessage;
+    if (answer && socket.writable && response?.req.complete) {
+      // The bad bytes follow a whole request still being answered (pipelining): that answer goes out
+      // whole, then the connection closes; an answer now would take its place.
+      answered.add(socket);
+      if (!response.headersSent) response.shouldKeepAlive = false;
+      else response.once('finish', () => (socket as Socket).destroySoon());
+      return;
+    }
     if (!answer || !socket.writable || response?.headersSent) {
       socket.destroy();
       return;

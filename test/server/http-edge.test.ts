@@ -106,6 +106,37 @@ describe('errors below the app are Error bodies too', () => {
     expectError(response, 405, 'method_not_allowed');
   });
 
+  it('answers a whole request whole before the garbage pipelined after it', async () => {
+    const before = entries.length;
+    const responses = parseResponses(
+      await exchange(
+        server.port,
+        `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\nGARBAGE\r\n\r\n`,
+      ),
+    );
+    // The 400 follows when the 200 was out before the garbage was read; either way the 200 is whole.
+    expect(responses[0]?.status).toBe(200);
+    expect(responses[0]?.json()).toHaveLength(5);
+    for (const later of responses.slice(1)) expectError(later, 400, 'malformed_request');
+    expect(entries.slice(before).filter((entry) => 'fault' in entry)).toEqual([]);
+  });
+
+  it('never cuts a large answer short for the garbage pipelined after its request', async () => {
+    const large = await startInventoryServer({ port: 0, apiKeys: [KEY], seed: 300_000 });
+    const socket = await openSocket(large.port);
+    socket.pause();
+    socket.write(
+      `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\nGARBAGE\r\n\r\n`,
+    );
+    await new Promise((resolve) => large.server.once('request', resolve));
+    const received = readUntilClosed(socket);
+    socket.resume();
+    const responses = parseResponses(await received);
+    expect(responses.map((response) => response.status)).toEqual([200]);
+    expect(responses[0]?.json()).toHaveLength(300_000);
+    await large.close();
+  });
+
   it('logs each answered parse error once', async () => {
     const before = entries.length;
     await exchange(server.port, 'GARBAGE\r\n\r\nMORE GARBAGE\r\n\r\n');
