@@ -83,8 +83,11 @@ async function readKeyFile(path: string): Promise<string[]> {
     try {
       const buffer = Buffer.alloc(KEY_FILE_LIMIT + 1);
       let size = 0;
-      for (let read = -1; read !== 0 && size < buffer.length; size += read)
-        ({ bytesRead: read } = await file.read(buffer, size, buffer.length - size));
+      let bytesRead: number;
+      do {
+        ({ bytesRead } = await file.read(buffer, size, buffer.length - size));
+        size += bytesRead;
+      } while (bytesRead > 0 && size < buffer.length);
       if (size > KEY_FILE_LIMIT) throw usageError(`--api-key-file ${path}: larger than 1 MiB`);
       text = buffer.toString('utf8', 0, size);
     } finally {
