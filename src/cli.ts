@@ -169,13 +169,20 @@ function buildProgram(): Command {
     .option('--in-memory', 'write nothing; with --data, load that file as a fixture that stays as it is')
     .option(
       '--api-key <key>',
-      "accepted API key, repeatable (default: PETINV_SERVE_API_KEY, else the local environment's key, else a new one)",
+      "accepted API key, repeatable; visible in the process list (default: PETINV_SERVE_API_KEY, else the local environment's key, else a new one)",
       (key: string, keys: string[] = []) => [...keys, key],
     )
+    .option('--api-key-file <file>', 'accepted API keys, one per line, kept out of the process list')
     .option('--seed <count>', 'pets in a new inventory (default 12)')
     .option('--latency <ms>', 'delay every response by MS or a random MIN-MAX milliseconds')
     .option('--fail-rate <fraction>', 'answer this fraction of requests with 503 and Retry-After')
     .option('--rate-limit <n>', 'answer 429 with Retry-After past N requests per second')
+    .option('--headers-timeout <ms>', 'answer 408 when request headers take longer (default 10000)')
+    .option(
+      '--request-timeout <ms>',
+      'answer 408 when a whole request takes longer to arrive (default 30000)',
+    )
+    .option('--max-connections <n>', 'close new connections at once past N open ones (default 1024)')
     .option('--quiet', 'no log line per request')
     .action(async (flags: ServeFlags, command: Command) => {
       const { runServe } = await import('./commands/serve');

@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import { isIPv4 } from 'node:net';
+import type { Writable } from 'node:stream';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath, defaultDataFile } from '../config/paths';
-import { PetinvError, usageError } from '../errors';
+import { configError, PetinvError, usageError } from '../errors';
 import type { RequestLogEntry } from '../server/app';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../server/http-edge';
 import { startInventoryServer } from '../server/start';
 import { parseWholeNumber } from './arguments';
 import type { CommandContext } from './context';
@@ -14,7 +18,11 @@ export interface ServeFlags {
   data?: string;
   inMemory?: boolean;
   apiKey?: string[];
+  apiKeyFile?: string;
   seed?: string;
+  headersTimeout?: string;
+  requestTimeout?: string;
+  maxConnections?: string;
   latency?: string;
   failRate?: string;
   rateLimit?: string;
@@ -46,12 +54,91 @@ interface ResolvedKeys {
   generated?: string;
 }
 
-/** --api-key, then PETINV_SERVE_API_KEY, then the key stored for `local`, else a new one stored there. */
+/** What a client can send in `Authorization: Bearer <key>`: visible ASCII, nothing else. */
+const SENDABLE_KEY = /^[!-~]+$/;
+
+/** Why no client could send this key, or undefined when one can; the key itself is never repeated. */
+function unsendable(key: string): string | undefined {
+  if (key === '') return 'a key is empty';
+  if (!SENDABLE_KEY.test(key))
+    return 'a key holds white space, a control character or a non-ASCII character, which no client can send';
+  return undefined;
+}
+
+function checkKeys(keys: readonly string[], where: string) {
+  for (const key of keys) {
+    const problem = unsendable(key);
+    if (problem) throw usageError(`${where}: ${problem}`);
+  }
+}
+
+/** A key file larger than this is not a key file (and /dev/zero must not hang the start). */
+const KEY_FILE_LIMIT = 1024 * 1024;
+
+/** Keys one per line; blank lines (and so a trailing newline) are skipped, and a CR before a LF too. */
+async function readKeyFile(path: string): Promise<string[]> {
+  let text: string;
+  try {
+    const file = await open(path, 'r');
+    try {
+      const buffer = Buffer.alloc(KEY_FILE_LIMIT + 1);
+      let size = 0;
+      let bytesRead: number;
+      do {
+        ({ bytesRead } = await file.read(buffer, size, buffer.length - size));
+        size += bytesRead;
+      } while (bytesRead > 0 && size < buffer.length);
+      if (size > KEY_FILE_LIMIT) throw usageError(`--api-key-file ${path}: larger than 1 MiB`);
+      text = buffer.toString('utf8', 0, size);
+    } finally {
+      await file.close();
+    }
+  } catch (error) {
+    if (error instanceof PetinvError) throw error;
+    const { code } = error as NodeJS.ErrnoException;
+    throw configError(`cannot read --api-key-file ${path} (${code ?? (error as Error).message})`);
+  }
+  const keys: string[] = [];
+  for (const [index, raw] of text.split('\n').entries()) {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (line.trim() === '') continue;
+    checkKeys([line], `--api-key-file ${path}, line ${index + 1}`);
+    keys.push(line);
+  }
+  if (keys.length === 0) throw usageError(`--api-key-file ${path} holds no key`);
+  return keys;
+}
+
+/**
+ * --api-key and --api-key-file together, else PETINV_SERVE_API_KEY, else the key stored for `local`,
+ * else a new one stored there. A key no client could send is refused before anything starts.
+ */
 async function resolveServeKeys(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<ResolvedKeys> {
-  if (flags.apiKey && flags.apiKey.length > 0) return { keys: flags.apiKey, source: '--api-key' };
-  if (env.PETINV_SERVE_API_KEY) return { keys: [env.PETINV_SERVE_API_KEY], source: 'PETINV_SERVE_API_KEY' };
+  const fromFlag = flags.apiKey ?? [];
+  checkKeys(fromFlag, '--api-key');
+  if (flags.apiKeyFile !== undefined) {
+    const fromFile = await readKeyFile(flags.apiKeyFile);
+    const source = `--api-key-file ${flags.apiKeyFile}`;
+    return {
+      keys: [...fromFlag, ...fromFile],
+      source: fromFlag.length > 0 ? `--api-key and ${source}` : source,
+    };
+  }
+  if (fromFlag.length > 0) return { keys: fromFlag, source: '--api-key' };
+  const fromEnv = env.PETINV_SERVE_API_KEY;
+  if (fromEnv !== undefined) {
+    checkKeys([fromEnv], 'PETINV_SERVE_API_KEY');
+    return { keys: [fromEnv], source: 'PETINV_SERVE_API_KEY' };
+  }
   const stored = readConfigFile(env).environments.local?.apiKey;
-  if (stored) return { keys: [stored], source: `the local environment's key in ${configFilePath(env)}` };
+  if (stored) {
+    const problem = unsendable(stored);
+    if (problem)
+      throw configError(
+        `the local environment's key in ${configFilePath(env)} cannot be used: ${problem}; store another with petinv login --env local`,
+      );
+    return { keys: [stored], source: `the local environment's key in ${configFilePath(env)}` };
+  }
   const generated = `pk_${randomBytes(24).toString('base64url')}`;
   const path = await updateConfigFile((config) => {
     config.environments.local = { ...config.environments.local, apiKey: generated };
@@ -59,26 +146,70 @@ async function resolveServeKeys(flags: ServeFlags, env: NodeJS.ProcessEnv): Prom
   return { keys: [generated], source: `generated, stored for the local environment in ${path}`, generated };
 }
 
+/** Control characters from outside (a path, a fault's message) never reach the operator's terminal raw. */
+const printable = (text: string) =>
+  text.replace(/\p{Cc}/gu, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+
 function formatLogEntry(entry: RequestLogEntry): string {
-  return 'fault' in entry
-    ? `${entry.method} ${entry.path} unexpected fault: ${entry.fault}`
-    : `${entry.method} ${entry.path} ${entry.status} ${entry.ms}ms`;
+  if ('event' in entry)
+    return entry.event === 'client_error'
+      ? `client error ${entry.code}: answered ${entry.status}`
+      : `refused ${entry.count} new connection(s): ${entry.limit} open, the --max-connections limit`;
+  const request = printable(`${entry.method} ${entry.path}`);
+  if ('fault' in entry) return `${request} unexpected fault: ${printable(entry.fault)}`;
+  if ('aborted' in entry) return `${request} aborted by the client after ${entry.ms}ms`;
+  return `${request} ${entry.status} ${entry.ms}ms`;
+}
+
+/**
+ * Writes lines to stderr until it breaks (EPIPE: `petinv serve 2>&1 | head -1`), then nothing: a lost
+ * log is no reason to stop serving.
+ */
+function lineWriter(stream: Writable): (line: string) => void {
+  let broken = false;
+  stream.on('error', () => {
+    broken = true;
+  });
+  return (line) => {
+    if (broken || stream.destroyed || !stream.writable) return;
+    try {
+      stream.write(`${line}\n`);
+    } catch {
+      broken = true;
+    }
+  };
+}
+
+/** 127.0.0.0/8, ::1 and localhost; anything else may be reached from another machine. */
+function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost' || bare === '::1' || bare === '0:0:0:0:0:0:0:1') return true;
+  const v4 = bare.startsWith('::ffff:') ? bare.slice('::ffff:'.length) : bare;
+  return isIPv4(v4) && v4.startsWith('127.');
 }
 
 export async function runServe(flags: ServeFlags, context: CommandContext): Promise<void> {
-  const { env, stderr, json } = context;
+  const { env, json } = context;
   // Every option is checked before a key is generated or a file is touched.
   const port = parseWholeNumber(flags.port, '--port', 0, 65535);
   const seed = parseWholeNumber(flags.seed, '--seed', 0, 10_000_000);
   const latency = parseLatency(flags.latency);
   const failRate = parseFailRate(flags.failRate);
   const rateLimit = parseWholeNumber(flags.rateLimit, '--rate-limit', 1, 1_000_000);
+  const headersTimeout = parseWholeNumber(flags.headersTimeout, '--headers-timeout', 1, 3_600_000);
+  const requestTimeout = parseWholeNumber(flags.requestTimeout, '--request-timeout', 1, 3_600_000);
+  if ((headersTimeout ?? DEFAULT_HEADERS_TIMEOUT_MS) > (requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS))
+    throw usageError(
+      `--headers-timeout ${headersTimeout ?? DEFAULT_HEADERS_TIMEOUT_MS} must not exceed --request-timeout ${requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS}`,
+    );
+  const maxConnections = parseWholeNumber(flags.maxConnections, '--max-connections', 1, 1_000_000);
   // --in-memory alone keeps nothing on disk; with --data it loads that file and never writes it.
   const dataFile = flags.data ?? (flags.inMemory ? undefined : defaultDataFile(env));
   const apiKeys = await resolveServeKeys(flags, env);
+  const say = lineWriter(context.stderr);
   const log = flags.quiet
     ? undefined
-    : (entry: RequestLogEntry) => stderr.write(`${json ? JSON.stringify(entry) : formatLogEntry(entry)}\n`);
+    : (entry: RequestLogEntry) => say(json ? JSON.stringify(entry) : formatLogEntry(entry));
 
   const running = await startInventoryServer({
     host: flags.host,
@@ -90,17 +221,23 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     latency,
     failRate,
     rateLimit,
+    headersTimeout,
+    requestTimeout,
+    maxConnections,
     log,
   });
+
+  if (!isLoopbackHost(running.host)) {
+    const warning = `listening on ${running.host}, beyond this machine: API keys travel in clear text over http, readable by anyone on the network path`;
+    say(json ? JSON.stringify({ event: 'warning', message: warning }) : `petinv serve: warning: ${warning}`);
+  }
 
   const data = running.dataFile
     ? `${running.dataFile}${running.readOnly ? ' (loaded, never written)' : ''}`
     : 'in memory';
   if (running.dataFormat === 'array' && !running.readOnly) {
     const notice = `${running.dataFile} is a plain JSON array; serve rewrites it in its own format when it first saves`;
-    stderr.write(
-      json ? `${JSON.stringify({ event: 'notice', message: notice })}\n` : `petinv serve: ${notice}\n`,
-    );
+    say(json ? JSON.stringify({ event: 'notice', message: notice }) : `petinv serve: ${notice}`);
   }
   if (json) {
     const ready = {
@@ -115,32 +252,32 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
       keySource: apiKeys.source,
       ...(apiKeys.generated ? { apiKey: apiKeys.generated } : {}),
     };
-    stderr.write(`${JSON.stringify(ready)}\n`);
+    say(JSON.stringify(ready));
   } else {
     if (apiKeys.generated)
-      stderr.write(`petinv serve: API key ${apiKeys.generated} (shown once; petinv --env local uses it)\n`);
+      say(`petinv serve: API key ${apiKeys.generated} (shown once; petinv --env local uses it)`);
     const fresh = running.seeded ? ', new' : '';
-    stderr.write(
-      `petinv serve: listening on ${running.baseUrl} · data ${data} (${running.pets} pets${fresh}) · key: ${apiKeys.source}\n`,
+    say(
+      `petinv serve: listening on ${running.baseUrl} · data ${data} (${running.pets} pets${fresh}) · key: ${apiKeys.source}`,
     );
   }
 
+  const signals = ['SIGINT', 'SIGTERM'] as const;
   await new Promise<void>((resolve, reject) => {
     const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      // A second signal while draining means "now": cut the connections; the flush still completes.
-      process.once(signal, () => {
+      for (const name of signals) process.off(name, stop);
+      // A second signal of either kind while draining means "now": cut the connections; the flush still completes.
+      const cut = (again: NodeJS.Signals) => {
+        for (const name of signals) process.off(name, cut);
         running.server.closeAllConnections();
-        reject(
-          new PetinvError('aborted', `${signal} again: requests in flight were cut off`, { code: 'aborted' }),
-        );
-      });
-      if (json) stderr.write(`${JSON.stringify({ event: 'stopping', signal })}\n`);
-      else stderr.write(`petinv serve: ${signal}, finishing requests in flight and flushing ${data}\n`);
+        const which = again === signal ? `${signal} again` : `${again} after ${signal}`;
+        reject(new PetinvError('aborted', `${which}: requests in flight were cut off`, { code: 'aborted' }));
+      };
+      for (const name of signals) process.once(name, cut);
+      if (json) say(JSON.stringify({ event: 'stopping', signal }));
+      else say(`petinv serve: ${signal}, finishing requests in flight and flushing ${data}`);
       running.close().then(resolve, reject);
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    for (const name of signals) process.on(name, stop);
   });
 }

@@ -2,9 +2,10 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializeItem } from '../api/json';
 import { describeIssues, InventoryUpdate, parsePetId } from '../api/schemas';
+import { LOCAL_BASE_URL } from '../config/paths';
 import { StorageError } from '../files/file-system';
 import { BODY_LIMIT_BYTES } from './limits';
-import { openApiDocument } from './openapi';
+import { buildOpenApiDocument } from './openapi';
 import type { InventoryStore } from './store';
 
 /** The spec marks GET /pets/{petId} deprecated without a date; this server reports 2026-01-01 (RFC 9745 form). */
@@ -24,17 +25,25 @@ export interface AppOptions extends FaultOptions {
   apiKeys: readonly string[];
   /** Receives one entry per request, and one per unexpected fault; omit for silence. */
   log?: (entry: RequestLogEntry) => void;
+  /** The base URL the served OpenAPI document names; read on the first request for it. */
+  baseUrl?: () => string;
   random?: () => number;
   now?: () => number;
 }
 
 export type RequestLogEntry =
   | { method: string; path: string; status: number; ms: number }
-  | { method: string; path: string; fault: string };
+  | { method: string; path: string; fault: string }
+  /** The client closed the connection before its request was complete. */
+  | { method: string; path: string; aborted: true; ms: number }
+  /** A request node:http could not parse, or did not receive in time, answered below the app. */
+  | { event: 'client_error'; code: string; status: number }
+  /** New connections closed at once because --max-connections were open; one entry per second at most. */
+  | { event: 'connections_refused'; count: number; limit: number };
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+export type AppHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
-class HttpError extends Error {
+export class HttpError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
@@ -45,9 +54,12 @@ class HttpError extends Error {
   }
 }
 
+/** The client went away before its request body was complete: nobody is left to answer. */
+class ClientAborted extends Error {}
+
 /** Below this size a Buffer body goes out as a latin1 string, which node:http joins to the headers in one write. */
 const SINGLE_WRITE_LIMIT = 16 * 1024;
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 function endWith(res: ServerResponse, body: string | Buffer) {
   if (typeof body !== 'string' && body.length <= SINGLE_WRITE_LIMIT)
@@ -65,13 +77,11 @@ function sendJson(
   endWith(res, body);
 }
 
-function sendError(res: ServerResponse, error: HttpError) {
-  sendJson(
-    res,
-    error.status,
-    JSON.stringify({ code: error.code, message: error.message, status: error.status }),
-    error.headers,
-  );
+export const errorBody = (error: HttpError) =>
+  JSON.stringify({ code: error.code, message: error.message, status: error.status });
+
+export function sendError(res: ServerResponse, error: HttpError) {
+  sendJson(res, error.status, errorBody(error), error.headers);
 }
 
 const digest = (text: string) => hash('sha256', text, 'buffer');
@@ -115,12 +125,63 @@ function isJsonContentType(value: string | undefined): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
+/** The charset parameter of a Content-Type, lower case; undefined when there is none. */
+function charsetOf(contentType: string): string | undefined {
+  return /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType)?.[1]?.toLowerCase();
+}
+
+/** A value from the request, quoted and cut short, for an error message. */
+export const quoted = (text: string) => JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
+
+/** Refuses a body serve would otherwise misread: compressed, or in another charset than UTF-8 (RFC 7694). */
+function checkBodyEncoding(req: IncomingMessage, contentType: string | undefined) {
+  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity')
+    throw new HttpError(
+      415,
+      'unsupported_media_type',
+      `Content-Encoding ${quoted(encoding)} is not supported; send the body uncompressed`,
+      { 'Accept-Encoding': 'identity' },
+    );
+  const charset = contentType === undefined ? undefined : charsetOf(contentType);
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+    throw new HttpError(
+      415,
+      'unsupported_media_type',
+      `charset ${quoted(charset)} is not supported; JSON bodies must be UTF-8`,
+    );
+}
+
+/** A petId as it appears in the path, percent-escapes decoded; undefined for a broken escape. */
+function decodePathSegment(text: string): string | undefined {
+  if (!text.includes('%')) return text;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The path of a request target without its query; an absolute-form target (`http://host:port/v1/x`) too. */
+export function requestPath(target: string): string {
+  // Origin form (`/v1/...`) is the hot path; only another form pays for a regular expression.
+  if (target.charCodeAt(0) === 47) {
+    const query = target.indexOf('?');
+    return query === -1 ? target : target.slice(0, query);
+  }
+  const absolute = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*([^?#]*)/i.exec(target);
+  if (!absolute) return target; // `*`, or no URL at all: no route will match it
+  return absolute[1] || '/';
+}
+
 function readBody(req: IncomingMessage): Promise<string> {
   const tooLarge = () =>
     new HttpError(413, 'payload_too_large', `request body exceeds ${BODY_LIMIT_BYTES} bytes`, {
       Connection: 'close',
     });
   if (Number(req.headers['content-length']) > BODY_LIMIT_BYTES) return Promise.reject(tooLarge());
+  // Gone already (during --latency, say): its 'error' and 'close' have been emitted, and 'end' never comes.
+  if (req.destroyed && !req.complete) return Promise.reject(new ClientAborted());
   // Plain events rather than `for await`: this is on the PATCH hot path, and the iterator costs more.
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -133,8 +194,13 @@ function readBody(req: IncomingMessage): Promise<string> {
         reject(tooLarge());
       } else chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
+    // An end without the whole message: node:http dumped the rest of a request already answered.
+    req.on('end', () =>
+      req.complete ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new ClientAborted()),
+    );
+    // An incomplete request that errors or closes was cut off by its client (or a request timeout).
+    req.on('error', (error) => reject(req.complete ? error : new ClientAborted()));
+    req.on('close', () => reject(new ClientAborted()));
   });
 }
 
@@ -163,12 +229,20 @@ function etagMatches(header: string | undefined, etag: string): boolean {
 }
 
 /** Builds the request handler of `petinv serve`: routing, auth, validation, faults, logging. */
-export function createInventoryApp(options: AppOptions): Handler {
+export function createInventoryApp(options: AppOptions): AppHandler {
   const { store } = options;
   const random = options.random ?? Math.random;
   const now = options.now ?? Date.now;
   const authenticate = createAuthenticator(options.apiKeys);
-  const openApiBody = JSON.stringify(openApiDocument);
+  let openApiBody: string | undefined;
+  const describeServer = () =>
+    (openApiBody ??= JSON.stringify(
+      buildOpenApiDocument({
+        baseUrl: options.baseUrl?.() ?? LOCAL_BASE_URL,
+        rateLimit: options.rateLimit,
+        failRate: options.failRate,
+      }),
+    ));
   let rateWindow = { second: -1, count: 0 };
 
   const methodNotAllowed = (allow: string) =>
@@ -193,12 +267,13 @@ export function createInventoryApp(options: AppOptions): Handler {
   }
 
   async function updateInventory(req: IncomingMessage, res: ServerResponse, petIdText: string) {
-    const petId = parsePetId(petIdText);
+    const decoded = decodePathSegment(petIdText);
+    const petId = decoded === undefined ? undefined : parsePetId(decoded);
     if (petId === undefined) {
       throw new HttpError(
         400,
         'invalid_pet_id',
-        `petId "${petIdText}" in the path is not an integer within int64`,
+        `petId ${quoted(petIdText)} in the path is not an integer within int64`,
       );
     }
     const contentType = req.headers['content-type'];
@@ -206,9 +281,10 @@ export function createInventoryApp(options: AppOptions): Handler {
       throw new HttpError(
         415,
         'unsupported_media_type',
-        `Content-Type must be application/json, not ${contentType}`,
+        `Content-Type must be application/json, not ${quoted(contentType)}`,
       );
     }
+    checkBodyEncoding(req, contentType);
     const text = await readBody(req);
     if (text.trim() === '')
       throw new HttpError(400, 'missing_body', 'a JSON body {"quantity": <integer>} is required');
@@ -241,7 +317,7 @@ export function createInventoryApp(options: AppOptions): Handler {
     }
     if (path === '/v1/openapi.json') {
       if (!readOnly) throw methodNotAllowed('GET, HEAD');
-      return sendJson(res, 200, openApiBody);
+      return sendJson(res, 200, describeServer());
     }
     if (path === '/v1/inventory') {
       authenticate(req);
@@ -279,7 +355,8 @@ export function createInventoryApp(options: AppOptions): Handler {
   }
 
   function injectFaults(path: string) {
-    if (path === '/healthz') return;
+    // Health checks and the tools that read the description must not trip over the faults they describe.
+    if (path === '/healthz' || path === '/v1/openapi.json') return;
     if (options.rateLimit !== undefined) {
       const current = now();
       const second = Math.floor(current / 1000);
@@ -298,10 +375,12 @@ export function createInventoryApp(options: AppOptions): Handler {
 
   return async (req, res) => {
     const started = performance.now();
-    const url = req.url ?? '/';
-    const query = url.indexOf('?');
-    const path = query === -1 ? url : url.slice(0, query);
+    const path = requestPath(req.url ?? '/');
+    let aborted = false;
     try {
+      // RFC 9112 section 3.2 (node:http's own check answers without a body, so serve makes it).
+      if (req.headers.host === undefined && req.httpVersion === '1.1')
+        throw new HttpError(400, 'malformed_request', 'an HTTP/1.1 request must carry a Host header');
       if (options.latency) {
         const { min, max } = options.latency;
         await new Promise((resolve) => setTimeout(resolve, min + random() * (max - min)));
@@ -309,8 +388,11 @@ export function createInventoryApp(options: AppOptions): Handler {
       injectFaults(path);
       await route(req, res, path);
     } catch (error) {
-      if (error instanceof HttpError) {
-        sendError(res, error);
+      if (error instanceof ClientAborted) {
+        aborted = true;
+      } else if (error instanceof HttpError) {
+        // Headers already sent: the HTTP edge has answered this request (a timeout, a broken chunk).
+        if (!res.headersSent) sendError(res, error);
       } else {
         options.log?.({ method: req.method ?? '', path, fault: (error as Error)?.message ?? String(error) });
         if (!res.headersSent)
@@ -322,7 +404,10 @@ export function createInventoryApp(options: AppOptions): Handler {
       }
     } finally {
       const ms = Math.round((performance.now() - started) * 10) / 10;
-      options.log?.({ method: req.method ?? '', path, status: res.statusCode, ms });
+      const method = req.method ?? '';
+      options.log?.(
+        aborted ? { method, path, aborted: true, ms } : { method, path, status: res.statusCode, ms },
+      );
     }
   };
 }

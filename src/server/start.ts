@@ -1,6 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { LOCAL_BASE_URL, LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
 import { configError } from '../errors';
 import type { FileSystem } from '../files/file-system';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
@@ -11,6 +11,7 @@ import {
   readInventoryFile,
   resolveDataPath,
 } from './data-file';
+import { createHttpEdge, type HttpEdgeOptions } from './http-edge';
 import { lockDataFile } from './lock';
 import { InventoryStore, seedInventory } from './store';
 
@@ -18,6 +19,12 @@ export const DEFAULT_SEED_COUNT = 12;
 
 export interface ServeOptions extends FaultOptions {
   host?: string;
+  /** Headers must arrive within this many ms of a request's first byte (default 10000). */
+  headersTimeout?: HttpEdgeOptions['headersTimeout'];
+  /** The whole request, body included, within this many ms (default 30000). */
+  requestTimeout?: HttpEdgeOptions['requestTimeout'];
+  /** Open connections past which new ones are closed at once (default 1024). */
+  maxConnections?: HttpEdgeOptions['maxConnections'];
   port?: number;
   /** The data file; undefined keeps the inventory in memory only. */
   dataFile?: string;
@@ -93,8 +100,10 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     store = new InventoryStore(seed());
   }
 
-  const app = createInventoryApp({ ...options, store });
-  const server = createServer({ keepAliveTimeout: 5000 }, inOrderPerConnection(app));
+  let baseUrl = LOCAL_BASE_URL;
+  // The served OpenAPI document names the address really bound, known once listening.
+  const app = createInventoryApp({ ...options, store, baseUrl: () => baseUrl });
+  const { server, drain } = createHttpEdge(app, options);
   try {
     await new Promise<void>((resolve, reject) => {
       const fail = (error: Error) => reject(error);
@@ -121,10 +130,12 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
   }
   const { port: boundPort } = server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;
+  baseUrl = `http://${urlHost}:${boundPort}/v1`;
 
   let closing: Promise<void> | undefined;
   const close = (graceMs = 3000) =>
     (closing ??= (async () => {
+      drain();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), graceMs);
@@ -143,7 +154,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     })());
 
   return {
-    baseUrl: `http://${urlHost}:${boundPort}/v1`,
+    baseUrl,
     host,
     port: boundPort,
     dataFile,
@@ -153,42 +164,5 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     pets: store.size,
     server,
     close,
-  };
-}
-
-type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
-
-const WAITING = Symbol('requests waiting on this connection');
-type OrderedSocket = Socket & { [WAITING]?: [IncomingMessage, ServerResponse][] };
-
-/**
- * node:http starts every request pipelined on a connection at once and only orders the responses. RFC
- * 9112 section 9.3.2 wants them handled in order: PATCH 11, PATCH 22, GET must show 22. So a request
- * starts only once the one before it on its connection has been answered. A request answered at once
- * (the GET hot path) leaves nothing to wait for and costs no bookkeeping.
- */
-function inOrderPerConnection(handle: Handler): (req: IncomingMessage, res: ServerResponse) => void {
-  const drain = (socket: OrderedSocket): void => {
-    for (let next = socket[WAITING]?.shift(); next; next = socket[WAITING]?.shift()) {
-      const [req, res] = next;
-      const handled = handle(req, res);
-      if (!res.writableEnded) {
-        void Promise.resolve(handled).finally(() => drain(socket));
-        return;
-      }
-    }
-    socket[WAITING] = undefined;
-  };
-  return (req, res) => {
-    const socket = req.socket as OrderedSocket;
-    const waiting = socket[WAITING];
-    if (waiting) {
-      waiting.push([req, res]);
-      return;
-    }
-    const handled = handle(req, res);
-    if (res.writableEnded) return;
-    socket[WAITING] = [];
-    void Promise.resolve(handled).finally(() => drain(socket));
   };
 }

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CODES } from '../../src/server/openapi';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
 
@@ -15,19 +18,33 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
+// biome-ignore lint/suspicious/noExplicitAny: a schema of the document, as JSON
+function validatorFor(schema: any) {
+  const ajv = new Ajv2020({ strict: false });
+  ajv.addFormat('int64', { type: 'number', validate: Number.isInteger });
+  ajv.addSchema({ $id: 'doc', components: document.components });
+  return ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components', '"doc#/components')));
+}
+
 /** Validates a real response against what the document says for that operation and status. */
 function checkAgainstDocument(path: string, method: string, status: number, body: unknown) {
   const response = document.paths[path][method].responses[String(status)];
   expect(response, `${method} ${path} documents ${status}`).toBeDefined();
   const schema = response.content?.['application/json']?.schema;
   if (!schema) return;
-  const ajv = new Ajv2020({ strict: false });
-  ajv.addSchema({ $id: 'doc', components: document.components });
-  const validate = ajv.compile({
-    ...JSON.parse(JSON.stringify(schema).replaceAll('"#/components', '"doc#/components')),
-  });
+  const validate = validatorFor(schema);
   expect(validate(body), JSON.stringify(validate.errors)).toBe(true);
 }
+
+// biome-ignore lint/suspicious/noExplicitAny: walking the document
+type Node = any;
+/** Every operation of the document, as [path, method, operation]. */
+const operations = (doc: Node): Array<[string, string, Node]> =>
+  Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item as Node).map(
+      ([method, operation]) => [path, method, operation] as [string, string, Node],
+    ),
+  );
 
 describe('GET /v1/openapi.json', () => {
   it('is served without a key and is a valid OpenAPI 3.1 document', async () => {
@@ -80,5 +97,97 @@ describe('GET /v1/openapi.json', () => {
     checkAgainstDocument('/pets/{petId}', 'get', pets.status, pets.json());
     const orders = await request(`${server.baseUrl}/store/orders`, { headers: bearer(KEY) });
     checkAgainstDocument('/store/orders', 'get', orders.status, orders.json());
+  });
+});
+
+describe('the document as tools read it', () => {
+  it('names the address this server really listens on', () => {
+    expect(document.servers).toEqual([{ url: server.baseUrl, description: 'this petinv serve' }]);
+    expect(server.baseUrl).not.toContain(':4010');
+  });
+
+  it('gives every parameter, request body and response body an example that its own schema accepts', () => {
+    let examples = 0;
+    for (const [path, method, operation] of operations(document)) {
+      for (const parameter of operation.parameters ?? []) {
+        expect(parameter.example, `${method} ${path} parameter ${parameter.name}`).toBeDefined();
+        expect(validatorFor(parameter.schema)(parameter.example)).toBe(true);
+        examples++;
+      }
+      const bodies: Array<[string, Node]> = [
+        ...(operation.requestBody ? [['request', operation.requestBody] as [string, Node]] : []),
+        ...Object.entries(operation.responses as Record<string, Node>),
+      ];
+      for (const [status, body] of bodies) {
+        for (const header of Object.values((body.headers ?? {}) as Record<string, Node>))
+          expect(header.example, `${method} ${path} ${status} header`).toBeDefined();
+        const media = body.content?.['application/json'];
+        if (!media) {
+          // Only HEAD answers and 304 go without a body.
+          expect(method === 'head' || status === '304', `${method} ${path} ${status} has a body`).toBe(true);
+          continue;
+        }
+        expect(media.example, `${method} ${path} ${status}`).toBeDefined();
+        const validate = validatorFor(media.schema);
+        expect(
+          validate(media.example),
+          `${method} ${path} ${status}: ${JSON.stringify(validate.errors)}`,
+        ).toBe(true);
+        if (Number(status) >= 400) expect(media.example.status).toBe(Number(status));
+        examples++;
+      }
+    }
+    expect(examples).toBeGreaterThan(30);
+  });
+
+  it('declares on every operation the statuses any request can meet', () => {
+    for (const [path, method, operation] of operations(document)) {
+      const statuses = Object.keys(operation.responses);
+      expect(statuses, `${method} ${path}`).toEqual(
+        expect.arrayContaining(['400', '408', '417', '431', '500']),
+      );
+      // No fault flag is on for this server; only a PATCH can meet a failing disk (503).
+      expect(statuses, `${method} ${path}`).not.toContain('429');
+      if (method !== 'patch') expect(statuses, `${method} ${path}`).not.toContain('503');
+    }
+    const patch = document.paths['/inventory/{petId}'].patch.responses;
+    expect(Object.keys(patch)).toEqual(
+      expect.arrayContaining(['200', '400', '401', '404', '405', '413', '415', '503', '507']),
+    );
+    expect(patch['503'].content['application/json'].example.code).toBe('storage_unavailable');
+    for (const method of ['get', 'head'])
+      expect(Object.keys(document.paths['/inventory'][method].responses)).toEqual(
+        expect.arrayContaining(['200', '304', '401', '405']),
+      );
+    for (const path of ['/inventory', '/pets/{petId}', '/store/orders'])
+      expect(Object.keys(document.paths[path]).sort()).toEqual(['get', 'head']);
+  });
+
+  it('declares 429 and 503 when --rate-limit and --fail-rate are on, and is itself exempt from them', async () => {
+    const faulty = await startInventoryServer({ port: 0, apiKeys: [KEY], rateLimit: 100, failRate: 1 });
+    const described = (await request(`${faulty.baseUrl}/openapi.json`)).json();
+    await faulty.close();
+    for (const [path, method, operation] of operations(described)) {
+      expect(operation.responses['429'], `${method} ${path}`).toBeDefined();
+      expect(operation.responses['503'], `${method} ${path}`).toBeDefined();
+      if (method !== 'head')
+        expect(operation.responses['429'].content['application/json'].example.status).toBe(429);
+    }
+    expect((await new Validator().validate(described)).valid).toBe(true);
+  });
+
+  it('gives quantity its range and warns about petIds above 2^53', () => {
+    const range = { type: 'integer', format: 'int64', minimum: 0, maximum: 2 ** 53 - 1 };
+    expect(document.components.schemas.InventoryItem.properties.quantity).toEqual(range);
+    expect(document.components.schemas.InventoryUpdate.properties.quantity).toEqual(range);
+    const petId = document.paths['/inventory/{petId}'].patch.parameters[0];
+    expect(petId.schema).toEqual({ type: 'integer', format: 'int64' });
+    expect(petId.description).toMatch(/doubles.*2\^53/);
+  });
+
+  it('lists every error code, and so does the README', () => {
+    expect(document.components.schemas.Error.properties.code.enum).toEqual([...ERROR_CODES]);
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+    for (const code of ERROR_CODES) expect(readme, code).toMatch(new RegExp(`\\| \\d{3} +\\| \`${code}\` `));
   });
 });

@@ -1,0 +1,272 @@
+import {
+  createServer,
+  type IncomingMessage,
+  maxHeaderSize,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import {
+  type AppHandler,
+  type AppOptions,
+  errorBody,
+  HttpError,
+  JSON_TYPE,
+  quoted,
+  requestPath,
+  sendError,
+} from './app';
+
+/**
+ * The HTTP layer under the app: what node:http answers by itself (a request it cannot parse, one that is
+ * too slow, an `Expect` it does not know, CONNECT) is answered here with the same Error bodies as every
+ * route, and a stopping server lets no new request start on a kept-alive connection.
+ */
+
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Far below the usual file-descriptor limits, far above what one machine's scripts open. */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
+const KEEP_ALIVE_TIMEOUT_MS = 5000;
+/** How long a connection answered with an error may keep sending before it is cut. */
+const LINGER_MS = 2000;
+
+export interface HttpEdgeOptions {
+  log?: AppOptions['log'];
+  headersTimeout?: number;
+  requestTimeout?: number;
+  maxConnections?: number;
+}
+
+export interface HttpEdge {
+  server: Server;
+  /** Called once when the server starts stopping: the answers under way close their connections. */
+  drain(): void;
+}
+
+type WithResponse = { _httpMessage?: ServerResponse | null };
+
+const WAITING = Symbol('requests waiting on this connection');
+type OrderedSocket = Socket & { [WAITING]?: [IncomingMessage, ServerResponse][] };
+
+/**
+ * node:http starts every request pipelined on a connection at once and only orders the responses. RFC
+ * 9112 section 9.3.2 wants them handled in order: PATCH 11, PATCH 22, GET must show 22. So a request
+ * starts only once the one before it on its connection has been answered. A request answered at once
+ * (the GET hot path) leaves nothing to wait for and costs no bookkeeping.
+ */
+function inOrderPerConnection(handle: AppHandler): (req: IncomingMessage, res: ServerResponse) => void {
+  const drain = (socket: OrderedSocket): void => {
+    for (let next = socket[WAITING]?.shift(); next; next = socket[WAITING]?.shift()) {
+      const [req, res] = next;
+      const handled = handle(req, res);
+      if (!res.writableEnded) {
+        void Promise.resolve(handled).finally(() => drain(socket));
+        return;
+      }
+    }
+    socket[WAITING] = undefined;
+  };
+  return (req, res) => {
+    const socket = req.socket as OrderedSocket;
+    const waiting = socket[WAITING];
+    if (waiting) {
+      waiting.push([req, res]);
+      return;
+    }
+    const handled = handle(req, res);
+    if (res.writableEnded) return;
+    socket[WAITING] = [];
+    void Promise.resolve(handled).finally(() => drain(socket));
+  };
+}
+
+/** A complete HTTP/1.1 response in one string, for a socket no ServerResponse belongs to. */
+function rawErrorResponse(error: HttpError): string {
+  const body = errorBody(error);
+  const headers: Record<string, string | number> = {
+    'Content-Type': JSON_TYPE,
+    'Content-Length': Buffer.byteLength(body),
+    Date: new Date().toUTCString(),
+    Connection: 'close',
+    ...error.headers,
+  };
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n${lines.join('')}\r\n${body}`;
+}
+
+/** Ends a socket after a last answer; it may keep sending (and is read and dropped) for a while. */
+function endLingering(socket: Duplex, answer: string) {
+  // Closing at once with unread bytes would send a reset, and the client could lose the answer.
+  socket.end(answer);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
+export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpEdge {
+  const { log } = options;
+  const headersTimeout = options.headersTimeout ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const requestTimeout = options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+
+  let draining = false;
+  const connections = new Set<Socket>();
+  /** The response of the latest request each connection started; a connection without one is fresh. */
+  const latestResponse = new WeakMap<Socket, ServerResponse>();
+  const answered = new WeakSet<Duplex>();
+  const handle = inOrderPerConnection(app);
+
+  function onRequest(req: IncomingMessage, res: ServerResponse) {
+    const { socket } = req;
+    if (draining) {
+      if (latestResponse.has(socket)) return refuse(res);
+      res.shouldKeepAlive = false;
+    }
+    latestResponse.set(socket, res);
+    handle(req, res);
+  }
+
+  /**
+   * A request that arrived on a kept-alive connection after the stop began is not started (RFC 9112
+   * section 9.6): the connection closes after the answers before it, and the client may retry elsewhere.
+   */
+  function refuse(res: ServerResponse) {
+    if (res.socket) res.socket.destroySoon();
+    else res.once('socket', (socket: Socket) => socket.destroySoon());
+  }
+
+  const server = createServer(
+    {
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      headersTimeout,
+      requestTimeout,
+      // node:http checks the timeouts on this period (30 s by default), so it bounds their precision.
+      connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(headersTimeout / 4))),
+      // Checked by the app, which answers with an Error body rather than node:http's empty 400.
+      requireHostHeader: false,
+    },
+    onRequest,
+  );
+  server.maxConnections = maxConnections;
+
+  // node:http's own version also cuts a connection whose last answer is ended but still being written
+  // (a large list to a slow reader) when the server stops; here only connections with nothing under way go.
+  server.closeIdleConnections = () => {
+    for (const socket of connections) {
+      const res = latestResponse.get(socket);
+      if (!res || res.writableFinished) socket.destroy();
+    }
+  };
+
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+
+  function describeClientError(error: NodeJS.ErrnoException & { reason?: string }): HttpError | undefined {
+    const close = { Connection: 'close' };
+    switch (error.code) {
+      case 'ERR_HTTP_REQUEST_TIMEOUT':
+        return new HttpError(
+          408,
+          'request_timeout',
+          `the request did not arrive in time: headers are due within ${headersTimeout} ms, the whole request within ${requestTimeout} ms`,
+          close,
+        );
+      case 'HPE_HEADER_OVERFLOW':
+        return new HttpError(
+          431,
+          'headers_too_large',
+          `the request headers exceed ${maxHeaderSize} bytes`,
+          close,
+        );
+      // The client closed its side with a request unfinished: nobody is left to read an answer.
+      case 'HPE_INVALID_EOF_STATE':
+        return undefined;
+    }
+    if (!error.code?.startsWith('HPE_')) return undefined; // ECONNRESET and the like
+    const reason = error.reason ?? 'unparsable';
+    return new HttpError(400, 'malformed_request', `malformed request: ${reason}`, close);
+  }
+
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // node:http reports every later chunk of an unparsable connection again; the first answer stands.
+    if (answered.has(socket)) return;
+    const answer = describeClientError(error);
+    const response = (socket as Duplex & WithResponse)._httpMessage;
+    if (answer && socket.writable && response?.req.complete) {
+      // The bad bytes follow a whole request still being answered (pipelining): that answer goes out
+      // whole, then the connection closes; an answer now would take its place.
+      answered.add(socket);
+      if (!response.headersSent) response.shouldKeepAlive = false;
+      else response.once('finish', () => (socket as Socket).destroySoon());
+      return;
+    }
+    if (!answer || !socket.writable || response?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    answered.add(socket);
+    log?.({ event: 'client_error', code: error.code ?? 'unknown', status: answer.status });
+    if (response) {
+      // A request already handed to the app (its body too slow): its own response carries the answer.
+      response.shouldKeepAlive = false;
+      sendError(response, answer);
+    } else endLingering(socket, rawErrorResponse(answer));
+  });
+
+  // Any Expect but 100-continue (which node:http answers itself).
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const expectation = quoted(String(req.headers.expect));
+    sendError(
+      res,
+      new HttpError(
+        417,
+        'expectation_failed',
+        `Expect ${expectation} is not supported; only 100-continue is`,
+      ),
+    );
+    log?.({ method: req.method ?? '', path: requestPath(req.url ?? '/'), status: 417, ms: 0 });
+  });
+
+  // Without a listener node:http drops a CONNECT without a word.
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    log?.({ method: req.method ?? '', path: req.url ?? '', status: 405, ms: 0 });
+    endLingering(
+      socket,
+      rawErrorResponse(
+        new HttpError(405, 'method_not_allowed', 'CONNECT is not supported: petinv serve is no proxy', {
+          Allow: 'GET, HEAD, PATCH',
+        }),
+      ),
+    );
+  });
+
+  // Past --max-connections node:net closes new connections at once; say so, at most once a second.
+  let refused = 0;
+  let reportedAt = Number.NEGATIVE_INFINITY;
+  server.on('drop', () => {
+    refused++;
+    const now = Date.now();
+    if (now - reportedAt < 1000) return;
+    log?.({ event: 'connections_refused', count: refused, limit: maxConnections });
+    refused = 0;
+    reportedAt = now;
+  });
+
+  function drain() {
+    draining = true;
+    for (const socket of connections) {
+      const res = latestResponse.get(socket);
+      if (!res || res.writableFinished) continue; // idle: server.close() closes it
+      if (!res.headersSent)
+        res.shouldKeepAlive = false; // this answer says Connection: close and ends it
+      else res.once('finish', () => socket.destroySoon());
+    }
+  }
+
+  return { server, drain };
+}

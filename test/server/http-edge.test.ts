@@ -1,0 +1,357 @@
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/api/schemas';
+import type { RequestLogEntry } from '../../src/server/app';
+import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { bearer, jsonBody, request } from '../helpers/http';
+import {
+  exchange,
+  openSocket,
+  type ParsedResponse,
+  parseResponse,
+  parseResponses,
+  readUntilClosed,
+} from '../helpers/raw-http';
+
+const KEY = 'edge-key';
+let server: RunningServer;
+const entries: RequestLogEntry[] = [];
+
+beforeAll(async () => {
+  server = await startInventoryServer({
+    port: 0,
+    apiKeys: [KEY],
+    seed: 5,
+    headersTimeout: 200,
+    requestTimeout: 400,
+    log: (entry) => entries.push(entry),
+  });
+});
+afterAll(() => server.close());
+
+/** Every error is {code, message, status} as JSON, status equal to the HTTP status. */
+function expectError(response: ParsedResponse, status: number, code: string) {
+  expect(response.status).toBe(status);
+  expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(ApiError.parse(response.json())).toMatchObject({ status, code });
+}
+
+const get = (target: string, headers = `Host: x\r\nAuthorization: Bearer ${KEY}\r\n`) =>
+  `GET ${target} HTTP/1.1\r\n${headers}Connection: close\r\n\r\n`;
+const patch = (target: string, body: string, headers: string) =>
+  `PATCH ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${headers}\r\n${body}`;
+
+describe('errors below the app are Error bodies too', () => {
+  it.each([
+    ['a malformed request line', 'GARBAGE\r\n\r\n'],
+    ['an unknown HTTP version', 'GET /v1/inventory HTTP/7.1\r\nHost: x\r\n\r\n'],
+    ['a header name with a space', 'GET /v1/inventory HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n'],
+    ['a control character in a header value', 'GET /v1/inventory HTTP/1.1\r\nHost: x\r\nX: a\x01b\r\n\r\n'],
+    [
+      'Content-Length with Transfer-Encoding',
+      'PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    ],
+    [
+      'a bad chunk size',
+      'PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+    ],
+  ])('400 malformed_request for %s, and the connection closes', async (_name, bytes) => {
+    const response = parseResponse(await exchange(server.port, bytes));
+    expectError(response, 400, 'malformed_request');
+    expect(response.headers.connection).toBe('close');
+  });
+
+  it('400 malformed_request for an HTTP/1.1 request without Host', async () => {
+    const response = parseResponse(await exchange(server.port, get('/v1/inventory', '')));
+    expectError(response, 400, 'malformed_request');
+    expect(response.json().message).toContain('Host');
+  });
+
+  it('431 headers_too_large for headers past the limit', async () => {
+    const response = parseResponse(
+      await exchange(server.port, get('/v1/inventory', `Host: x\r\nX: ${'a'.repeat(20_000)}\r\n`)),
+    );
+    expectError(response, 431, 'headers_too_large');
+  });
+
+  it('417 expectation_failed for an Expect other than 100-continue, with a log line', async () => {
+    const response = parseResponse(
+      await exchange(
+        server.port,
+        get('/v1/inventory', `Host: x\r\nAuthorization: Bearer ${KEY}\r\nExpect: gzip\r\n`),
+      ),
+    );
+    expectError(response, 417, 'expectation_failed');
+    expect(entries).toContainEqual({ method: 'GET', path: '/v1/inventory', status: 417, ms: 0 });
+  });
+
+  it('still honours Expect: 100-continue', async () => {
+    const responses = parseResponses(
+      await exchange(
+        server.port,
+        patch(
+          '/v1/inventory/2',
+          '{"quantity":4}',
+          'Content-Type: application/json\r\nExpect: 100-continue\r\n',
+        ),
+      ),
+    );
+    expect(responses.map((response) => response.status)).toEqual([200]);
+  });
+
+  it('405 method_not_allowed for CONNECT, rather than a silent close', async () => {
+    const response = parseResponse(
+      await exchange(server.port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'),
+    );
+    expectError(response, 405, 'method_not_allowed');
+  });
+
+  it('answers a whole request whole before the garbage pipelined after it', async () => {
+    const before = entries.length;
+    const responses = parseResponses(
+      await exchange(
+        server.port,
+        `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\nGARBAGE\r\n\r\n`,
+      ),
+    );
+    // The 400 follows when the 200 was out before the garbage was read; either way the 200 is whole.
+    expect(responses[0]?.status).toBe(200);
+    expect(responses[0]?.json()).toHaveLength(5);
+    for (const later of responses.slice(1)) expectError(later, 400, 'malformed_request');
+    expect(entries.slice(before).filter((entry) => 'fault' in entry)).toEqual([]);
+  });
+
+  it('never cuts a large answer short for the garbage pipelined after its request', async () => {
+    const large = await startInventoryServer({ port: 0, apiKeys: [KEY], seed: 300_000 });
+    const socket = await openSocket(large.port);
+    socket.pause();
+    socket.write(
+      `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\nGARBAGE\r\n\r\n`,
+    );
+    await new Promise((resolve) => large.server.once('request', resolve));
+    const received = readUntilClosed(socket);
+    socket.resume();
+    const responses = parseResponses(await received);
+    expect(responses.map((response) => response.status)).toEqual([200]);
+    expect(responses[0]?.json()).toHaveLength(300_000);
+    await large.close();
+  });
+
+  it('logs each answered parse error once', async () => {
+    const before = entries.length;
+    await exchange(server.port, 'GARBAGE\r\n\r\nMORE GARBAGE\r\n\r\n');
+    expect(entries.slice(before)).toEqual([
+      { event: 'client_error', code: 'HPE_INVALID_METHOD', status: 400 },
+    ]);
+  });
+});
+
+describe('timeouts', () => {
+  it('408 request_timeout when the headers do not arrive in time', async () => {
+    const socket = await openSocket(server.port);
+    const received = readUntilClosed(socket);
+    socket.write('GET /v1/inventory HTTP/1.1\r\nHost: x\r\n');
+    expectError(parseResponse(await received), 408, 'request_timeout');
+  });
+
+  it('408 request_timeout when the body does not arrive in time, through the request own response', async () => {
+    const socket = await openSocket(server.port);
+    const received = readUntilClosed(socket);
+    socket.write(
+      `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"quan`,
+    );
+    const response = parseResponse(await received);
+    expectError(response, 408, 'request_timeout');
+    expect(response.json().message).toContain('400 ms');
+    expect(entries).toContainEqual({ event: 'client_error', code: 'ERR_HTTP_REQUEST_TIMEOUT', status: 408 });
+  });
+
+  it('keeps an idle kept-alive connection open for a next request', async () => {
+    const socket = await openSocket(server.port);
+    const first = new Promise<string>((resolve) => socket.once('data', (chunk) => resolve(String(chunk))));
+    socket.write(`GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`);
+    expect(parseResponse(await first).status).toBe(200);
+    // Longer than the headers and request timeouts, shorter than the keep-alive timeout (5 s).
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    const received = readUntilClosed(socket);
+    socket.write(get('/v1/inventory'));
+    expect(parseResponse(await received).status).toBe(200);
+  });
+});
+
+describe('request targets', () => {
+  it('serves an absolute-form target like the origin form', async () => {
+    const origin = parseResponse(await exchange(server.port, get('/v1/inventory')));
+    const absolute = parseResponse(
+      await exchange(server.port, get(`http://127.0.0.1:${server.port}/v1/inventory?x=1`)),
+    );
+    expect(absolute.status).toBe(200);
+    expect(absolute.body).toBe(origin.body);
+    const updated = parseResponse(
+      await exchange(
+        server.port,
+        patch(`HTTP://localhost/v1/inventory/3`, '{"quantity":33}', 'Content-Type: application/json\r\n'),
+      ),
+    );
+    expect(updated.json()).toMatchObject({ petId: 3, quantity: 33 });
+  });
+
+  it('answers 404 for an absolute-form target outside the routes', async () => {
+    expectError(
+      parseResponse(await exchange(server.port, get('http://127.0.0.1/v2/inventory'))),
+      404,
+      'not_found',
+    );
+  });
+
+  it('decodes percent-encoded digits in a petId', async () => {
+    const response = await request(`${server.baseUrl}/inventory/%34`, jsonBody(KEY, '{"quantity":44}'));
+    expect(response.status).toBe(200);
+    expect(response.json()).toMatchObject({ petId: 4, quantity: 44 });
+    const negative = await request(`${server.baseUrl}/inventory/%2D4`, jsonBody(KEY, '{"quantity":44}'));
+    expect(negative.json()).toMatchObject({ status: 404, code: 'pet_not_found' });
+  });
+
+  it.each(['%zz', '%', '%3', '%E0%A4%A'])(
+    '400 invalid_pet_id for the broken escape %s, not a 500',
+    async (petId) => {
+      const response = await request(`${server.baseUrl}/inventory/${petId}`, jsonBody(KEY, '{"quantity":1}'));
+      expect(response.status).toBe(400);
+      expect(response.json()).toMatchObject({ status: 400, code: 'invalid_pet_id' });
+    },
+  );
+});
+
+describe('request bodies serve would misread: 415', () => {
+  const send = (headers: Record<string, string>, body: string | Buffer = '{"quantity":5}') =>
+    request(`${server.baseUrl}/inventory/1`, {
+      method: 'PATCH',
+      headers: { ...bearer(KEY), 'Content-Type': 'application/json', ...headers },
+      body,
+    });
+
+  it.each(['gzip', 'br', 'deflate', 'x-custom'])(
+    'Content-Encoding %s, with Accept-Encoding: identity',
+    async (coding) => {
+      const response = await send({ 'Content-Encoding': coding }, gzipSync('{"quantity":5}'));
+      expect(response.status).toBe(415);
+      expect(response.json()).toMatchObject({ status: 415, code: 'unsupported_media_type' });
+      expect(response.headers['accept-encoding']).toBe('identity');
+    },
+  );
+
+  it.each([
+    'application/json; charset=iso-8859-1',
+    'application/json; charset="utf-16"',
+    'application/json;charset=latin1',
+  ])('%s', async (type) => {
+    const response = await send({ 'Content-Type': type });
+    expect(response.status).toBe(415);
+    expect(response.json()).toMatchObject({ status: 415, code: 'unsupported_media_type' });
+  });
+
+  it.each<Record<string, string>>([
+    { 'Content-Encoding': 'identity' },
+    { 'Content-Type': 'application/json; charset="UTF-8"' },
+    { 'Content-Type': 'application/json;charset=utf-8' },
+  ])('accepts %o', async (headers) => {
+    expect((await send(headers)).status).toBe(200);
+  });
+});
+
+describe('a client that goes away mid-body', () => {
+  it('is logged as an aborted request, not as a fault or a 500', async () => {
+    const before = entries.length;
+    const socket = await openSocket(server.port);
+    socket.write(
+      `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"quantity"`,
+    );
+    // Once the server has the headers, the request is in the app, reading its body.
+    await new Promise((resolve) => server.server.once('request', resolve));
+    socket.destroy();
+    await expect.poll(() => entries.slice(before).length).toBeGreaterThan(0);
+    const logged = entries.slice(before);
+    expect(logged).toEqual([
+      { method: 'PATCH', path: '/v1/inventory/1', aborted: true, ms: expect.any(Number) },
+    ]);
+  });
+});
+
+describe('--max-connections', () => {
+  it('closes connections past the cap at once, and serves those open on', async () => {
+    const refusals: RequestLogEntry[] = [];
+    const capped = await startInventoryServer({
+      port: 0,
+      apiKeys: [KEY],
+      maxConnections: 2,
+      log: (entry) => refusals.push(entry),
+    });
+    const keepAlive = `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`;
+    const ask = (socket: import('node:net').Socket) =>
+      new Promise<string>((resolve) => {
+        socket.once('data', (chunk) => resolve(String(chunk)));
+        socket.write(keepAlive);
+      });
+    const open = [await openSocket(capped.port), await openSocket(capped.port)];
+    for (const socket of open) expect(parseResponse(await ask(socket)).status).toBe(200);
+
+    const third = await openSocket(capped.port);
+    // Closed without a byte: the kernel accepted it, node:http dropped it.
+    expect(await readUntilClosed(third)).toBe('');
+    expect(refusals).toContainEqual({ event: 'connections_refused', count: 1, limit: 2 });
+
+    for (const socket of open) expect(parseResponse(await ask(socket)).status).toBe(200);
+    // Once one closes, a new connection is served again.
+    const closed = readUntilClosed(open[0] as import('node:net').Socket);
+    open[0]?.end();
+    await closed;
+    await expect
+      .poll(async () => parseResponse(await exchange(capped.port, get('/v1/inventory'))).status)
+      .toBe(200);
+    open[1]?.destroy();
+    await capped.close();
+  });
+});
+
+describe('stopping', () => {
+  it('answers the request in flight with Connection: close and starts none after it on that connection', async () => {
+    const log: RequestLogEntry[] = [];
+    const stopping = await startInventoryServer({
+      port: 0,
+      apiKeys: [KEY],
+      latency: { min: 300, max: 300 },
+      log: (entry) => log.push(entry),
+    });
+    const socket = await openSocket(stopping.port);
+    const received = readUntilClosed(socket);
+    const keepAlive = `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`;
+    socket.write(keepAlive);
+    await new Promise((resolve) => stopping.server.once('request', resolve));
+    const closed = stopping.close();
+    // A next request on the same kept-alive connection, sent once the stop has begun.
+    socket.write(keepAlive);
+    const responses = parseResponses(await received);
+    expect(responses.map((response) => response.status)).toEqual([200]);
+    expect(responses[0]?.headers.connection).toBe('close');
+    await closed;
+    expect(log.filter((entry) => 'status' in entry)).toHaveLength(1);
+  });
+
+  it('ends a kept-alive connection whose answer was already under way once that answer is out', async () => {
+    // A list too large for the socket buffers, so its answer is still being written when the stop begins.
+    const stopping = await startInventoryServer({ port: 0, apiKeys: [KEY], seed: 300_000 });
+    const socket = await openSocket(stopping.port);
+    socket.pause();
+    socket.write(`GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`);
+    await new Promise((resolve) => stopping.server.once('request', resolve));
+    // A grace far beyond the test timeout: only the end of that answer may close the connection.
+    const closed = stopping.close(60_000);
+    const received = readUntilClosed(socket);
+    socket.resume();
+    const response = parseResponse(await received);
+    expect(response.status).toBe(200);
+    expect(response.headers.connection).toBe('keep-alive');
+    expect(response.json()).toHaveLength(300_000);
+    await closed;
+  });
+});
