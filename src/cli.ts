@@ -69,8 +69,8 @@ function buildProgram(): Command {
       'set the quantity of one pet, or of many with --file F or -\n(the service marks this operation, PATCH /inventory/{petId}, experimental)',
     )
     .option('--file <file>', 'bulk updates: lines "petId quantity", NDJSON items, or a JSON array')
-    .option('--strict', 'with bulk input, send nothing if any line is bad')
-    .option('--concurrency <n>', 'bulk updates in flight at once (default 8)')
+    .option('--strict', 'bulk: send nothing if any line is bad')
+    .option('--concurrency <n>', 'bulk: updates in flight at once (default 8)')
     .option('--dry-run', 'show each change against current stock; write nothing')
     .option('--ndjson', 'bulk: one JSON result per line as each completes')
     .option('-y, --yes', 'do not ask for confirmation on production')
@@ -88,6 +88,7 @@ function buildProgram(): Command {
     .argument('<petId>', 'the pet to adjust')
     .argument('<delta>', 'how much to add, like +5 or -2')
     .description('add to or take from a quantity: reads it, then sets the sum (not atomic)')
+    .option('--dry-run', 'show the change against current stock; write nothing')
     .option('-y, --yes', 'do not ask for confirmation on production')
     .action(async (petId: string, delta: string, _flags, command: Command) => {
       const { runAdjust } = await import('./commands/adjust');

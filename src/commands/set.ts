@@ -10,6 +10,7 @@ import { readAll } from '../output/prompt';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument, parseWholeNumber } from './arguments';
 import { type ConnectionFlags, connect } from './connect';
 import type { CommandContext } from './context';
+import { readCurrent, writePlan } from './plan';
 
 export interface SetFlags extends ConnectionFlags {
   file?: string;
@@ -42,7 +43,13 @@ export async function runSet(
     }
     const petId = parsePetIdArgument(petIdText);
     const quantity = parseIntegerArgument(quantityText, 'quantity');
+    refuseBulkOnlyOptions(flags);
     const { client, envName } = await connect(flags, context);
+    if (flags.dryRun) {
+      const before = await readCurrent(client, petId, envName);
+      writePlan([{ petId, to: quantity, before }], 'single', false, context, envName);
+      return;
+    }
     await confirmChange(envName, `Set pet ${petId} to ${quantity}`, flags.yes, context);
     writeItem(await client.updateInventory(petId, quantity), context, envName);
     return;
@@ -53,6 +60,20 @@ export async function runSet(
     );
   }
   await runBulkSet(flags, context);
+}
+
+/** Options that only mean something for bulk input are refused for one pet rather than silently ignored. */
+function refuseBulkOnlyOptions(flags: SetFlags) {
+  const given = [
+    flags.strict && '--strict',
+    flags.concurrency !== undefined && '--concurrency',
+    flags.ndjson && '--ndjson',
+  ].filter(Boolean);
+  if (given.length > 0) {
+    throw usageError(
+      `${given.join(', ')} ${given.length === 1 ? 'applies' : 'apply'} only to bulk updates (petinv set --file F, or petinv set -)`,
+    );
+  }
 }
 
 function readBulkSource(flags: SetFlags, context: CommandContext): Promise<string> | string {
@@ -91,25 +112,12 @@ async function runBulkSet(flags: SetFlags, context: CommandContext) {
 
   if (flags.dryRun) {
     const current = new Map((await client.listInventory()).map((item) => [item.petId, item]));
-    const plan = input.entries.map((entry) => ({ entry, before: current.get(entry.petId) }));
-    const planJson = ({ entry, before }: (typeof plan)[number]) =>
-      `{"petId":${entry.petId},"from":${before?.quantity ?? null},"to":${entry.quantity},"found":${before !== undefined}}`;
-    if (context.json) context.stdout.write(`[${plan.map(planJson).join(',')}]\n`);
-    else if (flags.ndjson) context.stdout.write(plan.map((step) => `${planJson(step)}\n`).join(''));
-    else {
-      for (const { entry, before } of plan) {
-        const unchanged = before?.quantity === entry.quantity ? ' (unchanged)' : '';
-        context.stdout.write(
-          before
-            ? `${entry.petId}: ${before.quantity} → ${entry.quantity}${unchanged}\n`
-            : `${entry.petId}: not in the inventory of ${envName}\n`,
-        );
-      }
-    }
-    const missing = plan.filter((step) => !step.before).length;
-    context.stderr.write(
-      `petinv: dry run: ${plan.length - missing} change${plan.length - missing === 1 ? '' : 's'} against ${envName}, ${missing} unknown pet${missing === 1 ? '' : 's'}; nothing was written\n`,
-    );
+    const plan = input.entries.map((entry) => ({
+      petId: entry.petId,
+      to: entry.quantity,
+      before: current.get(entry.petId),
+    }));
+    writePlan(plan, 'bulk', flags.ndjson === true, context, envName);
     return;
   }
 
