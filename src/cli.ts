@@ -26,6 +26,7 @@ function contextFrom(command: Command): CommandContext {
     stderr: process.stderr,
     json: flags.json === true,
     color: wantsColor(process.env, process.stdout.isTTY === true, flags.color !== false),
+    outputClosed: outputClosed.signal,
   };
 }
 
@@ -226,12 +227,36 @@ function report(error: unknown, json: boolean): ExitCode {
   return ExitCode.internal;
 }
 
+/**
+ * Aborted when stdout or stderr can no longer be written. A reader that goes away (`petinv list | head -1`)
+ * ends petinv quietly with status 141, as a shell reports a process killed by SIGPIPE: what cat, jq and
+ * gh do. Node ignores SIGPIPE, so the write fails with EPIPE instead, and is handled here for every
+ * command, help and --version included. Any other write failure (a full disk) is said once, exit 1.
+ */
+const outputClosed = new AbortController();
+
+function watchOutput(name: 'stdout' | 'stderr', stream: NodeJS.WriteStream, other: NodeJS.WriteStream) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (outputClosed.signal.aborted) return;
+    outputClosed.abort();
+    if (error.code === 'EPIPE') {
+      process.exitCode = ExitCode.outputClosed;
+      return;
+    }
+    process.exitCode = ExitCode.internal;
+    if (!other.destroyed) other.write(`petinv: cannot write to ${name}: ${error.code ?? error.message}\n`);
+  });
+}
+
 async function main(argv: string[]): Promise<void> {
+  watchOutput('stdout', process.stdout, process.stderr);
+  watchOutput('stderr', process.stderr, process.stdout);
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
   } catch (error) {
-    process.exitCode = report(error, argv.includes('--json'));
+    // Once the output is closed nobody reads a message; the status was set when it closed.
+    if (!outputClosed.signal.aborted) process.exitCode = report(error, argv.includes('--json'));
   }
 }
 
