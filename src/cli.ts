@@ -38,6 +38,14 @@ function buildProgram(): Command {
     .option('--base-url <url>', "service base URL ending in /v1, overriding the environment's")
     .option('--timeout <ms>', 'per-attempt request timeout in milliseconds (default 10000)')
     .option('--retries <n>', 'retries after network errors, 429, 502, 503 and 504 (default 3)')
+    .option(
+      '--max-body-size <size>',
+      'largest answer read, in bytes or with K, M, G (default 256M; PETINV_MAX_BODY_SIZE)',
+    )
+    .option(
+      '--max-retry-wait <s>',
+      'most seconds spent waiting between the retries of one request, Retry-After included (default 60; PETINV_MAX_RETRY_WAIT)',
+    )
     .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
     .option('--json', 'print data, and failures, as JSON')
     .option('--no-color', 'no colour (NO_COLOR and FORCE_COLOR are honoured too)')

@@ -4,8 +4,8 @@ import {
   ApiError,
   describeIssues,
   type InventoryItem,
-  InventoryList,
-  InventoryItem as ItemSchema,
+  InventoryItemResponse,
+  InventoryListResponse,
 } from './schemas';
 import { type Transport, TransportError, type TransportResponse } from './transport';
 
@@ -22,6 +22,12 @@ export interface ClientOptions {
   userAgent?: string;
   /** How requests travel: undiciTransport in petinv, fetchTransport where fetch is intercepted. */
   transport: Transport;
+  /** A response body larger than this is cut off with an error (default DEFAULT_MAX_BODY_BYTES). */
+  maxBodyBytes?: number;
+  /** All the waiting between the attempts of one request, Retry-After included; past it, give up. */
+  maxRetryWaitMs?: number;
+  /** Told before each wait between attempts, as it starts. */
+  onRetryWait?: (wait: RetryWait) => void;
   /** Told once per distinct warning, such as a Deprecation header. */
   onWarning?: (message: string) => void;
   sleep?: (ms: number) => Promise<void>;
@@ -34,10 +40,21 @@ export interface InventoryClient {
   updateInventory(petId: bigint, quantity: number): Promise<InventoryItem>;
 }
 
+export interface RetryWait {
+  operation: string;
+  ms: number;
+  /** The HTTP status that asked for the retry; undefined after a network error or a timeout. */
+  status?: number;
+  /** True when the service said how long to wait (Retry-After). */
+  retryAfter: boolean;
+}
+
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_RETRIES = 3;
+/** About 5 million pets at about 50 bytes each, and well below the longest string V8 can hold (512 MiB). */
+export const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_MAX_RETRY_WAIT_MS = 60_000;
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
-const MAX_RETRY_WAIT_MS = 60_000;
 
 /** When a retry may go: Retry-After (seconds or an HTTP date), else exponential backoff with full jitter. */
 export function retryDelayMs(
@@ -45,13 +62,30 @@ export function retryDelayMs(
   retryAfter: string | null,
   random: () => number,
   now = Date.now(),
-): number {
+): { ms: number; retryAfter: boolean } {
   if (retryAfter !== null) {
-    const seconds = Number(retryAfter);
-    const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(retryAfter) - now;
-    if (Number.isFinite(ms)) return Math.min(Math.max(ms, 0), MAX_RETRY_WAIT_MS);
+    const trimmed = retryAfter.trim();
+    // Seconds, or an HTTP date (which starts with the day's name; Date.parse alone takes "-5" as a year).
+    const ms = /^\d+$/.test(trimmed)
+      ? Number(trimmed) * 1000
+      : /^[a-z]/i.test(trimmed)
+        ? Date.parse(trimmed) - now
+        : Number.NaN;
+    if (Number.isFinite(ms)) return { ms: Math.max(ms, 0), retryAfter: true };
   }
-  return Math.round(random() * Math.min(200 * 2 ** attempt, 5000));
+  return { ms: Math.round(random() * Math.min(200 * 2 ** attempt, 5000)), retryAfter: false };
+}
+
+/** 268435456 as "256 MiB", for messages. */
+export function formatBytes(bytes: number): string {
+  for (const [unit, size] of [
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20],
+    ['KiB', 2 ** 10],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
 }
 
 function kindOfStatus(status: number): ErrorKind {
@@ -67,6 +101,8 @@ export function createClient(options: ClientOptions): InventoryClient {
   const where = options.envName ?? baseUrl;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const retries = options.retries ?? DEFAULT_RETRIES;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxRetryWaitMs = options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
   const { transport } = options;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const random = options.random ?? Math.random;
@@ -96,7 +132,13 @@ export function createClient(options: ClientOptions): InventoryClient {
     );
   }
 
-  function failure(operation: string, status: number, text: string, subject?: string): PetinvError {
+  function failure(
+    operation: string,
+    status: number,
+    text: string,
+    subject?: string,
+    advice = 'try again later',
+  ): PetinvError {
     let body: ServiceErrorBody | undefined;
     try {
       const parsed = ApiError.safeParse(JSON.parse(text));
@@ -131,7 +173,7 @@ export function createClient(options: ClientOptions): InventoryClient {
       default:
         return new PetinvError(
           kind,
-          `the service failed ${operation} in ${where} (${detail}); try again later`,
+          `the service failed ${operation} in ${where} (${detail}); ${advice}`,
           errorBody,
         );
     }
@@ -140,6 +182,27 @@ export function createClient(options: ClientOptions): InventoryClient {
   async function call(method: string, path: string, body?: string, subject?: string): Promise<string> {
     const operation = `${method} ${path}`;
     const url = `${baseUrl}${path}`;
+    let waitedMs = 0;
+    // The wait a Retry-After asked for that the budget refused, for the message.
+    let lastRefusedWaitMs: number | undefined;
+    /** Waits before the next attempt, unless that would pass the budget; false means give up. */
+    const waitToRetry = async (attempt: number, response?: TransportResponse): Promise<boolean> => {
+      if (attempt >= retries) return false;
+      const delay = retryDelayMs(attempt, response?.header('retry-after') ?? null, random);
+      if (waitedMs + delay.ms > maxRetryWaitMs) {
+        if (delay.retryAfter) lastRefusedWaitMs = delay.ms;
+        return false;
+      }
+      waitedMs += delay.ms;
+      options.onRetryWait?.({
+        operation,
+        ms: delay.ms,
+        status: response?.status,
+        retryAfter: delay.retryAfter,
+      });
+      await sleep(delay.ms);
+      return true;
+    };
     for (let attempt = 0; ; attempt++) {
       let response: TransportResponse;
       try {
@@ -149,13 +212,18 @@ export function createClient(options: ClientOptions): InventoryClient {
           headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
           body,
           timeoutMs,
+          maxBodyBytes,
         });
       } catch (error) {
         if (!(error instanceof TransportError)) throw error;
-        if (attempt < retries) {
-          await sleep(retryDelayMs(attempt, null, random));
-          continue;
+        if (error.reason === 'too large') {
+          throw new PetinvError(
+            'server',
+            `the answer from ${where} to ${operation} is larger than ${formatBytes(maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE`,
+            { code: 'body_too_large' },
+          );
         }
+        if (await waitToRetry(attempt)) continue;
         const attempts = attempt === 0 ? '' : ` after ${attempt + 1} attempts`;
         if (error.reason === 'timeout') {
           throw new PetinvError(
@@ -174,13 +242,15 @@ export function createClient(options: ClientOptions): InventoryClient {
           },
         );
       }
-      if (RETRYABLE_STATUSES.has(response.status) && attempt < retries) {
-        await sleep(retryDelayMs(attempt, response.header('retry-after'), random));
-        continue;
-      }
+      if (RETRYABLE_STATUSES.has(response.status) && (await waitToRetry(attempt, response))) continue;
       noticeDeprecation(operation, response);
-      if (response.status < 200 || response.status > 299)
-        throw failure(operation, response.status, response.text, subject);
+      if (response.status < 200 || response.status > 299) {
+        const advice =
+          lastRefusedWaitMs === undefined
+            ? undefined
+            : `it asked for ${Math.ceil(lastRefusedWaitMs / 1000)}s more before a retry, past the ${maxRetryWaitMs / 1000}s petinv waits in all (--max-retry-wait, PETINV_MAX_RETRY_WAIT); raise it, or try again later`;
+        throw failure(operation, response.status, response.text, subject, advice);
+      }
       return response.text;
     }
   }
@@ -217,14 +287,14 @@ export function createClient(options: ClientOptions): InventoryClient {
 
   return {
     async listInventory() {
-      return decode('GET /inventory', await call('GET', '/inventory'), InventoryList);
+      return decode('GET /inventory', await call('GET', '/inventory'), InventoryListResponse);
     },
     async updateInventory(petId, quantity) {
       const path = `/inventory/${petId}`;
       const item = decode(
         `PATCH ${path}`,
         await call('PATCH', path, serializeUpdate(quantity), `pet ${petId}`),
-        ItemSchema,
+        InventoryItemResponse,
       );
       if (item.petId !== petId) throw contractError(`PATCH ${path}`, `it answered for pet ${item.petId}`);
       return item;
