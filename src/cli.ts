@@ -6,6 +6,7 @@ import type { ServeFlags } from './commands/serve';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from './config/paths';
 import { ExitCode, PetinvError } from './errors';
 import { wantsColor } from './output/terminal';
+import { printable } from './printable';
 
 // undici parses HTTP with its WebAssembly build of llhttp. V8 would compile it a second time with its
 // optimizing tier in the background, and a short-lived CLI then waits at exit for work it never uses;
@@ -221,10 +222,13 @@ function report(error: unknown, json: boolean): ExitCode {
     return ExitCode.usage;
   }
   if (error instanceof PetinvError) {
-    process.stderr.write(json ? `${JSON.stringify({ error: error.body })}\n` : `petinv: ${error.message}\n`);
+    // Outside text in a message was made printable where it was quoted; this keeps every message one line.
+    process.stderr.write(
+      json ? `${JSON.stringify({ error: error.body })}\n` : `petinv: ${printable(error.message, 2000)}\n`,
+    );
     return error.exitCode;
   }
-  const message = (error as Error)?.message ?? String(error);
+  const message = printable((error as Error)?.message ?? String(error), 2000);
   if (json) {
     process.stderr.write(`${JSON.stringify({ error: { code: 'internal', message, status: 0 } })}\n`);
   } else {

@@ -1,4 +1,5 @@
 import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
+import { printable } from '../printable';
 import { parseInventoryJson, serializeUpdate } from './json';
 import {
   ApiError,
@@ -124,8 +125,8 @@ export function createClient(options: ClientOptions): InventoryClient {
     const sunset = response.header('sunset');
     if (deprecation === null && sunset === null) return;
     const parts = [
-      deprecation !== null && `Deprecation: ${deprecation}`,
-      sunset !== null && `Sunset: ${sunset}`,
+      deprecation !== null && `Deprecation: ${printable(deprecation, 80)}`,
+      sunset !== null && `Sunset: ${printable(sunset, 80)}`,
     ].filter(Boolean);
     warnOnce(
       `${operation} is deprecated by the service in ${where} (${parts.join('; ')}); it may stop working`,
@@ -148,11 +149,12 @@ export function createClient(options: ClientOptions): InventoryClient {
     }
     // The HTTP status decides the kind even when the body's own `status` disagrees.
     const kind = kindOfStatus(status);
-    const code = body?.code ?? `http_${status}`;
-    const detail = body
-      ? `${status} ${code}: ${body.message}`
-      : `${status}${text.trim() ? `: ${text.trim().slice(0, 200)}` : ''}`;
-    const errorBody = { code, message: body?.message ?? `HTTP ${status}`, status };
+    // The service's words reach a terminal, and --json output, only as one bounded printable line.
+    const code = body ? printable(body.code, 64) : `http_${status}`;
+    const message = body && printable(body.message);
+    const shownText = printable(text);
+    const detail = body ? `${status} ${code}: ${message}` : `${status}${shownText ? `: ${shownText}` : ''}`;
+    const errorBody = { code, message: message ?? `HTTP ${status}`, status };
     switch (kind) {
       case 'auth':
         return new PetinvError(
@@ -236,7 +238,7 @@ export function createClient(options: ClientOptions): InventoryClient {
         }
         throw new PetinvError(
           'network',
-          `cannot reach ${url} in ${where} (${error.detail})${attempts}; is the service up and the base URL right? see petinv config`,
+          `cannot reach ${url} in ${where} (${printable(error.detail)})${attempts}; is the service up and the base URL right? see petinv config`,
           {
             code: 'network',
           },
@@ -258,7 +260,7 @@ export function createClient(options: ClientOptions): InventoryClient {
   function contractError(operation: string, problem: string): PetinvError {
     return new PetinvError(
       'server',
-      `the answer from ${where} to ${operation} does not match the contract: ${problem}`,
+      `the answer from ${where} to ${operation} does not match the contract: ${printable(problem, 300)}`,
       {
         code: 'invalid_response',
       },

@@ -1,6 +1,6 @@
 import type { InventoryItem } from '../api/schemas';
 import { PetinvError } from '../errors';
-import type { BulkEntry } from './input';
+import type { BulkEntries, BulkEntry } from './input';
 
 export type BulkResult =
   | { line: number; petId: bigint; quantity: number; ok: true; item: InventoryItem }
@@ -42,7 +42,7 @@ export interface BulkRunOptions {
  * so one bad pet does not stop the rest. Results arrive through `onResult` as they complete. A run
  * stops starting updates when going on cannot help (see BulkStop); the updates in flight finish.
  */
-export async function runBulk(entries: readonly BulkEntry[], options: BulkRunOptions): Promise<BulkOutcome> {
+export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Promise<BulkOutcome> {
   const { update, onResult, outputClosed } = options;
   const outcome: BulkOutcome = { updated: 0, failed: 0, notSent: 0 };
   if (options.keepResults) outcome.results = [];
@@ -69,7 +69,7 @@ export async function runBulk(entries: readonly BulkEntry[], options: BulkRunOpt
     while (next < entries.length) {
       if (!outcome.stop && outputClosed?.aborted) outcome.stop = { reason: 'output closed' };
       if (outcome.stop) return;
-      const entry = entries[next++] as BulkEntry;
+      const entry = entries.at(next++) as BulkEntry;
       const base = { line: entry.line, petId: entry.petId, quantity: entry.quantity };
       try {
         record({ ...base, ok: true, item: await update(entry) });

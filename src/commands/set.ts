@@ -1,12 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { serializeItem } from '../api/json';
 import type { InventoryItem } from '../api/schemas';
-import { type BulkEntry, type BulkInput, type BulkProblem, parseBulkInput } from '../bulk/input';
+import { type BulkEntry, type BulkInput, type BulkProblem, readBulkInput } from '../bulk/input';
 import { type BulkOutcome, type BulkResult, runBulk, UNREACHABLE_STREAK } from '../bulk/run';
 import { PetinvError, usageError } from '../errors';
 import { paint, renderItems } from '../output/inventory';
 import { createProgress } from '../output/progress';
-import { readAll } from '../output/prompt';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument, parseWholeNumber } from './arguments';
 import { type ConnectionFlags, connect } from './connect';
 import type { CommandContext } from './context';
@@ -76,15 +75,17 @@ function refuseBulkOnlyOptions(flags: SetFlags) {
   }
 }
 
-function readBulkSource(flags: SetFlags, context: CommandContext): Promise<string> | string {
-  if (flags.file === undefined || flags.file === '-') return readAll(context.stdin);
-  try {
-    return readFileSync(flags.file, 'utf8');
-  } catch (error) {
-    throw usageError(
-      `cannot read --file ${flags.file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+/** The bulk input as a stream: stdin, or the file, read as it arrives (see readBulkInput). */
+function openBulkSource(flags: SetFlags, context: CommandContext): Promise<AsyncIterable<Buffer | string>> {
+  if (flags.file === undefined || flags.file === '-') return Promise.resolve(context.stdin);
+  const file = flags.file;
+  return new Promise((resolve, reject) => {
+    const stream = createReadStream(file);
+    stream.once('open', () => resolve(stream));
+    stream.once('error', (error: NodeJS.ErrnoException) =>
+      reject(usageError(`cannot read --file ${file}: ${error.code ?? error.message}`)),
     );
-  }
+  });
 }
 
 /**
@@ -113,12 +114,18 @@ function reportProblems(input: BulkInput, flags: SetFlags, context: CommandConte
 async function runBulkSet(flags: SetFlags, context: CommandContext) {
   const concurrency = parseWholeNumber(flags.concurrency, '--concurrency', 1, 256) ?? 8;
   if (context.json && flags.ndjson) throw usageError('choose one of --json and --ndjson');
-  const input = parseBulkInput(await readBulkSource(flags, context));
+  const input = await readBulkInput(await openBulkSource(flags, context)).catch((error: unknown) => {
+    if (error instanceof PetinvError) throw error;
+    const { code, message } = error as NodeJS.ErrnoException;
+    throw usageError(
+      `cannot read ${flags.file === undefined ? 'stdin' : `--file ${flags.file}`}: ${code ?? message}`,
+    );
+  });
   reportProblems(input, flags, context);
   const { client, envName } = await connect(flags, context);
   if (flags.dryRun) {
     const current = new Map((await client.listInventory()).map((item) => [item.petId, item]));
-    const plan = input.entries.map((entry) => ({
+    const plan = Array.from(input.entries, (entry) => ({
       petId: entry.petId,
       to: entry.quantity,
       before: current.get(entry.petId),

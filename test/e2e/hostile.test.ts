@@ -25,6 +25,29 @@ const scenarios: Record<string, (req: IncomingMessage, res: ServerResponse) => v
     res.writeHead(401, { 'Content-Type': 'application/json', 'WWW-Authenticate': 'Bearer' });
     res.end('{"code":"unauthorized","message":"the API key is not valid","status":401}');
   },
+  'control-json'(_req, res) {
+    res.writeHead(400, { 'Content-Type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        code: 'bad\u001b[2J',
+        message: `\u001b]0;pwned\u0007\u001b[2J\u001b[Hline one\r\npetinv: all is well\u001b[31m${'!'.repeat(5000)}`,
+        status: 400,
+      }),
+    );
+  },
+  'control-text'(_req, res) {
+    res.writeHead(404, { 'Content-Type': 'text/plain' });
+    res.end(`\u001b[2J\u001b[Hgone\rpetinv: forged\u0007\n${'x'.repeat(100_000)}`);
+  },
+  'control-header'(_req, res) {
+    // HTTP lets a header carry bytes 0x80-0xff; 0x9b is the 8-bit form of the escape that starts CSI.
+    res.writeHead(200, { 'Content-Type': 'application/json', Deprecation: '@1\u009b2J\u009b31mred' });
+    res.end('[]');
+  },
+  'control-body'(_req, res) {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end('\u001b]0;pwned\u0007\u001b[2J not json');
+  },
   'retry-after'(_req, res) {
     res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '3600' });
     res.end('{"code":"unavailable","message":"down for maintenance","status":503}');
@@ -102,6 +125,77 @@ describe('bounded memory and time against any server', () => {
       'petinv: the service failed GET /inventory in local (503 unavailable: down for maintenance); it asked for 3600s more before a retry, past the 60s petinv waits in all (--max-retry-wait, PETINV_MAX_RETRY_WAIT); raise it, or try again later\n',
     );
     expect(countRequests('GET /retry-after/') - before).toBe(1);
+  });
+});
+
+/** The C0 and C1 control characters in a text, the line feed aside. */
+const controlCharacters = (text: string) =>
+  [...text].filter((character) => {
+    const code = character.codePointAt(0) as number;
+    return (code < 0x20 && character !== '\n') || (code >= 0x7f && code <= 0x9f);
+  });
+
+describe('what reaches the terminal', () => {
+  /** One line, nothing a terminal would act on, no line of its own that starts like petinv's. */
+  const expectPrintable = (stderr: string) => {
+    expect(controlCharacters(stderr)).toEqual([]);
+    expect(stderr.split('\n')).toHaveLength(2);
+    expect(stderr.endsWith('\n')).toBe(true);
+  };
+
+  it('an error message full of escape sequences: stripped, one line, truncated', async () => {
+    const result = await petinv('control-json', ['list']);
+    expect(result.code).toBe(6);
+    expectPrintable(result.stderr);
+    expect(result.stderr).toMatch(
+      /^petinv: the service rejected GET \/inventory in local \(400 bad: line one petinv: all is well!+…\)\n$/,
+    );
+    expect(result.stderr.length).toBeLessThan(400);
+  });
+
+  it('the same with --json: the error body is one bounded line too', async () => {
+    const result = await petinv('control-json', ['--json', 'list']);
+    expectPrintable(result.stderr);
+    const { error } = JSON.parse(result.stderr);
+    expect(error.code).toBe('bad');
+    expect(error.message).toMatch(/^line one petinv: all is well!+…$/);
+  });
+
+  it('a non-JSON error body', async () => {
+    const result = await petinv('control-text', ['list']);
+    expect(result.code).toBe(5);
+    expectPrintable(result.stderr);
+    expect(result.stderr).toContain('(404: gone petinv: forged� xxx');
+    expect(result.stderr.length).toBeLessThan(400);
+  });
+
+  it('a header value (Deprecation) with 8-bit escape sequences', async () => {
+    const result = await petinv('control-header', ['list']);
+    expect(result.code).toBe(0);
+    expectPrintable(result.stderr);
+    expect(result.stderr).toBe(
+      'petinv: warning: GET /inventory is deprecated by the service in local (Deprecation: @1red); it may stop working\n',
+    );
+  });
+
+  it('a body that breaks the contract, quoted by the JSON parser', async () => {
+    const result = await petinv('control-body', ['list']);
+    expect(result.code).toBe(8);
+    expectPrintable(result.stderr);
+    expect(result.stderr).toMatch(
+      /^petinv: the answer from local to GET \/inventory does not match the contract: not JSON/,
+    );
+  });
+
+  it('a bulk line echoed in an error', async () => {
+    const result = await petinv('endless', ['set', '-', '--strict'], {
+      input: '\u001b[2J\u001b]0;pwned\u0007x\u009b31m 5\n',
+    });
+    expect(result.code).toBe(2);
+    expect(controlCharacters(result.stderr)).toEqual([]);
+    expect(result.stderr).toBe(
+      'petinv: line 1: petId "x" is not an integer within int64\npetinv: --strict: 1 bad line; nothing was sent\n',
+    );
   });
 });
 
