@@ -21,6 +21,12 @@ const scenarios: Record<string, (req: IncomingMessage, res: ServerResponse) => v
     };
     pump();
   },
+  trickle(_req, res) {
+    // Headers at once, then a byte every 20 ms: no read ever waits long, the body never ends.
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    const timer = setInterval(() => res.write(' '), 20);
+    res.on('close', () => clearInterval(timer));
+  },
   unauthorized(_req, res) {
     res.writeHead(401, { 'Content-Type': 'application/json', 'WWW-Authenticate': 'Bearer' });
     res.end('{"code":"unauthorized","message":"the API key is not valid","status":401}');
@@ -91,6 +97,14 @@ describe('bounded memory and time against any server', () => {
       stderr:
         'petinv: the answer from local to GET /inventory is larger than 2 MiB, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE\n',
     });
+  });
+
+  it('a body that trickles forever ends at --timeout, which covers reading the body', async () => {
+    const result = await petinv('trickle', ['--timeout', '300', '--retries', '0', 'list']);
+    expect(result.code).toBe(8);
+    expect(result.stderr).toMatch(
+      /^petinv: no answer from http:\/\/127\.0\.0\.1:\d+\/trickle\/v1\/inventory within 300 ms in local; raise --timeout or try again later\n$/,
+    );
   });
 
   it('PETINV_MAX_BODY_SIZE sets the limit too; the flag wins over it', async () => {
