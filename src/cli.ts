@@ -6,6 +6,7 @@ import type { ServeFlags } from './commands/serve';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from './config/paths';
 import { ExitCode, PetinvError } from './errors';
 import { wantsColor } from './output/terminal';
+import { printable } from './printable';
 
 // undici parses HTTP with its WebAssembly build of llhttp. V8 would compile it a second time with its
 // optimizing tier in the background, and a short-lived CLI then waits at exit for work it never uses;
@@ -18,6 +19,7 @@ interface GlobalFlags {
 }
 
 function contextFrom(command: Command): CommandContext {
+  runningCommand = command.name();
   const flags = command.optsWithGlobals<GlobalFlags>();
   return {
     env: process.env,
@@ -26,6 +28,7 @@ function contextFrom(command: Command): CommandContext {
     stderr: process.stderr,
     json: flags.json === true,
     color: wantsColor(process.env, process.stdout.isTTY === true, flags.color !== false),
+    outputClosed: outputClosed.signal,
   };
 }
 
@@ -37,6 +40,14 @@ function buildProgram(): Command {
     .option('--base-url <url>', "service base URL ending in /v1, overriding the environment's")
     .option('--timeout <ms>', 'per-attempt request timeout in milliseconds (default 10000)')
     .option('--retries <n>', 'retries after network errors, 429, 502, 503 and 504 (default 3)')
+    .option(
+      '--max-body-size <size>',
+      'largest answer read, in bytes or with K, M, G (default 256M; PETINV_MAX_BODY_SIZE)',
+    )
+    .option(
+      '--max-retry-wait <s>',
+      'most seconds spent waiting between the retries of one request, Retry-After included (default 60; PETINV_MAX_RETRY_WAIT)',
+    )
     .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
     .option('--json', 'print data, and failures, as JSON')
     .option('--no-color', 'no colour (NO_COLOR and FORCE_COLOR are honoured too)')
@@ -69,8 +80,8 @@ function buildProgram(): Command {
       'set the quantity of one pet, or of many with --file F or -\n(the service marks this operation, PATCH /inventory/{petId}, experimental)',
     )
     .option('--file <file>', 'bulk updates: lines "petId quantity", NDJSON items, or a JSON array')
-    .option('--strict', 'with bulk input, send nothing if any line is bad')
-    .option('--concurrency <n>', 'bulk updates in flight at once (default 8)')
+    .option('--strict', 'bulk: send nothing if any line is bad')
+    .option('--concurrency <n>', 'bulk: updates in flight at once (default 8)')
     .option('--dry-run', 'show each change against current stock; write nothing')
     .option('--ndjson', 'bulk: one JSON result per line as each completes')
     .option('-y, --yes', 'do not ask for confirmation on production')
@@ -88,6 +99,7 @@ function buildProgram(): Command {
     .argument('<petId>', 'the pet to adjust')
     .argument('<delta>', 'how much to add, like +5 or -2')
     .description('add to or take from a quantity: reads it, then sets the sum (not atomic)')
+    .option('--dry-run', 'show the change against current stock; write nothing')
     .option('-y, --yes', 'do not ask for confirmation on production')
     .action(async (petId: string, delta: string, _flags, command: Command) => {
       const { runAdjust } = await import('./commands/adjust');
@@ -214,10 +226,13 @@ function report(error: unknown, json: boolean): ExitCode {
     return ExitCode.usage;
   }
   if (error instanceof PetinvError) {
-    process.stderr.write(json ? `${JSON.stringify({ error: error.body })}\n` : `petinv: ${error.message}\n`);
+    // Outside text in a message was made printable where it was quoted; this keeps every message one line.
+    process.stderr.write(
+      json ? `${JSON.stringify({ error: error.body })}\n` : `petinv: ${printable(error.message, 2000)}\n`,
+    );
     return error.exitCode;
   }
-  const message = (error as Error)?.message ?? String(error);
+  const message = printable((error as Error)?.message ?? String(error), 2000);
   if (json) {
     process.stderr.write(`${JSON.stringify({ error: { code: 'internal', message, status: 0 } })}\n`);
   } else {
@@ -228,12 +243,44 @@ function report(error: unknown, json: boolean): ExitCode {
   return ExitCode.internal;
 }
 
+/**
+ * Aborted when stdout or stderr can no longer be written. A reader that goes away (`petinv list | head -1`)
+ * ends petinv quietly with status 141, as a shell reports a process killed by SIGPIPE: what cat, jq and
+ * gh do. Node ignores SIGPIPE, so the write fails with EPIPE instead, and is handled here for every
+ * command, help and --version included. Any other write failure (a full disk) is said once, exit 1.
+ */
+const outputClosed = new AbortController();
+
+/**
+ * serve's stderr is its log, not its output: a reader that goes away (`petinv serve 2>&1 | head -1`) must
+ * not stop the server or change how it ends. serve stops logging by itself and keeps its own exit code.
+ */
+const STDERR_IS_A_LOG = new Set(['serve']);
+let runningCommand: string | undefined;
+
+function watchOutput(name: 'stdout' | 'stderr', stream: NodeJS.WriteStream, other: NodeJS.WriteStream) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (name === 'stderr' && runningCommand && STDERR_IS_A_LOG.has(runningCommand)) return;
+    if (outputClosed.signal.aborted) return;
+    outputClosed.abort();
+    if (error.code === 'EPIPE') {
+      process.exitCode = ExitCode.outputClosed;
+      return;
+    }
+    process.exitCode = ExitCode.internal;
+    if (!other.destroyed) other.write(`petinv: cannot write to ${name}: ${error.code ?? error.message}\n`);
+  });
+}
+
 async function main(argv: string[]): Promise<void> {
+  watchOutput('stdout', process.stdout, process.stderr);
+  watchOutput('stderr', process.stderr, process.stdout);
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
   } catch (error) {
-    process.exitCode = report(error, argv.includes('--json'));
+    // Once the output is closed nobody reads a message; the status was set when it closed.
+    if (!outputClosed.signal.aborted) process.exitCode = report(error, argv.includes('--json'));
   }
 }
 

@@ -1,11 +1,12 @@
 import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
+import { printable } from '../printable';
 import { parseInventoryJson, serializeUpdate } from './json';
 import {
   ApiError,
   describeIssues,
   type InventoryItem,
-  InventoryList,
-  InventoryItem as ItemSchema,
+  InventoryItemResponse,
+  InventoryListResponse,
 } from './schemas';
 import { type Transport, TransportError, type TransportResponse } from './transport';
 
@@ -22,6 +23,12 @@ export interface ClientOptions {
   userAgent?: string;
   /** How requests travel: undiciTransport in petinv, fetchTransport where fetch is intercepted. */
   transport: Transport;
+  /** A response body larger than this is cut off with an error (default DEFAULT_MAX_BODY_BYTES). */
+  maxBodyBytes?: number;
+  /** All the waiting between the attempts of one request, Retry-After included; past it, give up. */
+  maxRetryWaitMs?: number;
+  /** Told before each wait between attempts, as it starts. */
+  onRetryWait?: (wait: RetryWait) => void;
   /** Told once per distinct warning, such as a Deprecation header. */
   onWarning?: (message: string) => void;
   sleep?: (ms: number) => Promise<void>;
@@ -34,10 +41,21 @@ export interface InventoryClient {
   updateInventory(petId: bigint, quantity: number): Promise<InventoryItem>;
 }
 
+export interface RetryWait {
+  operation: string;
+  ms: number;
+  /** The HTTP status that asked for the retry; undefined after a network error or a timeout. */
+  status?: number;
+  /** True when the service said how long to wait (Retry-After). */
+  retryAfter: boolean;
+}
+
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_RETRIES = 3;
+/** About 5 million pets at about 50 bytes each, and well below the longest string V8 can hold (512 MiB). */
+export const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_MAX_RETRY_WAIT_MS = 60_000;
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
-const MAX_RETRY_WAIT_MS = 60_000;
 
 /** When a retry may go: Retry-After (seconds or an HTTP date), else exponential backoff with full jitter. */
 export function retryDelayMs(
@@ -45,20 +63,30 @@ export function retryDelayMs(
   retryAfter: string | null,
   random: () => number,
   now = Date.now(),
-): number {
+): { ms: number; retryAfter: boolean } {
   if (retryAfter !== null) {
-    const seconds = Number(retryAfter);
-    const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(retryAfter) - now;
-    if (Number.isFinite(ms)) return Math.min(Math.max(ms, 0), MAX_RETRY_WAIT_MS);
+    const trimmed = retryAfter.trim();
+    // Seconds, or an HTTP date (which starts with the day's name; Date.parse alone takes "-5" as a year).
+    const ms = /^\d+$/.test(trimmed)
+      ? Number(trimmed) * 1000
+      : /^[a-z]/i.test(trimmed)
+        ? Date.parse(trimmed) - now
+        : Number.NaN;
+    if (Number.isFinite(ms)) return { ms: Math.max(ms, 0), retryAfter: true };
   }
-  return Math.round(random() * Math.min(200 * 2 ** attempt, 5000));
+  return { ms: Math.round(random() * Math.min(200 * 2 ** attempt, 5000)), retryAfter: false };
 }
 
-/** Text from a server for one line of a message: no control characters (escape sequences), bounded. */
-function oneLine(text: string, max = 200): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
-  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
+/** 268435456 as "256 MiB", for messages. */
+export function formatBytes(bytes: number): string {
+  for (const [unit, size] of [
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20],
+    ['KiB', 2 ** 10],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
 }
 
 function kindOfStatus(status: number): ErrorKind {
@@ -74,6 +102,8 @@ export function createClient(options: ClientOptions): InventoryClient {
   const where = options.envName ?? baseUrl;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const retries = options.retries ?? DEFAULT_RETRIES;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxRetryWaitMs = options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
   const { transport } = options;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const random = options.random ?? Math.random;
@@ -95,15 +125,21 @@ export function createClient(options: ClientOptions): InventoryClient {
     const sunset = response.header('sunset');
     if (deprecation === null && sunset === null) return;
     const parts = [
-      deprecation !== null && `Deprecation: ${deprecation}`,
-      sunset !== null && `Sunset: ${sunset}`,
+      deprecation !== null && `Deprecation: ${printable(deprecation, 80)}`,
+      sunset !== null && `Sunset: ${printable(sunset, 80)}`,
     ].filter(Boolean);
     warnOnce(
       `${operation} is deprecated by the service in ${where} (${parts.join('; ')}); it may stop working`,
     );
   }
 
-  function failure(operation: string, status: number, text: string, subject?: string): PetinvError {
+  function failure(
+    operation: string,
+    status: number,
+    text: string,
+    subject?: string,
+    advice = 'try again later',
+  ): PetinvError {
     let body: ServiceErrorBody | undefined;
     try {
       const parsed = ApiError.safeParse(JSON.parse(text));
@@ -113,11 +149,12 @@ export function createClient(options: ClientOptions): InventoryClient {
     }
     // The HTTP status decides the kind even when the body's own `status` disagrees.
     const kind = kindOfStatus(status);
-    const code = body?.code ?? `http_${status}`;
-    const detail = body
-      ? `${status} ${code}: ${body.message}`
-      : `${status}${text.trim() ? `: ${text.trim().slice(0, 200)}` : ''}`;
-    const errorBody = { code, message: body?.message ?? `HTTP ${status}`, status };
+    // The service's words reach a terminal, and --json output, only as one bounded printable line.
+    const code = body ? printable(body.code, 64) : `http_${status}`;
+    const message = body && printable(body.message);
+    const shownText = printable(text);
+    const detail = body ? `${status} ${code}: ${message}` : `${status}${shownText ? `: ${shownText}` : ''}`;
+    const errorBody = { code, message: message ?? `HTTP ${status}`, status };
     switch (kind) {
       case 'auth':
         return new PetinvError(
@@ -138,7 +175,7 @@ export function createClient(options: ClientOptions): InventoryClient {
       default:
         return new PetinvError(
           kind,
-          `the service failed ${operation} in ${where} (${detail}); try again later`,
+          `the service failed ${operation} in ${where} (${detail}); ${advice}`,
           errorBody,
         );
     }
@@ -158,11 +195,11 @@ export function createClient(options: ClientOptions): InventoryClient {
     let suggestion = '<url>';
     let shown = 'no Location';
     if (location !== null) {
-      shown = `Location: ${oneLine(location)}`;
+      shown = `Location: ${printable(location)}`;
       try {
         const target = new URL(location, url);
         if (target.pathname.endsWith(path) && target.search === '' && /^https?:$/.test(target.protocol))
-          suggestion = oneLine(`${target.origin}${target.pathname.slice(0, -path.length)}`);
+          suggestion = printable(`${target.origin}${target.pathname.slice(0, -path.length)}`);
       } catch {
         // Not a URL: the user picks the new address.
       }
@@ -177,6 +214,27 @@ export function createClient(options: ClientOptions): InventoryClient {
   async function call(method: string, path: string, body?: string, subject?: string): Promise<string> {
     const operation = `${method} ${path}`;
     const url = `${baseUrl}${path}`;
+    let waitedMs = 0;
+    // The wait a Retry-After asked for that the budget refused, for the message.
+    let lastRefusedWaitMs: number | undefined;
+    /** Waits before the next attempt, unless that would pass the budget; false means give up. */
+    const waitToRetry = async (attempt: number, response?: TransportResponse): Promise<boolean> => {
+      if (attempt >= retries) return false;
+      const delay = retryDelayMs(attempt, response?.header('retry-after') ?? null, random);
+      if (waitedMs + delay.ms > maxRetryWaitMs) {
+        if (delay.retryAfter) lastRefusedWaitMs = delay.ms;
+        return false;
+      }
+      waitedMs += delay.ms;
+      options.onRetryWait?.({
+        operation,
+        ms: delay.ms,
+        status: response?.status,
+        retryAfter: delay.retryAfter,
+      });
+      await sleep(delay.ms);
+      return true;
+    };
     for (let attempt = 0; ; attempt++) {
       let response: TransportResponse;
       try {
@@ -186,6 +244,7 @@ export function createClient(options: ClientOptions): InventoryClient {
           headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
           body,
           timeoutMs,
+          maxBodyBytes,
         });
       } catch (error) {
         if (!(error instanceof TransportError)) throw error;
@@ -193,14 +252,18 @@ export function createClient(options: ClientOptions): InventoryClient {
           // The same certificate will be presented again: retrying cannot help.
           throw new PetinvError(
             'network',
-            `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${where}: it presented ${error.detail}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
+            `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${where}: it presented ${printable(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
             { code: 'tls' },
           );
         }
-        if (attempt < retries) {
-          await sleep(retryDelayMs(attempt, null, random));
-          continue;
+        if (error.reason === 'too large') {
+          throw new PetinvError(
+            'server',
+            `the answer from ${where} to ${operation} is larger than ${formatBytes(maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE`,
+            { code: 'body_too_large' },
+          );
         }
+        if (await waitToRetry(attempt)) continue;
         const attempts = attempt === 0 ? '' : ` after ${attempt + 1} attempts`;
         if (error.reason === 'timeout') {
           throw new PetinvError(
@@ -216,20 +279,22 @@ export function createClient(options: ClientOptions): InventoryClient {
           : 'is the service up and the base URL right? see petinv config';
         throw new PetinvError(
           'network',
-          `cannot reach ${error.unreachable ?? url} in ${where} (${error.detail})${attempts}; ${advice}`,
+          `cannot reach ${error.unreachable ?? url} in ${where} (${printable(error.detail)})${attempts}; ${advice}`,
           {
             code: 'network',
           },
         );
       }
-      if (RETRYABLE_STATUSES.has(response.status) && attempt < retries) {
-        await sleep(retryDelayMs(attempt, response.header('retry-after'), random));
-        continue;
-      }
+      if (RETRYABLE_STATUSES.has(response.status) && (await waitToRetry(attempt, response))) continue;
       noticeDeprecation(operation, response);
       if (response.status >= 300 && response.status < 400) throw redirected(operation, url, path, response);
-      if (response.status < 200 || response.status > 299)
-        throw failure(operation, response.status, response.text, subject);
+      if (response.status < 200 || response.status > 299) {
+        const advice =
+          lastRefusedWaitMs === undefined
+            ? undefined
+            : `it asked for ${Math.ceil(lastRefusedWaitMs / 1000)}s more before a retry, past the ${maxRetryWaitMs / 1000}s petinv waits in all (--max-retry-wait, PETINV_MAX_RETRY_WAIT); raise it, or try again later`;
+        throw failure(operation, response.status, response.text, subject, advice);
+      }
       return response.text;
     }
   }
@@ -237,7 +302,7 @@ export function createClient(options: ClientOptions): InventoryClient {
   function contractError(operation: string, problem: string): PetinvError {
     return new PetinvError(
       'server',
-      `the answer from ${where} to ${operation} does not match the contract: ${problem}`,
+      `the answer from ${where} to ${operation} does not match the contract: ${printable(problem, 300)}`,
       {
         code: 'invalid_response',
       },
@@ -266,14 +331,14 @@ export function createClient(options: ClientOptions): InventoryClient {
 
   return {
     async listInventory() {
-      return decode('GET /inventory', await call('GET', '/inventory'), InventoryList);
+      return decode('GET /inventory', await call('GET', '/inventory'), InventoryListResponse);
     },
     async updateInventory(petId, quantity) {
       const path = `/inventory/${petId}`;
       const item = decode(
         `PATCH ${path}`,
         await call('PATCH', path, serializeUpdate(quantity), `pet ${petId}`),
-        ItemSchema,
+        InventoryItemResponse,
       );
       if (item.petId !== petId) throw contractError(`PATCH ${path}`, `it answered for pet ${item.petId}`);
       return item;

@@ -2,16 +2,49 @@ import type { InventoryItem } from './schemas';
 
 /**
  * JSON.parse turns every number into a double, which cannot hold a petId above 2^53. Node 20 has no
- * JSON.parse source access, and a full lossless parser is several times slower on a million items,
- * so the petId values are quoted before parsing and the schema reads them as int64 text.
+ * JSON.parse source access, and a full lossless parser is several times slower on a million items.
+ * So the text is parsed as it is, and then the number tokens of the `petId` and `quantity` keys are
+ * read from the text in document order (a regular expression run over it, copying nothing) and laid
+ * over the parsed values: a petId becomes the bigint its digits say, exactly.
  *
- * The pattern only matches a key: an unescaped `"petId"` followed by `:` cannot stand inside a JSON
- * string. Numbers with a fraction or exponent are left alone for the schema to reject.
+ * Each token must belong to the value it is laid over (the same key, the same double) and every token
+ * must be used, else the text has keys this cannot pair up exactly (a key written twice, or with
+ * escapes), and it is refused rather than guessed. The pattern only matches a key: an unescaped
+ * `"petId"` followed by `:` cannot stand inside a JSON string.
+ *
+ * A petId or quantity written other than as a JSON integer (`5.0`, `5e0`) is left as its text, for the
+ * schemas to refuse; a quantity past 2^53 keeps its rounded double, which the schemas refuse too.
  */
-const PET_ID_NUMBER = /"petId"(\s*):(\s*)(-?\d+)(?![\d.eE])/g;
+const NUMBER_FIELD = /"(petId|quantity)"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
+const JSON_INTEGER = /^-?\d+$/;
 
 export function parseInventoryJson(text: string): unknown {
-  return JSON.parse(text.replace(PET_ID_NUMBER, '"petId"$1:$2"$3"'));
+  const value: unknown = JSON.parse(text);
+  const tokens = new RegExp(NUMBER_FIELD);
+  const unpaired = () =>
+    new SyntaxError('a "petId" or "quantity" key is written twice or with escapes; cannot read it exactly');
+
+  const overlay = (node: object) => {
+    if (Array.isArray(node)) {
+      for (const element of node) if (element !== null && typeof element === 'object') overlay(element);
+      return;
+    }
+    const record = node as Record<string, unknown>;
+    for (const key in record) {
+      const field = record[key];
+      if (typeof field === 'number') {
+        if (key !== 'petId' && key !== 'quantity') continue;
+        const match = tokens.exec(text);
+        const token = match?.[2] ?? '';
+        if (match?.[1] !== key || Number(token) !== field) throw unpaired();
+        if (key === 'petId') record.petId = JSON_INTEGER.test(token) ? BigInt(token) : token;
+        else if (!JSON_INTEGER.test(token)) record.quantity = token;
+      } else if (field !== null && typeof field === 'object') overlay(field);
+    }
+  };
+  if (value !== null && typeof value === 'object') overlay(value);
+  if (tokens.exec(text) !== null) throw unpaired();
+  return value;
 }
 
 /** The exact wire form of an item; petId is written as a bare integer, never rounded. */

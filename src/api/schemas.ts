@@ -64,6 +64,31 @@ export type InventoryItem = z.output<typeof InventoryItem>;
 
 export const InventoryList = z.array(InventoryItem);
 
+const wireIntegerError = (issue: { input?: unknown }) =>
+  issue.input === undefined ? 'is required' : 'must be a JSON integer';
+
+/**
+ * What the client accepts from a service, stricter than the library's inputs above: parseInventoryJson
+ * turns a petId written as a JSON integer into a bigint and leaves anything else (`"5"`, `5.0`) as it
+ * was, so only a bigint is a petId here; and a quantity must be one a double holds exactly.
+ */
+export const InventoryItemResponse = z.object({
+  petId: z
+    .bigint({ error: wireIntegerError })
+    .check(
+      z.refine((id) => id >= INT64_MIN && id <= INT64_MAX, { error: 'must be an integer within int64' }),
+    ),
+  quantity: z.number({ error: wireIntegerError }).check(
+    isInteger,
+    z.refine((quantity) => Math.abs(quantity) <= Number.MAX_SAFE_INTEGER, {
+      error: 'must be an integer a double holds exactly (at most 2^53-1, 9007199254740991)',
+    }),
+  ),
+  status: PetStatus,
+});
+
+export const InventoryListResponse = z.array(InventoryItemResponse);
+
 export const InventoryUpdate = z.strictObject({ quantity: Quantity }, { error: 'must be a JSON object' });
 export type InventoryUpdate = z.output<typeof InventoryUpdate>;
 

@@ -8,6 +8,8 @@ export interface TransportRequest {
   body?: string;
   /** For the whole attempt: connecting, waiting for headers, and reading the body. */
   timeoutMs: number;
+  /** A response body larger than this many bytes is cut off with a `too large` TransportError. */
+  maxBodyBytes?: number;
 }
 
 export interface TransportResponse {
@@ -19,18 +21,43 @@ export interface TransportResponse {
 export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
 
 /**
- * A request that got no HTTP answer: `timeout` when it took too long, `tls` when the certificate could not be
- * trusted (not worth retrying), else `network` with the cause.
+ * A request that got no usable HTTP answer: `timeout` when it took too long (the body included), `tls`
+ * when the certificate could not be trusted (not worth retrying), `too large` when the body passed
+ * maxBodyBytes (the detail is the limit), else `network` with the cause.
  */
 export class TransportError extends Error {
   constructor(
-    readonly reason: 'timeout' | 'network' | 'tls',
+    readonly reason: 'timeout' | 'network' | 'tls' | 'too large',
     readonly detail: string,
     /** What could not be reached when it was not the service itself: the proxy, as messages name it. */
     readonly unreachable?: string,
   ) {
     super(detail);
   }
+}
+
+/**
+ * Reads a body as text, chunk by chunk, stopping as soon as it passes the limit: a huge or endless
+ * body costs at most the limit, and nothing is copied whole more than once (the pieces, then the text).
+ */
+async function readText(
+  chunks: AsyncIterable<Uint8Array>,
+  declaredLength: string | null,
+  limit: number,
+): Promise<string> {
+  const tooLarge = () => new TransportError('too large', String(limit));
+  if (declaredLength !== null && Number(declaredLength) > limit) throw tooLarge();
+  const decoder = new TextDecoder();
+  const pieces: string[] = [];
+  let size = 0;
+  for await (const chunk of chunks) {
+    size += chunk.byteLength;
+    // Leaving the loop cancels the body: the rest is never read.
+    if (size > limit) throw tooLarge();
+    pieces.push(decoder.decode(chunk, { stream: true }));
+  }
+  pieces.push(decoder.decode());
+  return pieces.join('');
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -58,6 +85,7 @@ function tlsProblem(code: string): string | undefined {
 }
 
 function transportError(error: unknown, proxy?: string): TransportError {
+  if (error instanceof TransportError) return error;
   const { code, name, message, cause } = error as {
     code?: string;
     name?: string;
@@ -84,7 +112,7 @@ function transportError(error: unknown, proxy?: string): TransportError {
  * `proxy` names the proxy the dispatcher goes through, so a failure to reach it is not blamed on the service.
  */
 export function undiciTransport(dispatcher: Dispatcher, options: { proxy?: string } = {}): Transport {
-  return async ({ method, url, headers, body, timeoutMs }) => {
+  return async ({ method, url, headers, body, timeoutMs, maxBodyBytes = Number.POSITIVE_INFINITY }) => {
     const { origin, pathname, search } = new URL(url);
     // One deadline for the whole attempt; undici's own per-phase timers are too coarse below a second.
     const signal = AbortSignal.timeout(timeoutMs);
@@ -97,15 +125,13 @@ export function undiciTransport(dispatcher: Dispatcher, options: { proxy?: strin
         body,
         signal,
       });
-      const text = await response.body.text();
-      return {
-        status: response.statusCode,
-        header: (name) => {
-          const value = response.headers[name.toLowerCase()];
-          return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
-        },
-        text,
+      const header = (name: string) => {
+        const value = response.headers[name.toLowerCase()];
+        return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
       };
+      // The signal cuts off the body too, so a trickling or endless one ends within timeoutMs.
+      const text = await readText(response.body, header('content-length'), maxBodyBytes);
+      return { status: response.statusCode, header, text };
     } catch (error) {
       throw transportError(signal.aborted ? signal.reason : error, options.proxy);
     }
@@ -117,7 +143,7 @@ export function undiciTransport(dispatcher: Dispatcher, options: { proxy?: strin
  * cannot see undici's request API).
  */
 export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Transport {
-  return async ({ method, url, headers, body, timeoutMs }) => {
+  return async ({ method, url, headers, body, timeoutMs, maxBodyBytes = Number.POSITIVE_INFINITY }) => {
     try {
       const response = await fetchImpl(url, {
         method,
@@ -127,8 +153,15 @@ export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Tran
         // Never followed: the Authorization header would go along to wherever the redirect points.
         redirect: 'manual',
       });
-      const text = await response.text();
-      return { status: response.status, header: (name) => response.headers.get(name), text };
+      const header = (name: string) => response.headers.get(name);
+      const text = response.body
+        ? await readText(
+            response.body as unknown as AsyncIterable<Uint8Array>,
+            header('content-length'),
+            maxBodyBytes,
+          )
+        : '';
+      return { status: response.status, header, text };
     } catch (error) {
       throw transportError(error);
     }

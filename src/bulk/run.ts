@@ -1,39 +1,86 @@
 import type { InventoryItem } from '../api/schemas';
 import { PetinvError } from '../errors';
-import type { BulkEntry } from './input';
+import type { BulkEntries, BulkEntry } from './input';
 
 export type BulkResult =
   | { line: number; petId: bigint; quantity: number; ok: true; item: InventoryItem }
   | { line: number; petId: bigint; quantity: number; ok: false; error: PetinvError };
 
 /**
- * Applies every entry with at most `concurrency` updates in flight; a failure is recorded, not thrown,
- * so one bad pet does not stop the rest. Results arrive through `onResult` as they complete.
+ * Why a run stopped before its last entry: the output closed, the service refused the key (every
+ * further request would be refused too), or the service could not be reached several times in a row.
  */
-export async function runBulk(
-  entries: readonly BulkEntry[],
-  concurrency: number,
-  update: (entry: BulkEntry) => Promise<InventoryItem>,
-  onResult: (result: BulkResult) => void,
-): Promise<BulkResult[]> {
-  const results: BulkResult[] = [];
+export type BulkStop =
+  | { reason: 'output closed' }
+  | { reason: 'refused'; error: PetinvError }
+  | { reason: 'unreachable'; error: PetinvError };
+
+export interface BulkOutcome {
+  updated: number;
+  failed: number;
+  /** Entries never sent because the run stopped early. */
+  notSent: number;
+  stop?: BulkStop;
+  /** Every result in completion order, when asked for (--json prints them at the end). */
+  results?: BulkResult[];
+}
+
+/** Consecutive network failures, each after its own retries, that end a run: the service is gone. */
+export const UNREACHABLE_STREAK = 3;
+
+export interface BulkRunOptions {
+  concurrency: number;
+  update: (entry: BulkEntry) => Promise<InventoryItem>;
+  onResult: (result: BulkResult) => void;
+  /** Aborted when nobody reads the results any more (stdout closed). */
+  outputClosed?: AbortSignal;
+  keepResults?: boolean;
+}
+
+/**
+ * Applies every entry with at most `concurrency` updates in flight; a failure is recorded, not thrown,
+ * so one bad pet does not stop the rest. Results arrive through `onResult` as they complete. A run
+ * stops starting updates when going on cannot help (see BulkStop); the updates in flight finish.
+ */
+export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Promise<BulkOutcome> {
+  const { update, onResult, outputClosed } = options;
+  const outcome: BulkOutcome = { updated: 0, failed: 0, notSent: 0 };
+  if (options.keepResults) outcome.results = [];
   let next = 0;
+  let networkStreak = 0;
+
+  const record = (result: BulkResult) => {
+    if (result.ok) {
+      outcome.updated++;
+      networkStreak = 0;
+    } else {
+      outcome.failed++;
+      const { kind } = result.error;
+      networkStreak = kind === 'network' ? networkStreak + 1 : 0;
+      if (!outcome.stop && kind === 'auth') outcome.stop = { reason: 'refused', error: result.error };
+      if (!outcome.stop && networkStreak >= UNREACHABLE_STREAK)
+        outcome.stop = { reason: 'unreachable', error: result.error };
+    }
+    outcome.results?.push(result);
+    onResult(result);
+  };
+
   const worker = async () => {
     while (next < entries.length) {
-      const entry = entries[next++] as BulkEntry;
+      if (!outcome.stop && outputClosed?.aborted) outcome.stop = { reason: 'output closed' };
+      if (outcome.stop) return;
+      const entry = entries.at(next++) as BulkEntry;
       const base = { line: entry.line, petId: entry.petId, quantity: entry.quantity };
-      let result: BulkResult;
       try {
-        result = { ...base, ok: true, item: await update(entry) };
+        record({ ...base, ok: true, item: await update(entry) });
       } catch (error) {
         const failure =
           error instanceof PetinvError ? error : new PetinvError('internal', (error as Error).message);
-        result = { ...base, ok: false, error: failure };
+        record({ ...base, ok: false, error: failure });
       }
-      results.push(result);
-      onResult(result);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, entries.length) }, worker));
-  return results;
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, entries.length) }, worker));
+  outcome.notSent = entries.length - next;
+  return outcome;
 }

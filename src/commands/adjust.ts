@@ -1,11 +1,13 @@
 import { serializeItem } from '../api/json';
-import { PetinvError, usageError } from '../errors';
+import { usageError } from '../errors';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
 import { type ConnectionFlags, connect } from './connect';
 import type { CommandContext } from './context';
+import { readCurrent, writePlan } from './plan';
 
 export interface AdjustFlags extends ConnectionFlags {
   yes?: boolean;
+  dryRun?: boolean;
 }
 
 /**
@@ -21,16 +23,14 @@ export async function runAdjust(
   const petId = parsePetIdArgument(petIdText);
   const delta = parseIntegerArgument(deltaText, 'delta');
   const { client, envName } = await connect(flags, context);
-  const current = (await client.listInventory()).find((item) => item.petId === petId);
-  if (!current) {
-    throw new PetinvError('notFound', `pet ${petId} not found in ${envName} (it is not in the inventory)`, {
-      code: 'pet_not_found',
-      status: 404,
-    });
-  }
+  const current = await readCurrent(client, petId, envName);
   const target = current.quantity + delta;
   if (!Number.isSafeInteger(target))
     throw usageError(`pet ${petId}: ${current.quantity} ${deltaText} is out of range`);
+  if (flags.dryRun) {
+    writePlan([{ petId, to: target, before: current }], 'single', false, context, envName);
+    return;
+  }
   await confirmChange(
     envName,
     `Change pet ${petId} from ${current.quantity} to ${target}`,

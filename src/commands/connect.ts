@@ -16,9 +16,10 @@ import {
 import { configError } from '../errors';
 import { parseWholeNumber } from './arguments';
 import type { CommandContext } from './context';
+import { type LimitFlags, resolveLimits } from './limits';
 
 /** The options every command that talks to the service shares; commander puts them on the program. */
-export interface ConnectionFlags {
+export interface ConnectionFlags extends LimitFlags {
   env?: string;
   baseUrl?: string;
   timeout?: string;
@@ -41,6 +42,7 @@ export function loadSettings(flags: ConnectionFlags, context: CommandContext): S
 export async function connect(flags: ConnectionFlags, context: CommandContext): Promise<Connection> {
   const timeoutMs = parseWholeNumber(flags.timeout, '--timeout', 1, 600_000) ?? DEFAULT_TIMEOUT_MS;
   const retries = parseWholeNumber(flags.retries, '--retries', 0, 10) ?? DEFAULT_RETRIES;
+  const limits = resolveLimits(flags, context);
   const settings = loadSettings(flags, context);
   const envName = settings.env.value;
 
@@ -89,6 +91,7 @@ export async function connect(flags: ConnectionFlags, context: CommandContext): 
     envName,
     timeoutMs,
     retries,
+    ...limits,
     transport: undiciTransport(dispatcher, { proxy: proxy && describeProxy(proxy) }),
     userAgent: `petinv/${version}`,
     onWarning: (message) => context.stderr.write(`petinv: warning: ${message}\n`),

@@ -10,4 +10,6 @@ export interface CommandContext {
   json: boolean;
   /** Whether stdout gets colour (NO_COLOR, FORCE_COLOR, --no-color and the TTY decided). */
   color: boolean;
+  /** Aborted once stdout or stderr is closed (EPIPE): nobody reads any more, so long runs stop early. */
+  outputClosed?: AbortSignal;
 }

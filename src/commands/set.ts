@@ -1,15 +1,15 @@
-import { readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { serializeItem } from '../api/json';
 import type { InventoryItem } from '../api/schemas';
-import { type BulkEntry, type BulkInput, parseBulkInput } from '../bulk/input';
-import { type BulkResult, runBulk } from '../bulk/run';
+import { type BulkEntry, type BulkInput, type BulkProblem, readBulkInput } from '../bulk/input';
+import { type BulkOutcome, type BulkResult, runBulk, UNREACHABLE_STREAK } from '../bulk/run';
 import { PetinvError, usageError } from '../errors';
 import { paint, renderItems } from '../output/inventory';
 import { createProgress } from '../output/progress';
-import { readAll } from '../output/prompt';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument, parseWholeNumber } from './arguments';
 import { type ConnectionFlags, connect } from './connect';
 import type { CommandContext } from './context';
+import { readCurrent, writePlan } from './plan';
 
 export interface SetFlags extends ConnectionFlags {
   file?: string;
@@ -42,7 +42,13 @@ export async function runSet(
     }
     const petId = parsePetIdArgument(petIdText);
     const quantity = parseIntegerArgument(quantityText, 'quantity');
+    refuseBulkOnlyOptions(flags);
     const { client, envName } = await connect(flags, context);
+    if (flags.dryRun) {
+      const before = await readCurrent(client, petId, envName);
+      writePlan([{ petId, to: quantity, before }], 'single', false, context, envName);
+      return;
+    }
     await confirmChange(envName, `Set pet ${petId} to ${quantity}`, flags.yes, context);
     writeItem(await client.updateInventory(petId, quantity), context, envName);
     return;
@@ -55,27 +61,50 @@ export async function runSet(
   await runBulkSet(flags, context);
 }
 
-function readBulkSource(flags: SetFlags, context: CommandContext): Promise<string> | string {
-  if (flags.file === undefined || flags.file === '-') return readAll(context.stdin);
-  try {
-    return readFileSync(flags.file, 'utf8');
-  } catch (error) {
+/** Options that only mean something for bulk input are refused for one pet rather than silently ignored. */
+function refuseBulkOnlyOptions(flags: SetFlags) {
+  const given = [
+    flags.strict && '--strict',
+    flags.concurrency !== undefined && '--concurrency',
+    flags.ndjson && '--ndjson',
+  ].filter(Boolean);
+  if (given.length > 0) {
     throw usageError(
-      `cannot read --file ${flags.file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      `${given.join(', ')} ${given.length === 1 ? 'applies' : 'apply'} only to bulk updates (petinv set --file F, or petinv set -)`,
     );
   }
 }
 
-function reportProblems(input: BulkInput, context: CommandContext, strict: boolean | undefined) {
-  for (const problem of input.problems) {
-    const message = `${input.unit} ${problem.line}: ${problem.message}`;
-    context.stderr.write(
-      context.json
-        ? `${JSON.stringify({ [input.unit]: problem.line, skipped: true, error: { code: 'bad_input', message } })}\n`
-        : `petinv: ${message}${strict ? '' : ' (skipped)'}\n`,
+/** The bulk input as a stream: stdin, or the file, read as it arrives (see readBulkInput). */
+function openBulkSource(flags: SetFlags, context: CommandContext): Promise<AsyncIterable<Buffer | string>> {
+  if (flags.file === undefined || flags.file === '-') return Promise.resolve(context.stdin);
+  const file = flags.file;
+  return new Promise((resolve, reject) => {
+    const stream = createReadStream(file);
+    stream.once('open', () => resolve(stream));
+    stream.once('error', (error: NodeJS.ErrnoException) =>
+      reject(usageError(`cannot read --file ${file}: ${error.code ?? error.message}`)),
     );
+  });
+}
+
+/**
+ * Bad input lines: in a run that streams results (--ndjson, --json) they are results too, so a script
+ * that selects the failures sees them; otherwise each is a line on stderr. --strict stops here.
+ */
+function reportProblems(input: BulkInput, flags: SetFlags, context: CommandContext) {
+  const inResults = !flags.dryRun && !flags.strict && (context.json || flags.ndjson);
+  for (const problem of input.problems) {
+    // --json prints them at the head of its one array at the end.
+    if (inResults) {
+      if (flags.ndjson) context.stdout.write(`${skippedJson(problem)}\n`);
+    } else if (context.json) context.stderr.write(`${skippedJson(problem)}\n`);
+    else
+      context.stderr.write(
+        `petinv: ${input.unit} ${problem.line}: ${problem.message}${flags.strict ? '' : ' (skipped)'}\n`,
+      );
   }
-  if (strict && input.problems.length > 0) {
+  if (flags.strict && input.problems.length > 0) {
     throw usageError(
       `--strict: ${input.problems.length} bad ${input.unit}${input.problems.length === 1 ? '' : 's'}; nothing was sent`,
     );
@@ -84,79 +113,111 @@ function reportProblems(input: BulkInput, context: CommandContext, strict: boole
 
 async function runBulkSet(flags: SetFlags, context: CommandContext) {
   const concurrency = parseWholeNumber(flags.concurrency, '--concurrency', 1, 256) ?? 8;
-  const input = parseBulkInput(await readBulkSource(flags, context));
-  reportProblems(input, context, flags.strict);
+  if (context.json && flags.ndjson) throw usageError('choose one of --json and --ndjson');
+  const input = await readBulkInput(await openBulkSource(flags, context)).catch((error: unknown) => {
+    if (error instanceof PetinvError) throw error;
+    const { code, message } = error as NodeJS.ErrnoException;
+    throw usageError(
+      `cannot read ${flags.file === undefined ? 'stdin' : `--file ${flags.file}`}: ${code ?? message}`,
+    );
+  });
+  reportProblems(input, flags, context);
   const { client, envName } = await connect(flags, context);
-  const chalk = paint(context.color);
-
   if (flags.dryRun) {
     const current = new Map((await client.listInventory()).map((item) => [item.petId, item]));
-    const plan = input.entries.map((entry) => ({ entry, before: current.get(entry.petId) }));
-    const planJson = ({ entry, before }: (typeof plan)[number]) =>
-      `{"petId":${entry.petId},"from":${before?.quantity ?? null},"to":${entry.quantity},"found":${before !== undefined}}`;
-    if (context.json) context.stdout.write(`[${plan.map(planJson).join(',')}]\n`);
-    else if (flags.ndjson) context.stdout.write(plan.map((step) => `${planJson(step)}\n`).join(''));
-    else {
-      for (const { entry, before } of plan) {
-        const unchanged = before?.quantity === entry.quantity ? ' (unchanged)' : '';
-        context.stdout.write(
-          before
-            ? `${entry.petId}: ${before.quantity} → ${entry.quantity}${unchanged}\n`
-            : `${entry.petId}: not in the inventory of ${envName}\n`,
-        );
-      }
-    }
-    const missing = plan.filter((step) => !step.before).length;
-    context.stderr.write(
-      `petinv: dry run: ${plan.length - missing} change${plan.length - missing === 1 ? '' : 's'} against ${envName}, ${missing} unknown pet${missing === 1 ? '' : 's'}; nothing was written\n`,
-    );
+    const plan = Array.from(input.entries, (entry) => ({
+      petId: entry.petId,
+      to: entry.quantity,
+      before: current.get(entry.petId),
+    }));
+    writePlan(plan, 'bulk', flags.ndjson === true, context, envName);
     return;
   }
 
   await confirmChange(envName, `Apply ${input.entries.length} updates`, flags.yes, context);
-  const progress =
-    context.json || flags.ndjson
-      ? createProgress(0, context.stderr)
-      : createProgress(input.entries.length, context.stderr);
+  const stream = context.json || flags.ndjson;
+  const progress = createProgress(stream ? 0 : input.entries.length, context.stderr);
   const started = performance.now();
-  const results = await runBulk(
-    input.entries,
+  const outcome = await runBulk(input.entries, {
     concurrency,
-    (entry: BulkEntry) => client.updateInventory(entry.petId, entry.quantity),
-    (result) => {
+    update: (entry: BulkEntry) => client.updateInventory(entry.petId, entry.quantity),
+    onResult: (result) => {
       progress.advance(result.ok);
-      if (flags.ndjson) context.stdout.write(`${resultJson(result, input.unit)}\n`);
+      if (flags.ndjson) context.stdout.write(`${resultJson(result)}\n`);
       else if (!result.ok && !context.json) {
         // On a terminal, clear the progress bar's line first.
         const clear = context.stderr.isTTY ? '\r\u001b[K' : '';
         context.stderr.write(`${clear}petinv: ${input.unit} ${result.line}: ${result.error.message}\n`);
       }
     },
-  );
+    outputClosed: context.outputClosed,
+    keepResults: context.json,
+  });
   progress.finish();
   if (context.json)
-    context.stdout.write(`[${results.map((result) => resultJson(result, input.unit)).join(',')}]\n`);
+    context.stdout.write(
+      `[${[...input.problems.map(skippedJson), ...(outcome.results ?? []).map(resultJson)].join(',')}]\n`,
+    );
+  writeSummary(outcome, input, envName, (performance.now() - started) / 1000, context);
 
-  const failed = results.filter((result) => !result.ok).length;
-  const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  const summary = `updated ${results.length - failed} of ${input.entries.length} pets in ${envName} in ${seconds}s; ${failed} failed, ${input.problems.length} ${input.unit}${input.problems.length === 1 ? '' : 's'} skipped`;
-  context.stderr.write(
-    context.json
-      ? `${JSON.stringify({ summary: { updated: results.length - failed, failed, skipped: input.problems.length } })}\n`
-      : `petinv: ${failed || input.problems.length ? chalk.yellow(summary) : summary}\n`,
-  );
+  const { stop, failed } = outcome;
+  // A closed output ends the run quietly; the CLI entry gives the exit status.
+  if (stop?.reason === 'output closed') return;
+  if (stop) throw stop.error;
   // Skipped input counts as a partial failure too: a script must learn that not everything was applied.
-  if (failed > 0 || input.problems.length > 0) {
+  const skipped = input.problems.length;
+  if (failed > 0 || skipped > 0) {
     throw new PetinvError(
       'partial',
-      `${failed} update${failed === 1 ? '' : 's'} failed and ${input.problems.length} ${input.unit}${input.problems.length === 1 ? ' was' : 's were'} skipped in ${envName}`,
+      `${failed} update${failed === 1 ? '' : 's'} failed and ${skipped} ${input.unit}${skipped === 1 ? ' was' : 's were'} skipped in ${envName}`,
       { code: 'partial_failure' },
     );
   }
 }
 
-function resultJson(result: BulkResult, unit: string): string {
+const STOP_REASONS = {
+  'output closed': 'the output was closed',
+  refused: 'the service refused the API key',
+  unreachable: `the service could not be reached ${UNREACHABLE_STREAK} times in a row`,
+} as const;
+
+function writeSummary(
+  outcome: BulkOutcome,
+  input: BulkInput,
+  envName: string,
+  seconds: number,
+  context: CommandContext,
+) {
+  const { updated, failed, notSent, stop } = outcome;
+  const skipped = input.problems.length;
+  if (context.json) {
+    context.stderr.write(
+      `${JSON.stringify({ summary: { updated, failed, skipped, notSent, stopped: stop?.reason ?? null } })}\n`,
+    );
+    return;
+  }
+  const stopped = stop ? `stopped early, ${STOP_REASONS[stop.reason]}: ` : '';
+  const unsent = stop ? `, ${notSent} not sent` : '';
+  const summary = `${stopped}updated ${updated} of ${input.entries.length} pets in ${envName} in ${seconds.toFixed(1)}s; ${failed} failed${unsent}, ${skipped} ${input.unit}${skipped === 1 ? '' : 's'} skipped`;
+  const chalk = paint(context.color);
+  context.stderr.write(`petinv: ${failed || skipped || stop ? chalk.yellow(summary) : summary}\n`);
+}
+
+/**
+ * One result of a bulk run as JSON. `input` is where the entry stood in the input (its line, or its
+ * position in a JSON array); `item` is the updated item as the service returned it.
+ */
+function resultJson(result: BulkResult): string {
   return result.ok
-    ? `{"${unit}":${result.line},"ok":true,"item":${serializeItem(result.item)}}`
-    : `{"${unit}":${result.line},"ok":false,"petId":${result.petId},"quantity":${result.quantity},"error":${JSON.stringify(result.error.body)}}`;
+    ? `{"input":${result.line},"ok":true,"item":${serializeItem(result.item)}}`
+    : `{"input":${result.line},"ok":false,"petId":${result.petId},"quantity":${result.quantity},"error":${JSON.stringify(result.error.body)}}`;
+}
+
+function skippedJson(problem: BulkProblem): string {
+  return JSON.stringify({
+    input: problem.line,
+    ok: false,
+    skipped: true,
+    error: { code: 'bad_input', message: problem.message, status: 0 },
+  });
 }

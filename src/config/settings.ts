@@ -1,4 +1,5 @@
 import { configError } from '../errors';
+import { printable } from '../printable';
 import type { ConfigFile } from './file';
 import { LOCAL_BASE_URL } from './paths';
 
@@ -99,9 +100,7 @@ export function displayUrl(text: string): string {
   } catch {
     // Not a URL: the pattern above already hid anything that looks like credentials.
   }
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-  const oneLine = shown.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-  return oneLine.length > 200 ? `${oneLine.slice(0, 200)}…` : oneLine;
+  return printable(shown);
 }
 
 /**

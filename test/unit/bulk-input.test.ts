@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseBulkInput } from '../../src/bulk/input';
+import { BulkInputReader, MAX_LINE_BYTES, parseBulkInput } from '../../src/bulk/input';
+import { PetinvError } from '../../src/errors';
 
 const entries = (text: string) =>
-  parseBulkInput(text).entries.map(({ petId, quantity }) => [petId, quantity]);
+  Array.from(parseBulkInput(text).entries, ({ petId, quantity }) => [petId, quantity]);
 
 describe('parseBulkInput', () => {
   it('reads "petId quantity" split by spaces, commas or tabs, skipping blanks and comments', () => {
@@ -35,7 +36,7 @@ describe('parseBulkInput', () => {
     const input = parseBulkInput(
       '1 5\nx 5\n2 1.5\n3\n4 5 6\n{"petId":5}\n{bad\n6 9223372036854775808\n7 2\n',
     );
-    expect(input.entries.map((entry) => entry.line)).toEqual([1, 9]);
+    expect(Array.from(input.entries, (entry) => entry.line)).toEqual([1, 9]);
     expect(input.problems).toEqual([
       { line: 2, message: 'petId "x" is not an integer within int64' },
       { line: 3, message: 'quantity "1.5" is not an integer' },
@@ -48,7 +49,7 @@ describe('parseBulkInput', () => {
   });
   it('lets the later of two entries for one pet win, and says so', () => {
     const input = parseBulkInput('1 5\n2 6\n1 7\n');
-    expect(input.entries.map(({ petId, quantity }) => [petId, quantity])).toEqual([
+    expect(Array.from(input.entries, ({ petId, quantity }) => [petId, quantity])).toEqual([
       [2n, 6],
       [1n, 7],
     ]);
@@ -58,5 +59,94 @@ describe('parseBulkInput', () => {
     const input = parseBulkInput('[{"petId":1,"quantity":1},{"petId":"x","quantity":1}]');
     expect(input.unit).toBe('item');
     expect(input.problems).toEqual([{ line: 2, message: 'petId: must be an integer within int64' }]);
+  });
+});
+
+describe('BulkInputReader: input read as a stream', () => {
+  const readInPieces = (bytes: Buffer, size: number, reader = new BulkInputReader()) => {
+    for (let start = 0; start < bytes.length; start += size) reader.push(bytes.subarray(start, start + size));
+    return reader.end();
+  };
+  const pairs = (input: { entries: Iterable<{ petId: bigint; quantity: number }> }) =>
+    Array.from(input.entries, ({ petId, quantity }) => [petId, quantity]);
+
+  it('gives the same result whatever the chunks, a byte at a time included, UTF-8 split across them', () => {
+    const text = Buffer.from('1 5\r\n{"petId":9223372036854775807,"quantity":2}\n\n# é\né 5\n3 7');
+    for (const size of [1, 2, 3, 7, 1000]) {
+      const input = readInPieces(text, size);
+      expect(pairs(input)).toEqual([
+        [1n, 5],
+        [9223372036854775807n, 2],
+        [3n, 7],
+      ]);
+      expect(input.problems).toEqual([{ line: 5, message: 'petId "é" is not an integer within int64' }]);
+    }
+  });
+
+  it('accepts a byte-order mark before lines and before a JSON array, even split across chunks', () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    for (const size of [1, 2, 100]) {
+      expect(pairs(readInPieces(Buffer.concat([bom, Buffer.from('1 5\n')]), size))).toEqual([[1n, 5]]);
+      const array = readInPieces(Buffer.concat([bom, Buffer.from(' \n[{"petId":2,"quantity":3}]')]), size);
+      expect(array.unit).toBe('item');
+      expect(pairs(array)).toEqual([[2n, 3]]);
+    }
+  });
+
+  it('counts blank lines before the first update', () => {
+    expect(parseBulkInput('\n\n  \nbad\n').problems).toEqual([
+      { line: 4, message: 'expected "petId quantity", got 1 field' },
+    ]);
+  });
+
+  it('makes a line longer than 64 KiB a bad line without keeping it, and goes on', () => {
+    const input = parseBulkInput(`1 5\n${'9'.repeat(MAX_LINE_BYTES + 1)} 1\n2 6\n`);
+    expect(pairs(input)).toEqual([
+      [1n, 5],
+      [2n, 6],
+    ]);
+    expect(input.problems).toEqual([
+      { line: 2, message: 'longer than 64 KiB; one update needs a few dozen bytes' },
+    ]);
+  });
+
+  it('refuses input whose line never ends, such as /dev/zero, with a usage error', () => {
+    const reader = new BulkInputReader();
+    const zeros = Buffer.alloc(64 * 1024);
+    let error: unknown;
+    try {
+      for (let sent = 0; sent < 100; sent++) reader.push(zeros);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(PetinvError);
+    expect((error as PetinvError).exitCode).toBe(2);
+    expect((error as PetinvError).message).toBe(
+      'bulk input: line 1 has no end within 1 MiB; is it text, one update a line?',
+    );
+  });
+
+  it('refuses more lines than its limit, so that input that never ends stops', () => {
+    const reader = new BulkInputReader(3);
+    expect(() => reader.push(Buffer.from('1 1\n2 2\n3 3\n4 4\n'))).toThrow(
+      'bulk input: more than 3 lines; split it into several runs',
+    );
+  });
+
+  it('echoes bad input only as a short printable quote', () => {
+    const input = parseBulkInput(`\u001b]0;pwned\u0007\u001b[2J 5\n1 ${'7'.repeat(100)}x\n`);
+    expect(input.problems[0]?.message).toBe('petId "" is not an integer within int64');
+    expect(input.problems[1]?.message).toBe(`quantity "${'7'.repeat(39)}…" is not an integer`);
+    const json = parseBulkInput('{"petId":1,\u001b[2J\n').problems[0]?.message ?? '';
+    expect(json).toMatch(/^not valid JSON: /);
+    expect(json).not.toMatch(/\p{Cc}/u);
+  });
+
+  it('lets the last of many repeated pets win, in one pass', () => {
+    const lines = Array.from({ length: 20_000 }, (_, index) => `${index % 100} ${index}\n`).join('');
+    const input = parseBulkInput(lines);
+    expect(input.entries.length).toBe(100);
+    expect(input.entries.at(0)).toEqual({ line: 19_901, petId: 0n, quantity: 19_900 });
+    expect(input.problems).toHaveLength(19_900);
   });
 });

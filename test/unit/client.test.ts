@@ -193,12 +193,73 @@ describe('retries', () => {
     expect(await makeClient().client.listInventory()).toEqual([]);
   });
 
-  it('computes backoff delays', () => {
-    expect([0, 1, 2, 3, 10].map((attempt) => retryDelayMs(attempt, null, () => 1))).toEqual([
+  it('computes backoff delays, and takes Retry-After as it is (the budget decides, not a cap)', () => {
+    expect([0, 1, 2, 3, 10].map((attempt) => retryDelayMs(attempt, null, () => 1).ms)).toEqual([
       200, 400, 800, 1600, 5000,
     ]);
-    expect(retryDelayMs(0, '120', () => 1)).toBe(60_000);
-    expect(retryDelayMs(0, 'soon', () => 0)).toBe(0);
+    expect(retryDelayMs(0, '120', () => 1)).toEqual({ ms: 120_000, retryAfter: true });
+    expect(retryDelayMs(0, 'soon', () => 0)).toEqual({ ms: 0, retryAfter: false });
+    expect(retryDelayMs(0, '-5', () => 0)).toEqual({ ms: 0, retryAfter: false });
+  });
+});
+
+describe('the waiting budget (--max-retry-wait)', () => {
+  it('gives up at once when Retry-After asks for more than the budget, and says why', async () => {
+    nock(BASE)
+      .get('/inventory')
+      .reply(503, errorBody(503, 'unavailable', 'maintenance'), { 'Retry-After': '3600' });
+    const { client, sleeps } = makeClient();
+    const error = await failure(client.listInventory());
+    expect(sleeps).toEqual([]);
+    expect(error.exitCode).toBe(8);
+    expect(error.message).toBe(
+      'the service failed GET /inventory in staging (503 unavailable: maintenance); it asked for 3600s more before a retry, past the 60s petinv waits in all (--max-retry-wait, PETINV_MAX_RETRY_WAIT); raise it, or try again later',
+    );
+  });
+
+  it('counts every wait of one request against the budget', async () => {
+    nock(BASE)
+      .patch('/inventory/1')
+      .times(3)
+      .reply(429, errorBody(429, 'rate_limited'), { 'Retry-After': '20' });
+    const waits: unknown[] = [];
+    const { client, sleeps } = makeClient({
+      maxRetryWaitMs: 50_000,
+      onRetryWait: (wait) => waits.push(wait),
+    });
+    const error = await failure(client.updateInventory(1n, 1));
+    expect(sleeps).toEqual([20_000, 20_000]);
+    expect(waits).toEqual([
+      { operation: 'PATCH /inventory/1', ms: 20_000, status: 429, retryAfter: true },
+      { operation: 'PATCH /inventory/1', ms: 20_000, status: 429, retryAfter: true },
+    ]);
+    expect(error.message).toContain('it asked for 20s more before a retry, past the 50s petinv waits in all');
+  });
+
+  it('a budget of 0 never waits', async () => {
+    nock(BASE).get('/inventory').reply(503, '', { 'Retry-After': '1' });
+    const { client, sleeps } = makeClient({ maxRetryWaitMs: 0 });
+    await failure(client.listInventory());
+    expect(sleeps).toEqual([]);
+  });
+});
+
+describe('the body size limit (--max-body-size)', () => {
+  it('cuts off a larger answer with one error naming the limit and how to raise it, not retried', async () => {
+    nock(BASE)
+      .get('/inventory')
+      .reply(200, `[${'{"petId":1,"quantity":1,"status":"sold"},'.repeat(100)}]`);
+    const error = await failure(makeClient({ maxBodyBytes: 1024 }).client.listInventory());
+    expect(error.exitCode).toBe(8);
+    expect(error.body.code).toBe('body_too_large');
+    expect(error.message).toBe(
+      'the answer from staging to GET /inventory is larger than 1 KiB, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE',
+    );
+  });
+
+  it('reads an answer of exactly the limit', async () => {
+    nock(BASE).get('/inventory').reply(200, '[]');
+    expect(await makeClient({ maxBodyBytes: 2 }).client.listInventory()).toEqual([]);
   });
 });
 
@@ -222,7 +283,7 @@ describe('the contract is checked', () => {
     [
       'a fractional quantity',
       '[{"petId":1,"quantity":1.5,"status":"sold"}]',
-      /0\.quantity: must be an integer/,
+      /0\.quantity: must be a JSON integer/,
     ],
     [
       'an unknown status',
@@ -235,6 +296,36 @@ describe('the contract is checked', () => {
       '[{"petId":9223372036854775808,"quantity":1,"status":"sold"}]',
       /0\.petId: must be an integer within int64/,
     ],
+    [
+      'a petId as a string',
+      '[{"petId":"5","quantity":1,"status":"sold"}]',
+      /0\.petId: must be a JSON integer/,
+    ],
+    [
+      'a petId written 5.0',
+      '[{"petId":5.0,"quantity":1,"status":"sold"}]',
+      /0\.petId: must be a JSON integer/,
+    ],
+    [
+      'a quantity past 2^53-1, which a double would round',
+      '[{"petId":1,"quantity":9007199254740993,"status":"sold"}]',
+      /0\.quantity: must be an integer a double holds exactly/,
+    ],
+    [
+      'a quantity of 2^53',
+      '[{"petId":1,"quantity":9007199254740992,"status":"sold"}]',
+      /0\.quantity: must be an integer a double holds exactly/,
+    ],
+    [
+      'a quantity written 1.0',
+      '[{"petId":1,"quantity":1.0,"status":"sold"}]',
+      /0\.quantity: must be a JSON integer/,
+    ],
+    [
+      'a petId key written twice',
+      '[{"petId":1,"petId":2,"quantity":1,"status":"sold"}]',
+      /not JSON \(a "petId" or "quantity" key is written twice/,
+    ],
   ])('rejects %s', async (_name, body, message) => {
     nock(BASE).get('/inventory').reply(200, body);
     const error = await failure(makeClient().client.listInventory());
@@ -244,6 +335,18 @@ describe('the contract is checked', () => {
       /^the answer from staging to GET \/inventory does not match the contract: /,
     );
     expect(error.message).toMatch(message);
+  });
+
+  it('accepts a quantity of 2^53-1 and a negative one (the spec sets no bounds)', async () => {
+    nock(BASE)
+      .get('/inventory')
+      .reply(
+        200,
+        '[{"petId":1,"quantity":9007199254740991,"status":"sold"},{"petId":2,"quantity":-3,"status":"sold"}]',
+      );
+    expect((await makeClient().client.listInventory()).map((item) => item.quantity)).toEqual([
+      9007199254740991, -3,
+    ]);
   });
 
   it('rejects an update answered for another pet', async () => {

@@ -34,7 +34,9 @@ describe('lossless inventory JSON', () => {
   });
   it('leaves "petId" inside strings alone and rejects a fractional petId', () => {
     const parsed = parseInventoryJson('{"note":"\\"petId\\":5","petId":1.5}') as Record<string, unknown>;
-    expect(parsed).toEqual({ note: '"petId":5', petId: 1.5 });
+    // A petId that is not a JSON integer is left as its text, which no petId schema takes.
+    expect(parsed).toEqual({ note: '"petId":5', petId: '1.5' });
+    expect(InventoryList.safeParse([{ petId: '1.5', quantity: 1, status: 'sold' }]).success).toBe(false);
     expect(InventoryList.safeParse([{ petId: 1.5, quantity: 1, status: 'sold' }]).success).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { Agent, MockAgent, ProxyAgent } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TransportError, undiciTransport } from '../../src/api/transport';
 
 describe('undiciTransport with MockAgent', () => {
@@ -118,5 +118,64 @@ describe('undiciTransport through a proxy', () => {
     const error = await refusingTunnel(request).catch((caught) => caught);
     expect(error).toMatchObject({ reason: 'network', detail: 'the proxy R answered 502 to CONNECT' });
     expect(error.unreachable).toBeUndefined();
+  });
+});
+
+describe('undiciTransport against hostile servers', () => {
+  let hostile: Server;
+  let base: string;
+  const closedEarly: string[] = [];
+  beforeAll(async () => {
+    hostile = createServer((req, res) => {
+      res.on('close', () => {
+        if (!res.writableFinished) closedEarly.push(String(req.url));
+      });
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      if (req.url === '/endless') {
+        // As fast as the socket takes it, forever.
+        const chunk = Buffer.alloc(64 * 1024, 0x20);
+        const pump = () => {
+          while (!res.destroyed && res.write(chunk)) {}
+          if (!res.destroyed) res.once('drain', pump);
+        };
+        pump();
+      } else if (req.url === '/trickle') {
+        // A byte every 10 ms: each read is quick, the whole never ends.
+        const timer = setInterval(() => res.write(' '), 10);
+        res.on('close', () => clearInterval(timer));
+      } else if (req.url === '/declared') {
+        res.end('[]'.padEnd(4096));
+      }
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(hostile.address() as { port: number }).port}`;
+  });
+  afterAll(() => {
+    hostile.closeAllConnections();
+    return new Promise((resolve) => hostile.close(resolve));
+  });
+  const get = (path: string, timeoutMs: number, maxBodyBytes?: number) =>
+    undiciTransport(new Agent())({
+      method: 'GET',
+      url: base + path,
+      headers: {},
+      timeoutMs,
+      maxBodyBytes,
+    }).catch((caught) => caught);
+
+  it('cuts off an endless body at the limit and drops the connection', async () => {
+    const error = await get('/endless', 10_000, 1024 * 1024);
+    expect(error).toBeInstanceOf(TransportError);
+    expect(error).toMatchObject({ reason: 'too large', detail: String(1024 * 1024) });
+    await vi.waitFor(() => expect(closedEarly).toContain('/endless'));
+  });
+
+  it('refuses a body whose Content-Length is over the limit before reading it', async () => {
+    expect(await get('/declared', 10_000, 1000)).toMatchObject({ reason: 'too large' });
+  });
+
+  it('ends a trickling body within the timeout: the deadline covers reading the body', async () => {
+    expect(await get('/trickle', 200)).toMatchObject({ reason: 'timeout' });
+    await vi.waitFor(() => expect(closedEarly).toContain('/trickle'));
   });
 });

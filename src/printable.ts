@@ -1,0 +1,35 @@
+/**
+ * Text petinv did not write itself (a service's error message or body, a header value, a line of bulk
+ * input) passes through here before it reaches a terminal, so that it cannot move the cursor, clear
+ * the screen, set the window title, ring the bell or start a line of its own that looks like petinv's.
+ */
+
+// CSI (ESC [ … final byte, or the 8-bit CSI), OSC and the other string sequences up to their terminator
+// (BEL or ESC \), and two- or three-byte ESC sequences.
+const ESCAPE_SEQUENCE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  /\u001b\[[0-?]*[ -/]*[@-~]?|\u009b[0-?]*[ -/]*[@-~]?|(?:\u001b[\]PX^_]|[\u0090\u009d-\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|\u001b[ -/]*[0-~]?/g;
+const LINE_BREAKS = /[\r\n\t\v\f\u0085\u2028\u2029]+/g;
+// C0 and C1 controls, DEL, and the bidirectional overrides that make text read differently than it is.
+const CONTROL_CHARACTERS =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Outside text as one printable line of at most `maxLength` characters; control characters show as �. */
+export function printable(text: string, maxLength = 200): string {
+  // Only a bounded prefix can be shown, so only that much is cleaned (a body may be megabytes).
+  let line = text
+    .slice(0, maxLength * 4 + 64)
+    .replace(ESCAPE_SEQUENCE, '')
+    .replace(LINE_BREAKS, ' ')
+    .replace(CONTROL_CHARACTERS, '\ufffd')
+    .replace(/ {2,}/g, ' ')
+    .trim();
+  if (line.length > maxLength || text.length > maxLength * 4 + 64) {
+    let end = Math.min(line.length, maxLength - 1);
+    // Never split a surrogate pair.
+    if (/[\ud800-\udbff]/.test(line.charAt(end - 1))) end--;
+    line = `${line.slice(0, end)}…`;
+  }
+  return line;
+}

@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { runPetinv, temporaryDirectory } from '../helpers/serve';
+
+const KEY = 'dry-run-key';
+let server: RunningServer;
+let env: NodeJS.ProcessEnv;
+const requests: string[] = [];
+
+beforeAll(async () => {
+  server = await startInventoryServer({
+    port: 0,
+    apiKeys: [KEY],
+    seed: 12,
+    log: (entry) => {
+      if ('method' in entry) requests.push(`${entry.method} ${entry.path}`);
+    },
+  });
+  env = {
+    PETINV_CONFIG_DIR: temporaryDirectory(),
+    PETINV_ENV: 'production',
+    PETINV_BASE_URL: server.baseUrl,
+    PETINV_API_KEY: KEY,
+  };
+});
+afterAll(() => server.close());
+beforeEach(() => {
+  requests.length = 0;
+});
+
+const petinv = (args: string[]) => runPetinv(args, { env });
+const patches = () => requests.filter((request) => request.startsWith('PATCH'));
+
+describe('--dry-run never writes', () => {
+  it('set 42 7 --dry-run reads current stock, shows the change, sends no PATCH', async () => {
+    const result = await petinv(['set', '4', '99', '--dry-run']);
+    expect(result).toEqual({
+      code: 0,
+      stdout: '4: 23 → 99\n',
+      stderr: 'petinv: dry run: 1 change against production; nothing was written\n',
+    });
+    expect(requests).toEqual(['GET /v1/inventory']);
+  });
+
+  it('adjust --dry-run shows the sum and sends no PATCH', async () => {
+    const result = await petinv(['adjust', '4', '+5', '--dry-run']);
+    expect(result.stdout).toBe('4: 23 → 28\n');
+    expect(result.code).toBe(0);
+    expect(patches()).toEqual([]);
+  });
+
+  it('honours --json with the same object as each step of a bulk dry run', async () => {
+    expect(JSON.parse((await petinv(['--json', 'set', '4', '0', '--dry-run'])).stdout)).toEqual({
+      petId: 4,
+      from: 23,
+      to: 0,
+      found: true,
+    });
+    expect(JSON.parse((await petinv(['--json', 'adjust', '4', '-3', '--dry-run'])).stdout)).toEqual({
+      petId: 4,
+      from: 23,
+      to: 20,
+      found: true,
+    });
+    expect(patches()).toEqual([]);
+  });
+
+  it('a pet that is not there is a 404, as the real write would be', async () => {
+    const result = await petinv(['set', '424242', '1', '--dry-run']);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toBe('petinv: pet 424242 not found in production (it is not in the inventory)\n');
+    expect(patches()).toEqual([]);
+  });
+
+  it('without --dry-run the same command does write (the log sees PATCHes)', async () => {
+    expect((await petinv(['set', '4', '23'])).code).toBe(0);
+    expect(patches()).toEqual(['PATCH /v1/inventory/4']);
+  });
+});
+
+describe('options that mean nothing for one pet are usage errors', () => {
+  it.each([
+    [['set', '4', '1', '--strict'], '--strict applies only to bulk updates'],
+    [['set', '4', '1', '--concurrency', '2'], '--concurrency applies only to bulk updates'],
+    [['set', '4', '1', '--ndjson'], '--ndjson applies only to bulk updates'],
+    [['set', '4', '1', '--strict', '--ndjson'], '--strict, --ndjson apply only to bulk updates'],
+  ])('%j exits 2 and sends nothing', async (args, message) => {
+    const result = await petinv(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`petinv: ${message}`);
+    expect(requests).toEqual([]);
+  });
+});

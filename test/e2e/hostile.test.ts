@@ -1,0 +1,282 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runPetinv, temporaryDirectory } from '../helpers/serve';
+
+/**
+ * One hostile inventory service on port 0; the first path segment picks how it misbehaves, so each
+ * test's base URL is http://127.0.0.1:PORT/<scenario>/v1.
+ */
+let hostile: Server;
+let origin: string;
+const requests: string[] = [];
+
+const scenarios: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
+  endless(_req, res) {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write('[');
+    const chunk = Buffer.from('{"petId":1,"quantity":1,"status":"sold"},'.repeat(1000));
+    const pump = () => {
+      while (!res.destroyed && res.write(chunk)) {}
+      if (!res.destroyed) res.once('drain', pump);
+    };
+    pump();
+  },
+  trickle(_req, res) {
+    // Headers at once, then a byte every 20 ms: no read ever waits long, the body never ends.
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    const timer = setInterval(() => res.write(' '), 20);
+    res.on('close', () => clearInterval(timer));
+  },
+  unauthorized(_req, res) {
+    res.writeHead(401, { 'Content-Type': 'application/json', 'WWW-Authenticate': 'Bearer' });
+    res.end('{"code":"unauthorized","message":"the API key is not valid","status":401}');
+  },
+  'control-json'(_req, res) {
+    res.writeHead(400, { 'Content-Type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        code: 'bad\u001b[2J',
+        message: `\u001b]0;pwned\u0007\u001b[2J\u001b[Hline one\r\npetinv: all is well\u001b[31m${'!'.repeat(5000)}`,
+        status: 400,
+      }),
+    );
+  },
+  'control-text'(_req, res) {
+    res.writeHead(404, { 'Content-Type': 'text/plain' });
+    res.end(`\u001b[2J\u001b[Hgone\rpetinv: forged\u0007\n${'x'.repeat(100_000)}`);
+  },
+  'control-header'(_req, res) {
+    // HTTP lets a header carry bytes 0x80-0xff; 0x9b is the 8-bit form of the escape that starts CSI.
+    res.writeHead(200, { 'Content-Type': 'application/json', Deprecation: '@1\u009b2J\u009b31mred' });
+    res.end('[]');
+  },
+  'control-body'(_req, res) {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end('\u001b]0;pwned\u0007\u001b[2J not json');
+  },
+  'retry-after'(_req, res) {
+    res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '3600' });
+    res.end('{"code":"unavailable","message":"down for maintenance","status":503}');
+  },
+};
+
+beforeAll(async () => {
+  hostile = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    const scenario = String(req.url).split('/')[1] ?? '';
+    scenarios[scenario]?.(req, res);
+  });
+  await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(hostile.address() as { port: number }).port}`;
+});
+afterAll(() => {
+  hostile.closeAllConnections();
+  return new Promise((resolve) => hostile.close(resolve));
+});
+
+const petinv = (scenario: string, args: string[], extra: { env?: NodeJS.ProcessEnv; input?: string } = {}) =>
+  runPetinv(args, {
+    env: {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      PETINV_ENV: 'local',
+      PETINV_BASE_URL: `${origin}/${scenario}/v1`,
+      PETINV_API_KEY: 'k',
+      ...extra.env,
+    },
+    input: extra.input,
+  });
+
+const countRequests = (prefix: string) => requests.filter((request) => request.startsWith(prefix)).length;
+
+describe('bounded memory and time against any server', () => {
+  it('an endless body is cut off at --max-body-size with one error naming the limit (exit 8)', async () => {
+    const result = await petinv('endless', ['list', '--max-body-size', '2M']);
+    expect(result).toEqual({
+      code: 8,
+      stdout: '',
+      stderr:
+        'petinv: the answer from local to GET /inventory is larger than 2 MiB, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE\n',
+    });
+  });
+
+  it('a body that trickles forever ends at --timeout, which covers reading the body', async () => {
+    const result = await petinv('trickle', ['--timeout', '300', '--retries', '0', 'list']);
+    expect(result.code).toBe(8);
+    expect(result.stderr).toMatch(
+      /^petinv: no answer from http:\/\/127\.0\.0\.1:\d+\/trickle\/v1\/inventory within 300 ms in local; raise --timeout or try again later\n$/,
+    );
+  });
+
+  it('PETINV_MAX_BODY_SIZE sets the limit too; the flag wins over it', async () => {
+    const fromVariable = await petinv('endless', ['list'], { env: { PETINV_MAX_BODY_SIZE: '64K' } });
+    expect(fromVariable.code).toBe(8);
+    expect(fromVariable.stderr).toContain('larger than 64 KiB');
+    const flagWins = await petinv('endless', ['list', '--max-body-size', '128k'], {
+      env: { PETINV_MAX_BODY_SIZE: '64K' },
+    });
+    expect(flagWins.stderr).toContain('larger than 128 KiB');
+  });
+
+  it.each([
+    [['--max-body-size', 'lots'], {}, 2, '--max-body-size lots: must be a size from 1 byte to'],
+    [['--max-body-size', '1G'], {}, 2, '--max-body-size 1G: must be a size'],
+    [[], { PETINV_MAX_BODY_SIZE: '-1' }, 3, 'PETINV_MAX_BODY_SIZE -1: must be a size'],
+    [['--max-retry-wait', '1.5'], {}, 2, '--max-retry-wait 1.5: must be a whole number of seconds'],
+    [[], { PETINV_MAX_RETRY_WAIT: 'forever' }, 3, 'PETINV_MAX_RETRY_WAIT forever: must be a whole number'],
+  ])('refuses the limit %j %j before sending anything', async (args, env, code, message) => {
+    const before = requests.length;
+    const result = await petinv('endless', [...args, 'list'], { env });
+    expect(result.code).toBe(code);
+    expect(result.stderr).toContain(`petinv: ${message}`);
+    expect(requests.length).toBe(before);
+  });
+
+  it('a Retry-After past the waiting budget gives up at once with the reason', async () => {
+    const before = countRequests('GET /retry-after/');
+    const result = await petinv('retry-after', ['list']);
+    expect(result.code).toBe(8);
+    expect(result.stderr).toBe(
+      'petinv: the service failed GET /inventory in local (503 unavailable: down for maintenance); it asked for 3600s more before a retry, past the 60s petinv waits in all (--max-retry-wait, PETINV_MAX_RETRY_WAIT); raise it, or try again later\n',
+    );
+    expect(countRequests('GET /retry-after/') - before).toBe(1);
+  });
+});
+
+/** The C0 and C1 control characters in a text, the line feed aside. */
+const controlCharacters = (text: string) =>
+  [...text].filter((character) => {
+    const code = character.codePointAt(0) as number;
+    return (code < 0x20 && character !== '\n') || (code >= 0x7f && code <= 0x9f);
+  });
+
+describe('what reaches the terminal', () => {
+  /** One line, nothing a terminal would act on, no line of its own that starts like petinv's. */
+  const expectPrintable = (stderr: string) => {
+    expect(controlCharacters(stderr)).toEqual([]);
+    expect(stderr.split('\n')).toHaveLength(2);
+    expect(stderr.endsWith('\n')).toBe(true);
+  };
+
+  it('an error message full of escape sequences: stripped, one line, truncated', async () => {
+    const result = await petinv('control-json', ['list']);
+    expect(result.code).toBe(6);
+    expectPrintable(result.stderr);
+    expect(result.stderr).toMatch(
+      /^petinv: the service rejected GET \/inventory in local \(400 bad: line one petinv: all is well!+…\)\n$/,
+    );
+    expect(result.stderr.length).toBeLessThan(400);
+  });
+
+  it('the same with --json: the error body is one bounded line too', async () => {
+    const result = await petinv('control-json', ['--json', 'list']);
+    expectPrintable(result.stderr);
+    const { error } = JSON.parse(result.stderr);
+    expect(error.code).toBe('bad');
+    expect(error.message).toMatch(/^line one petinv: all is well!+…$/);
+  });
+
+  it('a non-JSON error body', async () => {
+    const result = await petinv('control-text', ['list']);
+    expect(result.code).toBe(5);
+    expectPrintable(result.stderr);
+    expect(result.stderr).toContain('(404: gone petinv: forged� xxx');
+    expect(result.stderr.length).toBeLessThan(400);
+  });
+
+  it('a header value (Deprecation) with 8-bit escape sequences', async () => {
+    const result = await petinv('control-header', ['list']);
+    expect(result.code).toBe(0);
+    expectPrintable(result.stderr);
+    expect(result.stderr).toBe(
+      'petinv: warning: GET /inventory is deprecated by the service in local (Deprecation: @1red); it may stop working\n',
+    );
+  });
+
+  it('a body that breaks the contract, quoted by the JSON parser', async () => {
+    const result = await petinv('control-body', ['list']);
+    expect(result.code).toBe(8);
+    expectPrintable(result.stderr);
+    expect(result.stderr).toMatch(
+      /^petinv: the answer from local to GET \/inventory does not match the contract: not JSON/,
+    );
+  });
+
+  it('a bulk line echoed in an error', async () => {
+    const result = await petinv('endless', ['set', '-', '--strict'], {
+      input: '\u001b[2J\u001b]0;pwned\u0007x\u009b31m 5\n',
+    });
+    expect(result.code).toBe(2);
+    expect(controlCharacters(result.stderr)).toEqual([]);
+    expect(result.stderr).toBe(
+      'petinv: line 1: petId "x" is not an integer within int64\npetinv: --strict: 1 bad line; nothing was sent\n',
+    );
+  });
+});
+
+describe('a bulk run stops early when every request would fail', () => {
+  const lines = (count: number) => Array.from({ length: count }, (_, index) => `${index + 1} 5\n`).join('');
+
+  it('401: ends at once with exit 4 and a summary; nothing more is sent', async () => {
+    const before = countRequests('PATCH /unauthorized/');
+    const result = await petinv('unauthorized', ['set', '-', '--concurrency', '1'], { input: lines(50) });
+    expect(result.code).toBe(4);
+    expect(countRequests('PATCH /unauthorized/') - before).toBe(1);
+    expect(result.stderr).toMatch(
+      /petinv: stopped early, the service refused the API key: updated 0 of 50 pets in local in [\d.]+s; 1 failed, 49 not sent, 0 lines skipped\n/,
+    );
+    expect(result.stderr).toMatch(
+      /petinv: the service refused the API key for local \(401 unauthorized: the API key is not valid\); run: petinv login --env local\n$/,
+    );
+  });
+
+  it('401 with updates in flight: only those already sent, at most --concurrency', async () => {
+    const before = countRequests('PATCH /unauthorized/');
+    const result = await petinv('unauthorized', ['--json', 'set', '-'], { input: lines(500) });
+    expect(result.code).toBe(4);
+    const sent = countRequests('PATCH /unauthorized/') - before;
+    expect(sent).toBeLessThanOrEqual(8);
+    const summary = JSON.parse(result.stderr.split('\n')[0] as string).summary;
+    expect(summary).toEqual({
+      updated: 0,
+      failed: sent,
+      skipped: 0,
+      notSent: 500 - sent,
+      stopped: 'refused',
+    });
+  });
+
+  it('a service that goes away mid-run: stops after 3 network failures in a row (exit 7)', async () => {
+    let answered = 0;
+    const dying = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      const petId = String(req.url).split('/').pop();
+      res.end(`{"petId":${petId},"quantity":5,"status":"sold"}`);
+      // After five answers the service disappears: its connections are cut, new ones refused.
+      if (++answered === 5)
+        res.on('finish', () => {
+          dying.close();
+          dying.closeAllConnections();
+        });
+    });
+    await new Promise<void>((resolve) => dying.listen(0, '127.0.0.1', resolve));
+    const port = (dying.address() as { port: number }).port;
+    const result = await runPetinv(['--retries', '0', 'set', '-', '--concurrency', '1'], {
+      env: {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        PETINV_ENV: 'local',
+        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        PETINV_API_KEY: 'k',
+      },
+      input: lines(100),
+    });
+    dying.closeAllConnections();
+    expect(result.code).toBe(7);
+    expect(result.stderr).toMatch(
+      /petinv: stopped early, the service could not be reached 3 times in a row: updated 5 of 100 pets in local in [\d.]+s; 3 failed, 92 not sent, 0 lines skipped\n/,
+    );
+    expect(result.stderr).toMatch(
+      /petinv: cannot reach http:\/\/127\.0\.0\.1:\d+\/v1\/inventory\/\d+ in local/,
+    );
+  });
+});
