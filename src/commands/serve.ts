@@ -275,7 +275,9 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
       };
       for (const name of signals) process.once(name, cut);
       if (json) say(JSON.stringify({ event: 'stopping', signal }));
-      else say(`petinv serve: ${signal}, finishing requests in flight and flushing ${data}`);
+      else if (running.dataFile && !running.readOnly)
+        say(`petinv serve: ${signal}, finishing requests in flight and flushing ${running.dataFile}`);
+      else say(`petinv serve: ${signal}, finishing requests in flight`);
       running.close().then(resolve, reject);
     };
     for (const name of signals) process.on(name, stop);
