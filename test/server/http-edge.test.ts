@@ -166,6 +166,17 @@ describe('timeouts', () => {
     expect(entries).toContainEqual({ event: 'client_error', code: 'ERR_HTTP_REQUEST_TIMEOUT', status: 408 });
   });
 
+  it('answers a request once: an early answer is not followed by a 408 when the rest of its body never comes', async () => {
+    const socket = await openSocket(server.port);
+    const received = readUntilClosed(socket);
+    // No key: 401 at once, before the body; the body then stalls past the request timeout.
+    socket.write(
+      'PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"quan',
+    );
+    const responses = parseResponses(await received);
+    expect(responses.map((response) => response.status)).toEqual([401]);
+  });
+
   it('keeps an idle kept-alive connection open for a next request', async () => {
     const socket = await openSocket(server.port);
     const first = new Promise<string>((resolve) => socket.once('data', (chunk) => resolve(String(chunk))));
