@@ -261,6 +261,22 @@ describe('request bodies serve would misread: 415', () => {
     expect(response.json()).toMatchObject({ status: 415, code: 'unsupported_media_type' });
   });
 
+  it.each(['gzip, chunked', 'deflate, chunked', 'x-custom, chunked'])(
+    'Transfer-Encoding %s: a transfer coding serve does not decode, never read as plain text',
+    async (coding) => {
+      const body = '{"quantity":5}';
+      const chunked = `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+      const raw = `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nTransfer-Encoding: ${coding}\r\nConnection: close\r\n\r\n${chunked}`;
+      expectError(parseResponse(await exchange(server.port, raw)), 415, 'unsupported_media_type');
+    },
+  );
+
+  it('accepts Transfer-Encoding: chunked alone', async () => {
+    const body = '{"quantity":6}';
+    const raw = `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    expect(parseResponse(await exchange(server.port, raw)).status).toBe(200);
+  });
+
   it.each<Record<string, string>>([
     { 'Content-Encoding': 'identity' },
     { 'Content-Type': 'application/json; charset="UTF-8"' },
