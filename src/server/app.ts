@@ -133,7 +133,7 @@ function charsetOf(contentType: string): string | undefined {
 /** A value from the request, quoted and cut short, for an error message. */
 export const quoted = (text: string) => JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
 
-/** Refuses a body serve would otherwise misread: compressed, or in another charset than UTF-8 (RFC 7694). */
+/** Refuses a body serve would otherwise misread: compressed (a content or transfer coding), or not UTF-8 (RFC 7694). */
 function checkBodyEncoding(req: IncomingMessage, contentType: string | undefined) {
   const encoding = req.headers['content-encoding']?.trim().toLowerCase();
   if (encoding && encoding !== 'identity')
@@ -142,6 +142,14 @@ function checkBodyEncoding(req: IncomingMessage, contentType: string | undefined
       'unsupported_media_type',
       `Content-Encoding ${quoted(encoding)} is not supported; send the body uncompressed`,
       { 'Accept-Encoding': 'identity' },
+    );
+  // node:http removes only the chunked framing; any other transfer coding would be read as plain text.
+  const transfer = req.headers['transfer-encoding']?.toLowerCase() ?? 'chunked';
+  if (transfer.split(',').some((coding) => coding.trim() !== 'chunked'))
+    throw new HttpError(
+      415,
+      'unsupported_media_type',
+      `Transfer-Encoding ${quoted(transfer)} is not supported; send the body with chunked alone or with Content-Length`,
     );
   const charset = contentType === undefined ? undefined : charsetOf(contentType);
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')

@@ -7,6 +7,7 @@ import {
   readFileSync,
   readlinkSync,
   realpathSync,
+  statSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import * as z from 'zod/mini';
@@ -212,6 +213,15 @@ async function syncDirectory(files: FileSystem, path: string): Promise<void> {
   }
 }
 
+/** The permission bits of the snapshot being replaced: a new one never widens what the operator set. */
+function permissionsOf(path: string): number {
+  try {
+    return statSync(path).mode & 0o777;
+  } catch {
+    return 0o644; // The first snapshot: the usual mode, narrowed by the umask.
+  }
+}
+
 /**
  * Writes `body` as the snapshot at `path`: a new temporary file of unpredictable name created
  * exclusively (a symlink planted in the directory is never followed), written whole and fsynced, then
@@ -221,7 +231,7 @@ async function replaceSnapshot(files: FileSystem, path: string, body: Buffer): P
   const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(8).toString('hex')}.tmp`);
   let fd: number | undefined;
   try {
-    fd = files.openSync(temporary, CREATE_EXCLUSIVE, 0o644);
+    fd = files.openSync(temporary, CREATE_EXCLUSIVE, permissionsOf(path));
     writeFully(files, fd, PREFIX);
     writeFully(files, fd, body);
     writeFully(files, fd, SUFFIX);

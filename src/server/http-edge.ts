@@ -205,7 +205,11 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
       else response.once('finish', () => (socket as Socket).destroySoon());
       return;
     }
-    if (!answer || !socket.writable || response?.headersSent) {
+    // The request cut off was answered early (a 401 before its body, say) and its body never came whole:
+    // it has had its one answer, and another now would be taken for the answer to a next request.
+    const answeredEarly = latestResponse.get(socket as Socket);
+    const alreadyAnswered = !response && answeredEarly !== undefined && !answeredEarly.req.complete;
+    if (!answer || !socket.writable || response?.headersSent || alreadyAnswered) {
       socket.destroy();
       return;
     }

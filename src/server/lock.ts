@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { configError } from '../errors';
 import { describeFileSystemError, type FileSystem } from '../files/file-system';
 import { tryLock } from '../files/lock';
@@ -19,7 +20,14 @@ export async function lockDataFile(path: string, files?: FileSystem): Promise<()
     const { release } = attempt;
     return async () => release();
   }
-  const owner = attempt.heldBy ? ` (pid ${attempt.heldBy.pid})` : '';
+  const holder = attempt.heldBy;
+  if (holder?.host && holder.host !== hostname()) {
+    // Its liveness cannot be checked from here; a container restarted under a new host name looks the same.
+    throw configError(
+      `data file ${path} is in use by another petinv serve (pid ${holder.pid} on host ${holder.host}); stop it, or, if that serve is gone, remove ${lockPath}`,
+    );
+  }
+  const owner = holder ? ` (pid ${holder.pid})` : '';
   throw configError(
     `data file ${path} is in use by another petinv serve${owner}; stop it or choose another file with --data`,
   );

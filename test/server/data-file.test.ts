@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InventoryFile } from '../../src/server/data-file';
@@ -31,6 +31,18 @@ describe('InventoryFile: snapshot plus journal', () => {
     await file.close(() => store.listBody());
     expect(readFileSync(`${path}.journal`, 'utf8')).toBe('');
     expect(readFileSync(path, 'utf8')).toContain('{"petId":3,"quantity":7,');
+  });
+
+  it('keeps the permissions the operator gave the data file when it writes a new snapshot', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const first = await openStore(path);
+    await first.file.close();
+    chmodSync(path, 0o600);
+    const { file, store } = await openStore(path);
+    await store.setQuantity(3n, 8);
+    await file.close(() => store.listBody());
+    expect(readFileSync(path, 'utf8')).toContain('{"petId":3,"quantity":8,');
+    expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
   it('drops a torn last line, which was never acknowledged', async () => {

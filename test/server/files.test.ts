@@ -93,6 +93,15 @@ describe('symlinks planted in the data directory', () => {
     expect(readFileSync(target, 'utf8')).toContain('{"petId":2,"quantity":42,');
   });
 
+  it('names the host of a lock taken on another machine, and the lock file to remove if that serve is gone', async () => {
+    const directory = temporaryDirectory();
+    const dataFile = join(directory, 'inventory.json');
+    writeFileSync(`${dataFile}.lock`, '4242\nhost=elsewhere.example\nstart=1\n');
+    const refused = start({ apiKeys: [KEY], dataFile });
+    await expect(refused).rejects.toThrow(/\(pid 4242 on host elsewhere\.example\)/);
+    await expect(refused).rejects.toThrow(`remove ${dataFile}.lock`);
+  });
+
   it('refuses a data file that is a dangling symlink, naming it', async () => {
     const directory = temporaryDirectory();
     const link = join(directory, 'inventory.json');

@@ -166,6 +166,17 @@ describe('timeouts', () => {
     expect(entries).toContainEqual({ event: 'client_error', code: 'ERR_HTTP_REQUEST_TIMEOUT', status: 408 });
   });
 
+  it('answers a request once: an early answer is not followed by a 408 when the rest of its body never comes', async () => {
+    const socket = await openSocket(server.port);
+    const received = readUntilClosed(socket);
+    // No key: 401 at once, before the body; the body then stalls past the request timeout.
+    socket.write(
+      'PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"quan',
+    );
+    const responses = parseResponses(await received);
+    expect(responses.map((response) => response.status)).toEqual([401]);
+  });
+
   it('keeps an idle kept-alive connection open for a next request', async () => {
     const socket = await openSocket(server.port);
     const first = new Promise<string>((resolve) => socket.once('data', (chunk) => resolve(String(chunk))));
@@ -248,6 +259,22 @@ describe('request bodies serve would misread: 415', () => {
     const response = await send({ 'Content-Type': type });
     expect(response.status).toBe(415);
     expect(response.json()).toMatchObject({ status: 415, code: 'unsupported_media_type' });
+  });
+
+  it.each(['gzip, chunked', 'deflate, chunked', 'x-custom, chunked'])(
+    'Transfer-Encoding %s: a transfer coding serve does not decode, never read as plain text',
+    async (coding) => {
+      const body = '{"quantity":5}';
+      const chunked = `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+      const raw = `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nTransfer-Encoding: ${coding}\r\nConnection: close\r\n\r\n${chunked}`;
+      expectError(parseResponse(await exchange(server.port, raw)), 415, 'unsupported_media_type');
+    },
+  );
+
+  it('accepts Transfer-Encoding: chunked alone', async () => {
+    const body = '{"quantity":6}';
+    const raw = `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    expect(parseResponse(await exchange(server.port, raw)).status).toBe(200);
   });
 
   it.each<Record<string, string>>([
