@@ -266,19 +266,26 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
   await new Promise<void>((resolve, reject) => {
     const stop = (signal: NodeJS.Signals) => {
       for (const name of signals) process.off(name, stop);
-      // A second signal of either kind while draining means "now": cut the connections; the flush still completes.
+      // A second signal of either kind while draining means "now": cut the connections; the flush still
+      // completes, and a flush that fails is what the exit reports, not the cut.
+      let cutBy: string | undefined;
       const cut = (again: NodeJS.Signals) => {
         for (const name of signals) process.off(name, cut);
+        cutBy = again === signal ? `${signal} again` : `${again} after ${signal}`;
         running.server.closeAllConnections();
-        const which = again === signal ? `${signal} again` : `${again} after ${signal}`;
-        reject(new PetinvError('aborted', `${which}: requests in flight were cut off`, { code: 'aborted' }));
       };
       for (const name of signals) process.once(name, cut);
       if (json) say(JSON.stringify({ event: 'stopping', signal }));
       else if (running.dataFile && !running.readOnly)
         say(`petinv serve: ${signal}, finishing requests in flight and flushing ${running.dataFile}`);
       else say(`petinv serve: ${signal}, finishing requests in flight`);
-      running.close().then(resolve, reject);
+      running.close().then(() => {
+        if (cutBy === undefined) resolve();
+        else
+          reject(
+            new PetinvError('aborted', `${cutBy}: requests in flight were cut off`, { code: 'aborted' }),
+          );
+      }, reject);
     };
     for (const name of signals) process.on(name, stop);
   });

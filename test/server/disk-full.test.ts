@@ -158,4 +158,25 @@ describe.skipIf(!mountPoint)('petinv serve on a real, nearly full disk (tmpfs, r
     await expectEveryAcknowledgedUpdate(server);
     expect((await server.stop()).code).toBe(0);
   }, 60_000);
+
+  it('reports a final write that fails after a second signal, rather than only the cut', async () => {
+    const directory = join(mountPoint ?? '', 'twice');
+    mkdirSync(directory);
+    const data = join(directory, 'inventory.json');
+    const server = await spawnServer(['--data', data, '--api-key', KEY, '--latency', '1500', '--quiet']);
+    await burst(server, (sent) => sent >= 8);
+    leaveFree(mountPoint ?? '', 0);
+    // A request held by --latency keeps the stop draining while the second signal arrives.
+    const pending = fetch(`${server.baseUrl}/inventory`, {
+      headers: { Authorization: `Bearer ${KEY}` },
+    }).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const stopped = await server.stop('SIGINT');
+    await pending;
+    expect(stopped.code).toBe(3);
+    expect(server.stderr()).toMatch(/no space left[^\n]*intact/);
+    leaveFree(mountPoint ?? '', 200_000);
+  }, 30_000);
 });
