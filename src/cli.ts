@@ -32,7 +32,7 @@ function contextFrom(command: Command): CommandContext {
   };
 }
 
-function buildProgram(): Command {
+function buildProgram(json: boolean): Command {
   const program = new Command('petinv')
     .description('Pet store inventory from the command line, with an embedded offline inventory service.')
     .version(version, '-V, --version')
@@ -51,7 +51,9 @@ function buildProgram(): Command {
     .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
     .option('--json', 'print data, and failures, as JSON')
     .option('--no-color', 'no colour (NO_COLOR and FORCE_COLOR are honoured too)')
-    .showHelpAfterError('(run with --help for usage)')
+    // With --json a usage error is one JSON line on stderr (see report); commander's own text would be more.
+    .showHelpAfterError(json ? false : '(run with --help for usage)')
+    .configureOutput({ outputError: (text, write) => json || write(text) })
     .exitOverride();
   const globals = (command: Command) => command.optsWithGlobals();
 
@@ -221,7 +223,7 @@ function report(error: unknown, json: boolean): ExitCode {
     if (error.exitCode === 0) return ExitCode.ok;
     if (json)
       process.stderr.write(
-        `${JSON.stringify({ error: { code: 'usage', message: error.message.replace(/^error: /, ''), status: 0 } })}\n`,
+        `${JSON.stringify({ error: { code: 'usage', message: printable(error.message.replace(/^error: /, '')), status: 0 } })}\n`,
       );
     return ExitCode.usage;
   }
@@ -275,7 +277,7 @@ function watchOutput(name: 'stdout' | 'stderr', stream: NodeJS.WriteStream, othe
 async function main(argv: string[]): Promise<void> {
   watchOutput('stdout', process.stdout, process.stderr);
   watchOutput('stderr', process.stderr, process.stdout);
-  const program = buildProgram();
+  const program = buildProgram(argv.includes('--json'));
   try {
     await program.parseAsync(argv);
   } catch (error) {

@@ -31,5 +31,7 @@ export function printable(text: string, maxLength = 200): string {
     if (/[\ud800-\udbff]/.test(line.charAt(end - 1))) end--;
     line = `${line.slice(0, end)}…`;
   }
-  return line;
+  // A copy of its own: a slice would keep the whole text it came from alive (V8 shares the parent), so
+  // each bad line of a bulk run, quoted in its message, would hold up to 64 KiB until the run ends.
+  return Buffer.from(line, 'utf8').toString('utf8');
 }

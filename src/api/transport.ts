@@ -44,9 +44,15 @@ async function readText(
   chunks: AsyncIterable<Uint8Array>,
   declaredLength: string | null,
   limit: number,
+  /** Drops a body that will not be read. */
+  discard: () => void,
 ): Promise<string> {
   const tooLarge = () => new TransportError('too large', String(limit));
-  if (declaredLength !== null && Number(declaredLength) > limit) throw tooLarge();
+  if (declaredLength !== null && Number(declaredLength) > limit) {
+    // Left unread, the body would hold the connection, and petinv's exit, until the deadline.
+    discard();
+    throw tooLarge();
+  }
   const decoder = new TextDecoder();
   const pieces: string[] = [];
   let size = 0;
@@ -130,7 +136,9 @@ export function undiciTransport(dispatcher: Dispatcher, options: { proxy?: strin
         return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
       };
       // The signal cuts off the body too, so a trickling or endless one ends within timeoutMs.
-      const text = await readText(response.body, header('content-length'), maxBodyBytes);
+      const text = await readText(response.body, header('content-length'), maxBodyBytes, () =>
+        response.body.destroy(),
+      );
       return { status: response.statusCode, header, text };
     } catch (error) {
       throw transportError(signal.aborted ? signal.reason : error, options.proxy);
@@ -159,6 +167,7 @@ export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Tran
             response.body as unknown as AsyncIterable<Uint8Array>,
             header('content-length'),
             maxBodyBytes,
+            () => void response.body?.cancel().catch(() => {}),
           )
         : '';
       return { status: response.status, header, text };

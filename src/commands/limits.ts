@@ -48,7 +48,7 @@ export function resolveLimits(flags: LimitFlags, context: CommandContext): Clien
     const bytes = parseByteSize(size.text);
     if (bytes === undefined)
       throw size.fail(
-        `${size.from} ${size.text}: must be a size from 1 byte to ${formatBytes(LARGEST_BODY)} (the longest text Node holds), such as 512M or 1G`,
+        `${size.from} ${size.text}: must be a size from 1 byte to ${formatBytes(LARGEST_BODY)} (the longest text Node holds), such as 64M or 500M`,
       );
     maxBodyBytes = bytes;
   }

@@ -89,7 +89,9 @@ export function resolveSettings(
 
 /** Text from a setting, fit for one line of a message: no control characters, no password, bounded. */
 export function displayUrl(text: string): string {
-  let shown = text.replace(/\/\/[^/?#]*@/, '//***@');
+  // Credentials before the host, after `scheme://`, `//` or nothing at all: curl reads
+  // `user:password@host` as a proxy with credentials, while a URL parser takes `user:` for the scheme.
+  let shown = text.replace(/^((?:[a-z][a-z\d+.-]*:)?\/\/)?[^/?#]*@/i, '$1***@');
   try {
     const url = new URL(text);
     if (url.username || url.password) {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { cleanEnv, PETINV_BIN, runPetinv, temporaryDirectory } from '../helpers/serve';
@@ -49,6 +50,30 @@ describe('bulk input is read as a stream', () => {
     expect(stderr).toBe(
       'petinv: line 1000001: expected "petId quantity", got 3 fields\npetinv: --strict: 1 bad line; nothing was sent\n',
     );
+  });
+
+  it('bad lines cost their short message, not the line they quote (1,500 lines of 60 KB, heap capped at 48 MB)', async () => {
+    // A quoted field was a slice of its line, and V8 keeps the whole line alive behind a slice: 90 MB of
+    // bad lines were all held until the end, and the capped heap aborted.
+    const child = spawn(process.execPath, ['--max-old-space-size=48', PETINV_BIN, 'set', '-', '--strict'], {
+      env: { ...cleanEnv(), ...env },
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const line = `${'x'.repeat(60_000)} 1\n`;
+    // Without the fix the child aborts mid-input; its stdin then fails with EPIPE, which is the failure.
+    child.stdin.on('error', () => {});
+    Readable.from(Array.from({ length: 1500 }, () => line)).pipe(child.stdin);
+    expect(await exited).toBe(2);
+    expect(stderr.split('\n').slice(-3)).toEqual([
+      `petinv: line 1500: petId "${'x'.repeat(39)}…" is not an integer within int64`,
+      'petinv: --strict: 1500 bad lines; nothing was sent',
+      '',
+    ]);
   });
 
   it('refuses input that never ends, such as --file /dev/zero (exit 2)', async () => {

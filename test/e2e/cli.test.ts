@@ -223,6 +223,21 @@ describe('exit codes', () => {
     expect((await petinv(['frobnicate'])).code).toBe(2);
     expect((await petinv(['list', '--frobnicate'])).code).toBe(2);
   });
+  it('2: usage with --json is one JSON error line on stderr, commander printing nothing of its own', async () => {
+    for (const args of [
+      ['--json', 'frobnicate'],
+      ['--json', 'list', '--frobnicate'],
+      ['list', '--json', '--sort'],
+    ]) {
+      const result = await petinv(args);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      const lines = result.stderr.split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[1]).toBe('');
+      expect(JSON.parse(lines[0] ?? '')).toMatchObject({ error: { code: 'usage', status: 0 } });
+    }
+  });
   it('3: configuration, naming what to do', async () => {
     const result = await runPetinv(['list'], { env: { PETINV_CONFIG_DIR: temporaryDirectory() } });
     expect(result.code).toBe(3);

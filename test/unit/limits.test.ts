@@ -25,6 +25,18 @@ describe('--max-body-size and --max-retry-wait', () => {
     ]);
   });
 
+  it('refuses a size out of range with examples it would accept', () => {
+    let message = '';
+    try {
+      resolveLimits({ maxBodySize: '1G' }, fakeContext({}));
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    const examples = /such as (\S+) or (\S+)$/.exec(message)?.slice(1) ?? [];
+    expect(examples).toHaveLength(2);
+    for (const example of examples) expect(parseByteSize(example)).toBeDefined();
+  });
+
   it('defaults to 256 MiB and 60 s', () => {
     const limits = resolveLimits({}, fakeContext({}));
     expect(limits).toMatchObject({ maxBodyBytes: 256 * 2 ** 20, maxRetryWaitMs: 60_000 });

@@ -156,6 +156,14 @@ describe('checkBaseUrl', () => {
     expect(displayUrl('https://x.example/\u0007/v1')).toBe('https://x.example/\ufffd/v1');
     expect(displayUrl('x'.repeat(500))).toHaveLength(200);
   });
+  it('hides credentials written without a scheme, as curl takes user:password@host (a URL parser reads "user:" as the scheme)', () => {
+    expect(displayUrl('ops:hunter2@x.example/v1')).toBe('***@x.example/v1');
+    expect(displayUrl('ops:hunter2@proxy.example:3128')).toBe('***@proxy.example:3128');
+    expect(displayUrl('//ops:hunter2@x.example/v1')).toBe('//***@x.example/v1');
+    const error = thrown(() => checkBaseUrl('ops:hunter2@x.example/v1', 'test'));
+    expect(error.exitCode).toBe(3);
+    expect(error.message).toBe('test: "***@x.example/v1" must be an http or https URL');
+  });
 });
 
 describe('a stored key goes only to the origin stored with it', () => {
@@ -262,6 +270,7 @@ describe('chooseProxy', () => {
       ['not a url', 'is not a URL'],
       ['proxy.example:3128', 'is not an http or https proxy'],
       ['socks5://ops:hunter2@proxy.example:1080', 'is not an http or https proxy'],
+      ['ops:hunter2@proxy.example:3128', 'is not an http or https proxy'],
       ['http://ops:hunter2@proxy.example:3128/path', 'has a path, query or fragment'],
     ] as const) {
       const error = thrown(() => chooseProxy(target('https://api.example/v1'), { HTTPS_PROXY: value }));

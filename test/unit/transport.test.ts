@@ -130,6 +130,12 @@ describe('undiciTransport against hostile servers', () => {
       res.on('close', () => {
         if (!res.writableFinished) closedEarly.push(String(req.url));
       });
+      if (req.url === '/declared-huge') {
+        // Claims a terabyte, sends one byte, and keeps the connection open.
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(2 ** 40) });
+        res.write('[');
+        return;
+      }
       res.writeHead(200, { 'Content-Type': 'application/json' });
       if (req.url === '/endless') {
         // As fast as the socket takes it, forever.
@@ -172,6 +178,12 @@ describe('undiciTransport against hostile servers', () => {
 
   it('refuses a body whose Content-Length is over the limit before reading it', async () => {
     expect(await get('/declared', 10_000, 1000)).toMatchObject({ reason: 'too large' });
+  });
+
+  it('drops the connection of a body refused by its Content-Length at once, not at the timeout', async () => {
+    // Left unread, the body held the connection, and petinv's exit, until the attempt's deadline.
+    expect(await get('/declared-huge', 60_000, 1000)).toMatchObject({ reason: 'too large' });
+    await vi.waitFor(() => expect(closedEarly).toContain('/declared-huge'));
   });
 
   it('ends a trickling body within the timeout: the deadline covers reading the body', async () => {
