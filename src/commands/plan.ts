@@ -31,12 +31,14 @@ export function writePlan(
   ndjson: boolean,
   context: CommandContext,
   envName: string,
+  /** Results for skipped input lines, as JSON: with --json they head the array. */
+  skipped: readonly string[] = [],
 ) {
   if (context.json)
     context.stdout.write(
       form === 'single' && plan.length === 1
         ? `${planJson(plan[0] as PlannedChange)}\n`
-        : `[${plan.map(planJson).join(',')}]\n`,
+        : `[${[...skipped, ...plan.map(planJson)].join(',')}]\n`,
     );
   else if (ndjson) context.stdout.write(plan.map((step) => `${planJson(step)}\n`).join(''));
   else context.stdout.write(plan.map((step) => planLine(step, envName)).join(''));

@@ -93,7 +93,7 @@ function openBulkSource(flags: SetFlags, context: CommandContext): Promise<Async
  * that selects the failures sees them; otherwise each is a line on stderr. --strict stops here.
  */
 function reportProblems(input: BulkInput, flags: SetFlags, context: CommandContext) {
-  const inResults = !flags.dryRun && !flags.strict && (context.json || flags.ndjson);
+  const inResults = !flags.strict && (context.json || flags.ndjson);
   for (const problem of input.problems) {
     // --json prints them at the head of its one array at the end.
     if (inResults) {
@@ -130,7 +130,16 @@ async function runBulkSet(flags: SetFlags, context: CommandContext) {
       to: entry.quantity,
       before: current.get(entry.petId),
     }));
-    writePlan(plan, 'bulk', flags.ndjson === true, context, envName);
+    // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already).
+    writePlan(plan, 'bulk', flags.ndjson === true, context, envName, input.problems.map(skippedJson));
+    // The real run would end in exit 9: so must its rehearsal, or `--dry-run && set` goes ahead.
+    const skipped = input.problems.length;
+    if (skipped > 0)
+      throw new PetinvError(
+        'partial',
+        `dry run: ${skipped} ${input.unit}${skipped === 1 ? ' was' : 's were'} skipped; nothing was written to ${envName}`,
+        { code: 'partial_failure' },
+      );
     return;
   }
 

@@ -32,6 +32,30 @@ const petinv = (args: string[]) => runPetinv(args, { env });
 const patches = () => requests.filter((request) => request.startsWith('PATCH'));
 
 describe('--dry-run never writes', () => {
+  it('a bulk dry run with a bad line ends as the real run would (exit 9), the line among the results', async () => {
+    const input = '1 5\nnot a line\n2 6\n';
+    const plain = await runPetinv(['set', '-', '--dry-run'], { env, input });
+    expect(plain.code).toBe(9);
+    expect(plain.stdout).toBe('1: 12 → 5\n2: 24 → 6\n');
+    expect(plain.stderr).toMatch(/line 2: .*\(skipped\)/);
+    expect(plain.stderr).toContain('dry run: 1 line was skipped; nothing was written to production');
+
+    const ndjson = await runPetinv(['set', '-', '--dry-run', '--ndjson'], { env, input });
+    expect(ndjson.code).toBe(9);
+    const results = ndjson.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(results[0]).toMatchObject({ input: 2, ok: false, skipped: true });
+    expect(results.slice(1).map((result) => result.petId)).toEqual([1, 2]);
+
+    const json = await runPetinv(['--json', 'set', '-', '--dry-run'], { env, input });
+    expect(json.code).toBe(9);
+    expect(JSON.parse(json.stdout)[0]).toMatchObject({ input: 2, ok: false, skipped: true });
+    expect(JSON.parse(json.stderr.trim().split('\n').at(-1) ?? '').error.code).toBe('partial_failure');
+    expect(patches()).toEqual([]);
+  });
+
   it('set 42 7 --dry-run reads current stock, shows the change, sends no PATCH', async () => {
     const result = await petinv(['set', '4', '99', '--dry-run']);
     expect(result).toEqual({
