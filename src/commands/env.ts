@@ -1,17 +1,21 @@
 import Table from 'cli-table3';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
-import { BUILTIN_ENVIRONMENTS, checkBaseUrl, resolveSettings } from '../config/settings';
+import {
+  BUILTIN_ENVIRONMENTS,
+  checkBaseUrl,
+  environmentNameProblem,
+  resolveSettings,
+} from '../config/settings';
 import { usageError } from '../errors';
 import { paint } from '../output/inventory';
+import { printable } from '../printable';
 import type { ConnectionFlags } from './connect';
 import type { CommandContext } from './context';
 
-const ENV_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/i;
-
 function checkEnvName(name: string): string {
-  if (!ENV_NAME.test(name))
-    throw usageError(`environment name "${name}": use letters, digits, - and _ (at most 40)`);
+  const problem = environmentNameProblem(name);
+  if (problem) throw usageError(`"${printable(name, 60)}" ${problem}`);
   return name;
 }
 

@@ -1,5 +1,5 @@
 import { updateConfigFile } from '../config/file';
-import { apiKeyProblem, maskKey } from '../config/settings';
+import { apiKeyProblem, MAX_API_KEY_LENGTH, maskKey } from '../config/settings';
 import { configError, usageError } from '../errors';
 import { readAll, readHidden } from '../output/prompt';
 import { type ConnectionFlags, loadSettings } from './connect';
@@ -10,7 +10,8 @@ export async function runLogin(flags: ConnectionFlags, context: CommandContext) 
   const envName = loadSettings(flags, context).env.value;
   const key = context.stdin.isTTY
     ? await readHidden(`API key for ${envName} (input hidden): `, context.stdin, context.stderr)
-    : (await readAll(context.stdin)).replace(/\r?\n$/, '');
+    : // A key past the limit is refused below; reading stops soon after it, whatever is piped in.
+      (await readAll(context.stdin, MAX_API_KEY_LENGTH + 2)).replace(/\r?\n$/, '');
   const trimmed = key.trim();
   if (trimmed === '')
     throw usageError(

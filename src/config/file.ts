@@ -12,10 +12,11 @@ import {
 import * as z from 'zod/mini';
 import { describeIssues } from '../api/schemas';
 import { configError, PetinvError } from '../errors';
+import { printable } from '../printable';
 import { locateJsonSyntaxError } from './json-position';
 import { withFileLock } from './lock';
 import { configDirectory, configFilePath } from './paths';
-import { baseUrlProblem } from './settings';
+import { baseUrlProblem, environmentNameProblem } from './settings';
 
 const Environment = z.strictObject({
   baseUrl: z.optional(
@@ -28,9 +29,15 @@ const Environment = z.strictObject({
   apiKey: z.optional(z.string().check(z.minLength(1))),
 });
 
+const EnvironmentName = z.string().check(
+  z.refine((name) => environmentNameProblem(name) === undefined, {
+    error: 'is not an environment name: use letters, digits, - and _ (at most 40)',
+  }),
+);
+
 export const ConfigFile = z.strictObject({
-  currentEnv: z.optional(z.string().check(z.minLength(1))),
-  environments: z._default(z.record(z.string().check(z.minLength(1)), Environment), {}),
+  currentEnv: z.optional(EnvironmentName),
+  environments: z._default(z.record(EnvironmentName, Environment), {}),
 });
 export type ConfigFile = z.output<typeof ConfigFile>;
 
@@ -87,7 +94,10 @@ function parseConfigText(text: string, path: string): ConfigFile {
   }
   const parsed = ConfigFile.safeParse(raw);
   if (!parsed.success)
-    throw configError(`config file ${path} is invalid: ${describeIssues(parsed.error)}; fix or delete it`);
+    // The issues name the fields they are about, and a field name is text from the file: one clean line.
+    throw configError(
+      `config file ${path} is invalid: ${printable(describeIssues(parsed.error), 300)}; fix or delete it`,
+    );
   return parsed.data;
 }
 

@@ -1,4 +1,4 @@
-import { configError } from '../errors';
+import { configError, usageError } from '../errors';
 import { printable } from '../printable';
 import type { ConfigFile } from './file';
 import { LOCAL_BASE_URL } from './paths';
@@ -26,6 +26,16 @@ export interface Settings {
 export interface SettingsFlags {
   env?: string;
   baseUrl?: string;
+}
+
+/** What `env set-url` accepts, and so all that a config file, --env or PETINV_ENV may name. */
+const ENVIRONMENT_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/i;
+
+/** Why `name` cannot name an environment, or undefined. */
+export function environmentNameProblem(name: string): string | undefined {
+  return ENVIRONMENT_NAME.test(name)
+    ? undefined
+    : 'is not an environment name: use letters, digits, - and _ (at most 40)';
 }
 
 /** Built-in base URLs: only `local` has one, `petinv serve`'s default address. */
@@ -59,6 +69,9 @@ export function resolveSettings(
     ],
     { value: DEFAULT_ENVIRONMENT, source: 'default', origin: 'default' },
   ) as Resolved<string>;
+  // A name from the config file was checked when the file was read.
+  const nameProblem = envName.source === 'config file' ? undefined : environmentNameProblem(envName.value);
+  if (nameProblem) throw usageError(`${envName.origin} "${printable(envName.value, 60)}" ${nameProblem}`);
   const stored = file.environments[envName.value];
   const builtinUrl = DEFAULT_BASE_URLS[envName.value];
 
@@ -160,7 +173,12 @@ export function checkKeyDestination(settings: Settings, baseUrl: string) {
 }
 
 /** Why a key cannot go in an Authorization header, without quoting it, or undefined. */
+/** Far beyond any real key, far below what servers take in one header (8 KiB is a common limit). */
+export const MAX_API_KEY_LENGTH = 4096;
+
 export function apiKeyProblem(key: string): string | undefined {
+  if (key.length > MAX_API_KEY_LENGTH)
+    return `is longer than the ${MAX_API_KEY_LENGTH} characters an API key may have`;
   // Visible ASCII only: what a bearer token can hold, and what every HTTP stack carries unchanged.
   const bad = key.search(/[^\x21-\x7e]/);
   return bad === -1

@@ -45,8 +45,15 @@ export function confirm(question: string, stdin: Terminal, stderr: Writable): Pr
   });
 }
 
-export async function readAll(stdin: Readable): Promise<string> {
+/** Reads stdin to its end, or only until it passes `maxBytes`: a caller that needs little never holds much. */
+export async function readAll(stdin: Readable, maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  let size = 0;
+  for await (const chunk of stdin) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    chunks.push(buffer);
+    size += buffer.length;
+    if (size > maxBytes) break;
+  }
   return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -328,6 +328,18 @@ describe('the API key never travels on the command line', () => {
       env: { PETINV_CONFIG_DIR: temporaryDirectory() },
     });
     expect(result.code).toBe(2);
+  });
+  it('login refuses a key longer than a header should carry, without reading all that is piped', async () => {
+    const dir = temporaryDirectory();
+    const result = await runPetinv(['login', '--env', 'staging'], {
+      env: { PETINV_CONFIG_DIR: dir },
+      input: 'k'.repeat(8 * 1024 * 1024),
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toBe(
+      'petinv: the API key for staging was not stored: it is longer than the 4096 characters an API key may have\n',
+    );
+    expect(existsSync(join(dir, 'config.json'))).toBe(false);
   });
   it('login reads stdin, and the next command uses it, at the address stored with it', async () => {
     const dir = temporaryDirectory();

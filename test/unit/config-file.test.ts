@@ -80,6 +80,20 @@ describe('a corrupt config file', () => {
   });
 });
 
+describe('environment names from the file', () => {
+  it('are checked as env set-url checks them, and never reach the terminal raw', async () => {
+    const evil = 'evil\u001b]0;pwned\u0007\u001b[2J';
+    const { env } = configDir(
+      JSON.stringify({ currentEnv: evil, environments: { [evil]: { baseUrl: 'https://x.example/v1' } } }),
+    );
+    const error = await failure(() => readConfigFile(env));
+    expect(error.exitCode).toBe(3);
+    expect(error.message).toContain('is not an environment name');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for control characters
+    expect(error.message).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+  });
+});
+
 describe('ownership and permissions, as ssh checks them', () => {
   it('refuses a config directory or file that others can write, saying how to fix it', async () => {
     const { dir, env, file } = configDir('{}');

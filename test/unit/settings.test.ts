@@ -217,7 +217,36 @@ describe('a stored key goes only to the origin stored with it', () => {
   });
 });
 
+describe('environment names from --env and PETINV_ENV', () => {
+  it.each([
+    ['flag', { env: 'q\u001b[2Ja' }, {}, '--env'],
+    ['variable', {}, { PETINV_ENV: 'x'.repeat(41) }, 'PETINV_ENV'],
+  ])(
+    'refuses a name env set-url would refuse, from the %s, as a usage error',
+    (_from, flags, env, origin) => {
+      let caught: unknown;
+      try {
+        resolveSettings(flags, env, FILE, PATH);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(PetinvError);
+      expect((caught as PetinvError).exitCode).toBe(2);
+      expect((caught as PetinvError).message).toMatch(
+        new RegExp(`^${origin} ".*" is not an environment name`),
+      );
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for control characters
+      expect((caught as PetinvError).message).not.toMatch(/[\u0000-\u001f]/);
+    },
+  );
+});
+
 describe('apiKeyProblem', () => {
+  it('refuses a key longer than any header should carry', () => {
+    expect(apiKeyProblem('k'.repeat(4096))).toBeUndefined();
+    expect(apiKeyProblem('k'.repeat(4097))).toBe('is longer than the 4096 characters an API key may have');
+  });
+
   it('accepts visible ASCII and names the position of anything else, never the character', () => {
     expect(apiKeyProblem('pk_AZaz09-._~+/=')).toBeUndefined();
     expect(apiKeyProblem('abc def')).toContain('at position 4');
