@@ -2,8 +2,8 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializeItem } from '../api/json';
 import { describeIssues, InventoryUpdate, parsePetId } from '../api/schemas';
-import { LOCAL_BASE_URL } from '../config/paths';
 import { StorageError } from '../files/file-system';
+import { DEFAULT_BASE_URL } from './defaults';
 import { BODY_LIMIT_BYTES } from './limits';
 import { buildOpenApiDocument } from './openapi';
 import type { InventoryStore } from './store';
@@ -238,7 +238,7 @@ export function createInventoryApp(options: AppOptions): AppHandler {
   const describeServer = () =>
     (openApiBody ??= JSON.stringify(
       buildOpenApiDocument({
-        baseUrl: options.baseUrl?.() ?? LOCAL_BASE_URL,
+        baseUrl: options.baseUrl?.() ?? DEFAULT_BASE_URL,
         rateLimit: options.rateLimit,
         failRate: options.failRate,
       }),

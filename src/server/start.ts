@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LOCAL_BASE_URL, LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
 import { configError } from '../errors';
 import type { FileSystem } from '../files/file-system';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
@@ -11,6 +10,7 @@ import {
   readInventoryFile,
   resolveDataPath,
 } from './data-file';
+import { DEFAULT_BASE_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from './defaults';
 import { createHttpEdge, type HttpEdgeOptions } from './http-edge';
 import { lockDataFile } from './lock';
 import { InventoryStore, seedInventory } from './store';
@@ -59,8 +59,8 @@ export interface RunningServer {
 
 /** Starts the embedded inventory service; the library's server factory. */
 export async function startInventoryServer(options: ServeOptions): Promise<RunningServer> {
-  const host = options.host ?? LOCAL_SERVE_HOST;
-  const port = options.port ?? LOCAL_SERVE_PORT;
+  const host = options.host ?? DEFAULT_SERVE_HOST;
+  const port = options.port ?? DEFAULT_SERVE_PORT;
   const dataFile = options.dataFile === undefined ? undefined : resolveDataPath(options.dataFile);
   const readOnly = options.inMemory === true;
   let unlock: () => Promise<void> = async () => {};
@@ -100,7 +100,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     store = new InventoryStore(seed());
   }
 
-  let baseUrl = LOCAL_BASE_URL;
+  let baseUrl = DEFAULT_BASE_URL;
   // The served OpenAPI document names the address really bound, known once listening.
   const app = createInventoryApp({ ...options, store, baseUrl: () => baseUrl });
   const { server, drain } = createHttpEdge(app, options);
