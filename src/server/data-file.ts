@@ -12,7 +12,6 @@ import { basename, dirname, join, resolve } from 'node:path';
 import * as z from 'zod/mini';
 import { parseInventoryJson, serializeItems } from '../api/json';
 import { describeIssues, type InventoryItem, InventoryList, PetId, Quantity } from '../api/schemas';
-import { configError } from '../errors';
 import {
   APPEND_NO_FOLLOW,
   CREATE_EXCLUSIVE,
@@ -23,6 +22,7 @@ import {
   StorageError,
   writeFully,
 } from '../files/file-system';
+import { ServeError } from './errors';
 
 /**
  * The inventory on disk is a snapshot plus a journal:
@@ -67,7 +67,7 @@ export function resolveDataPath(path: string): string {
     isLink = lstatSync(absolute).isSymbolicLink();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw configError(`cannot use data file ${path}: ${describeFileSystemError(error)}`);
+      throw new ServeError(`cannot use data file ${path}: ${describeFileSystemError(error)}`);
     try {
       return join(realpathSync(dirname(absolute)), basename(absolute));
     } catch {
@@ -79,12 +79,12 @@ export function resolveDataPath(path: string): string {
     real = realpathSync(absolute);
   } catch {
     const target = isLink ? readlinkSync(absolute) : absolute;
-    throw configError(
+    throw new ServeError(
       `data file ${path} is a symbolic link to ${target}, which does not exist; point it at a file or give --data another path`,
     );
   }
   if (!lstatSync(real).isFile())
-    throw configError(`data file ${path} is not a regular file; give --data a file path`);
+    throw new ServeError(`data file ${path} is not a regular file; give --data a file path`);
   return real;
 }
 
@@ -95,10 +95,10 @@ function readNoFollow(path: string, what: string): string | undefined {
     fd = nodeFileSystem.openSync(path, READ_NO_FOLLOW);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw configError(`cannot read ${what} ${path}: ${describeFileSystemError(error)}`);
+    throw new ServeError(`cannot read ${what} ${path}: ${describeFileSystemError(error)}`);
   }
   try {
-    if (!fstatSync(fd).isFile()) throw configError(`${what} ${path} is not a regular file`);
+    if (!fstatSync(fd).isFile()) throw new ServeError(`${what} ${path} is not a regular file`);
     return readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);
@@ -110,14 +110,14 @@ function parseSnapshot(path: string, text: string): { items: InventoryItem[]; fo
   try {
     raw = parseInventoryJson(text);
   } catch (error) {
-    throw configError(
+    throw new ServeError(
       `data file ${path} is not valid JSON (${(error as Error).message}); it was left as it is`,
     );
   }
   const format: DataFileFormat = Array.isArray(raw) ? 'array' : 'petinv';
   const parsed = format === 'array' ? InventoryList.safeParse(raw) : Snapshot.safeParse(raw);
   if (!parsed.success) {
-    throw configError(
+    throw new ServeError(
       `data file ${path} does not hold an inventory: ${describeIssues(parsed.error)}; it was left as it is`,
     );
   }
@@ -125,7 +125,7 @@ function parseSnapshot(path: string, text: string): { items: InventoryItem[]; fo
   const seen = new Set<bigint>();
   for (const item of items) {
     if (seen.has(item.petId))
-      throw configError(`data file ${path} lists petId ${item.petId} twice; it was left as it is`);
+      throw new ServeError(`data file ${path} lists petId ${item.petId} twice; it was left as it is`);
     seen.add(item.petId);
   }
   return { items, format };
@@ -149,12 +149,14 @@ function replayJournal(
       if (!parsed.success) throw new Error(describeIssues(parsed.error));
       entry = parsed.data;
     } catch (error) {
-      throw configError(`${where} is invalid (${(error as Error).message}); it was left as it is`);
+      throw new ServeError(`${where} is invalid (${(error as Error).message}); it was left as it is`);
     }
     const position = positions.get(entry.petId);
     const item = position === undefined ? undefined : items[position];
     if (position === undefined || !item)
-      throw configError(`${where} names pet ${entry.petId}, which the data file lacks; it was left as it is`);
+      throw new ServeError(
+        `${where} names pet ${entry.petId}, which the data file lacks; it was left as it is`,
+      );
     items[position] = { ...item, quantity: entry.quantity };
   });
   return { entries: lines.length, validBytes: Buffer.byteLength(complete) };
@@ -175,7 +177,7 @@ function loadInventory(path: string): LoadedInventory | undefined {
   const journalText = readNoFollow(journalPath, 'journal') ?? '';
   if (snapshotText === undefined) {
     if (journalText !== '')
-      throw configError(
+      throw new ServeError(
         `journal ${journalPath} exists without its data file ${path}; restore the data file or remove the journal`,
       );
     return undefined;
@@ -189,7 +191,7 @@ function loadInventory(path: string): LoadedInventory | undefined {
 export function readInventoryFile(path: string): { items: InventoryItem[]; format: DataFileFormat } {
   const loaded = loadInventory(resolveDataPath(path));
   if (!loaded)
-    throw configError(`data file ${path} does not exist; --in-memory with --data loads an existing file`);
+    throw new ServeError(`data file ${path} does not exist; --in-memory with --data loads an existing file`);
   return { items: loaded.items, format: loaded.format };
 }
 
@@ -198,7 +200,9 @@ export function createDataDirectory(path: string, files: FileSystem = nodeFileSy
   try {
     files.mkdirSync(dirname(path));
   } catch (error) {
-    throw configError(`cannot create the directory of data file ${path}: ${describeFileSystemError(error)}`);
+    throw new ServeError(
+      `cannot create the directory of data file ${path}: ${describeFileSystemError(error)}`,
+    );
   }
 }
 
@@ -312,7 +316,7 @@ export class InventoryFile {
       try {
         await replaceSnapshot(files, path, Buffer.from(serializeItems(items)));
       } catch (error) {
-        throw configError(`cannot create data file ${path}: ${(error as Error).message}`);
+        throw new ServeError(`cannot create data file ${path}: ${(error as Error).message}`);
       }
     }
     const journalPath = `${path}.journal`;
@@ -320,7 +324,7 @@ export class InventoryFile {
     try {
       journal = files.openSync(journalPath, APPEND_NO_FOLLOW, 0o644);
     } catch (error) {
-      throw configError(`cannot open journal ${journalPath}: ${describeFileSystemError(error)}`);
+      throw new ServeError(`cannot open journal ${journalPath}: ${describeFileSystemError(error)}`);
     }
     const validBytes = loaded?.journalValidBytes ?? 0;
     const file = new InventoryFile(
@@ -339,7 +343,7 @@ export class InventoryFile {
       await syncDirectory(files, journalPath);
     } catch (error) {
       closeQuietly(files, journal);
-      throw configError(`cannot prepare journal ${journalPath}: ${describeFileSystemError(error)}`);
+      throw new ServeError(`cannot prepare journal ${journalPath}: ${describeFileSystemError(error)}`);
     }
     return { file, items, created: !loaded };
   }

@@ -1,6 +1,6 @@
-import { configError } from '../errors';
 import { describeFileSystemError, type FileSystem } from '../files/file-system';
 import { tryLock } from '../files/lock';
+import { ServeError } from './errors';
 
 /**
  * Claims the data file at `path` (already resolved to the real file) for this process with `FILE.lock`.
@@ -13,14 +13,14 @@ export async function lockDataFile(path: string, files?: FileSystem): Promise<()
   try {
     attempt = tryLock(lockPath, { files });
   } catch (error) {
-    throw configError(`cannot lock data file ${path} (${lockPath}): ${describeFileSystemError(error)}`);
+    throw new ServeError(`cannot lock data file ${path} (${lockPath}): ${describeFileSystemError(error)}`);
   }
   if (attempt.acquired) {
     const { release } = attempt;
     return async () => release();
   }
   const owner = attempt.heldBy ? ` (pid ${attempt.heldBy.pid})` : '';
-  throw configError(
+  throw new ServeError(
     `data file ${path} is in use by another petinv serve${owner}; stop it or choose another file with --data`,
   );
 }

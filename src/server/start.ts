@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { configError } from '../errors';
 import type { FileSystem } from '../files/file-system';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
 import {
@@ -11,6 +10,7 @@ import {
   resolveDataPath,
 } from './data-file';
 import { DEFAULT_BASE_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from './defaults';
+import { ServeError } from './errors';
 import { createHttpEdge, type HttpEdgeOptions } from './http-edge';
 import { lockDataFile } from './lock';
 import { InventoryStore, seedInventory } from './store';
@@ -119,13 +119,13 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     const { code } = error as NodeJS.ErrnoException;
     const where = `${host}:${port}`;
     if (code === 'EADDRINUSE')
-      throw configError(
+      throw new ServeError(
         `port ${port} on ${host} is already in use; choose another with --port (0 picks a free one)`,
       );
     if (code === 'EACCES')
-      throw configError(`not allowed to listen on ${where}; choose a port above 1023 with --port`);
+      throw new ServeError(`not allowed to listen on ${where}; choose a port above 1023 with --port`);
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
-      throw configError(`cannot listen on ${where}: no such address on this machine`);
+      throw new ServeError(`cannot listen on ${where}: no such address on this machine`);
     throw error;
   }
   const { port: boundPort } = server.address() as AddressInfo;
@@ -145,7 +145,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
       try {
         await file?.close(() => store.listBody());
       } catch (error) {
-        throw configError(
+        throw new ServeError(
           `${(error as Error).message}; the previous snapshot and the journal ${file?.journalPath} are intact, and the next start replays them`,
         );
       } finally {
