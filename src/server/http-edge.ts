@@ -8,16 +8,11 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import {
-  type AppHandler,
-  type AppOptions,
-  errorBody,
-  HttpError,
-  JSON_TYPE,
-  quoted,
-  requestPath,
-  sendError,
-} from './app';
+import type { AppHandler, AppOptions } from './app';
+import { HttpError } from './errors';
+import { quoted, requestPath } from './request';
+import { errorBody, JSON_TYPE, sendError } from './respond';
+import { SERVER_METHODS } from './routes';
 
 /**
  * The HTTP layer under the app: what node:http answers by itself (a request it cannot parse, one that is
@@ -171,25 +166,19 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
     switch (error.code) {
       case 'ERR_HTTP_REQUEST_TIMEOUT':
         return new HttpError(
-          408,
           'request_timeout',
           `the request did not arrive in time: headers are due within ${headersTimeout} ms, the whole request within ${requestTimeout} ms`,
           close,
         );
       case 'HPE_HEADER_OVERFLOW':
-        return new HttpError(
-          431,
-          'headers_too_large',
-          `the request headers exceed ${maxHeaderSize} bytes`,
-          close,
-        );
+        return new HttpError('headers_too_large', `the request headers exceed ${maxHeaderSize} bytes`, close);
       // The client closed its side with a request unfinished: nobody is left to read an answer.
       case 'HPE_INVALID_EOF_STATE':
         return undefined;
     }
     if (!error.code?.startsWith('HPE_')) return undefined; // ECONNRESET and the like
     const reason = error.reason ?? 'unparsable';
-    return new HttpError(400, 'malformed_request', `malformed request: ${reason}`, close);
+    return new HttpError('malformed_request', `malformed request: ${reason}`, close);
   }
 
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
@@ -223,11 +212,7 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
     const expectation = quoted(String(req.headers.expect));
     sendError(
       res,
-      new HttpError(
-        417,
-        'expectation_failed',
-        `Expect ${expectation} is not supported; only 100-continue is`,
-      ),
+      new HttpError('expectation_failed', `Expect ${expectation} is not supported; only 100-continue is`),
     );
     log?.({ method: req.method ?? '', path: requestPath(req.url ?? '/'), status: 417, ms: 0 });
   });
@@ -238,8 +223,8 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
     endLingering(
       socket,
       rawErrorResponse(
-        new HttpError(405, 'method_not_allowed', 'CONNECT is not supported: petinv serve is no proxy', {
-          Allow: 'GET, HEAD, PATCH',
+        new HttpError('method_not_allowed', 'CONNECT is not supported: petinv serve is no proxy', {
+          Allow: SERVER_METHODS,
         }),
       ),
     );
