@@ -2,13 +2,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FileSystem } from '../files/file-system';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
-import {
-  createDataDirectory,
-  type DataFileFormat,
-  InventoryFile,
-  readInventoryFile,
-  resolveDataPath,
-} from './data-file';
+import { InventoryFile } from './data-file';
+import type { DataFileFormat } from './data-format';
+import { createDataDirectory, readInventoryFile, resolveDataPath } from './data-load';
 import { DEFAULT_BASE_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from './defaults';
 import { ServeError } from './errors';
 import { createHttpEdge, type HttpEdge, type HttpEdgeOptions } from './http-edge';
