@@ -41,28 +41,12 @@ export type RequestLogEntry =
 
 export type AppHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
-/** Builds the request handler of `petinv serve`: routing, auth, validation, faults, logging. */
-export function createInventoryApp(options: AppOptions): AppHandler {
+/** --rate-limit and --fail-rate: throws the 429 or 503 a request meets, on the routes that are not spared. */
+function createFaultInjector(options: AppOptions): (route: Route | undefined) => void {
   const random = options.random ?? Math.random;
   const now = options.now ?? Date.now;
-  let openApiBody: string | undefined;
-  const describeServer = () =>
-    (openApiBody ??= JSON.stringify(
-      buildOpenApiDocument({
-        baseUrl: options.baseUrl?.() ?? DEFAULT_BASE_URL,
-        rateLimit: options.rateLimit,
-        failRate: options.failRate,
-      }),
-    ));
-  const handlers = createHandlers({
-    store: options.store,
-    describeServer,
-    logFault: (req, fault) => options.log?.({ method: req.method ?? '', path: req.url ?? '', fault }),
-  });
-  const router = createRouter(handlers, createAuthenticator(options.apiKeys));
   let rateWindow = { second: -1, count: 0 };
-
-  function injectFaults(route: Route | undefined) {
+  return (route) => {
     if (route?.faults === false) return;
     if (options.rateLimit !== undefined) {
       const current = now();
@@ -78,20 +62,47 @@ export function createInventoryApp(options: AppOptions): AppHandler {
     if (options.failRate !== undefined && random() < options.failRate) {
       throw new HttpError('unavailable', 'injected failure (--fail-rate)', { 'Retry-After': '1' });
     }
-  }
+  };
+}
 
-  /** The one error path: an HttpError is answered as it says, anything else is a logged 500. */
-  function answerFailure(req: IncomingMessage, res: ServerResponse, path: string, error: unknown) {
-    if (error instanceof HttpError) {
-      // Headers already sent: the HTTP edge has answered this request (a timeout, a broken chunk).
-      if (!res.headersSent) sendError(res, error);
-      return;
-    }
-    options.log?.({ method: req.method ?? '', path, fault: (error as Error)?.message ?? String(error) });
-    if (!res.headersSent)
-      sendError(res, new HttpError('internal_error', 'the server met an unexpected fault; see its log'));
-    else res.destroy();
+/** The one error path: an HttpError is answered as it says, anything else is a logged 500. */
+function answerFailure(
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  error: unknown,
+  log: AppOptions['log'],
+) {
+  if (error instanceof HttpError) {
+    // Headers already sent: the HTTP edge has answered this request (a timeout, a broken chunk).
+    if (!res.headersSent) sendError(res, error);
+    return;
   }
+  log?.({ method: req.method ?? '', path, fault: (error as Error)?.message ?? String(error) });
+  if (!res.headersSent)
+    sendError(res, new HttpError('internal_error', 'the server met an unexpected fault; see its log'));
+  else res.destroy();
+}
+
+/** Builds the request handler of `petinv serve`: routing, auth, validation, faults, logging. */
+export function createInventoryApp(options: AppOptions): AppHandler {
+  const random = options.random ?? Math.random;
+  let openApiBody: string | undefined;
+  const describeServer = () =>
+    (openApiBody ??= JSON.stringify(
+      buildOpenApiDocument({
+        baseUrl: options.baseUrl?.() ?? DEFAULT_BASE_URL,
+        rateLimit: options.rateLimit,
+        failRate: options.failRate,
+      }),
+    ));
+  const handlers = createHandlers({
+    store: options.store,
+    describeServer,
+    logFault: (req, fault) => options.log?.({ method: req.method ?? '', path: req.url ?? '', fault }),
+  });
+  const router = createRouter(handlers, createAuthenticator(options.apiKeys));
+  const injectFaults = createFaultInjector(options);
 
   return async (req, res) => {
     const started = performance.now();
@@ -110,7 +121,7 @@ export function createInventoryApp(options: AppOptions): AppHandler {
       await router.dispatch(req, res, path, matched);
     } catch (error) {
       if (error instanceof ClientAborted) aborted = true;
-      else answerFailure(req, res, path, error);
+      else answerFailure(req, res, path, error, options.log);
     } finally {
       const ms = Math.round((performance.now() - started) * 10) / 10;
       const method = req.method ?? '';

@@ -214,6 +214,39 @@ function refuse(res: ServerResponse) {
   else res.once('socket', (socket: Socket) => socket.destroySoon());
 }
 
+/**
+ * Keeps `connections` up to date. node:http's own closeIdleConnections also cuts a connection whose last
+ * answer is ended but still being written (a large list to a slow reader) when the server stops; this one
+ * closes only connections with nothing under way.
+ */
+function trackConnections(
+  server: Server,
+  connections: Set<Socket>,
+  latestResponse: WeakMap<Socket, ServerResponse>,
+) {
+  server.closeIdleConnections = () => {
+    for (const socket of connections) {
+      const res = latestResponse.get(socket);
+      if (!res || res.writableFinished) socket.destroy();
+    }
+  };
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+}
+
+/** On a stop, every connection with an answer under way closes once that answer is out. */
+function closeAfterTheirAnswers(connections: Set<Socket>, latestResponse: WeakMap<Socket, ServerResponse>) {
+  for (const socket of connections) {
+    const res = latestResponse.get(socket);
+    if (!res || res.writableFinished) continue; // idle: server.close() closes it
+    if (!res.headersSent)
+      res.shouldKeepAlive = false; // this answer says Connection: close and ends it
+    else res.once('finish', () => socket.destroySoon());
+  }
+}
+
 export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpEdge {
   const { log } = options;
   const timeouts: Timeouts = {
@@ -251,31 +284,13 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
   );
   server.maxConnections = maxConnections;
 
-  // node:http's own version also cuts a connection whose last answer is ended but still being written
-  // (a large list to a slow reader) when the server stops; here only connections with nothing under way go.
-  server.closeIdleConnections = () => {
-    for (const socket of connections) {
-      const res = latestResponse.get(socket);
-      if (!res || res.writableFinished) socket.destroy();
-    }
-  };
-
-  server.on('connection', (socket: Socket) => {
-    connections.add(socket);
-    socket.once('close', () => connections.delete(socket));
-  });
+  trackConnections(server, connections, latestResponse);
   answerBelowTheApp(server, timeouts, log);
   reportRefusedConnections(server, maxConnections, log);
 
   function drain() {
     draining = true;
-    for (const socket of connections) {
-      const res = latestResponse.get(socket);
-      if (!res || res.writableFinished) continue; // idle: server.close() closes it
-      if (!res.headersSent)
-        res.shouldKeepAlive = false; // this answer says Connection: close and ends it
-      else res.once('finish', () => socket.destroySoon());
-    }
+    closeAfterTheirAnswers(connections, latestResponse);
   }
 
   return { server, drain };

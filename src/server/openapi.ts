@@ -51,6 +51,48 @@ function pathItem(route: DescribedRoute, common: Responses): Record<string, Oper
   return item;
 }
 
+/** The schemas and the security scheme the operations refer to. */
+const COMPONENTS = {
+  securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+  schemas: {
+    PetStatus: { type: 'string', enum: [...PET_STATUSES], example: 'available' },
+    InventoryItem: {
+      type: 'object',
+      required: ['petId', 'quantity', 'status'],
+      additionalProperties: false,
+      properties: {
+        petId: {
+          type: 'integer',
+          format: 'int64',
+          description: petIdParameter.description,
+        },
+        quantity: { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+        status: { $ref: '#/components/schemas/PetStatus' },
+      },
+      example: { petId: 1, quantity: 12, status: 'available' },
+    },
+    InventoryUpdate: {
+      type: 'object',
+      required: ['quantity'],
+      additionalProperties: false,
+      properties: {
+        quantity: { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+      },
+      example: { quantity: 7 },
+    },
+    Error: {
+      type: 'object',
+      required: ['code', 'message', 'status'],
+      properties: {
+        code: { type: 'string', enum: [...ERROR_CODES] },
+        message: { type: 'string' },
+        status: { type: 'integer', minimum: 400, maximum: 599, description: 'Equals the HTTP status.' },
+      },
+      example: { code: 'pet_not_found', message: 'pet 424242 is not in the inventory', status: 404 },
+    },
+  },
+};
+
 /** The OpenAPI 3.1 document of a server started with these options. */
 export function buildOpenApiDocument(server: DescribedServer) {
   const common = commonResponses(server);
@@ -68,45 +110,6 @@ export function buildOpenApiDocument(server: DescribedServer) {
     servers: [{ url: server.baseUrl, description: 'this petinv serve' }],
     security: [{ bearer: [] }],
     paths,
-    components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-      schemas: {
-        PetStatus: { type: 'string', enum: [...PET_STATUSES], example: 'available' },
-        InventoryItem: {
-          type: 'object',
-          required: ['petId', 'quantity', 'status'],
-          additionalProperties: false,
-          properties: {
-            petId: {
-              type: 'integer',
-              format: 'int64',
-              description: petIdParameter.description,
-            },
-            quantity: { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
-            status: { $ref: '#/components/schemas/PetStatus' },
-          },
-          example: { petId: 1, quantity: 12, status: 'available' },
-        },
-        InventoryUpdate: {
-          type: 'object',
-          required: ['quantity'],
-          additionalProperties: false,
-          properties: {
-            quantity: { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
-          },
-          example: { quantity: 7 },
-        },
-        Error: {
-          type: 'object',
-          required: ['code', 'message', 'status'],
-          properties: {
-            code: { type: 'string', enum: [...ERROR_CODES] },
-            message: { type: 'string' },
-            status: { type: 'integer', minimum: 400, maximum: 599, description: 'Equals the HTTP status.' },
-          },
-          example: { code: 'pet_not_found', message: 'pet 424242 is not in the inventory', status: 404 },
-        },
-      },
-    },
+    components: COMPONENTS,
   };
 }
