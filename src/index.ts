@@ -22,5 +22,6 @@ export {
 } from './api/transport';
 export { createAgent } from './api/undici';
 export { ExitCode, PetinvError } from './errors';
+export { ServeError } from './server/errors';
 export { type RunningServer, type ServeOptions, startInventoryServer } from './server/start';
 export { InventoryStore, seedInventory } from './server/store';

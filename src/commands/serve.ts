@@ -6,6 +6,7 @@ import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath, defaultDataFile } from '../config/paths';
 import { configError, PetinvError, usageError } from '../errors';
 import type { RequestLogEntry } from '../server/app';
+import { ServeError } from '../server/errors';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../server/http-edge';
 import { startInventoryServer } from '../server/start';
 import { parseWholeNumber } from './arguments';
@@ -180,6 +181,11 @@ function lineWriter(stream: Writable): (line: string) => void {
   };
 }
 
+/** A start or stop the machine refused is a config failure (exit 3) with the server's own message. */
+function asCommandError(error: unknown): unknown {
+  return error instanceof ServeError ? configError(error.message) : error;
+}
+
 /** 127.0.0.0/8, ::1 and localhost; anything else may be reached from another machine. */
 function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
@@ -225,6 +231,8 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     requestTimeout,
     maxConnections,
     log,
+  }).catch((error: unknown) => {
+    throw asCommandError(error);
   });
 
   if (!isLoopbackHost(running.host)) {
@@ -279,13 +287,16 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
       else if (running.dataFile && !running.readOnly)
         say(`petinv serve: ${signal}, finishing requests in flight and flushing ${running.dataFile}`);
       else say(`petinv serve: ${signal}, finishing requests in flight`);
-      running.close().then(() => {
-        if (cutBy === undefined) resolve();
-        else
-          reject(
-            new PetinvError('aborted', `${cutBy}: requests in flight were cut off`, { code: 'aborted' }),
-          );
-      }, reject);
+      running.close().then(
+        () => {
+          if (cutBy === undefined) resolve();
+          else
+            reject(
+              new PetinvError('aborted', `${cutBy}: requests in flight were cut off`, { code: 'aborted' }),
+            );
+        },
+        (error: unknown) => reject(asCommandError(error)),
+      );
     };
     for (const name of signals) process.on(name, stop);
   });

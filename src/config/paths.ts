@@ -19,6 +19,8 @@ export function defaultDataFile(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** The address `petinv serve` listens on by default, which the `local` environment points at. */
-export const LOCAL_SERVE_HOST = '127.0.0.1';
-export const LOCAL_SERVE_PORT = 4010;
-export const LOCAL_BASE_URL = `http://${LOCAL_SERVE_HOST}:${LOCAL_SERVE_PORT}/v1`;
+export {
+  DEFAULT_BASE_URL as LOCAL_BASE_URL,
+  DEFAULT_SERVE_HOST as LOCAL_SERVE_HOST,
+  DEFAULT_SERVE_PORT as LOCAL_SERVE_PORT,
+} from '../server/defaults';

@@ -1,29 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-  statSync,
-} from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import * as z from 'zod/mini';
-import { parseInventoryJson, serializeItems } from '../api/json';
-import { describeIssues, type InventoryItem, InventoryList, PetId, Quantity } from '../api/schemas';
-import { configError } from '../errors';
+import { constants, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { serializeItems } from '../api/json';
+import type { InventoryItem } from '../api/schemas';
 import {
   APPEND_NO_FOLLOW,
   CREATE_EXCLUSIVE,
   describeFileSystemError,
   type FileSystem,
   nodeFileSystem,
-  READ_NO_FOLLOW,
   StorageError,
   writeFully,
 } from '../files/file-system';
+import { type DataFileFormat, journalLines, SNAPSHOT_PREFIX, SNAPSHOT_SUFFIX } from './data-format';
+import { createDataDirectory, loadInventory } from './data-load';
+import { ServeError } from './errors';
 
 /**
  * The inventory on disk is a snapshot plus a journal:
@@ -38,169 +29,14 @@ import {
  * drops. When the journal grows past a quarter of the inventory, a new snapshot replaces it.
  */
 
-const FORMAT = 'petinv-inventory';
-const PREFIX = Buffer.from(`{"format":"${FORMAT}","version":1,"items":`);
-const SUFFIX = Buffer.from('}\n');
 const MIN_JOURNAL_ENTRIES = 1024;
 /** After a failed snapshot the next try waits, doubling from this up to the maximum: never a tight loop. */
 const SNAPSHOT_RETRY_MIN_MS = 1000;
 const SNAPSHOT_RETRY_MAX_MS = 60_000;
 
-const Snapshot = z.object({ format: z.literal(FORMAT), version: z.literal(1), items: InventoryList });
-const JournalEntry = z.strictObject({ petId: PetId, quantity: Quantity });
-
-/** `petinv`: the wrapped snapshot serve writes; `array`: a plain JSON array, as `petinv list --json` prints. */
-export type DataFileFormat = 'petinv' | 'array';
-
 export interface DataFileOptions {
   files?: FileSystem;
   now?: () => number;
-}
-
-/**
- * The real file behind `path`: a data file reached through a symlink, or by another path, is one file,
- * locked once and written through to its target rather than replaced by a regular file.
- */
-export function resolveDataPath(path: string): string {
-  const absolute = resolve(path);
-  let isLink: boolean;
-  try {
-    isLink = lstatSync(absolute).isSymbolicLink();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw configError(`cannot use data file ${path}: ${describeFileSystemError(error)}`);
-    try {
-      return join(realpathSync(dirname(absolute)), basename(absolute));
-    } catch {
-      return absolute; // Its directory does not exist yet; it is created, so nothing to resolve.
-    }
-  }
-  let real: string;
-  try {
-    real = realpathSync(absolute);
-  } catch {
-    const target = isLink ? readlinkSync(absolute) : absolute;
-    throw configError(
-      `data file ${path} is a symbolic link to ${target}, which does not exist; point it at a file or give --data another path`,
-    );
-  }
-  if (!lstatSync(real).isFile())
-    throw configError(`data file ${path} is not a regular file; give --data a file path`);
-  return real;
-}
-
-/** Reads a file without following a symlink planted at its name; undefined when there is none. */
-function readNoFollow(path: string, what: string): string | undefined {
-  let fd: number;
-  try {
-    fd = nodeFileSystem.openSync(path, READ_NO_FOLLOW);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw configError(`cannot read ${what} ${path}: ${describeFileSystemError(error)}`);
-  }
-  try {
-    if (!fstatSync(fd).isFile()) throw configError(`${what} ${path} is not a regular file`);
-    return readFileSync(fd, 'utf8');
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function parseSnapshot(path: string, text: string): { items: InventoryItem[]; format: DataFileFormat } {
-  let raw: unknown;
-  try {
-    raw = parseInventoryJson(text);
-  } catch (error) {
-    throw configError(
-      `data file ${path} is not valid JSON (${(error as Error).message}); it was left as it is`,
-    );
-  }
-  const format: DataFileFormat = Array.isArray(raw) ? 'array' : 'petinv';
-  const parsed = format === 'array' ? InventoryList.safeParse(raw) : Snapshot.safeParse(raw);
-  if (!parsed.success) {
-    throw configError(
-      `data file ${path} does not hold an inventory: ${describeIssues(parsed.error)}; it was left as it is`,
-    );
-  }
-  const items = Array.isArray(parsed.data) ? parsed.data : parsed.data.items;
-  const seen = new Set<bigint>();
-  for (const item of items) {
-    if (seen.has(item.petId))
-      throw configError(`data file ${path} lists petId ${item.petId} twice; it was left as it is`);
-    seen.add(item.petId);
-  }
-  return { items, format };
-}
-
-/** Applies the journal to the snapshot's items; returns the entry count and the length of its complete lines. */
-function replayJournal(
-  path: string,
-  text: string,
-  items: InventoryItem[],
-): { entries: number; validBytes: number } {
-  const positions = new Map(items.map((item, position) => [item.petId, position]));
-  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
-  const lines = complete.split('\n');
-  lines.pop();
-  lines.forEach((line, index) => {
-    const where = `journal ${path} line ${index + 1}`;
-    let entry: z.output<typeof JournalEntry>;
-    try {
-      const parsed = JournalEntry.safeParse(parseInventoryJson(line));
-      if (!parsed.success) throw new Error(describeIssues(parsed.error));
-      entry = parsed.data;
-    } catch (error) {
-      throw configError(`${where} is invalid (${(error as Error).message}); it was left as it is`);
-    }
-    const position = positions.get(entry.petId);
-    const item = position === undefined ? undefined : items[position];
-    if (position === undefined || !item)
-      throw configError(`${where} names pet ${entry.petId}, which the data file lacks; it was left as it is`);
-    items[position] = { ...item, quantity: entry.quantity };
-  });
-  return { entries: lines.length, validBytes: Buffer.byteLength(complete) };
-}
-
-interface LoadedInventory {
-  path: string;
-  items: InventoryItem[];
-  format: DataFileFormat;
-  journalText: string;
-  journalEntries: number;
-  journalValidBytes: number;
-}
-
-function loadInventory(path: string): LoadedInventory | undefined {
-  const journalPath = `${path}.journal`;
-  const snapshotText = readNoFollow(path, 'data file');
-  const journalText = readNoFollow(journalPath, 'journal') ?? '';
-  if (snapshotText === undefined) {
-    if (journalText !== '')
-      throw configError(
-        `journal ${journalPath} exists without its data file ${path}; restore the data file or remove the journal`,
-      );
-    return undefined;
-  }
-  const { items, format } = parseSnapshot(path, snapshotText);
-  const { entries, validBytes } = replayJournal(journalPath, journalText, items);
-  return { path, items, format, journalText, journalEntries: entries, journalValidBytes: validBytes };
-}
-
-/** The inventory a data file holds, its journal applied, for a serve that never writes (`--in-memory`). */
-export function readInventoryFile(path: string): { items: InventoryItem[]; format: DataFileFormat } {
-  const loaded = loadInventory(resolveDataPath(path));
-  if (!loaded)
-    throw configError(`data file ${path} does not exist; --in-memory with --data loads an existing file`);
-  return { items: loaded.items, format: loaded.format };
-}
-
-/** The data file's directory, created when missing; a failure is one line naming it. */
-export function createDataDirectory(path: string, files: FileSystem = nodeFileSystem): void {
-  try {
-    files.mkdirSync(dirname(path));
-  } catch (error) {
-    throw configError(`cannot create the directory of data file ${path}: ${describeFileSystemError(error)}`);
-  }
 }
 
 /** fsync of the directory makes a rename or a new file's name durable. */
@@ -232,9 +68,9 @@ async function replaceSnapshot(files: FileSystem, path: string, body: Buffer): P
   let fd: number | undefined;
   try {
     fd = files.openSync(temporary, CREATE_EXCLUSIVE, permissionsOf(path));
-    writeFully(files, fd, PREFIX);
+    writeFully(files, fd, SNAPSHOT_PREFIX);
     writeFully(files, fd, body);
-    writeFully(files, fd, SUFFIX);
+    writeFully(files, fd, SNAPSHOT_SUFFIX);
     await files.fsync(fd);
     files.closeSync(fd);
     fd = undefined;
@@ -262,7 +98,6 @@ function closeQuietly(files: FileSystem, fd: number): void {
     // Closing after a failed write: the failure that matters is already being reported.
   }
 }
-
 /** One journal append whose sync is under way. */
 interface JournalBatch {
   end: number;
@@ -322,7 +157,7 @@ export class InventoryFile {
       try {
         await replaceSnapshot(files, path, Buffer.from(serializeItems(items)));
       } catch (error) {
-        throw configError(`cannot create data file ${path}: ${(error as Error).message}`);
+        throw new ServeError(`cannot create data file ${path}: ${(error as Error).message}`);
       }
     }
     const journalPath = `${path}.journal`;
@@ -330,7 +165,7 @@ export class InventoryFile {
     try {
       journal = files.openSync(journalPath, APPEND_NO_FOLLOW, 0o644);
     } catch (error) {
-      throw configError(`cannot open journal ${journalPath}: ${describeFileSystemError(error)}`);
+      throw new ServeError(`cannot open journal ${journalPath}: ${describeFileSystemError(error)}`);
     }
     const validBytes = loaded?.journalValidBytes ?? 0;
     const file = new InventoryFile(
@@ -349,7 +184,7 @@ export class InventoryFile {
       await syncDirectory(files, journalPath);
     } catch (error) {
       closeQuietly(files, journal);
-      throw configError(`cannot prepare journal ${journalPath}: ${describeFileSystemError(error)}`);
+      throw new ServeError(`cannot prepare journal ${journalPath}: ${describeFileSystemError(error)}`);
     }
     return { file, items, created: !loaded };
   }
@@ -370,9 +205,7 @@ export class InventoryFile {
       }
     }
     const start = this.journalBytes;
-    const bytes = Buffer.from(
-      changes.map((item) => `{"petId":${item.petId},"quantity":${item.quantity}}\n`).join(''),
-    );
+    const bytes = journalLines(changes);
     try {
       writeFully(files, this.journal, bytes);
     } catch (error) {

@@ -8,16 +8,11 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import {
-  type AppHandler,
-  type AppOptions,
-  errorBody,
-  HttpError,
-  JSON_TYPE,
-  quoted,
-  requestPath,
-  sendError,
-} from './app';
+import type { AppHandler, AppOptions } from './app';
+import { HttpError } from './errors';
+import { quoted, requestPath } from './request';
+import { errorBody, JSON_TYPE, sendError } from './respond';
+import { SERVER_METHODS } from './routes';
 
 /**
  * The HTTP layer under the app: what node:http answers by itself (a request it cannot parse, one that is
@@ -106,96 +101,46 @@ function endLingering(socket: Duplex, answer: string) {
   socket.once('close', () => clearTimeout(timer));
 }
 
-export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpEdge {
-  const { log } = options;
-  const headersTimeout = options.headersTimeout ?? DEFAULT_HEADERS_TIMEOUT_MS;
-  const requestTimeout = options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+interface Timeouts {
+  headersTimeout: number;
+  requestTimeout: number;
+}
 
-  let draining = false;
-  const connections = new Set<Socket>();
-  /** The response of the latest request each connection started; a connection without one is fresh. */
-  const latestResponse = new WeakMap<Socket, ServerResponse>();
+/** The Error answer for what node:http could not take as a request; undefined when nobody is left to read one. */
+function describeClientError(
+  error: NodeJS.ErrnoException & { reason?: string },
+  { headersTimeout, requestTimeout }: Timeouts,
+): HttpError | undefined {
+  const close = { Connection: 'close' };
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new HttpError(
+        'request_timeout',
+        `the request did not arrive in time: headers are due within ${headersTimeout} ms, the whole request within ${requestTimeout} ms`,
+        close,
+      );
+    case 'HPE_HEADER_OVERFLOW':
+      return new HttpError('headers_too_large', `the request headers exceed ${maxHeaderSize} bytes`, close);
+    // The client closed its side with a request unfinished: nobody is left to read an answer.
+    case 'HPE_INVALID_EOF_STATE':
+      return undefined;
+  }
+  if (!error.code?.startsWith('HPE_')) return undefined; // ECONNRESET and the like
+  const reason = error.reason ?? 'unparsable';
+  return new HttpError('malformed_request', `malformed request: ${reason}`, close);
+}
+
+/** Answers node:http's `clientError`s with Error bodies, once a connection, never over an answer under way. */
+function clientErrorHandler(
+  timeouts: Timeouts,
+  log: HttpEdgeOptions['log'],
+  latestResponse: WeakMap<Socket, ServerResponse>,
+): (error: NodeJS.ErrnoException, socket: Duplex) => void {
   const answered = new WeakSet<Duplex>();
-  const handle = inOrderPerConnection(app);
-
-  function onRequest(req: IncomingMessage, res: ServerResponse) {
-    const { socket } = req;
-    if (draining) {
-      if (latestResponse.has(socket)) return refuse(res);
-      res.shouldKeepAlive = false;
-    }
-    latestResponse.set(socket, res);
-    handle(req, res);
-  }
-
-  /**
-   * A request that arrived on a kept-alive connection after the stop began is not started (RFC 9112
-   * section 9.6): the connection closes after the answers before it, and the client may retry elsewhere.
-   */
-  function refuse(res: ServerResponse) {
-    if (res.socket) res.socket.destroySoon();
-    else res.once('socket', (socket: Socket) => socket.destroySoon());
-  }
-
-  const server = createServer(
-    {
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      headersTimeout,
-      requestTimeout,
-      // node:http checks the timeouts on this period (30 s by default), so it bounds their precision.
-      connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(headersTimeout / 4))),
-      // Checked by the app, which answers with an Error body rather than node:http's empty 400.
-      requireHostHeader: false,
-    },
-    onRequest,
-  );
-  server.maxConnections = maxConnections;
-
-  // node:http's own version also cuts a connection whose last answer is ended but still being written
-  // (a large list to a slow reader) when the server stops; here only connections with nothing under way go.
-  server.closeIdleConnections = () => {
-    for (const socket of connections) {
-      const res = latestResponse.get(socket);
-      if (!res || res.writableFinished) socket.destroy();
-    }
-  };
-
-  server.on('connection', (socket: Socket) => {
-    connections.add(socket);
-    socket.once('close', () => connections.delete(socket));
-  });
-
-  function describeClientError(error: NodeJS.ErrnoException & { reason?: string }): HttpError | undefined {
-    const close = { Connection: 'close' };
-    switch (error.code) {
-      case 'ERR_HTTP_REQUEST_TIMEOUT':
-        return new HttpError(
-          408,
-          'request_timeout',
-          `the request did not arrive in time: headers are due within ${headersTimeout} ms, the whole request within ${requestTimeout} ms`,
-          close,
-        );
-      case 'HPE_HEADER_OVERFLOW':
-        return new HttpError(
-          431,
-          'headers_too_large',
-          `the request headers exceed ${maxHeaderSize} bytes`,
-          close,
-        );
-      // The client closed its side with a request unfinished: nobody is left to read an answer.
-      case 'HPE_INVALID_EOF_STATE':
-        return undefined;
-    }
-    if (!error.code?.startsWith('HPE_')) return undefined; // ECONNRESET and the like
-    const reason = error.reason ?? 'unparsable';
-    return new HttpError(400, 'malformed_request', `malformed request: ${reason}`, close);
-  }
-
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+  return (error, socket) => {
     // node:http reports every later chunk of an unparsable connection again; the first answer stands.
     if (answered.has(socket)) return;
-    const answer = describeClientError(error);
+    const answer = describeClientError(error, timeouts);
     const response = (socket as Duplex & WithResponse)._httpMessage;
     if (answer && socket.writable && response?.req.complete) {
       // The bad bytes follow a whole request still being answered (pipelining): that answer goes out
@@ -220,18 +165,24 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
       response.shouldKeepAlive = false;
       sendError(response, answer);
     } else endLingering(socket, rawErrorResponse(answer));
-  });
+  };
+}
+
+/** What node:http would answer by itself, or drop without a word, answered with Error bodies and logged. */
+function answerBelowTheApp(
+  server: Server,
+  timeouts: Timeouts,
+  log: HttpEdgeOptions['log'],
+  latestResponse: WeakMap<Socket, ServerResponse>,
+) {
+  server.on('clientError', clientErrorHandler(timeouts, log, latestResponse));
 
   // Any Expect but 100-continue (which node:http answers itself).
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const expectation = quoted(String(req.headers.expect));
     sendError(
       res,
-      new HttpError(
-        417,
-        'expectation_failed',
-        `Expect ${expectation} is not supported; only 100-continue is`,
-      ),
+      new HttpError('expectation_failed', `Expect ${expectation} is not supported; only 100-continue is`),
     );
     log?.({ method: req.method ?? '', path: requestPath(req.url ?? '/'), status: 417, ms: 0 });
   });
@@ -242,14 +193,16 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
     endLingering(
       socket,
       rawErrorResponse(
-        new HttpError(405, 'method_not_allowed', 'CONNECT is not supported: petinv serve is no proxy', {
-          Allow: 'GET, HEAD, PATCH',
+        new HttpError('method_not_allowed', 'CONNECT is not supported: petinv serve is no proxy', {
+          Allow: SERVER_METHODS,
         }),
       ),
     );
   });
+}
 
-  // Past --max-connections node:net closes new connections at once; say so, at most once a second.
+/** Past --max-connections node:net closes new connections at once; say so, at most once a second. */
+function reportRefusedConnections(server: Server, maxConnections: number, log: HttpEdgeOptions['log']) {
   let refused = 0;
   let reportedAt = Number.NEGATIVE_INFINITY;
   server.on('drop', () => {
@@ -260,16 +213,94 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
     refused = 0;
     reportedAt = now;
   });
+}
+
+/**
+ * A request that arrived on a kept-alive connection after the stop began is not started (RFC 9112
+ * section 9.6): the connection closes after the answers before it, and the client may retry elsewhere.
+ */
+function refuse(res: ServerResponse) {
+  if (res.socket) res.socket.destroySoon();
+  else res.once('socket', (socket: Socket) => socket.destroySoon());
+}
+
+/**
+ * Keeps `connections` up to date. node:http's own closeIdleConnections also cuts a connection whose last
+ * answer is ended but still being written (a large list to a slow reader) when the server stops; this one
+ * closes only connections with nothing under way.
+ */
+function trackConnections(
+  server: Server,
+  connections: Set<Socket>,
+  latestResponse: WeakMap<Socket, ServerResponse>,
+) {
+  server.closeIdleConnections = () => {
+    for (const socket of connections) {
+      const res = latestResponse.get(socket);
+      if (!res || res.writableFinished) socket.destroy();
+    }
+  };
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+}
+
+/** On a stop, every connection with an answer under way closes once that answer is out. */
+function closeAfterTheirAnswers(connections: Set<Socket>, latestResponse: WeakMap<Socket, ServerResponse>) {
+  for (const socket of connections) {
+    const res = latestResponse.get(socket);
+    if (!res || res.writableFinished) continue; // idle: server.close() closes it
+    if (!res.headersSent)
+      res.shouldKeepAlive = false; // this answer says Connection: close and ends it
+    else res.once('finish', () => socket.destroySoon());
+  }
+}
+
+export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpEdge {
+  const { log } = options;
+  const timeouts: Timeouts = {
+    headersTimeout: options.headersTimeout ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    requestTimeout: options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS,
+  };
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+
+  let draining = false;
+  const connections = new Set<Socket>();
+  /** The response of the latest request each connection started; a connection without one is fresh. */
+  const latestResponse = new WeakMap<Socket, ServerResponse>();
+  const handle = inOrderPerConnection(app);
+
+  function onRequest(req: IncomingMessage, res: ServerResponse) {
+    const { socket } = req;
+    if (draining) {
+      if (latestResponse.has(socket)) return refuse(res);
+      res.shouldKeepAlive = false;
+    }
+    latestResponse.set(socket, res);
+    handle(req, res);
+  }
+
+  const server = createServer(
+    {
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      ...timeouts,
+      // node:http checks the timeouts on this period (30 s by default), so it bounds their precision.
+      connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(timeouts.headersTimeout / 4))),
+      // Checked by the app, which answers with an Error body rather than node:http's empty 400.
+      requireHostHeader: false,
+    },
+    onRequest,
+  );
+  server.maxConnections = maxConnections;
+
+  trackConnections(server, connections, latestResponse);
+  answerBelowTheApp(server, timeouts, log, latestResponse);
+  reportRefusedConnections(server, maxConnections, log);
 
   function drain() {
     draining = true;
-    for (const socket of connections) {
-      const res = latestResponse.get(socket);
-      if (!res || res.writableFinished) continue; // idle: server.close() closes it
-      if (!res.headersSent)
-        res.shouldKeepAlive = false; // this answer says Connection: close and ends it
-      else res.once('finish', () => socket.destroySoon());
-    }
+    closeAfterTheirAnswers(connections, latestResponse);
   }
 
   return { server, drain };

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
-import { configError } from '../errors';
 import { describeFileSystemError, type FileSystem } from '../files/file-system';
 import { tryLock } from '../files/lock';
+import { ServeError } from './errors';
 
 /**
  * Claims the data file at `path` (already resolved to the real file) for this process with `FILE.lock`.
@@ -14,7 +14,7 @@ export async function lockDataFile(path: string, files?: FileSystem): Promise<()
   try {
     attempt = tryLock(lockPath, { files });
   } catch (error) {
-    throw configError(`cannot lock data file ${path} (${lockPath}): ${describeFileSystemError(error)}`);
+    throw new ServeError(`cannot lock data file ${path} (${lockPath}): ${describeFileSystemError(error)}`);
   }
   if (attempt.acquired) {
     const { release } = attempt;
@@ -23,12 +23,12 @@ export async function lockDataFile(path: string, files?: FileSystem): Promise<()
   const holder = attempt.heldBy;
   if (holder?.host && holder.host !== hostname()) {
     // Its liveness cannot be checked from here; a container restarted under a new host name looks the same.
-    throw configError(
+    throw new ServeError(
       `data file ${path} is in use by another petinv serve (pid ${holder.pid} on host ${holder.host}); stop it, or, if that serve is gone, remove ${lockPath}`,
     );
   }
   const owner = holder ? ` (pid ${holder.pid})` : '';
-  throw configError(
+  throw new ServeError(
     `data file ${path} is in use by another petinv serve${owner}; stop it or choose another file with --data`,
   );
 }

@@ -1,18 +1,15 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LOCAL_BASE_URL, LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
-import { configError } from '../errors';
 import type { FileSystem } from '../files/file-system';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
-import {
-  createDataDirectory,
-  type DataFileFormat,
-  InventoryFile,
-  readInventoryFile,
-  resolveDataPath,
-} from './data-file';
-import { createHttpEdge, type HttpEdgeOptions } from './http-edge';
+import { InventoryFile } from './data-file';
+import type { DataFileFormat } from './data-format';
+import { createDataDirectory, readInventoryFile, resolveDataPath } from './data-load';
+import { DEFAULT_BASE_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from './defaults';
+import { ServeError } from './errors';
+import { createHttpEdge, type HttpEdge, type HttpEdgeOptions } from './http-edge';
 import { lockDataFile } from './lock';
+import { API_PREFIX } from './routes';
 import { InventoryStore, seedInventory } from './store';
 
 export const DEFAULT_SEED_COUNT = 12;
@@ -57,53 +54,59 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Starts the embedded inventory service; the library's server factory. */
-export async function startInventoryServer(options: ServeOptions): Promise<RunningServer> {
-  const host = options.host ?? LOCAL_SERVE_HOST;
-  const port = options.port ?? LOCAL_SERVE_PORT;
-  const dataFile = options.dataFile === undefined ? undefined : resolveDataPath(options.dataFile);
-  const readOnly = options.inMemory === true;
-  let unlock: () => Promise<void> = async () => {};
-  let file: InventoryFile | undefined;
-  let store: InventoryStore;
-  let seeded = true;
-  let dataFormat: DataFileFormat | undefined;
+/** The inventory a start opens: in memory, loaded read-only, or durable in a locked data file. */
+interface OpenedInventory {
+  store: InventoryStore;
+  /** The data file the store writes through; undefined when nothing is written. */
+  file?: InventoryFile;
+  /** Releases the data file's lock; a no-op when none was taken. */
+  unlock: () => Promise<void>;
+  seeded: boolean;
+  dataFormat: DataFileFormat | undefined;
+}
+
+async function openInventory(
+  options: ServeOptions,
+  dataFile: string | undefined,
+  readOnly: boolean,
+): Promise<OpenedInventory> {
   const seed = () => seedInventory(options.seed ?? DEFAULT_SEED_COUNT);
-
-  if (dataFile && readOnly) {
+  const unlocked = async () => {};
+  if (!dataFile)
+    return { store: new InventoryStore(seed()), unlock: unlocked, seeded: true, dataFormat: undefined };
+  if (readOnly) {
     const loaded = readInventoryFile(dataFile);
-    store = new InventoryStore(loaded.items);
-    dataFormat = loaded.format;
-    seeded = false;
-  } else if (dataFile) {
-    createDataDirectory(dataFile, options.files);
-    unlock = await lockDataFile(dataFile, options.files);
-    try {
-      const opened = await InventoryFile.open(dataFile, seed, { files: options.files });
-      file = opened.file;
-      seeded = opened.created;
-      dataFormat = file.format;
-      store = new InventoryStore(opened.items, file, {
-        onSnapshotError: (error) =>
-          options.log?.({
-            method: '-',
-            path: dataFile,
-            fault: `${(error as Error).message}; the journal keeps every change`,
-          }),
-      });
-    } catch (error) {
-      await file?.close();
-      await unlock();
-      throw error;
-    }
-  } else {
-    store = new InventoryStore(seed());
+    return {
+      store: new InventoryStore(loaded.items),
+      unlock: unlocked,
+      seeded: false,
+      dataFormat: loaded.format,
+    };
   }
+  createDataDirectory(dataFile, options.files);
+  const unlock = await lockDataFile(dataFile, options.files);
+  let file: InventoryFile | undefined;
+  try {
+    const opened = await InventoryFile.open(dataFile, seed, { files: options.files });
+    file = opened.file;
+    const store = new InventoryStore(opened.items, file, {
+      onSnapshotError: (error) =>
+        options.log?.({
+          method: '-',
+          path: dataFile,
+          fault: `${(error as Error).message}; the journal keeps every change`,
+        }),
+    });
+    return { store, file, unlock, seeded: opened.created, dataFormat: file.format };
+  } catch (error) {
+    await file?.close();
+    await unlock();
+    throw error;
+  }
+}
 
-  let baseUrl = LOCAL_BASE_URL;
-  // The served OpenAPI document names the address really bound, known once listening.
-  const app = createInventoryApp({ ...options, store, baseUrl: () => baseUrl });
-  const { server, drain } = createHttpEdge(app, options);
+/** Listens on `host:port`; an address the machine refuses is a ServeError that says what to do. */
+async function listen(server: Server, host: string, port: number): Promise<void> {
   try {
     await new Promise<void>((resolve, reject) => {
       const fail = (error: Error) => reject(error);
@@ -114,26 +117,26 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
       });
     });
   } catch (error) {
-    await file?.close();
-    await unlock();
     const { code } = error as NodeJS.ErrnoException;
     const where = `${host}:${port}`;
     if (code === 'EADDRINUSE')
-      throw configError(
+      throw new ServeError(
         `port ${port} on ${host} is already in use; choose another with --port (0 picks a free one)`,
       );
     if (code === 'EACCES')
-      throw configError(`not allowed to listen on ${where}; choose a port above 1023 with --port`);
+      throw new ServeError(`not allowed to listen on ${where}; choose a port above 1023 with --port`);
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
-      throw configError(`cannot listen on ${where}: no such address on this machine`);
+      throw new ServeError(`cannot listen on ${where}: no such address on this machine`);
     throw error;
   }
-  const { port: boundPort } = server.address() as AddressInfo;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
-  baseUrl = `http://${urlHost}:${boundPort}/v1`;
+}
 
+/** Stops accepting, lets requests in flight finish (cut after `graceMs`), flushes and unlocks; once. */
+function stopper(edge: HttpEdge, inventory: OpenedInventory): RunningServer['close'] {
+  const { server, drain } = edge;
+  const { store, file, unlock } = inventory;
   let closing: Promise<void> | undefined;
-  const close = (graceMs = 3000) =>
+  return (graceMs = 3000) =>
     (closing ??= (async () => {
       drain();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -145,13 +148,38 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
       try {
         await file?.close(() => store.listBody());
       } catch (error) {
-        throw configError(
+        throw new ServeError(
           `${(error as Error).message}; the previous snapshot and the journal ${file?.journalPath} are intact, and the next start replays them`,
         );
       } finally {
         await unlock();
       }
     })());
+}
+
+/** Starts the embedded inventory service; the library's server factory. */
+export async function startInventoryServer(options: ServeOptions): Promise<RunningServer> {
+  const host = options.host ?? DEFAULT_SERVE_HOST;
+  const port = options.port ?? DEFAULT_SERVE_PORT;
+  const dataFile = options.dataFile === undefined ? undefined : resolveDataPath(options.dataFile);
+  const readOnly = options.inMemory === true;
+  const inventory = await openInventory(options, dataFile, readOnly);
+  const { store } = inventory;
+
+  let baseUrl = DEFAULT_BASE_URL;
+  // The served OpenAPI document names the address really bound, known once listening.
+  const app = createInventoryApp({ ...options, store, baseUrl: () => baseUrl });
+  const edge = createHttpEdge(app, options);
+  try {
+    await listen(edge.server, host, port);
+  } catch (error) {
+    await inventory.file?.close();
+    await inventory.unlock();
+    throw error;
+  }
+  const { port: boundPort } = edge.server.address() as AddressInfo;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  baseUrl = `http://${urlHost}:${boundPort}${API_PREFIX}`;
 
   return {
     baseUrl,
@@ -159,10 +187,10 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     port: boundPort,
     dataFile,
     readOnly,
-    dataFormat,
-    seeded,
+    dataFormat: inventory.dataFormat,
+    seeded: inventory.seeded,
     pets: store.size,
-    server,
-    close,
+    server: edge.server,
+    close: stopper(edge, inventory),
   };
 }

@@ -76,6 +76,8 @@ export function runPetinv(
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A command may rightly stop reading before all the input is written (login past its key limit).
+    child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
   });
 }

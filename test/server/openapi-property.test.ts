@@ -2,7 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/schemas';
-import { ERROR_CODES } from '../../src/server/openapi';
+import { ERROR_CODES } from '../../src/server/errors';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { request } from '../helpers/http';
 import { exchange, parseResponse } from '../helpers/raw-http';

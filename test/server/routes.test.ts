@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/schemas';
-import { createInventoryApp, PETS_DEPRECATION, type RequestLogEntry } from '../../src/server/app';
+import { createInventoryApp, type RequestLogEntry } from '../../src/server/app';
+import { PETS_DEPRECATION } from '../../src/server/handlers';
 import { BODY_LIMIT_BYTES } from '../../src/server/limits';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { InventoryStore, seedInventory } from '../../src/server/store';

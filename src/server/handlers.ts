@@ -1,0 +1,130 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { serializeItem } from '../api/json';
+import { describeIssues, InventoryUpdate, parsePetId } from '../api/schemas';
+import { StorageError } from '../files/file-system';
+import { HttpError } from './errors';
+import { checkBodyEncoding, decodePathSegment, isJsonContentType, quoted, readBody } from './request';
+import { endWith, JSON_TYPE, sendJson } from './respond';
+import type { OperationId, RouteHandler } from './routes';
+import type { InventoryStore } from './store';
+
+/** The spec marks GET /pets/{petId} deprecated without a date; this server reports 2026-01-01 (RFC 9745 form). */
+export const PETS_DEPRECATION = '@1767225600';
+
+export interface HandlerContext {
+  store: InventoryStore;
+  /** The served OpenAPI document, as JSON text. */
+  describeServer: () => string;
+  /** Told of a write that failed, with its path and cause, which the client is not told. */
+  logFault: (req: IncomingMessage, fault: string) => void;
+}
+
+/** A PATCH whose write failed: nothing of it was applied; 507 when the disk is full, else 503. */
+function storageFailure(error: StorageError): HttpError {
+  return error.outOfSpace
+    ? new HttpError(
+        'insufficient_storage',
+        'the server has no space left to record the update; nothing was changed',
+      )
+    : new HttpError('storage_unavailable', 'the server could not record the update; nothing was changed', {
+        'Retry-After': '1',
+      });
+}
+
+function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+function listInventory(store: InventoryStore, req: IncomingMessage, res: ServerResponse) {
+  const etag = store.etag;
+  if (etagMatches(req.headers['if-none-match'], etag)) {
+    res.writeHead(304, { ETag: etag, 'Cache-Control': 'no-cache' });
+    res.end();
+    return;
+  }
+  // The hot path of the server: headers written once, no object spread. HEAD drops the body by itself.
+  const body = store.listBody();
+  res.writeHead(200, {
+    'Content-Type': JSON_TYPE,
+    'Content-Length': body.length,
+    ETag: etag,
+    'Cache-Control': 'no-cache',
+  });
+  endWith(res, body);
+}
+
+/** The update a PATCH body carries; its media type and encoding are checked before it is read. */
+async function readUpdate(req: IncomingMessage): Promise<InventoryUpdate> {
+  const contentType = req.headers['content-type'];
+  if (contentType !== undefined && !isJsonContentType(contentType)) {
+    throw new HttpError(
+      'unsupported_media_type',
+      `Content-Type must be application/json, not ${quoted(contentType)}`,
+    );
+  }
+  checkBodyEncoding(req, contentType);
+  const text = await readBody(req);
+  if (text.trim() === '')
+    throw new HttpError('missing_body', 'a JSON body {"quantity": <integer>} is required');
+  if (contentType === undefined)
+    throw new HttpError('unsupported_media_type', 'Content-Type must be application/json');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new HttpError('malformed_json', `the body is not valid JSON: ${(error as Error).message}`);
+  }
+  const update = InventoryUpdate.safeParse(raw);
+  if (!update.success) throw new HttpError('invalid_body', describeIssues(update.error));
+  return update.data;
+}
+
+async function updateInventory(
+  { store, logFault }: HandlerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  petIdText: string,
+) {
+  const decoded = decodePathSegment(petIdText);
+  const petId = decoded === undefined ? undefined : parsePetId(decoded);
+  if (petId === undefined) {
+    throw new HttpError(
+      'invalid_pet_id',
+      `petId ${quoted(petIdText)} in the path is not an integer within int64`,
+    );
+  }
+  const update = await readUpdate(req);
+  const item = await store.setQuantity(petId, update.quantity).catch((error: unknown) => {
+    if (!(error instanceof StorageError)) throw error;
+    // The operator needs the path and the cause; the client only what happened, without paths.
+    logFault(req, error.message);
+    throw storageFailure(error);
+  });
+  if (!item) throw new HttpError('pet_not_found', `pet ${petId} is not in the inventory`);
+  sendJson(res, 200, serializeItem(item));
+}
+
+/** One handler for each operation of the route table. */
+export function createHandlers(context: HandlerContext): Record<OperationId, RouteHandler> {
+  return {
+    health: (_req, res) => sendJson(res, 200, '{"status":"ok"}'),
+    describeServer: (_req, res) => sendJson(res, 200, context.describeServer()),
+    listInventory: (req, res) => listInventory(context.store, req, res),
+    updateInventory: (req, res, petId) => updateInventory(context, req, res, petId),
+    getPet: () => {
+      throw new HttpError(
+        'not_implemented',
+        'GET /pets/{petId} is deprecated and its shape is not specified; this server does not implement it',
+        { Deprecation: PETS_DEPRECATION },
+      );
+    },
+    listOrders: () => {
+      throw new HttpError(
+        'not_implemented',
+        'GET /store/orders is part of the wider interface, but its shape is not specified; this server does not implement it',
+      );
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import type { ServerResponse } from 'node:http';
+import type { HttpError } from './errors';
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Below this size a Buffer body goes out as a latin1 string, which node:http joins to the headers in one write. */
+const SINGLE_WRITE_LIMIT = 16 * 1024;
+
+export function endWith(res: ServerResponse, body: string | Buffer) {
+  if (typeof body !== 'string' && body.length <= SINGLE_WRITE_LIMIT)
+    res.end(body.toString('latin1'), 'latin1');
+  else res.end(body);
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+) {
+  res.writeHead(status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body), ...headers });
+  endWith(res, body);
+}
+
+export const errorBody = (error: HttpError) =>
+  JSON.stringify({ code: error.code, message: error.message, status: error.status });
+
+export function sendError(res: ServerResponse, error: HttpError) {
+  sendJson(res, error.status, errorBody(error), error.headers);
+}

@@ -1,0 +1,156 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HttpError } from './errors';
+
+/**
+ * The routes of `petinv serve`, in one table: the router, the `Allow` header, the served OpenAPI
+ * document and its test all read it. Authentication before the method check (a wrong method without a
+ * key is 401, not 405), HEAD wherever GET is, and 405 with `Allow` follow from it here, once.
+ */
+
+/** The methods a route declares; HEAD is answered wherever GET is, by GET's handler (node:http drops the body). */
+export type RouteMethod = 'GET' | 'PATCH';
+
+/** What answers a method of a route: the app supplies one handler each, the OpenAPI document one operation each. */
+export type OperationId =
+  | 'health'
+  | 'describeServer'
+  | 'listInventory'
+  | 'updateInventory'
+  | 'getPet'
+  | 'listOrders';
+
+export interface Route {
+  /** The path; a last segment `{name}` matches any one non-empty segment, handed to the handler as it is. */
+  readonly pattern: string;
+  /** A valid key is required before anything else is looked at, the method included. */
+  readonly auth: boolean;
+  readonly methods: Readonly<Partial<Record<RouteMethod, OperationId>>>;
+  /** Whether --fail-rate and --rate-limit apply: health checks and the tools reading the description are spared. */
+  readonly faults: boolean;
+  /** Part of the inventory interface, under API_PREFIX, and so in the served OpenAPI document. */
+  readonly described: boolean;
+}
+
+export const API_PREFIX = '/v1';
+
+export const ROUTES = [
+  { pattern: '/healthz', auth: false, methods: { GET: 'health' }, faults: false, described: false },
+  {
+    pattern: '/v1/openapi.json',
+    auth: false,
+    methods: { GET: 'describeServer' },
+    faults: false,
+    described: false,
+  },
+  { pattern: '/v1/inventory', auth: true, methods: { GET: 'listInventory' }, faults: true, described: true },
+  {
+    pattern: '/v1/inventory/{petId}',
+    auth: true,
+    methods: { PATCH: 'updateInventory' },
+    faults: true,
+    described: true,
+  },
+  { pattern: '/v1/pets/{petId}', auth: true, methods: { GET: 'getPet' }, faults: true, described: true },
+  { pattern: '/v1/store/orders', auth: true, methods: { GET: 'listOrders' }, faults: true, described: true },
+] as const satisfies readonly Route[];
+
+export type DescribedRoute = Extract<(typeof ROUTES)[number], { described: true }>;
+/** The routes the OpenAPI document describes, in the table's order. */
+export const DESCRIBED_ROUTES = ROUTES.filter((route): route is DescribedRoute => route.described);
+
+type OperationsOf<R> = R extends { methods: infer M } ? M[keyof M] : never;
+/** The operations of the routes the OpenAPI document describes. */
+export type DescribedOperationId = OperationsOf<DescribedRoute>;
+
+/** The methods a route answers, in `Allow` order: HEAD right after GET. */
+export function allowedMethods(route: Route): string[] {
+  return Object.keys(route.methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
+}
+
+/** The 405 a route answers to any other method, with `Allow`. */
+export function methodNotAllowed(route: Route): HttpError {
+  const allow = allowedMethods(route).join(', ');
+  return new HttpError('method_not_allowed', `this route allows ${allow}`, { Allow: allow });
+}
+
+/** Every method some route answers: what `Allow` says where no route applies (CONNECT). */
+export const SERVER_METHODS = [...new Set(ROUTES.flatMap(allowedMethods))].join(', ');
+
+/** `param` is the request's `{name}` segment as sent, or '' for a route without one. */
+export type RouteHandler = (req: IncomingMessage, res: ServerResponse, param: string) => void | Promise<void>;
+
+/** A route as the router holds it; `route` is all a caller may read. */
+export interface MatchedRoute {
+  readonly route: Route;
+  /** The path up to the `{name}` segment; the whole pattern for a route without one. */
+  readonly prefix: string;
+  readonly parameterised: boolean;
+  readonly handlers: ReadonlyMap<string, RouteHandler>;
+}
+
+export interface Router {
+  /** The route a path belongs to, whatever the method; undefined when none does. */
+  match(path: string): MatchedRoute | undefined;
+  /** Authenticates where the route wants it, then answers with the method's handler, or 405, or 404. */
+  dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    matched: MatchedRoute | undefined,
+  ): Promise<void>;
+}
+
+function compile(route: Route, handlers: Record<OperationId, RouteHandler>): MatchedRoute {
+  const brace = route.pattern.indexOf('{');
+  if (brace !== -1 && !/^\{\w+\}$/.test(route.pattern.slice(brace)))
+    throw new Error(`route ${route.pattern}: only a last segment may be a parameter`);
+  const byMethod = new Map<string, RouteHandler>();
+  for (const [method, operation] of Object.entries(route.methods)) {
+    byMethod.set(method, handlers[operation]);
+    if (method === 'GET') byMethod.set('HEAD', handlers[operation]);
+  }
+  const parameterised = brace !== -1;
+  return {
+    route,
+    prefix: parameterised ? route.pattern.slice(0, brace) : route.pattern,
+    parameterised,
+    handlers: byMethod,
+  };
+}
+
+/** The router over ROUTES: a map lookup for fixed paths (the GET hot path), a prefix test for the others. */
+export function createRouter(
+  handlers: Record<OperationId, RouteHandler>,
+  authenticate: (req: IncomingMessage) => void,
+): Router {
+  const fixed = new Map<string, MatchedRoute>();
+  const parameterised: MatchedRoute[] = [];
+  for (const route of ROUTES) {
+    const compiled = compile(route, handlers);
+    if (compiled.parameterised) parameterised.push(compiled);
+    else fixed.set(route.pattern, compiled);
+  }
+
+  return {
+    match(path) {
+      const exact = fixed.get(path);
+      if (exact) return exact;
+      for (const candidate of parameterised) {
+        const { length } = candidate.prefix;
+        if (path.length > length && path.startsWith(candidate.prefix) && path.indexOf('/', length) === -1)
+          return candidate;
+      }
+      return undefined;
+    },
+    // Async, so that a refusal (401, 405) is answered a microtask later, once node:http has parsed what
+    // followed the headers in the same read: a malformed body there is answered by the HTTP edge instead.
+    async dispatch(req, res, path, matched) {
+      const method = req.method ?? 'GET';
+      if (!matched) throw new HttpError('not_found', `no route ${method} ${path}`);
+      if (matched.route.auth) authenticate(req);
+      const handler = matched.handlers.get(method);
+      if (!handler) throw methodNotAllowed(matched.route);
+      return handler(req, res, matched.parameterised ? path.slice(matched.prefix.length) : '');
+    },
+  };
+}
