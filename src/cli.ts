@@ -1,38 +1,38 @@
 import { setFlagsFromString } from 'node:v8';
 import { Command, CommanderError } from 'commander';
 import { version } from '../package.json';
-import type { CommandContext } from './commands/context';
+import type { CliIo, CommandContext, OutputStream } from './commands/context';
 import type { ServeFlags } from './commands/serve';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from './config/paths';
 import { ExitCode, PetinvError } from './errors';
 import { wantsColor } from './output/terminal';
 import { printable } from './printable';
 
-// undici parses HTTP with its WebAssembly build of llhttp. V8 would compile it a second time with its
-// optimizing tier in the background, and a short-lived CLI then waits at exit for work it never uses;
-// Liftoff, V8's baseline compiler, is plenty for the requests one command makes.
-setFlagsFromString('--liftoff-only');
+export type { CliIo } from './commands/context';
 
 interface GlobalFlags {
   json?: boolean;
   color: boolean;
 }
 
-function contextFrom(command: Command): CommandContext {
-  runningCommand = command.name();
-  const flags = command.optsWithGlobals<GlobalFlags>();
-  return {
-    env: process.env,
-    stdin: process.stdin,
-    stdout: process.stdout,
-    stderr: process.stderr,
-    json: flags.json === true,
-    color: wantsColor(process.env, process.stdout.isTTY === true, flags.color !== false),
-    outputClosed: outputClosed.signal,
-  };
+/** commander's own colour rule for its help text (NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE), read from io.env. */
+function commanderColor(env: NodeJS.ProcessEnv, stream: OutputStream): boolean {
+  if (env.NO_COLOR || env.FORCE_COLOR === '0' || env.FORCE_COLOR === 'false') return false;
+  if (env.FORCE_COLOR || env.CLICOLOR_FORCE !== undefined) return true;
+  return stream.isTTY === true && stream.hasColors?.() === true;
 }
 
-function buildProgram(): Command {
+function buildProgram(io: CliIo, output: OutputWatch): Command {
+  const contextFrom = (command: Command): CommandContext => {
+    output.running = command.name();
+    const flags = command.optsWithGlobals<GlobalFlags>();
+    return {
+      ...io,
+      json: flags.json === true,
+      color: wantsColor(io.env, io.stdout.isTTY === true, flags.color !== false),
+      outputClosed: output.closed.signal,
+    };
+  };
   const program = new Command('petinv')
     .description('Pet store inventory from the command line, with an embedded offline inventory service.')
     .version(version, '-V, --version')
@@ -52,7 +52,17 @@ function buildProgram(): Command {
     .option('--json', 'print data, and failures, as JSON')
     .option('--no-color', 'no colour (NO_COLOR and FORCE_COLOR are honoured too)')
     .showHelpAfterError('(run with --help for usage)')
-    .exitOverride();
+    .exitOverride()
+    // Before any subcommand is added: each copies these settings from the program.
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      // As commander's defaults do: a terminal's width, else none (it then wraps at 80), which its types omit.
+      getOutHelpWidth: () => (io.stdout.isTTY ? io.stdout.columns : undefined) as number,
+      getErrHelpWidth: () => (io.stderr.isTTY ? io.stderr.columns : undefined) as number,
+      getOutHasColors: () => commanderColor(io.env, io.stdout),
+      getErrHasColors: () => commanderColor(io.env, io.stderr),
+    });
   const globals = (command: Command) => command.optsWithGlobals();
 
   // Each command's module is imported only when that command runs, so start-up pays for one command.
@@ -215,73 +225,113 @@ function buildProgram(): Command {
 }
 
 /** The one place where a failure becomes a message and an exit code. */
-function report(error: unknown, json: boolean): ExitCode {
+function report(error: unknown, json: boolean, io: CliIo): ExitCode {
+  const { stderr } = io;
   if (error instanceof CommanderError) {
     // commander has already printed help, the version, or its own usage message.
     if (error.exitCode === 0) return ExitCode.ok;
     if (json)
-      process.stderr.write(
+      stderr.write(
         `${JSON.stringify({ error: { code: 'usage', message: error.message.replace(/^error: /, ''), status: 0 } })}\n`,
       );
     return ExitCode.usage;
   }
   if (error instanceof PetinvError) {
     // Outside text in a message was made printable where it was quoted; this keeps every message one line.
-    process.stderr.write(
+    stderr.write(
       json ? `${JSON.stringify({ error: error.body })}\n` : `petinv: ${printable(error.message, 2000)}\n`,
     );
     return error.exitCode;
   }
   const message = printable((error as Error)?.message ?? String(error), 2000);
   if (json) {
-    process.stderr.write(`${JSON.stringify({ error: { code: 'internal', message, status: 0 } })}\n`);
+    stderr.write(`${JSON.stringify({ error: { code: 'internal', message, status: 0 } })}\n`);
   } else {
-    process.stderr.write(`petinv: unexpected error: ${message}\n`);
-    if (process.env.PETINV_DEBUG) process.stderr.write(`${(error as Error)?.stack}\n`);
-    else process.stderr.write('petinv: set PETINV_DEBUG=1 for details, and please report it\n');
+    stderr.write(`petinv: unexpected error: ${message}\n`);
+    if (io.env.PETINV_DEBUG) stderr.write(`${(error as Error)?.stack}\n`);
+    else stderr.write('petinv: set PETINV_DEBUG=1 for details, and please report it\n');
   }
   return ExitCode.internal;
 }
-
-/**
- * Aborted when stdout or stderr can no longer be written. A reader that goes away (`petinv list | head -1`)
- * ends petinv quietly with status 141, as a shell reports a process killed by SIGPIPE: what cat, jq and
- * gh do. Node ignores SIGPIPE, so the write fails with EPIPE instead, and is handled here for every
- * command, help and --version included. Any other write failure (a full disk) is said once, exit 1.
- */
-const outputClosed = new AbortController();
 
 /**
  * serve's stderr is its log, not its output: a reader that goes away (`petinv serve 2>&1 | head -1`) must
  * not stop the server or change how it ends. serve stops logging by itself and keeps its own exit code.
  */
 const STDERR_IS_A_LOG = new Set(['serve']);
-let runningCommand: string | undefined;
 
-function watchOutput(name: 'stdout' | 'stderr', stream: NodeJS.WriteStream, other: NodeJS.WriteStream) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (name === 'stderr' && runningCommand && STDERR_IS_A_LOG.has(runningCommand)) return;
-    if (outputClosed.signal.aborted) return;
-    outputClosed.abort();
-    if (error.code === 'EPIPE') {
-      process.exitCode = ExitCode.outputClosed;
-      return;
-    }
-    process.exitCode = ExitCode.internal;
-    if (!other.destroyed) other.write(`petinv: cannot write to ${name}: ${error.code ?? error.message}\n`);
-  });
+interface OutputWatch {
+  /**
+   * Aborted when stdout or stderr can no longer be written. A reader that goes away (`petinv list | head -1`)
+   * ends petinv quietly with status 141, as a shell reports a process killed by SIGPIPE: what cat, jq and
+   * gh do. Node ignores SIGPIPE, so the write fails with EPIPE instead, and is handled here for every
+   * command, help and --version included. Any other write failure (a full disk) is said once, exit 1.
+   */
+  closed: AbortController;
+  /** The exit status the closed output decided, once it did. */
+  status?: ExitCode;
+  /** The command being run, once commander has chosen it. */
+  running?: string;
 }
 
-async function main(argv: string[]): Promise<void> {
-  watchOutput('stdout', process.stdout, process.stderr);
-  watchOutput('stderr', process.stderr, process.stdout);
-  const program = buildProgram();
+function watchOutput(io: CliIo): OutputWatch {
+  const output: OutputWatch = { closed: new AbortController() };
+  const watch = (name: 'stdout' | 'stderr', stream: OutputStream, other: OutputStream) =>
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (name === 'stderr' && output.running && STDERR_IS_A_LOG.has(output.running)) return;
+      if (output.closed.signal.aborted) return;
+      output.closed.abort();
+      if (error.code === 'EPIPE') {
+        output.status = ExitCode.outputClosed;
+        return;
+      }
+      output.status = ExitCode.internal;
+      if (!other.destroyed) other.write(`petinv: cannot write to ${name}: ${error.code ?? error.message}\n`);
+    });
+  watch('stdout', io.stdout, io.stderr);
+  watch('stderr', io.stderr, io.stdout);
+  return output;
+}
+
+/** Resolves once everything written so far has gone out, or failed to (the error is then reported). */
+function flushed(stream: OutputStream): Promise<void> {
+  if (stream.destroyed || stream.writableEnded) return Promise.resolve();
+  return new Promise((resolve) => stream.write('', () => resolve()));
+}
+
+/**
+ * Runs one petinv command line (`argv` as process.argv has it: node, script, arguments) and returns its
+ * exit status. It never exits or touches the process: the bin passes the process's own streams, env and
+ * signals, and a test passes its own.
+ */
+export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const output = watchOutput(io);
+  let code: ExitCode = ExitCode.ok;
   try {
-    await program.parseAsync(argv);
+    await buildProgram(io, output).parseAsync([...argv]);
   } catch (error) {
-    // Once the output is closed nobody reads a message; the status was set when it closed.
-    if (!outputClosed.signal.aborted) process.exitCode = report(error, argv.includes('--json'));
+    // Once the output is closed nobody reads a message; its status stands.
+    if (!output.closed.signal.aborted) code = report(error, argv.includes('--json'), io);
   }
+  // A write still on its way can yet fail (EPIPE when the reader has gone): the status waits for it.
+  await Promise.all([flushed(io.stdout), flushed(io.stderr)]);
+  return output.status ?? code;
 }
 
-await main(process.argv);
+/** The process's own inputs, for the bin. stdin is made only when a command reads it, as before. */
+export function processIo(): CliIo {
+  // undici parses HTTP with its WebAssembly build of llhttp. V8 would compile it a second time with its
+  // optimizing tier in the background, and a short-lived CLI then waits at exit for work it never uses;
+  // Liftoff, V8's baseline compiler, is plenty for the requests one command makes. A process-wide switch,
+  // so it is thrown here, for the process, and not in main (which tests run inside vitest).
+  setFlagsFromString('--liftoff-only');
+  return {
+    env: process.env,
+    get stdin() {
+      return process.stdin;
+    },
+    stdout: process.stdout,
+    stderr: process.stderr,
+    signals: process,
+  };
+}

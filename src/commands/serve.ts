@@ -262,24 +262,26 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     );
   }
 
-  const signals = ['SIGINT', 'SIGTERM'] as const;
+  // The process's own signals in the bin, an EventEmitter in a test.
+  const { signals } = context;
+  const names = ['SIGINT', 'SIGTERM'] as const;
   await new Promise<void>((resolve, reject) => {
     const stop = (signal: NodeJS.Signals) => {
-      for (const name of signals) process.off(name, stop);
+      for (const name of names) signals.off(name, stop);
       // A second signal of either kind while draining means "now": cut the connections; the flush still completes.
       const cut = (again: NodeJS.Signals) => {
-        for (const name of signals) process.off(name, cut);
+        for (const name of names) signals.off(name, cut);
         running.server.closeAllConnections();
         const which = again === signal ? `${signal} again` : `${again} after ${signal}`;
         reject(new PetinvError('aborted', `${which}: requests in flight were cut off`, { code: 'aborted' }));
       };
-      for (const name of signals) process.once(name, cut);
+      for (const name of names) signals.once(name, cut);
       if (json) say(JSON.stringify({ event: 'stopping', signal }));
       else if (running.dataFile && !running.readOnly)
         say(`petinv serve: ${signal}, finishing requests in flight and flushing ${running.dataFile}`);
       else say(`petinv serve: ${signal}, finishing requests in flight`);
       running.close().then(resolve, reject);
     };
-    for (const name of signals) process.on(name, stop);
+    for (const name of names) signals.on(name, stop);
   });
 }
