@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
 import { main } from '../../src/cli';
-import type { CliIo, OutputStream } from '../../src/commands/context';
+import type { CliIo, OutputStream, StopSignal } from '../../src/commands/context';
+import { temporaryDirectory } from './serve';
 
 export interface MainResult {
   code: number;
@@ -91,4 +92,35 @@ export async function runMain(args: readonly string[], options: MainOptions = {}
   const started = startMain(args, options);
   const code = await started.exited;
   return { code, stdout: started.stdout(), stderr: started.stderr() };
+}
+
+export interface ServedInProcess {
+  baseUrl: string;
+  port: number;
+  /** The readiness line, parsed. */
+  ready: Record<string, unknown>;
+  /** Everything serve wrote to stderr so far. */
+  stderr: () => string;
+  exited: Promise<number>;
+  /** Sends serve a stop signal through its io, as the process would get it, and waits for its status. */
+  stop: (signal?: StopSignal) => Promise<number>;
+}
+
+/** `petinv serve --json --port 0 ARGS` in-process through main, once its readiness line is out. */
+export async function serveInProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServedInProcess> {
+  const started = startMain(['serve', '--json', '--port', '0', ...args], {
+    env: { PETINV_CONFIG_DIR: temporaryDirectory('petinv-config-'), ...env },
+  });
+  const ready = JSON.parse(await started.stderrLine('"event":"listening"'));
+  return {
+    baseUrl: String(ready.baseUrl),
+    port: Number(ready.port),
+    ready,
+    stderr: started.stderr,
+    exited: started.exited,
+    stop(signal = 'SIGTERM') {
+      started.signals.emit(signal, signal);
+      return started.exited;
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
-import { runPetinv, temporaryDirectory } from '../helpers/serve';
+import { runMain } from '../helpers/main';
+import { temporaryDirectory } from '../helpers/serve';
 
 const KEY = 'dry-run-key';
 let server: RunningServer;
@@ -28,7 +29,7 @@ beforeEach(() => {
   requests.length = 0;
 });
 
-const petinv = (args: string[]) => runPetinv(args, { env });
+const petinv = (args: string[]) => runMain(args, { env });
 const patches = () => requests.filter((request) => request.startsWith('PATCH'));
 
 describe('--dry-run never writes', () => {
