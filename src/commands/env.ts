@@ -4,7 +4,7 @@ import { configFilePath } from '../config/paths';
 import { BUILTIN_ENVIRONMENTS, checkBaseUrl, resolveSettings } from '../config/settings';
 import { usageError } from '../errors';
 import { paint } from '../output/inventory';
-import type { ConnectionFlags } from './connect';
+import type { GlobalFlags } from '../program';
 import type { CommandContext } from './context';
 
 const ENV_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/i;
@@ -15,7 +15,7 @@ function checkEnvName(name: string): string {
   return name;
 }
 
-export function runEnvList(flags: ConnectionFlags, context: CommandContext) {
+export function runEnvList(flags: GlobalFlags, context: CommandContext) {
   const file = readConfigFile(context.env);
   const path = configFilePath(context.env);
   const settings = resolveSettings(flags, context.env, file, path);

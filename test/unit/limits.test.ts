@@ -34,7 +34,8 @@ describe('--max-body-size and --max-retry-wait', () => {
   it('takes the flag over the variable', () => {
     const context = fakeContext({ env: { PETINV_MAX_BODY_SIZE: '1M', PETINV_MAX_RETRY_WAIT: '5' } });
     expect(resolveLimits({}, context)).toMatchObject({ maxBodyBytes: 2 ** 20, maxRetryWaitMs: 5000 });
-    expect(resolveLimits({ maxBodySize: '2M', maxRetryWait: '0' }, context)).toMatchObject({
+    // The flags as their declarations parse them: bytes and milliseconds.
+    expect(resolveLimits({ maxBodySize: 2 * 2 ** 20, maxRetryWait: 0 }, context)).toMatchObject({
       maxBodyBytes: 2 * 2 ** 20,
       maxRetryWaitMs: 0,
     });
