@@ -34,14 +34,6 @@ function failingStdout(code: string) {
 }
 
 describe('the CLI entry', () => {
-  it('has no side effects on import: no exit code, no listener on the process streams', async () => {
-    const listeners = () => [process.stdout, process.stderr].map((stream) => stream.listenerCount('error'));
-    const before = listeners();
-    await import('../../src/cli');
-    expect(listeners()).toEqual(before);
-    expect(process.exitCode).toBeUndefined();
-  });
-
   it('returns the exit status and leaves process.exitCode alone', async () => {
     const result = await runMain(['frobnicate']);
     expect(result.code).toBe(2);
