@@ -11,6 +11,7 @@ import { parseBodySize, parseRetryWait } from './commands/limits';
 import {
   byDefault,
   DEFAULT_CONCURRENCY,
+  parsedOption,
   parseFailRate,
   parseLatency,
   SERVE_DEFAULTS,
@@ -49,16 +50,18 @@ function declareProgram() {
       )
       // No commander defaults for these two: a variable may set them, and the flag wins over it (limits.ts).
       .addOption(
-        new Option(
+        parsedOption(
           '--max-body-size <size>',
           `largest answer read, in bytes or with K, M, G (default ${megabytes}M; PETINV_MAX_BODY_SIZE)`,
-        ).argParser((text) => parseBodySize(text, '--max-body-size')),
+          (text, flag) => parseBodySize(text, flag),
+        ),
       )
       .addOption(
-        new Option(
+        parsedOption(
           '--max-retry-wait <s>',
           `most seconds spent waiting between the retries of one request, Retry-After included (default ${DEFAULT_MAX_RETRY_WAIT_MS / 1000}; PETINV_MAX_RETRY_WAIT)`,
-        ).argParser((text) => parseRetryWait(text, '--max-retry-wait')),
+          (text, flag) => parseRetryWait(text, flag),
+        ),
       )
       .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
       .option('--json', 'print data, and failures, as JSON')
@@ -162,15 +165,18 @@ const declareServe = (program: Program) =>
       ),
     )
     .addOption(
-      new Option('--latency <ms>', 'delay every response by MS or a random MIN-MAX milliseconds').argParser(
+      parsedOption(
+        '--latency <ms>',
+        'delay every response by MS or a random MIN-MAX milliseconds',
         parseLatency,
       ),
     )
     .addOption(
-      new Option(
+      parsedOption(
         '--fail-rate <fraction>',
         'answer this fraction of requests with 503 and Retry-After',
-      ).argParser(parseFailRate),
+        parseFailRate,
+      ),
     )
     .addOption(
       wholeNumber('--rate-limit <n>', 'answer 429 with Retry-After past N requests per second', 1, 1_000_000),

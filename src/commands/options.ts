@@ -14,35 +14,42 @@ export function parseWholeNumber(text: string, flag: string, min: number, max: n
   return value;
 }
 
-export function wholeNumber<Usage extends string>(
+/** An option whose text `parse` checks and turns into its value; `parse` is told the flag, for its message. */
+export function parsedOption<Usage extends string, T>(
+  flags: Usage,
+  description: string,
+  parse: (text: string, flag: string) => T,
+) {
+  const option = new Option(flags, description);
+  return option.argParser((text) => parse(text, option.long ?? flags));
+}
+
+export const wholeNumber = <Usage extends string>(
   flags: Usage,
   description: string,
   min: number,
   max: number,
-) {
-  const option = new Option(flags, description);
-  return option.argParser((text) => parseWholeNumber(text, option.long ?? flags, min, max));
-}
+) => parsedOption(flags, description, (text, flag) => parseWholeNumber(text, flag, min, max));
 
 /** A default, declared once: commander applies the value, and help shows the text after the description. */
 export const byDefault = <const T extends number | string>(value: T, shown = `default ${value}`) =>
   [value, shown] as const;
 
 /** `--latency 50` or `--latency 50-200`: milliseconds, or a range drawn from at random. */
-export function parseLatency(text: string): { min: number; max: number } {
+export function parseLatency(text: string, flag: string): { min: number; max: number } {
   const match = /^(\d+)(?:-(\d+))?$/.exec(text);
   const min = Number(match?.[1]);
   const max = match?.[2] === undefined ? min : Number(match[2]);
   if (!match || max < min || max > 60_000) {
-    throw usageError(`--latency ${text}: must be milliseconds, MS or MIN-MAX, at most 60000`);
+    throw usageError(`${flag} ${text}: must be milliseconds, MS or MIN-MAX, at most 60000`);
   }
   return { min, max };
 }
 
-export function parseFailRate(text: string): number {
+export function parseFailRate(text: string, flag: string): number {
   const rate = Number(text);
   if (text.trim() === '' || !(rate >= 0 && rate <= 1))
-    throw usageError(`--fail-rate ${text}: must be a fraction from 0 to 1`);
+    throw usageError(`${flag} ${text}: must be a fraction from 0 to 1`);
   return rate;
 }
 
