@@ -11,7 +11,7 @@ export default defineConfig({
   clean: true,
   // Bundling what every command loads saves resolving and reading dozens of files at each start.
   // conf and cli-table3 stay external: only a few commands load them.
-  noExternal: ['commander', 'chalk', 'zod', 'env-paths', 'undici'],
+  noExternal: ['commander', '@commander-js/extra-typings', 'chalk', 'zod', 'env-paths', 'undici'],
   // commander and undici are CommonJS; inside an ES module bundle its require() of node built-ins needs this.
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",

@@ -1,2 +1,4 @@
 #!/usr/bin/env node
-import '../dist/cli.js';
+import { main, processIo } from '../dist/cli.js';
+
+process.exitCode = await main(process.argv, processIo());

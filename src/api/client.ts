@@ -1,5 +1,12 @@
 import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
 import { printable } from '../printable';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_RETRY_WAIT_MS,
+  DEFAULT_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  formatBytes,
+} from './defaults';
 import { parseInventoryJson, serializeUpdate } from './json';
 import {
   ApiError,
@@ -50,11 +57,14 @@ export interface RetryWait {
   retryAfter: boolean;
 }
 
-export const DEFAULT_TIMEOUT_MS = 10_000;
-export const DEFAULT_RETRIES = 3;
-/** About 5 million pets at about 50 bytes each, and well below the longest string V8 can hold (512 MiB). */
-export const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
-export const DEFAULT_MAX_RETRY_WAIT_MS = 60_000;
+export {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_RETRY_WAIT_MS,
+  DEFAULT_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  formatBytes,
+} from './defaults';
+
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
 
 /** When a retry may go: Retry-After (seconds or an HTTP date), else exponential backoff with full jitter. */
@@ -75,18 +85,6 @@ export function retryDelayMs(
     if (Number.isFinite(ms)) return { ms: Math.max(ms, 0), retryAfter: true };
   }
   return { ms: Math.round(random() * Math.min(200 * 2 ** attempt, 5000)), retryAfter: false };
-}
-
-/** 268435456 as "256 MiB", for messages. */
-export function formatBytes(bytes: number): string {
-  for (const [unit, size] of [
-    ['GiB', 2 ** 30],
-    ['MiB', 2 ** 20],
-    ['KiB', 2 ** 10],
-  ] as const) {
-    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
-  }
-  return `${bytes} bytes`;
 }
 
 function kindOfStatus(status: number): ErrorKind {

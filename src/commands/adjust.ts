@@ -1,14 +1,10 @@
 import { serializeItem } from '../api/json';
 import { usageError } from '../errors';
+import type { AdjustFlags } from '../program';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
-import { type ConnectionFlags, connect } from './connect';
+import { connect } from './connect';
 import type { CommandContext } from './context';
 import { readCurrent, writePlan } from './plan';
-
-export interface AdjustFlags extends ConnectionFlags {
-  yes?: boolean;
-  dryRun?: boolean;
-}
 
 /**
  * Reads the current quantity, then sets the sum. The service has no atomic increment, so a change

@@ -11,21 +11,6 @@ export function parsePetIdArgument(text: string): bigint {
   return petId;
 }
 
-/** A whole-number option such as `--limit 20`; undefined when the option was not given. */
-export function parseWholeNumber(
-  text: string | undefined,
-  flag: string,
-  min: number,
-  max: number,
-): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || value < min || value > max) {
-    throw usageError(`${flag} ${text}: must be a whole number from ${min} to ${max}`);
-  }
-  return value;
-}
-
 export function parseIntegerArgument(text: string, name: string): number {
   const value = Number(text);
   if (!/^[-+]?\d+$/.test(text) || !Number.isSafeInteger(value))

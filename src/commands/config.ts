@@ -1,11 +1,12 @@
 import { configFilePath } from '../config/paths';
 import { displayUrl, maskKey, type Resolved } from '../config/settings';
 import { paint } from '../output/inventory';
-import { type ConnectionFlags, loadSettings } from './connect';
+import type { GlobalFlags } from '../program';
+import { loadSettings } from './connect';
 import type { CommandContext } from './context';
 
 /** Shows the settings a command would use and where each came from; the key only masked. */
-export function runConfigShow(flags: ConnectionFlags, context: CommandContext) {
+export function runConfigShow(flags: GlobalFlags, context: CommandContext) {
   const settings = loadSettings(flags, context);
   const path = configFilePath(context.env);
   const describe = (

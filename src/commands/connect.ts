@@ -1,5 +1,5 @@
 import { version } from '../../package.json';
-import { createClient, DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, type InventoryClient } from '../api/client';
+import { createClient, type InventoryClient } from '../api/client';
 import { undiciTransport } from '../api/transport';
 import { createAgent, createProxyAgent } from '../api/undici';
 import { readConfigFile } from '../config/file';
@@ -14,18 +14,9 @@ import {
   type Settings,
 } from '../config/settings';
 import { configError } from '../errors';
-import { parseWholeNumber } from './arguments';
+import type { GlobalFlags } from '../program';
 import type { CommandContext } from './context';
-import { type LimitFlags, resolveLimits } from './limits';
-
-/** The options every command that talks to the service shares; commander puts them on the program. */
-export interface ConnectionFlags extends LimitFlags {
-  env?: string;
-  baseUrl?: string;
-  timeout?: string;
-  retries?: string;
-  insecure?: boolean;
-}
+import { resolveLimits } from './limits';
 
 export interface Connection {
   client: InventoryClient;
@@ -34,14 +25,13 @@ export interface Connection {
   baseUrl: string;
 }
 
-export function loadSettings(flags: ConnectionFlags, context: CommandContext): Settings {
+export function loadSettings(flags: GlobalFlags, context: CommandContext): Settings {
   return resolveSettings(flags, context.env, readConfigFile(context.env), configFilePath(context.env));
 }
 
 /** Resolves the environment and builds the client, refusing what would fail or leak before any request. */
-export async function connect(flags: ConnectionFlags, context: CommandContext): Promise<Connection> {
-  const timeoutMs = parseWholeNumber(flags.timeout, '--timeout', 1, 600_000) ?? DEFAULT_TIMEOUT_MS;
-  const retries = parseWholeNumber(flags.retries, '--retries', 0, 10) ?? DEFAULT_RETRIES;
+export async function connect(flags: GlobalFlags, context: CommandContext): Promise<Connection> {
+  const { timeout: timeoutMs, retries } = flags;
   const limits = resolveLimits(flags, context);
   const settings = loadSettings(flags, context);
   const envName = settings.env.value;

@@ -1,11 +1,31 @@
 import type { Readable, Writable } from 'node:stream';
 
-/** The process inputs every command receives from the CLI entry, decided once there. */
-export interface CommandContext {
+export type InputStream = Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+/** An output stream and its terminal facts, as Node's own tty.WriteStream carries them. */
+export type OutputStream = Writable & { isTTY?: boolean; columns?: number; hasColors?: () => boolean };
+
+/** The signals that stop `petinv serve`; the process itself is one, a test passes an EventEmitter. */
+export type StopSignal = 'SIGINT' | 'SIGTERM';
+export interface SignalSource {
+  on(signal: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown;
+  once(signal: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown;
+  off(signal: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown;
+}
+
+/**
+ * Everything the CLI takes from its process, handed to `main` by the bin (the process's own) or by a test
+ * (streams it reads back). Nothing below the entry reads `process.*` for these.
+ */
+export interface CliIo {
   env: NodeJS.ProcessEnv;
-  stdin: Readable & { isTTY?: boolean };
-  stdout: Writable & { isTTY?: boolean };
-  stderr: Writable & { isTTY?: boolean };
+  stdin: InputStream;
+  stdout: OutputStream;
+  stderr: OutputStream;
+  signals: SignalSource;
+}
+
+/** The process inputs every command receives from the CLI entry, decided once there. */
+export interface CommandContext extends CliIo {
   /** --json: data and failures as JSON. */
   json: boolean;
   /** Whether stdout gets colour (NO_COLOR, FORCE_COLOR, --no-color and the TTY decided). */

@@ -10,7 +10,7 @@ import {
 import { usageError } from '../errors';
 import { paint } from '../output/inventory';
 import { printable } from '../printable';
-import type { ConnectionFlags } from './connect';
+import type { GlobalFlags } from '../program';
 import type { CommandContext } from './context';
 
 function checkEnvName(name: string): string {
@@ -19,7 +19,7 @@ function checkEnvName(name: string): string {
   return name;
 }
 
-export function runEnvList(flags: ConnectionFlags, context: CommandContext) {
+export function runEnvList(flags: GlobalFlags, context: CommandContext) {
   const file = readConfigFile(context.env);
   const path = configFilePath(context.env);
   const settings = resolveSettings(flags, context.env, file, path);

@@ -1,17 +1,15 @@
 import { constants } from 'node:buffer';
-import {
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_MAX_RETRY_WAIT_MS,
-  formatBytes,
-  type RetryWait,
-} from '../api/client';
-import { configError, usageError } from '../errors';
+import type { RetryWait } from '../api/client';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RETRY_WAIT_MS, formatBytes } from '../api/defaults';
+import { configError, type PetinvError, usageError } from '../errors';
 import type { CommandContext } from './context';
 
-/** The bounds on what one request may cost: flag, else environment variable, else the default. */
-export interface LimitFlags {
-  maxBodySize?: string;
-  maxRetryWait?: string;
+/** The bounds on what one request may cost: flag (parsed where it is declared), else variable, else default. */
+export interface ParsedLimits {
+  /** --max-body-size, in bytes. */
+  maxBodySize?: number;
+  /** --max-retry-wait, in milliseconds. */
+  maxRetryWait?: number;
 }
 
 export interface ClientLimits {
@@ -26,12 +24,7 @@ const UNIT_BYTES: Record<string, number> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2
 const LARGEST_BODY = constants.MAX_STRING_LENGTH;
 const LONGEST_WAIT_SECONDS = 86_400;
 
-function pick(flag: string | undefined, name: string, variable: string, env: NodeJS.ProcessEnv) {
-  if (flag !== undefined) return { text: flag, from: name, fail: usageError };
-  const value = env[variable];
-  if (value !== undefined && value !== '') return { text: value, from: variable, fail: configError };
-  return undefined;
-}
+type Fail = (message: string) => PetinvError;
 
 /** `--max-body-size 512M`: bytes, or K, M, G (powers of 1024), an optional `iB` or `B` after them. */
 export function parseByteSize(text: string): number | undefined {
@@ -41,28 +34,42 @@ export function parseByteSize(text: string): number | undefined {
   return bytes >= 1 && bytes <= LARGEST_BODY ? bytes : undefined;
 }
 
-export function resolveLimits(flags: LimitFlags, context: CommandContext): ClientLimits {
-  let maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
-  const size = pick(flags.maxBodySize, '--max-body-size', 'PETINV_MAX_BODY_SIZE', context.env);
-  if (size) {
-    const bytes = parseByteSize(size.text);
-    if (bytes === undefined)
-      throw size.fail(
-        `${size.from} ${size.text}: must be a size from 1 byte to ${formatBytes(LARGEST_BODY)} (the longest text Node holds), such as 64M or 500M`,
-      );
-    maxBodyBytes = bytes;
-  }
+/** A body size from `from` (the flag, a usage error when bad, or the variable, a configuration error). */
+export function parseBodySize(text: string, from: string, fail: Fail = usageError): number {
+  const bytes = parseByteSize(text);
+  if (bytes === undefined)
+    throw fail(
+      `${from} ${text}: must be a size from 1 byte to ${formatBytes(LARGEST_BODY)} (the longest text Node holds), such as 64M or 500M`,
+    );
+  return bytes;
+}
 
-  let maxRetryWaitMs = DEFAULT_MAX_RETRY_WAIT_MS;
-  const wait = pick(flags.maxRetryWait, '--max-retry-wait', 'PETINV_MAX_RETRY_WAIT', context.env);
-  if (wait) {
-    const seconds = Number(wait.text);
-    if (!/^\d+$/.test(wait.text) || seconds > LONGEST_WAIT_SECONDS)
-      throw wait.fail(
-        `${wait.from} ${wait.text}: must be a whole number of seconds from 0 to ${LONGEST_WAIT_SECONDS}`,
-      );
-    maxRetryWaitMs = seconds * 1000;
-  }
+/** Whole seconds of waiting between retries, as milliseconds. */
+export function parseRetryWait(text: string, from: string, fail: Fail = usageError): number {
+  const seconds = Number(text);
+  if (!/^\d+$/.test(text) || seconds > LONGEST_WAIT_SECONDS)
+    throw fail(`${from} ${text}: must be a whole number of seconds from 0 to ${LONGEST_WAIT_SECONDS}`);
+  return seconds * 1000;
+}
+
+function fromVariable<T>(
+  env: NodeJS.ProcessEnv,
+  variable: string,
+  parse: (...args: [string, string, Fail]) => T,
+) {
+  const value = env[variable];
+  return value !== undefined && value !== '' ? parse(value, variable, configError) : undefined;
+}
+
+export function resolveLimits(flags: ParsedLimits, context: CommandContext): ClientLimits {
+  const maxBodyBytes =
+    flags.maxBodySize ??
+    fromVariable(context.env, 'PETINV_MAX_BODY_SIZE', parseBodySize) ??
+    DEFAULT_MAX_BODY_BYTES;
+  const maxRetryWaitMs =
+    flags.maxRetryWait ??
+    fromVariable(context.env, 'PETINV_MAX_RETRY_WAIT', parseRetryWait) ??
+    DEFAULT_MAX_RETRY_WAIT_MS;
 
   // A person at a terminal learns why nothing happens for a while; a script's stderr stays quiet.
   const { stderr } = context;

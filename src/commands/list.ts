@@ -1,20 +1,9 @@
 import { type InventoryItem, PET_STATUSES, type PetStatus } from '../api/schemas';
 import { usageError } from '../errors';
 import { type ListFormat, renderItems } from '../output/inventory';
-import { parseWholeNumber } from './arguments';
-import { type ConnectionFlags, connect } from './connect';
+import type { ListFlags } from '../program';
+import { connect } from './connect';
 import type { CommandContext } from './context';
-
-export interface ListFlags extends ConnectionFlags {
-  table?: boolean;
-  ndjson?: boolean;
-  csv?: boolean;
-  status?: string;
-  low?: string;
-  sort?: string;
-  reverse?: boolean;
-  limit?: string;
-}
 
 const SORT_KEYS = ['petId', 'quantity', 'status'] as const;
 type SortKey = (typeof SORT_KEYS)[number];
@@ -40,10 +29,10 @@ function parseListOptions(flags: ListFlags) {
     throw usageError('choose one of --json, --ndjson and --csv');
   return {
     statuses: statuses && new Set(statuses as PetStatus[]),
-    low: parseWholeNumber(flags.low, '--low', 0, Number.MAX_SAFE_INTEGER),
+    low: flags.low,
     sort: sort as SortKey | undefined,
     reverse: flags.reverse === true,
-    limit: parseWholeNumber(flags.limit, '--limit', 0, Number.MAX_SAFE_INTEGER),
+    limit: flags.limit,
   };
 }
 

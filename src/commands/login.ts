@@ -2,11 +2,12 @@ import { updateConfigFile } from '../config/file';
 import { apiKeyProblem, MAX_API_KEY_LENGTH, maskKey } from '../config/settings';
 import { configError, usageError } from '../errors';
 import { readAll, readHidden } from '../output/prompt';
-import { type ConnectionFlags, loadSettings } from './connect';
+import type { GlobalFlags } from '../program';
+import { loadSettings } from './connect';
 import type { CommandContext } from './context';
 
 /** Stores an API key for one environment. The key is read, never taken from the command line. */
-export async function runLogin(flags: ConnectionFlags, context: CommandContext) {
+export async function runLogin(flags: GlobalFlags, context: CommandContext) {
   const envName = loadSettings(flags, context).env.value;
   const key = context.stdin.isTTY
     ? await readHidden(`API key for ${envName} (input hidden): `, context.stdin, context.stderr)
@@ -25,7 +26,7 @@ export async function runLogin(flags: ConnectionFlags, context: CommandContext) 
   context.stderr.write(`petinv: stored the API key ${maskKey(trimmed)} for ${envName} in ${path}\n`);
 }
 
-export async function runLogout(flags: ConnectionFlags, context: CommandContext) {
+export async function runLogout(flags: GlobalFlags, context: CommandContext) {
   const envName = loadSettings(flags, context).env.value;
   let had = false;
   const path = await updateConfigFile((config) => {

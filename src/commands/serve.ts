@@ -5,49 +5,11 @@ import type { Writable } from 'node:stream';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath, defaultDataFile } from '../config/paths';
 import { configError, PetinvError, usageError } from '../errors';
+import type { ServeFlags } from '../program';
 import type { RequestLogEntry } from '../server/app';
 import { ServeError } from '../server/errors';
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../server/http-edge';
 import { startInventoryServer } from '../server/start';
-import { parseWholeNumber } from './arguments';
 import type { CommandContext } from './context';
-
-/** The options as commander hands them over: text, checked here. */
-export interface ServeFlags {
-  host: string;
-  port: string;
-  data?: string;
-  inMemory?: boolean;
-  apiKey?: string[];
-  apiKeyFile?: string;
-  seed?: string;
-  headersTimeout?: string;
-  requestTimeout?: string;
-  maxConnections?: string;
-  latency?: string;
-  failRate?: string;
-  rateLimit?: string;
-  quiet?: boolean;
-}
-
-function parseLatency(text: string | undefined): { min: number; max: number } | undefined {
-  if (text === undefined) return undefined;
-  const match = /^(\d+)(?:-(\d+))?$/.exec(text);
-  const min = Number(match?.[1]);
-  const max = match?.[2] === undefined ? min : Number(match[2]);
-  if (!match || max < min || max > 60_000) {
-    throw usageError(`--latency ${text}: must be milliseconds, MS or MIN-MAX, at most 60000`);
-  }
-  return { min, max };
-}
-
-function parseFailRate(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const rate = Number(text);
-  if (text.trim() === '' || !(rate >= 0 && rate <= 1))
-    throw usageError(`--fail-rate ${text}: must be a fraction from 0 to 1`);
-  return rate;
-}
 
 interface ResolvedKeys {
   keys: string[];
@@ -196,19 +158,13 @@ function isLoopbackHost(host: string): boolean {
 
 export async function runServe(flags: ServeFlags, context: CommandContext): Promise<void> {
   const { env, json } = context;
-  // Every option is checked before a key is generated or a file is touched.
-  const port = parseWholeNumber(flags.port, '--port', 0, 65535);
-  const seed = parseWholeNumber(flags.seed, '--seed', 0, 10_000_000);
-  const latency = parseLatency(flags.latency);
-  const failRate = parseFailRate(flags.failRate);
-  const rateLimit = parseWholeNumber(flags.rateLimit, '--rate-limit', 1, 1_000_000);
-  const headersTimeout = parseWholeNumber(flags.headersTimeout, '--headers-timeout', 1, 3_600_000);
-  const requestTimeout = parseWholeNumber(flags.requestTimeout, '--request-timeout', 1, 3_600_000);
-  if ((headersTimeout ?? DEFAULT_HEADERS_TIMEOUT_MS) > (requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS))
+  // Every option was checked where it is declared; this pair is checked here, before a key is generated or a
+  // file is touched.
+  const { port, seed, latency, failRate, rateLimit, headersTimeout, requestTimeout, maxConnections } = flags;
+  if (headersTimeout > requestTimeout)
     throw usageError(
-      `--headers-timeout ${headersTimeout ?? DEFAULT_HEADERS_TIMEOUT_MS} must not exceed --request-timeout ${requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS}`,
+      `--headers-timeout ${headersTimeout} must not exceed --request-timeout ${requestTimeout}`,
     );
-  const maxConnections = parseWholeNumber(flags.maxConnections, '--max-connections', 1, 1_000_000);
   // --in-memory alone keeps nothing on disk; with --data it loads that file and never writes it.
   const dataFile = flags.data ?? (flags.inMemory ? undefined : defaultDataFile(env));
   const apiKeys = await resolveServeKeys(flags, env);
@@ -270,19 +226,21 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     );
   }
 
-  const signals = ['SIGINT', 'SIGTERM'] as const;
+  // The process's own signals in the bin, an EventEmitter in a test.
+  const { signals } = context;
+  const names = ['SIGINT', 'SIGTERM'] as const;
   await new Promise<void>((resolve, reject) => {
     const stop = (signal: NodeJS.Signals) => {
-      for (const name of signals) process.off(name, stop);
+      for (const name of names) signals.off(name, stop);
       // A second signal of either kind while draining means "now": cut the connections; the flush still
       // completes, and a flush that fails is what the exit reports, not the cut.
       let cutBy: string | undefined;
       const cut = (again: NodeJS.Signals) => {
-        for (const name of signals) process.off(name, cut);
+        for (const name of names) signals.off(name, cut);
         cutBy = again === signal ? `${signal} again` : `${again} after ${signal}`;
         running.server.closeAllConnections();
       };
-      for (const name of signals) process.once(name, cut);
+      for (const name of names) signals.once(name, cut);
       if (json) say(JSON.stringify({ event: 'stopping', signal }));
       else if (running.dataFile && !running.readOnly)
         say(`petinv serve: ${signal}, finishing requests in flight and flushing ${running.dataFile}`);
@@ -298,6 +256,6 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
         (error: unknown) => reject(asCommandError(error)),
       );
     };
-    for (const name of signals) process.on(name, stop);
+    for (const name of names) signals.on(name, stop);
   });
 }

@@ -6,19 +6,12 @@ import { type BulkOutcome, type BulkResult, runBulk, UNREACHABLE_STREAK } from '
 import { PetinvError, usageError } from '../errors';
 import { paint, renderItems } from '../output/inventory';
 import { createProgress } from '../output/progress';
-import { confirmChange, parseIntegerArgument, parsePetIdArgument, parseWholeNumber } from './arguments';
-import { type ConnectionFlags, connect } from './connect';
+import type { SetFlags } from '../program';
+import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
+import { connect } from './connect';
 import type { CommandContext } from './context';
+import { DEFAULT_CONCURRENCY } from './options';
 import { readCurrent, writePlan } from './plan';
-
-export interface SetFlags extends ConnectionFlags {
-  file?: string;
-  strict?: boolean;
-  concurrency?: string;
-  dryRun?: boolean;
-  yes?: boolean;
-  ndjson?: boolean;
-}
 
 /** One updated item: a row on a terminal, a TSV line in a pipe, the item itself with --json. */
 function writeItem(item: InventoryItem, context: CommandContext, envName: string) {
@@ -112,7 +105,7 @@ function reportProblems(input: BulkInput, flags: SetFlags, context: CommandConte
 }
 
 async function runBulkSet(flags: SetFlags, context: CommandContext) {
-  const concurrency = parseWholeNumber(flags.concurrency, '--concurrency', 1, 256) ?? 8;
+  const concurrency = flags.concurrency ?? DEFAULT_CONCURRENCY;
   if (context.json && flags.ndjson) throw usageError('choose one of --json and --ndjson');
   const input = await readBulkInput(await openBulkSource(flags, context)).catch((error: unknown) => {
     if (error instanceof PetinvError) throw error;

@@ -105,7 +105,7 @@ function parseConfigText(text: string, path: string): ConfigFile {
  * Reads and validates the config file; an absent file is an empty config. Reading does not go
  * through conf: conf loads ajv (about 140 ms), and every command reads the file, while only a few write it.
  */
-export function readConfigFile(env: NodeJS.ProcessEnv = process.env): ConfigFile {
+export function readConfigFile(env: NodeJS.ProcessEnv): ConfigFile {
   const path = configFilePath(env);
   if (!checkDirectory(configDirectory(env))) return { environments: {} };
   let fd: number;
@@ -210,7 +210,7 @@ async function writeConfigUnlocked(
  */
 export async function updateConfigFile(
   change: (config: ConfigFile) => void,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
 ): Promise<string> {
   // conf is imported before the lock is taken: its 140 ms of loading need not hold up other writers.
   const { default: Conf } = await import('conf');

@@ -5,16 +5,16 @@ import envPaths from 'env-paths';
 
 const systemPaths = () => envPaths('petinv', { suffix: '' });
 
-export function configDirectory(env: NodeJS.ProcessEnv = process.env): string {
+export function configDirectory(env: NodeJS.ProcessEnv): string {
   return env.PETINV_CONFIG_DIR || systemPaths().config;
 }
 
-export function configFilePath(env: NodeJS.ProcessEnv = process.env): string {
+export function configFilePath(env: NodeJS.ProcessEnv): string {
   return join(configDirectory(env), 'config.json');
 }
 
 /** `petinv serve` keeps its inventory here unless --data names another file. */
-export function defaultDataFile(env: NodeJS.ProcessEnv = process.env): string {
+export function defaultDataFile(env: NodeJS.ProcessEnv): string {
   return join(env.PETINV_DATA_DIR || systemPaths().data, 'inventory.json');
 }
 

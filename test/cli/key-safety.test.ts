@@ -2,25 +2,25 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runConfigShow } from '../../src/commands/config';
-import { runEnvList, runEnvSetUrl } from '../../src/commands/env';
-import { runList } from '../../src/commands/list';
-import { runLogin } from '../../src/commands/login';
 import { readConfigFile } from '../../src/config/file';
-import { PetinvError } from '../../src/errors';
-import { fakeContext } from '../helpers/context';
+import { type MainOptions, runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
 const KEY = 'key-safety-0123456789abcdef';
 
-async function failure(work: () => unknown): Promise<PetinvError> {
-  try {
-    await work();
-  } catch (error) {
-    if (error instanceof PetinvError) return error;
-    throw error;
-  }
-  throw new Error('expected an error');
+/** Runs petinv in-process and expects it to fail: its exit status and its one-line message. */
+async function failure(args: string[], options: MainOptions): Promise<{ exitCode: number; message: string }> {
+  const result = await runMain(args, options);
+  expect(result.code).not.toBe(0);
+  expect(result.stderr).toMatch(/^petinv: [^\n]*\n$/);
+  return { exitCode: result.code, message: result.stderr.slice('petinv: '.length, -1) };
+}
+
+/** Runs petinv in-process and expects it to succeed. */
+async function success(args: string[], options: MainOptions) {
+  const result = await runMain(args, options);
+  expect(result.code, result.stderr).toBe(0);
+  return result;
 }
 
 /** A tiny inventory service that records every request it gets, with its Authorization header. */
@@ -47,26 +47,25 @@ describe('a stored key goes only to its own origin', () => {
 
   it('refuses --base-url and PETINV_BASE_URL elsewhere (exit 3); PETINV_API_KEY is the way round', async () => {
     const env = { PETINV_CONFIG_DIR: temporaryDirectory() };
-    await runEnvSetUrl('qa', home.url, fakeContext({ env }));
-    await runLogin({ env: 'qa' }, fakeContext({ env, stdin: KEY }));
-    await runList({ env: 'qa' }, fakeContext({ env }));
+    await success(['env', 'set-url', 'qa', home.url], { env });
+    await success(['login', '--env', 'qa'], { env, input: KEY });
+    await success(['list', '--env', 'qa'], { env });
     expect(home.seen).toEqual([`GET /v1/inventory Bearer ${KEY}`]);
 
-    const byFlag = await failure(() => runList({ env: 'qa', baseUrl: other.url }, fakeContext({ env })));
+    const byFlag = await failure(['list', '--env', 'qa', '--base-url', other.url], { env });
     expect(byFlag.exitCode).toBe(3);
     expect(byFlag.message).toBe(
       `the API key stored for qa belongs to ${new URL(home.url).origin}; refusing to send it to ${new URL(other.url).origin} (from --base-url); pass that service's key in PETINV_API_KEY, or point qa there for good: petinv env set-url qa ${other.url}`,
     );
-    const byVariable = await failure(() =>
-      runList({ env: 'qa' }, fakeContext({ env: { ...env, PETINV_BASE_URL: other.url } })),
-    );
+    const byVariable = await failure(['list', '--env', 'qa'], {
+      env: { ...env, PETINV_BASE_URL: other.url },
+    });
     expect(byVariable.message).toContain('(from PETINV_BASE_URL)');
     expect(other.seen).toEqual([]);
 
-    await runList(
-      { env: 'qa', baseUrl: other.url },
-      fakeContext({ env: { ...env, PETINV_API_KEY: 'other-key' } }),
-    );
+    await success(['list', '--env', 'qa', '--base-url', other.url], {
+      env: { ...env, PETINV_API_KEY: 'other-key' },
+    });
     expect(other.seen).toEqual(['GET /v1/inventory Bearer other-key']);
   });
 });
@@ -77,9 +76,9 @@ describe('base URLs with a user name or password', () => {
     const dir = temporaryDirectory();
     const env = { PETINV_CONFIG_DIR: dir, PETINV_API_KEY: KEY };
     const errors = [
-      await failure(() => runList({ baseUrl: url }, fakeContext({ env }))),
-      await failure(() => runList({}, fakeContext({ env: { ...env, PETINV_BASE_URL: url } }))),
-      await failure(() => runEnvSetUrl('qa', url, fakeContext({ env }))),
+      await failure(['list', '--base-url', url], { env }),
+      await failure(['list'], { env: { ...env, PETINV_BASE_URL: url } }),
+      await failure(['env', 'set-url', 'qa', url], { env }),
     ];
     writeFileSync(
       join(dir, 'config.json'),
@@ -88,35 +87,34 @@ describe('base URLs with a user name or password', () => {
         mode: 0o600,
       },
     );
-    errors.push(await failure(() => runList({}, fakeContext({ env }))));
+    errors.push(await failure(['list'], { env }));
     for (const error of errors) {
       expect(error.exitCode).toBe(3);
       expect(error.message).toContain('must not hold a user name or password');
       expect(error.message).not.toContain('hunter2');
     }
-    const shown = fakeContext({ env: { PETINV_CONFIG_DIR: temporaryDirectory() }, json: true });
-    runConfigShow({ baseUrl: url }, shown);
-    expect(JSON.parse(shown.out()).baseUrl.value).toBe('https://***@inventory.example/v1');
+    const shown = await success(['--json', 'config', '--base-url', url], {
+      env: { PETINV_CONFIG_DIR: temporaryDirectory() },
+    });
+    expect(JSON.parse(shown.stdout).baseUrl.value).toBe('https://***@inventory.example/v1');
   });
 });
 
 describe('API keys a header cannot carry', () => {
   it('are a configuration error at login and at use (exit 3), never echoed', async () => {
     const env = { PETINV_CONFIG_DIR: temporaryDirectory() };
-    const login = await failure(() =>
-      runLogin({ env: 'staging' }, fakeContext({ env, stdin: 'abc\u0007def\r\nX-Injected: 1' })),
-    );
+    const login = await failure(['login', '--env', 'staging'], {
+      env,
+      input: 'abc\u0007def\r\nX-Injected: 1',
+    });
     expect(login.exitCode).toBe(3);
     expect(login.message).toBe(
       'the API key for staging was not stored: it holds a character an HTTP header cannot carry (white space, a control or non-ASCII character) at position 4',
     );
     expect(readConfigFile(env).environments.staging).toBeUndefined();
-    const use = await failure(() =>
-      runList(
-        { env: 'staging', baseUrl: 'https://staging.example/v1' },
-        fakeContext({ env: { ...env, PETINV_API_KEY: 'secret key' } }),
-      ),
-    );
+    const use = await failure(['list', '--env', 'staging', '--base-url', 'https://staging.example/v1'], {
+      env: { ...env, PETINV_API_KEY: 'secret key' },
+    });
     expect(use.exitCode).toBe(3);
     expect(use.message).toBe(
       'the API key for staging (from PETINV_API_KEY) holds a character an HTTP header cannot carry (white space, a control or non-ASCII character) at position 7; fix PETINV_API_KEY',
@@ -130,7 +128,7 @@ describe('the config file in commands', () => {
     writeFileSync(join(dir, 'config.json'), '{"environments": {"staging": {"apiKey": sk_live_SECRET}}}', {
       mode: 0o600,
     });
-    const error = await failure(() => runEnvList({}, fakeContext({ env: { PETINV_CONFIG_DIR: dir } })));
+    const error = await failure(['env'], { env: { PETINV_CONFIG_DIR: dir } });
     expect(error.exitCode).toBe(3);
     expect(error.message).toBe(
       `config file ${join(dir, 'config.json')} is not valid JSON at line 1, column 41: an unexpected character where a value should be; fix or delete it`,
@@ -140,7 +138,7 @@ describe('the config file in commands', () => {
   it('a directory others can write is refused with the fix, by every command', async () => {
     const dir = temporaryDirectory();
     chmodSync(dir, 0o757);
-    const error = await failure(() => runConfigShow({}, fakeContext({ env: { PETINV_CONFIG_DIR: dir } })));
+    const error = await failure(['config'], { env: { PETINV_CONFIG_DIR: dir } });
     expect(error.exitCode).toBe(3);
     expect(error.message).toBe(
       `config directory ${dir} can be changed by other users (mode 0757); petinv will not trust it: chmod 700 ${dir}`,
@@ -149,18 +147,15 @@ describe('the config file in commands', () => {
 
   it('keys are masked to at most four characters, and only long ones; env shows none', async () => {
     const env = { PETINV_CONFIG_DIR: temporaryDirectory() };
-    await runLogin({ env: 'staging' }, fakeContext({ env, stdin: 'sk_live_abcdefghijkl' }));
-    await runLogin({ env: 'local' }, fakeContext({ env, stdin: 'short-key' }));
-    const staging = fakeContext({ env });
-    runConfigShow({ env: 'staging' }, staging);
-    expect(staging.out()).toContain('API key  sk_l… (20 characters)');
-    const local = fakeContext({ env, json: true });
-    runConfigShow({ env: 'local' }, local);
-    expect(JSON.parse(local.out()).apiKey.value).toBe('**** (9 characters)');
+    await success(['login', '--env', 'staging'], { env, input: 'sk_live_abcdefghijkl' });
+    await success(['login', '--env', 'local'], { env, input: 'short-key' });
+    const staging = await success(['config', '--env', 'staging'], { env });
+    expect(staging.stdout).toContain('API key  sk_l… (20 characters)');
+    const local = await success(['--json', 'config', '--env', 'local'], { env });
+    expect(JSON.parse(local.stdout).apiKey.value).toBe('**** (9 characters)');
     for (const tty of [true, false]) {
-      const list = fakeContext({ env, tty });
-      runEnvList({}, list);
-      expect(list.out()).not.toMatch(/sk_l|short/);
+      const list = await success(['env', '--no-color'], { env, tty });
+      expect(list.stdout).not.toMatch(/sk_l|short/);
     }
   });
 
@@ -168,9 +163,9 @@ describe('the config file in commands', () => {
     const dir = temporaryDirectory();
     writeFileSync(join(dir, 'file'), '');
     const configDir = join(dir, 'file', 'petinv');
-    const error = await failure(() =>
-      runEnvSetUrl('qa', 'https://qa.example/v1', fakeContext({ env: { PETINV_CONFIG_DIR: configDir } })),
-    );
+    const error = await failure(['env', 'set-url', 'qa', 'https://qa.example/v1'], {
+      env: { PETINV_CONFIG_DIR: configDir },
+    });
     expect(error.exitCode).toBe(3);
     expect(error.message).toBe(`cannot write config directory ${configDir} (ENOTDIR)`);
   });

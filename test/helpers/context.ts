@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
 import type { CommandContext } from '../../src/commands/context';
 
@@ -35,6 +36,7 @@ export function fakeContext(options: {
     stderr,
     json: options.json ?? false,
     color: options.color ?? false,
+    signals: new EventEmitter(),
     out: () => stdout.text,
     err: () => stderr.text,
   };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_BODY_BYTES } from '../../src/api/client';
-import { parseByteSize, resolveLimits } from '../../src/commands/limits';
+import { parseBodySize, parseByteSize, resolveLimits } from '../../src/commands/limits';
 import { fakeContext } from '../helpers/context';
 
 describe('--max-body-size and --max-retry-wait', () => {
@@ -28,7 +28,7 @@ describe('--max-body-size and --max-retry-wait', () => {
   it('refuses a size out of range with examples it would accept', () => {
     let message = '';
     try {
-      resolveLimits({ maxBodySize: '1G' }, fakeContext({}));
+      parseBodySize('1G', '--max-body-size');
     } catch (error) {
       message = (error as Error).message;
     }
@@ -46,7 +46,8 @@ describe('--max-body-size and --max-retry-wait', () => {
   it('takes the flag over the variable', () => {
     const context = fakeContext({ env: { PETINV_MAX_BODY_SIZE: '1M', PETINV_MAX_RETRY_WAIT: '5' } });
     expect(resolveLimits({}, context)).toMatchObject({ maxBodyBytes: 2 ** 20, maxRetryWaitMs: 5000 });
-    expect(resolveLimits({ maxBodySize: '2M', maxRetryWait: '0' }, context)).toMatchObject({
+    // The flags as their declarations parse them: bytes and milliseconds.
+    expect(resolveLimits({ maxBodySize: 2 * 2 ** 20, maxRetryWait: 0 }, context)).toMatchObject({
       maxBodyBytes: 2 * 2 ** 20,
       maxRetryWaitMs: 0,
     });

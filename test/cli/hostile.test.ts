@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runPetinv, temporaryDirectory } from '../helpers/serve';
+import { runMain } from '../helpers/main';
+import { temporaryDirectory } from '../helpers/serve';
 
 /**
  * One hostile inventory service on port 0; the first path segment picks how it misbehaves, so each
@@ -75,7 +76,7 @@ afterAll(() => {
 });
 
 const petinv = (scenario: string, args: string[], extra: { env?: NodeJS.ProcessEnv; input?: string } = {}) =>
-  runPetinv(args, {
+  runMain(args, {
     env: {
       PETINV_CONFIG_DIR: temporaryDirectory(),
       PETINV_ENV: 'local',
@@ -261,7 +262,7 @@ describe('a bulk run stops early when every request would fail', () => {
     });
     await new Promise<void>((resolve) => dying.listen(0, '127.0.0.1', resolve));
     const port = (dying.address() as { port: number }).port;
-    const result = await runPetinv(['--retries', '0', 'set', '-', '--concurrency', '1'], {
+    const result = await runMain(['--retries', '0', 'set', '-', '--concurrency', '1'], {
       env: {
         PETINV_CONFIG_DIR: temporaryDirectory(),
         PETINV_ENV: 'local',

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
-import { runPetinv, temporaryDirectory } from '../helpers/serve';
+import { runMain } from '../helpers/main';
+import { temporaryDirectory } from '../helpers/serve';
 
 const KEY = 'dry-run-key';
 let server: RunningServer;
@@ -28,19 +29,19 @@ beforeEach(() => {
   requests.length = 0;
 });
 
-const petinv = (args: string[]) => runPetinv(args, { env });
+const petinv = (args: string[]) => runMain(args, { env });
 const patches = () => requests.filter((request) => request.startsWith('PATCH'));
 
 describe('--dry-run never writes', () => {
   it('a bulk dry run with a bad line ends as the real run would (exit 9), the line among the results', async () => {
     const input = '1 5\nnot a line\n2 6\n';
-    const plain = await runPetinv(['set', '-', '--dry-run'], { env, input });
+    const plain = await runMain(['set', '-', '--dry-run'], { env, input });
     expect(plain.code).toBe(9);
     expect(plain.stdout).toBe('1: 12 → 5\n2: 24 → 6\n');
     expect(plain.stderr).toMatch(/line 2: .*\(skipped\)/);
     expect(plain.stderr).toContain('dry run: 1 line was skipped; nothing was written to production');
 
-    const ndjson = await runPetinv(['set', '-', '--dry-run', '--ndjson'], { env, input });
+    const ndjson = await runMain(['set', '-', '--dry-run', '--ndjson'], { env, input });
     expect(ndjson.code).toBe(9);
     const results = ndjson.stdout
       .trim()
@@ -49,7 +50,7 @@ describe('--dry-run never writes', () => {
     expect(results[0]).toMatchObject({ input: 2, ok: false, skipped: true });
     expect(results.slice(1).map((result) => result.petId)).toEqual([1, 2]);
 
-    const json = await runPetinv(['--json', 'set', '-', '--dry-run'], { env, input });
+    const json = await runMain(['--json', 'set', '-', '--dry-run'], { env, input });
     expect(json.code).toBe(9);
     expect(JSON.parse(json.stdout)[0]).toMatchObject({ input: 2, ok: false, skipped: true });
     expect(JSON.parse(json.stderr.trim().split('\n').at(-1) ?? '').error.code).toBe('partial_failure');

@@ -1,0 +1,65 @@
+import { Option } from '@commander-js/extra-typings';
+import { usageError } from '../errors';
+
+/**
+ * What option declarations share (src/program.ts): the parsers that turn an option's text into its value, a
+ * bad one into a usage error before anything runs. Nothing here loads more than the declarations need.
+ */
+
+/** The shared whole-number parser: `--limit 20`. */
+export function parseWholeNumber(text: string, flag: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max)
+    throw usageError(`${flag} ${text}: must be a whole number from ${min} to ${max}`);
+  return value;
+}
+
+/** An option whose text `parse` checks and turns into its value; `parse` is told the flag, for its message. */
+export function parsedOption<Usage extends string, T>(
+  flags: Usage,
+  description: string,
+  parse: (text: string, flag: string) => T,
+) {
+  const option = new Option(flags, description);
+  return option.argParser((text) => parse(text, option.long ?? flags));
+}
+
+export const wholeNumber = <Usage extends string>(
+  flags: Usage,
+  description: string,
+  min: number,
+  max: number,
+) => parsedOption(flags, description, (text, flag) => parseWholeNumber(text, flag, min, max));
+
+/** A default, declared once: commander applies the value, and help shows the text after the description. */
+export const byDefault = <const T extends number | string>(value: T, shown = `default ${value}`) =>
+  [value, shown] as const;
+
+/** `--latency 50` or `--latency 50-200`: milliseconds, or a range drawn from at random. */
+export function parseLatency(text: string, flag: string): { min: number; max: number } {
+  const match = /^(\d+)(?:-(\d+))?$/.exec(text);
+  const min = Number(match?.[1]);
+  const max = match?.[2] === undefined ? min : Number(match[2]);
+  if (!match || max < min || max > 60_000) {
+    throw usageError(`${flag} ${text}: must be milliseconds, MS or MIN-MAX, at most 60000`);
+  }
+  return { min, max };
+}
+
+export function parseFailRate(text: string, flag: string): number {
+  const rate = Number(text);
+  if (text.trim() === '' || !(rate >= 0 && rate <= 1))
+    throw usageError(`${flag} ${text}: must be a fraction from 0 to 1`);
+  return rate;
+}
+
+/** Bulk updates in flight at once. Not a commander default: a single `set` must tell whether it was given. */
+export const DEFAULT_CONCURRENCY = 8;
+
+/** What serve passes to the server when no option says otherwise; test/cli/serve.test.ts checks them against the server's own. */
+export const SERVE_DEFAULTS = {
+  seed: 12,
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  maxConnections: 1024,
+};

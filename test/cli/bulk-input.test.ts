@@ -1,0 +1,113 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { runMain } from '../helpers/main';
+import { temporaryDirectory } from '../helpers/serve';
+
+const KEY = 'bulk-input-key';
+let server: RunningServer;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  server = await startInventoryServer({ port: 0, apiKeys: [KEY], seed: 12 });
+  env = {
+    PETINV_CONFIG_DIR: temporaryDirectory(),
+    PETINV_ENV: 'local',
+    PETINV_BASE_URL: server.baseUrl,
+    PETINV_API_KEY: KEY,
+  };
+});
+afterAll(() => server.close());
+
+const petinv = (args: string[], input?: string) => runMain(args, { env, input });
+
+describe('bulk input', () => {
+  it('refuses input that never ends, such as --file /dev/zero (exit 2)', async () => {
+    const result = await petinv(['set', '--file', '/dev/zero']);
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'petinv: bulk input: line 1 has no end within 1 MiB; is it text, one update a line?\n',
+    });
+  });
+
+  it('accepts a byte-order mark before a JSON array', async () => {
+    const file = join(temporaryDirectory(), 'counts.json');
+    writeFileSync(file, '\ufeff[{"petId":10,"quantity":3}]');
+    const result = await petinv(['set', '--file', file, '--ndjson']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      input: 1,
+      ok: true,
+      item: { petId: 10, quantity: 3, status: 'available' },
+    });
+  });
+});
+
+describe('bulk results', () => {
+  const input = '10 4\nnot a line\n424242 1\n[broken\n';
+
+  it('--ndjson: every failure is a result, skipped lines first; the input position and the item have their own keys', async () => {
+    const result = await petinv(['set', '-', '--ndjson'], input);
+    expect(result.code).toBe(9);
+    const results = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(results.slice(0, 2)).toEqual([
+      {
+        input: 2,
+        ok: false,
+        skipped: true,
+        error: { code: 'bad_input', message: 'expected "petId quantity", got 3 fields', status: 0 },
+      },
+      {
+        input: 4,
+        ok: false,
+        skipped: true,
+        error: { code: 'bad_input', message: 'expected "petId quantity", got 1 field', status: 0 },
+      },
+    ]);
+    expect(results.slice(2).sort((a, b) => a.input - b.input)).toEqual([
+      { input: 1, ok: true, item: { petId: 10, quantity: 4, status: 'available' } },
+      {
+        input: 3,
+        ok: false,
+        petId: 424242,
+        quantity: 1,
+        error: expect.objectContaining({ code: 'pet_not_found', status: 404 }),
+      },
+    ]);
+    // What `jq 'select(.ok | not)'` would pick: every failure, skipped input included.
+    expect(results.filter((entry) => !entry.ok).map((entry) => entry.input)).toEqual([2, 4, 3]);
+    // Failures are in the stream, not repeated on stderr.
+    expect(result.stderr).toMatch(
+      /^petinv: updated 1 of 2 pets in local in [\d.]+s; 1 failed, 2 lines skipped\n/,
+    );
+  });
+
+  it('--json: one array with the same results, a JSON array input keyed by position too', async () => {
+    const result = await petinv(
+      ['--json', 'set', '-'],
+      '[{"petId":11,"quantity":2},{"petId":"x","quantity":1}]',
+    );
+    expect(result.code).toBe(9);
+    expect(JSON.parse(result.stdout)).toEqual([
+      {
+        input: 2,
+        ok: false,
+        skipped: true,
+        error: { code: 'bad_input', message: 'petId: must be an integer within int64', status: 0 },
+      },
+      { input: 1, ok: true, item: { petId: 11, quantity: 2, status: 'pending' } },
+    ]);
+    expect(JSON.parse(result.stderr.split('\n')[0] as string)).toEqual({
+      summary: { updated: 1, failed: 0, skipped: 1, notSent: 0, stopped: null },
+    });
+  });
+
+  it('--json and --ndjson together are a usage error', async () => {
+    expect((await petinv(['--json', 'set', '-', '--ndjson'], '1 1\n')).code).toBe(2);
+  });
+});

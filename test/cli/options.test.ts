@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_RETRY_WAIT_MS,
+  DEFAULT_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+} from '../../src/api/defaults';
+import { DEFAULT_CONCURRENCY, SERVE_DEFAULTS } from '../../src/commands/options';
+import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../../src/config/paths';
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+} from '../../src/server/http-edge';
+import { DEFAULT_SEED_COUNT } from '../../src/server/start';
+import { runMain } from '../helpers/main';
+
+/** Each option is declared once, in src/program.ts: its parser, its default and what help says of it. */
+
+/** Help with each option on one line, so a description is found whatever the width wraps. */
+async function help(args: string[]): Promise<string> {
+  const result = await runMain([...args, '--help'], { tty: true, columns: 400 });
+  expect(result.code).toBe(0);
+  return result.stdout;
+}
+
+describe('option declarations', () => {
+  it('help states the defaults the code applies, from the same declaration', async () => {
+    const program = await help([]);
+    expect(program).toContain(
+      `per-attempt request timeout in milliseconds (default ${DEFAULT_TIMEOUT_MS})\n`,
+    );
+    expect(program).toContain(`and 504 (default ${DEFAULT_RETRIES})\n`);
+    expect(program).toContain(`(default ${DEFAULT_MAX_BODY_BYTES / 2 ** 20}M; PETINV_MAX_BODY_SIZE)\n`);
+    expect(program).toContain(`(default ${DEFAULT_MAX_RETRY_WAIT_MS / 1000}; PETINV_MAX_RETRY_WAIT)\n`);
+    expect(await help(['set'])).toContain(
+      `bulk: updates in flight at once (default ${DEFAULT_CONCURRENCY})\n`,
+    );
+    const serve = await help(['serve']);
+    expect(serve).toContain(`(default: "${LOCAL_SERVE_HOST}")\n`);
+    expect(serve).toContain(`(default: "${LOCAL_SERVE_PORT}")\n`);
+    expect(serve).toContain(`pets in a new inventory (default ${SERVE_DEFAULTS.seed})\n`);
+    expect(serve).toContain(`take longer (default ${SERVE_DEFAULTS.headersTimeout})\n`);
+    expect(serve).toContain(`to arrive (default ${SERVE_DEFAULTS.requestTimeout})\n`);
+    expect(serve).toContain(`open ones (default ${SERVE_DEFAULTS.maxConnections})\n`);
+  });
+
+  it("serve's defaults are the server's own", () => {
+    expect(SERVE_DEFAULTS).toEqual({
+      seed: DEFAULT_SEED_COUNT,
+      headersTimeout: DEFAULT_HEADERS_TIMEOUT_MS,
+      requestTimeout: DEFAULT_REQUEST_TIMEOUT_MS,
+      maxConnections: DEFAULT_MAX_CONNECTIONS,
+    });
+  });
+
+  it.each([
+    [['--timeout', '0', 'list'], '--timeout 0: must be a whole number from 1 to 600000'],
+    [['--retries', '11', 'list'], '--retries 11: must be a whole number from 0 to 10'],
+    [['list', '--limit', '2.5'], '--limit 2.5: must be a whole number from 0 to 9007199254740991'],
+    [['set', '-', '--concurrency', '0'], '--concurrency 0: must be a whole number from 1 to 256'],
+    [['serve', '--port', '70000'], '--port 70000: must be a whole number from 0 to 65535'],
+  ])('%j: the declared parser refuses the value before the command runs (exit 2)', async (args, message) => {
+    // The base URL is a closed port: had the command run, it would fail otherwise.
+    const result = await runMain(args, {
+      env: { PETINV_BASE_URL: 'http://127.0.0.1:9/v1', PETINV_API_KEY: 'k' },
+    });
+    expect(result).toEqual({ code: 2, stdout: '', stderr: `petinv: ${message}\n` });
+  });
+
+  it('a bad value of a global option is refused by every command, also one that does not use it', async () => {
+    const result = await runMain(['env', '--timeout', '0']);
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'petinv: --timeout 0: must be a whole number from 1 to 600000\n',
+    });
+  });
+});

@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { version } from '../../package.json';
+import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { runPetinv, temporaryDirectory } from '../helpers/serve';
+
+/**
+ * The built bin as a process: what main(argv, io) cannot show in-process (test/cli has the rest), that
+ * the shim hands main the process's own streams and env and turns its answer into the exit status.
+ */
+
+const KEY = 'bin-key';
+let server: RunningServer;
+
+beforeAll(async () => {
+  server = await startInventoryServer({ port: 0, apiKeys: [KEY], seed: 12 });
+});
+afterAll(() => server.close());
+
+describe('bin/petinv.js', () => {
+  it('prints the version of the package', async () => {
+    expect(await runPetinv(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('runs a command with the process environment and streams, and exits with its status', async () => {
+    const env = {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      PETINV_ENV: 'local',
+      PETINV_BASE_URL: server.baseUrl,
+      PETINV_API_KEY: KEY,
+    };
+    expect(await runPetinv(['list', '--limit', '1'], { env })).toEqual({
+      code: 0,
+      stdout: '1\tavailable\t12\n',
+      stderr: '',
+    });
+    const notFound = await runPetinv(['set', '424242', '1'], { env });
+    expect(notFound.code).toBe(5);
+    expect(notFound.stderr).toBe(
+      'petinv: pet 424242 not found in local (404 pet_not_found: pet 424242 is not in the inventory)\n',
+    );
+    expect((await runPetinv(['frobnicate'], { env })).code).toBe(2);
+  });
+});
