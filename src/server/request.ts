@@ -92,6 +92,10 @@ export function readBody(req: IncomingMessage): Promise<string> {
     );
     // An incomplete request that errors or closes was cut off by its client (or a request timeout).
     req.on('error', (error) => reject(req.complete ? error : new ClientAborted()));
-    req.on('close', () => reject(new ClientAborted()));
+    // 'close' comes after every request, answered ones too: only an incomplete one was cut off (building an
+    // Error for each answered request cost a tenth of the PATCH path's CPU).
+    req.on('close', () => {
+      if (!req.complete) reject(new ClientAborted());
+    });
   });
 }
