@@ -44,6 +44,11 @@ export function writePlan(
   else context.stdout.write(plan.map((step) => planLine(step, envName)).join(''));
   const missing = plan.filter((step) => !step.before).length;
   const changes = plan.length - missing;
+  // With --json, stderr carries JSON lines only, as the summary of a real run does.
+  if (context.json) {
+    context.stderr.write(`${JSON.stringify({ dryRun: { changes, unknown: missing, written: 0 } })}\n`);
+    return;
+  }
   const unknown = form === 'bulk' ? `, ${missing} unknown pet${missing === 1 ? '' : 's'}` : '';
   context.stderr.write(
     `petinv: dry run: ${changes} change${changes === 1 ? '' : 's'} against ${envName}${unknown}; nothing was written\n`,

@@ -163,7 +163,8 @@ export class InventoryFile {
     const journalPath = `${path}.journal`;
     let journal: number;
     try {
-      journal = files.openSync(journalPath, APPEND_NO_FOLLOW, 0o644);
+      // The journal holds the same inventory: it is created as private as the data file.
+      journal = files.openSync(journalPath, APPEND_NO_FOLLOW, permissionsOf(path));
     } catch (error) {
       throw new ServeError(`cannot open journal ${journalPath}: ${describeFileSystemError(error)}`);
     }

@@ -53,7 +53,15 @@ describe('--dry-run never writes', () => {
     const json = await runMain(['--json', 'set', '-', '--dry-run'], { env, input });
     expect(json.code).toBe(9);
     expect(JSON.parse(json.stdout)[0]).toMatchObject({ input: 2, ok: false, skipped: true });
-    expect(JSON.parse(json.stderr.trim().split('\n').at(-1) ?? '').error.code).toBe('partial_failure');
+    // stderr holds JSON lines only: the dry run's summary, then the error.
+    const errors = json.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(errors).toEqual([
+      { dryRun: { changes: 2, unknown: 0, written: 0 } },
+      { error: expect.objectContaining({ code: 'partial_failure' }) },
+    ]);
     expect(patches()).toEqual([]);
   });
 

@@ -1,4 +1,12 @@
-import { appendFileSync, chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InventoryFile } from '../../src/server/data-file';
@@ -43,6 +51,15 @@ describe('InventoryFile: snapshot plus journal', () => {
     await file.close(() => store.listBody());
     expect(readFileSync(path, 'utf8')).toContain('{"petId":3,"quantity":8,');
     expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('creates the journal as private as the data file it belongs to', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    await (await openStore(path)).file.close();
+    unlinkSync(`${path}.journal`);
+    chmodSync(path, 0o600);
+    await (await openStore(path)).file.close();
+    expect(statSync(`${path}.journal`).mode & 0o777).toBe(0o600);
   });
 
   it('drops a torn last line, which was never acknowledged', async () => {
