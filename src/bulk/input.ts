@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { parseInventoryJson } from '../api/json';
 import { describeIssues, PET_STATUSES, PetId, parsePetId } from '../api/schemas';
 import { usageError } from '../errors';
+import { plural } from '../output/plural';
 import { printable } from '../printable';
 
 export interface BulkEntry {
@@ -63,7 +64,7 @@ function fromFields(fields: string[]): Omit<BulkEntry, 'line'> | string {
         ? fields
         : [];
   if (petIdText === undefined || quantityText === undefined) {
-    return `expected "petId quantity", got ${fields.length} field${fields.length === 1 ? '' : 's'}`;
+    return `expected "petId quantity", got ${plural(fields.length, 'field')}`;
   }
   const petId = parsePetId(petIdText);
   if (petId === undefined) return `petId ${quoted(petIdText)} is not an integer within int64`;

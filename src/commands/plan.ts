@@ -1,6 +1,7 @@
 import type { InventoryClient } from '../api/client';
 import type { InventoryItem } from '../api/schemas';
 import { PetinvError } from '../errors';
+import { plural } from '../output/plural';
 import type { CommandContext } from './context';
 
 /** One change a dry run would make: the quantity it would set, against the stock it read. */
@@ -49,9 +50,9 @@ export function writePlan(
     context.stderr.write(`${JSON.stringify({ dryRun: { changes, unknown: missing, written: 0 } })}\n`);
     return;
   }
-  const unknown = form === 'bulk' ? `, ${missing} unknown pet${missing === 1 ? '' : 's'}` : '';
+  const unknown = form === 'bulk' ? `, ${plural(missing, 'unknown pet')}` : '';
   context.stderr.write(
-    `petinv: dry run: ${changes} change${changes === 1 ? '' : 's'} against ${envName}${unknown}; nothing was written\n`,
+    `petinv: dry run: ${plural(changes, 'change')} against ${envName}${unknown}; nothing was written\n`,
   );
 }
 

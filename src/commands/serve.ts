@@ -5,6 +5,7 @@ import type { Writable } from 'node:stream';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath, defaultDataFile } from '../config/paths';
 import { configError, PetinvError, usageError } from '../errors';
+import { plural } from '../output/plural';
 import type { ServeFlags } from '../program';
 import type { RequestLogEntry } from '../server/app';
 import { ServeError } from '../server/errors';
@@ -222,7 +223,7 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
       say(`petinv serve: API key ${apiKeys.generated} (shown once; petinv --env local uses it)`);
     const fresh = running.seeded ? ', new' : '';
     say(
-      `petinv serve: listening on ${running.baseUrl} · data ${data} (${running.pets} pets${fresh}) · key: ${apiKeys.source}`,
+      `petinv serve: listening on ${running.baseUrl} · data ${data} (${plural(running.pets, 'pet')}${fresh}) · key: ${apiKeys.source}`,
     );
   }
 

@@ -5,6 +5,7 @@ import { type BulkEntry, type BulkInput, type BulkProblem, readBulkInput } from 
 import { type BulkOutcome, type BulkResult, runBulk, UNREACHABLE_STREAK } from '../bulk/run';
 import { PetinvError, usageError } from '../errors';
 import { paint, renderItems } from '../output/inventory';
+import { plural } from '../output/plural';
 import { createProgress } from '../output/progress';
 import type { SetFlags } from '../program';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
@@ -98,9 +99,7 @@ function reportProblems(input: BulkInput, flags: SetFlags, context: CommandConte
       );
   }
   if (flags.strict && input.problems.length > 0) {
-    throw usageError(
-      `--strict: ${input.problems.length} bad ${input.unit}${input.problems.length === 1 ? '' : 's'}; nothing was sent`,
-    );
+    throw usageError(`--strict: ${plural(input.problems.length, `bad ${input.unit}`)}; nothing was sent`);
   }
 }
 
@@ -130,7 +129,7 @@ async function runBulkSet(flags: SetFlags, context: CommandContext) {
     if (skipped > 0)
       throw new PetinvError(
         'partial',
-        `dry run: ${skipped} ${input.unit}${skipped === 1 ? ' was' : 's were'} skipped; nothing was written to ${envName}`,
+        `dry run: ${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped; nothing was written to ${envName}`,
         { code: 'partial_failure' },
       );
     return;
@@ -171,7 +170,7 @@ async function runBulkSet(flags: SetFlags, context: CommandContext) {
   if (failed > 0 || skipped > 0) {
     throw new PetinvError(
       'partial',
-      `${failed} update${failed === 1 ? '' : 's'} failed and ${skipped} ${input.unit}${skipped === 1 ? ' was' : 's were'} skipped in ${envName}`,
+      `${plural(failed, 'update')} failed and ${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped in ${envName}`,
       { code: 'partial_failure' },
     );
   }
@@ -200,7 +199,7 @@ function writeSummary(
   }
   const stopped = stop ? `stopped early, ${STOP_REASONS[stop.reason]}: ` : '';
   const unsent = stop ? `, ${notSent} not sent` : '';
-  const summary = `${stopped}updated ${updated} of ${input.entries.length} pets in ${envName} in ${seconds.toFixed(1)}s; ${failed} failed${unsent}, ${skipped} ${input.unit}${skipped === 1 ? '' : 's'} skipped`;
+  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${failed} failed${unsent}, ${plural(skipped, input.unit)} skipped`;
   const chalk = paint(context.color);
   context.stderr.write(`petinv: ${failed || skipped || stop ? chalk.yellow(summary) : summary}\n`);
 }

@@ -1,6 +1,7 @@
 import { Chalk } from 'chalk';
 import { serializeItem } from '../api/json';
 import type { InventoryItem, PetStatus } from '../api/schemas';
+import { plural } from './plural';
 
 export type ListFormat = 'table' | 'tsv' | 'json' | 'ndjson' | 'csv';
 
@@ -51,8 +52,8 @@ function renderTable(items: readonly InventoryItem[], options: RenderOptions): s
     lines[line++] =
       `${String(item.petId).padStart(idWidth)}  ${paintStatus(item.status)}${gap}  ${String(item.quantity).padStart(quantityWidth)}`;
   }
-  const pets = `${items.length} ${items.length === 1 ? 'pet' : 'pets'}`;
-  lines[line] = chalk.dim(`${pets} · ${units} ${units === 1n ? 'unit' : 'units'} · ${options.envName}`);
+  const pets = plural(items.length, 'pet');
+  lines[line] = chalk.dim(`${pets} · ${plural(units, 'unit')} · ${options.envName}`);
   return `${lines.join('\n')}\n`;
 }
 
