@@ -57,14 +57,6 @@ export interface RetryWait {
   retryAfter: boolean;
 }
 
-export {
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_MAX_RETRY_WAIT_MS,
-  DEFAULT_RETRIES,
-  DEFAULT_TIMEOUT_MS,
-  formatBytes,
-} from './defaults';
-
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
 
 /** When a retry may go: Retry-After (seconds or an HTTP date), else exponential backoff with full jitter. */

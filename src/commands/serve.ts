@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { isIPv4 } from 'node:net';
 import type { Writable } from 'node:stream';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath, defaultDataFile } from '../config/paths';
+import { isLoopbackHost, UNSENDABLE_KEY_CHARACTER } from '../config/settings';
 import { configError, PetinvError, usageError } from '../errors';
 import { plural } from '../output/plural';
 import type { ServeFlags } from '../program';
@@ -19,12 +19,11 @@ interface ResolvedKeys {
 }
 
 /** What a client can send in `Authorization: Bearer <key>`: visible ASCII, nothing else. */
-const SENDABLE_KEY = /^[!-~]+$/;
 
 /** Why no client could send this key, or undefined when one can; the key itself is never repeated. */
 function unsendable(key: string): string | undefined {
   if (key === '') return 'a key is empty';
-  if (!SENDABLE_KEY.test(key))
+  if (UNSENDABLE_KEY_CHARACTER.test(key))
     return 'a key holds white space, a control character or a non-ASCII character, which no client can send';
   return undefined;
 }
@@ -147,14 +146,6 @@ function lineWriter(stream: Writable): (line: string) => void {
 /** A start or stop the machine refused is a config failure (exit 3) with the server's own message. */
 function asCommandError(error: unknown): unknown {
   return error instanceof ServeError ? configError(error.message) : error;
-}
-
-/** 127.0.0.0/8, ::1 and localhost; anything else may be reached from another machine. */
-function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  if (bare === 'localhost' || bare === '::1' || bare === '0:0:0:0:0:0:0:1') return true;
-  const v4 = bare.startsWith('::ffff:') ? bare.slice('::ffff:'.length) : bare;
-  return isIPv4(v4) && v4.startsWith('127.');
 }
 
 export async function runServe(flags: ServeFlags, context: CommandContext): Promise<void> {

@@ -1,3 +1,4 @@
+import { isIPv4 } from 'node:net';
 import { configError, usageError } from '../errors';
 import { printable } from '../printable';
 import type { ConfigFile } from './file';
@@ -173,23 +174,31 @@ export function checkKeyDestination(settings: Settings, baseUrl: string) {
 }
 
 /** Why a key cannot go in an Authorization header, without quoting it, or undefined. */
+/** Visible ASCII only: what a bearer token can hold, and what every HTTP stack carries unchanged. */
+export const UNSENDABLE_KEY_CHARACTER = /[^!-~]/;
+
 /** Far beyond any real key, far below what servers take in one header (8 KiB is a common limit). */
 export const MAX_API_KEY_LENGTH = 4096;
 
 export function apiKeyProblem(key: string): string | undefined {
   if (key.length > MAX_API_KEY_LENGTH)
     return `is longer than the ${MAX_API_KEY_LENGTH} characters an API key may have`;
-  // Visible ASCII only: what a bearer token can hold, and what every HTTP stack carries unchanged.
-  const bad = key.search(/[^\x21-\x7e]/);
+  const bad = key.search(UNSENDABLE_KEY_CHARACTER);
   return bad === -1
     ? undefined
     : `holds a character an HTTP header cannot carry (white space, a control or non-ASCII character) at position ${bad + 1}`;
 }
 
-const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+/** localhost, 127.0.0.0/8 (also IPv4-mapped) and ::1, bracketed or not: addresses that never leave the machine. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost' || bare === '::1' || bare === '0:0:0:0:0:0:0:1') return true;
+  const v4 = bare.startsWith('::ffff:') ? bare.slice('::ffff:'.length) : bare;
+  return isIPv4(v4) && v4.startsWith('127.');
+}
 
 export function isLoopback(url: URL): boolean {
-  return LOOPBACK.test(url.hostname);
+  return isLoopbackHost(url.hostname);
 }
 
 /** Shows enough of a key to tell two apart, never enough to use it: four characters, and only of a long key. */

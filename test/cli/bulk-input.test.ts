@@ -1,26 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { describe, expect, it } from 'vitest';
+import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
 const KEY = 'bulk-input-key';
-let server: RunningServer;
-let env: NodeJS.ProcessEnv;
+const served = useInventoryServer(KEY);
 
-beforeAll(async () => {
-  server = await startInventoryServer({ port: 0, apiKeys: [KEY], seed: 12 });
-  env = {
-    PETINV_CONFIG_DIR: temporaryDirectory(),
-    PETINV_ENV: 'local',
-    PETINV_BASE_URL: server.baseUrl,
-    PETINV_API_KEY: KEY,
-  };
-});
-afterAll(() => server.close());
-
-const petinv = (args: string[], input?: string) => runMain(args, { env, input });
+const petinv = (args: string[], input?: string) => runMain(args, { env: served.env, input });
 
 describe('bulk input', () => {
   it('refuses input that never ends, such as --file /dev/zero (exit 2)', async () => {

@@ -1,29 +1,17 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readConfigFile } from '../../src/config/file';
-import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
 const KEY = 'commands-key';
-let server: RunningServer;
-let env: NodeJS.ProcessEnv;
-
-beforeAll(async () => {
-  server = await startInventoryServer({ port: 0, apiKeys: [KEY], seed: 12 });
-  env = {
-    PETINV_CONFIG_DIR: temporaryDirectory(),
-    PETINV_BASE_URL: server.baseUrl,
-    PETINV_API_KEY: KEY,
-    PETINV_ENV: 'local',
-  };
-});
-afterAll(() => server.close());
+const served = useInventoryServer(KEY);
 
 describe('list: terminal versus pipe', () => {
   it('prints a table with a footer on a terminal, right-aligned numbers', async () => {
-    const result = await runMain(['list', '--limit', '3', '--no-color'], { env, tty: true });
+    const result = await runMain(['list', '--limit', '3', '--no-color'], { env: served.env, tty: true });
     expect(result.stdout).toBe(
       [
         'PET ID  STATUS     QUANTITY',
@@ -37,26 +25,26 @@ describe('list: terminal versus pipe', () => {
   });
 
   it('colours the status on a terminal only when colour is wanted', async () => {
-    const coloured = await runMain(['list', '--limit', '1'], { env, tty: true });
+    const coloured = await runMain(['list', '--limit', '1'], { env: served.env, tty: true });
     expect(coloured.stdout).toContain('\u001b[32mavailable\u001b[39m');
-    const plain = await runMain(['list', '--limit', '1', '--no-color'], { env, tty: true });
+    const plain = await runMain(['list', '--limit', '1', '--no-color'], { env: served.env, tty: true });
     expect(plain.stdout).not.toContain('\u001b[');
   });
 
   it('prints tab-separated lines without decoration in a pipe', async () => {
-    const result = await runMain(['list', '--limit', '2'], { env });
+    const result = await runMain(['list', '--limit', '2'], { env: served.env });
     expect(result.stdout).toBe('1\tavailable\t12\n2\tpending\t24\n');
   });
 });
 
 describe('confirmation on production', () => {
-  const production = () => ({ ...env, PETINV_ENV: 'production' });
+  const production = () => ({ ...served.env, PETINV_ENV: 'production' });
 
   it('asks on a terminal and changes nothing when declined (exit 10)', async () => {
     const declined = await runMain(['set', '4', '99'], { env: production(), stdinTty: true, input: 'n\n' });
     expect(declined.code).toBe(10);
     expect(declined.stderr).toContain('Set pet 4 to 99 in production? [y/N]');
-    expect((await runMain(['list'], { env })).stdout).toContain('4\tavailable\t23\n');
+    expect((await runMain(['list'], { env: served.env })).stdout).toContain('4\tavailable\t23\n');
   });
 
   it('goes ahead on yes', async () => {
@@ -74,7 +62,7 @@ describe('confirmation on production', () => {
 
 describe('bulk set on a terminal', () => {
   it('draws a progress bar on stderr and ends with a summary', async () => {
-    const result = await runMain(['set', '-'], { env, tty: true, input: '7 1\n8 2\n9 3\n' });
+    const result = await runMain(['set', '-'], { env: served.env, tty: true, input: '7 1\n8 2\n9 3\n' });
     expect(result.stderr).toContain(`\r[${'#'.repeat(24)}] 3/3\u001b[K\n`);
     expect(result.stderr).toMatch(
       /petinv: updated 3 of 3 pets in local in [\d.]+s; 0 failed, 0 lines skipped\n$/,
@@ -111,11 +99,13 @@ describe('login and config', () => {
   });
 
   it('shows where each setting came from, key masked', async () => {
-    const result = await runMain(['--json', 'config'], { env: { ...env, PETINV_API_KEY: 'abcdefghijkl' } });
+    const result = await runMain(['--json', 'config'], {
+      env: { ...served.env, PETINV_API_KEY: 'abcdefghijkl' },
+    });
     const shown = JSON.parse(result.stdout);
     expect(shown.env).toEqual({ value: 'local', source: 'environment variable', from: 'PETINV_ENV' });
     expect(shown.baseUrl).toEqual({
-      value: server.baseUrl,
+      value: served.server.baseUrl,
       source: 'environment variable',
       from: 'PETINV_BASE_URL',
     });

@@ -1,28 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
-import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain, startMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
 /** `main(argv, io)`: the whole CLI in-process, its exit status returned, the process left alone. */
 
 const KEY = 'entry-key';
-let server: RunningServer;
-let env: NodeJS.ProcessEnv;
-
-beforeAll(async () => {
-  server = await startInventoryServer({ port: 0, apiKeys: [KEY], seed: 12 });
-  env = {
-    PETINV_CONFIG_DIR: temporaryDirectory(),
-    PETINV_ENV: 'local',
-    PETINV_BASE_URL: server.baseUrl,
-    PETINV_API_KEY: KEY,
-  };
-});
-afterAll(() => server.close());
+const served = useInventoryServer(KEY);
 
 /** A stdout whose every write fails with `code`, as a closed pipe (EPIPE) or a full disk (ENOSPC) does. */
 function failingStdout(code: string) {
@@ -43,12 +31,15 @@ describe('the CLI entry', () => {
   });
 
   it('reads the environment and the streams it is given, not the process', async () => {
-    const result = await runMain(['list', '--limit', '1'], { env });
+    const result = await runMain(['list', '--limit', '1'], { env: served.env });
     expect(result).toEqual({ code: 0, stdout: '1\tavailable\t12\n', stderr: '' });
-    const table = await runMain(['list', '--limit', '1'], { env: { ...env, FORCE_COLOR: '1' }, tty: true });
+    const table = await runMain(['list', '--limit', '1'], {
+      env: { ...served.env, FORCE_COLOR: '1' },
+      tty: true,
+    });
     expect(table.stdout).toContain('\u001b[32mavailable\u001b[39m');
-    expect((await runMain(['config', 'path'], { env })).stdout).toBe(
-      `${join(String(env.PETINV_CONFIG_DIR), 'config.json')}\n`,
+    expect((await runMain(['config', 'path'], { env: served.env })).stdout).toBe(
+      `${join(String(served.env.PETINV_CONFIG_DIR), 'config.json')}\n`,
     );
   });
 
@@ -61,12 +52,12 @@ describe('the CLI entry', () => {
   });
 
   it('a closed stdout (EPIPE) is status 141 and no message', async () => {
-    const result = await runMain(['list'], { env, stdout: failingStdout('EPIPE') });
+    const result = await runMain(['list'], { env: served.env, stdout: failingStdout('EPIPE') });
     expect(result).toEqual({ code: 141, stdout: '', stderr: '' });
   });
 
   it('any other write failure is said once on stderr, status 1', async () => {
-    const result = await runMain(['list'], { env, stdout: failingStdout('ENOSPC') });
+    const result = await runMain(['list'], { env: served.env, stdout: failingStdout('ENOSPC') });
     expect(result).toEqual({ code: 1, stdout: '', stderr: 'petinv: cannot write to stdout: ENOSPC\n' });
   });
 

@@ -1,23 +1,11 @@
 import { spawn } from 'node:child_process';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startInventoryServer } from '../../src/server/start';
-import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
+import { describe, expect, it } from 'vitest';
+import { useInventoryServer } from '../helpers/inventory-server';
+import { cleanEnv, PETINV_BIN } from '../helpers/serve';
 
 const KEY = 'bulk-input-key';
-let server: RunningServer;
-let env: NodeJS.ProcessEnv;
-
-beforeAll(async () => {
-  server = await startInventoryServer({ port: 0, apiKeys: [KEY], seed: 12 });
-  env = {
-    PETINV_CONFIG_DIR: temporaryDirectory(),
-    PETINV_ENV: 'local',
-    PETINV_BASE_URL: server.baseUrl,
-    PETINV_API_KEY: KEY,
-  };
-});
-afterAll(() => server.close());
+const served = useInventoryServer(KEY);
 
 describe('bulk input is read as a stream', () => {
   it('a million lines (120 MB) in a process whose heap is capped at 48 MB', async () => {
@@ -26,7 +14,7 @@ describe('bulk input is read as a stream', () => {
     const lines = 1_000_000;
     const padding = ' '.repeat(100);
     const child = spawn(process.execPath, ['--max-old-space-size=48', PETINV_BIN, 'set', '-', '--strict'], {
-      env: { ...cleanEnv(), ...env },
+      env: { ...cleanEnv(), ...served.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -52,7 +40,7 @@ describe('bulk input is read as a stream', () => {
     // A quoted field was a slice of its line, and V8 keeps the whole line alive behind a slice: 90 MB of
     // bad lines were all held until the end, and the capped heap aborted.
     const child = spawn(process.execPath, ['--max-old-space-size=48', PETINV_BIN, 'set', '-', '--strict'], {
-      env: { ...cleanEnv(), ...env },
+      env: { ...cleanEnv(), ...served.env },
       stdio: ['pipe', 'ignore', 'pipe'],
     });
     let stderr = '';

@@ -6,6 +6,7 @@ import {
   checkBaseUrl,
   checkKeyDestination,
   displayUrl,
+  isLoopbackHost,
   maskKey,
   resolveSettings,
 } from '../../src/config/settings';
@@ -252,6 +253,23 @@ describe('apiKeyProblem', () => {
     expect(apiKeyProblem('abc def')).toContain('at position 4');
     expect(apiKeyProblem('abc\r\nX-Injected: 1')).toContain('at position 4');
     expect(apiKeyProblem('clé')).toContain('at position 3');
+  });
+});
+
+describe("isLoopbackHost: one rule for serve's warning and the client's clear-text and proxy checks", () => {
+  it.each([
+    ['localhost', true],
+    ['127.0.0.1', true],
+    ['127.3.2.1', true],
+    ['[::1]', true],
+    ['::1', true],
+    ['[::ffff:127.0.0.1]', true],
+    ['0.0.0.0', false],
+    ['10.0.0.1', false],
+    ['127.example.com', false],
+    ['localhost.', false],
+  ])('%s is loopback: %s', (host, expected) => {
+    expect(isLoopbackHost(host)).toBe(expected);
   });
 });
 
