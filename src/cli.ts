@@ -2,17 +2,17 @@ import { setFlagsFromString } from 'node:v8';
 import { CommanderError } from '@commander-js/extra-typings';
 import type { CliIo, CommandContext, OutputStream } from './commands/context';
 import { ExitCode, PetinvError } from './errors';
-import { wantsColor } from './output/terminal';
+import { isDumbTerminal, wantsColor } from './output/terminal';
 import { printable } from './printable';
 import { buildProgram, type Program } from './program';
 
 export type { CliIo } from './commands/context';
 
-/** commander's own colour rule for its help text (NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE), read from io.env. */
+/** commander's own colour rule for its help text (NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE), read from io.env, and TERM=dumb as petinv's own. */
 function commanderColor(env: NodeJS.ProcessEnv, stream: OutputStream): boolean {
   if (env.NO_COLOR || env.FORCE_COLOR === '0' || env.FORCE_COLOR === 'false') return false;
   if (env.FORCE_COLOR || env.CLICOLOR_FORCE !== undefined) return true;
-  return stream.isTTY === true && stream.hasColors?.() === true;
+  return stream.isTTY === true && stream.hasColors?.() === true && !isDumbTerminal(env);
 }
 
 /**
@@ -23,7 +23,9 @@ function configureOutput(program: Program, io: CliIo, json: boolean) {
   if (json) program.showHelpAfterError(false);
   program.configureOutput({
     writeOut: (text) => io.stdout.write(text),
-    writeErr: (text) => io.stderr.write(text),
+    // With --json, commander's own text on stderr (its usage errors, the help it shows for a missing
+    // command) gives way to the one JSON line report writes.
+    writeErr: (text) => json || io.stderr.write(text),
     outputError: (text, write) => json || write(text),
     // As commander's defaults do: a terminal's width, else none (it then wraps at 80), which its types omit.
     getOutHelpWidth: () => (io.stdout.isTTY ? io.stdout.columns : undefined) as number,
@@ -50,28 +52,42 @@ function contextFor(io: CliIo, output: OutputWatch) {
   };
 }
 
+/**
+ * A failure as a script reads it with --json: one line on stderr, `{"error":{"code","message","status",
+ * "exitCode"}}`, `status` being the HTTP status or null when no service answered.
+ */
+function jsonError(body: { code: string; message: string; status: number | null }, exitCode: ExitCode) {
+  return `${JSON.stringify({ error: { code: body.code, message: body.message, status: body.status, exitCode } })}\n`;
+}
+
 /** The one place where a failure becomes a message and an exit code. */
 function report(error: unknown, json: boolean, io: CliIo): ExitCode {
   const { stderr } = io;
   if (error instanceof CommanderError) {
-    // commander has already printed help, the version, or its own usage message.
+    // commander has already printed help, the version, or (without --json) its own usage message.
     if (error.exitCode === 0) return ExitCode.ok;
-    if (json)
+    if (json) {
+      // Help shown for a missing command was held back (configureOutput); this line says what was wrong.
+      const message = error.code === 'commander.help' ? 'no command given; run petinv --help' : error.message;
       stderr.write(
-        `${JSON.stringify({ error: { code: 'usage', message: printable(error.message.replace(/^error: /, '')), status: 0 } })}\n`,
+        jsonError(
+          { code: 'usage', message: printable(message.replace(/^error: /, '')), status: null },
+          ExitCode.usage,
+        ),
       );
+    }
     return ExitCode.usage;
   }
   if (error instanceof PetinvError) {
     // Outside text in a message was made printable where it was quoted; this keeps every message one line.
-    stderr.write(
-      json ? `${JSON.stringify({ error: error.body })}\n` : `petinv: ${printable(error.message, 2000)}\n`,
-    );
+    if (json) stderr.write(jsonError(error.body, error.exitCode));
+    // Ctrl-C needs no words: the person pressed it, and the shell reports 130.
+    else if (error.kind !== 'interrupted') stderr.write(`petinv: ${printable(error.message, 2000)}\n`);
     return error.exitCode;
   }
   const message = printable((error as Error)?.message ?? String(error), 2000);
   if (json) {
-    stderr.write(`${JSON.stringify({ error: { code: 'internal', message, status: 0 } })}\n`);
+    stderr.write(jsonError({ code: 'internal', message, status: null }, ExitCode.internal));
   } else {
     stderr.write(`petinv: unexpected error: ${message}\n`);
     if (io.env.PETINV_DEBUG) stderr.write(`${(error as Error)?.stack}\n`);

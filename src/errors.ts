@@ -14,6 +14,8 @@ export const ExitCode = {
   server: 8,
   partial: 9,
   aborted: 10,
+  /** Ctrl-C: 128 + SIGINT, what a shell shows for a command the interrupt stopped. */
+  interrupted: 130,
   /** stdout or stderr was closed by its reader: 128 + SIGPIPE, what a shell shows for `cat big | head -1`. */
   outputClosed: 141,
 } as const;
@@ -24,7 +26,8 @@ export type ErrorKind = keyof typeof ExitCode;
 export interface ServiceErrorBody {
   code: string;
   message: string;
-  status: number;
+  /** The HTTP status the service answered with; null for a failure that has none (never 0). */
+  status: number | null;
 }
 
 export class PetinvError extends Error {
@@ -36,7 +39,7 @@ export class PetinvError extends Error {
   constructor(kind: ErrorKind, message: string, body?: Partial<ServiceErrorBody>) {
     super(message);
     this.kind = kind;
-    this.body = { code: body?.code ?? kind, message: body?.message ?? message, status: body?.status ?? 0 };
+    this.body = { code: body?.code ?? kind, message: body?.message ?? message, status: body?.status ?? null };
   }
 
   get exitCode(): ExitCode {

@@ -17,6 +17,7 @@ import {
   SERVE_DEFAULTS,
   wholeNumber,
 } from './commands/options';
+import { addHelpCommand, catchSubcommandTypos } from './commands/typos';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from './config/paths';
 
 /**
@@ -133,6 +134,14 @@ const declareAdjust = (program: Program) =>
     .option('--dry-run', 'show the change against current stock; write nothing')
     .option('-y, --yes', 'do not ask for confirmation on production');
 export type AdjustFlags = OptionsOf<ReturnType<typeof declareAdjust>>;
+
+const declareLogin = (program: Program) =>
+  program
+    .command('login')
+    .description('store the API key of an environment: typed hidden on a terminal, or piped on stdin')
+    .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)')
+    .addHelpText('after', '\nExample:\n  printf %s "$KEY" | petinv login --env staging');
+export type LoginFlags = OptionsOf<ReturnType<typeof declareLogin>>;
 
 const declareServe = (program: Program) =>
   program
@@ -263,13 +272,9 @@ const COMMANDS: ReadonlyArray<(program: Program, context: ContextFor) => void> =
       );
   },
   (program, context) =>
-    program
-      .command('login')
-      .description('store the API key of an environment: typed hidden on a terminal, or piped on stdin')
-      .addHelpText('after', '\nExample:\n  printf %s "$KEY" | petinv login --env staging')
-      .action(async (_flags, command) =>
-        (await import('./commands/login')).runLogin(globals(command), context(command)),
-      ),
+    declareLogin(program).action(async (_flags, command) =>
+      (await import('./commands/login')).runLogin(command.optsWithGlobals(), context(command)),
+    ),
   (program, context) =>
     program
       .command('logout')
@@ -307,5 +312,7 @@ export function buildProgram(configure: (program: Program) => void, context: Con
   const program = declareProgram();
   configure(program);
   for (const add of COMMANDS) add(program, context);
+  addHelpCommand(program);
+  catchSubcommandTypos(program);
   return program;
 }

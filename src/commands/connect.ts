@@ -10,6 +10,7 @@ import {
   checkBaseUrl,
   checkKeyDestination,
   isLoopback,
+  type ResolveOptions,
   resolveSettings,
   type Settings,
 } from '../config/settings';
@@ -25,8 +26,18 @@ export interface Connection {
   baseUrl: string;
 }
 
-export function loadSettings(flags: GlobalFlags, context: CommandContext): Settings {
-  return resolveSettings(flags, context.env, readConfigFile(context.env), configFilePath(context.env));
+export function loadSettings(
+  flags: GlobalFlags,
+  context: CommandContext,
+  options: ResolveOptions = {},
+): Settings {
+  return resolveSettings(
+    flags,
+    context.env,
+    readConfigFile(context.env),
+    configFilePath(context.env),
+    options,
+  );
 }
 
 /** Resolves the environment and builds the client, refusing what would fail or leak before any request. */

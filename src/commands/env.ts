@@ -5,12 +5,14 @@ import {
   BUILTIN_ENVIRONMENTS,
   checkBaseUrl,
   environmentNameProblem,
+  knownEnvironments,
   resolveSettings,
 } from '../config/settings';
 import { usageError } from '../errors';
 import { paint } from '../output/inventory';
 import { printable } from '../printable';
 import type { GlobalFlags } from '../program';
+import { didYouMean } from '../suggest';
 import type { CommandContext } from './context';
 
 function checkEnvName(name: string): string {
@@ -23,7 +25,7 @@ export function runEnvList(flags: GlobalFlags, context: CommandContext) {
   const file = readConfigFile(context.env);
   const path = configFilePath(context.env);
   const settings = resolveSettings(flags, context.env, file, path);
-  const names = [...new Set([...BUILTIN_ENVIRONMENTS, ...Object.keys(file.environments)])];
+  const names = knownEnvironments(file);
   const rows = names.map((name) => {
     // What is stored for each environment; PETINV_BASE_URL and PETINV_API_KEY override only the one in use.
     const resolved = resolveSettings({ env: name }, {}, file, path);
@@ -69,7 +71,7 @@ export async function runEnvUse(name: string, context: CommandContext) {
   await updateConfigFile((config) => {
     if (!(BUILTIN_ENVIRONMENTS as readonly string[]).includes(name) && !config.environments[name]) {
       throw usageError(
-        `unknown environment ${name}; add it first: petinv env set-url ${name} https://<host>/v1`,
+        `unknown environment ${name}${didYouMean(name, knownEnvironments(config))}; add it first: petinv env set-url ${name} https://<host>/v1`,
       );
     }
     config.currentEnv = name;
@@ -89,7 +91,10 @@ export async function runEnvSetUrl(name: string, url: string, context: CommandCo
 export async function runEnvRemove(name: string, context: CommandContext) {
   checkEnvName(name);
   await updateConfigFile((config) => {
-    if (!config.environments[name]) throw usageError(`nothing stored for environment ${name}`);
+    if (!config.environments[name])
+      throw usageError(
+        `nothing stored for environment ${name}${didYouMean(name, Object.keys(config.environments))}`,
+      );
     delete config.environments[name];
     if (config.currentEnv === name) delete config.currentEnv;
   }, context.env);

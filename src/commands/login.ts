@@ -1,14 +1,35 @@
-import { updateConfigFile } from '../config/file';
-import { apiKeyProblem, MAX_API_KEY_LENGTH, maskKey } from '../config/settings';
-import { configError, usageError } from '../errors';
-import { readAll, readHidden } from '../output/prompt';
-import type { GlobalFlags } from '../program';
+import { readConfigFile, updateConfigFile } from '../config/file';
+import { apiKeyProblem, knownEnvironments, MAX_API_KEY_LENGTH, maskKey } from '../config/settings';
+import { configError, PetinvError, usageError } from '../errors';
+import { confirm, readAll, readHidden } from '../output/prompt';
+import type { GlobalFlags, LoginFlags } from '../program';
+import { didYouMean } from '../suggest';
 import { loadSettings } from './connect';
 import type { CommandContext } from './context';
 
+/**
+ * A key for an environment with no URL is sent nowhere, and the name may be a typo (`--env stagin`): a
+ * person at a terminal confirms, a script says so with --create.
+ */
+async function confirmEnvironmentWithoutUrl(envName: string, create: boolean, context: CommandContext) {
+  if (create) return;
+  const known = knownEnvironments(readConfigFile(context.env));
+  const what = known.includes(envName)
+    ? `${envName} has no URL yet`
+    : `${envName} is a new environment${didYouMean(envName, known)}`;
+  const setUrl = `petinv env set-url ${envName} https://<host>/v1`;
+  if (!context.stdin.isTTY)
+    throw usageError(`${what}; store its key anyway with --create, or first: ${setUrl}`);
+  if (!(await confirm(`petinv: ${what}. Store a key for it anyway?`, context.stdin, context.stderr)))
+    throw new PetinvError('aborted', `nothing stored; set its URL first: ${setUrl}`, { code: 'aborted' });
+}
+
 /** Stores an API key for one environment. The key is read, never taken from the command line. */
-export async function runLogin(flags: GlobalFlags, context: CommandContext) {
-  const envName = loadSettings(flags, context).env.value;
+export async function runLogin(flags: LoginFlags, context: CommandContext) {
+  const settings = loadSettings(flags, context, { allowUnknownEnvironment: true });
+  const envName = settings.env.value;
+  if (settings.keyBaseUrl === undefined)
+    await confirmEnvironmentWithoutUrl(envName, flags.create === true, context);
   const key = context.stdin.isTTY
     ? await readHidden(`API key for ${envName} (input hidden): `, context.stdin, context.stderr)
     : // A key past the limit is refused below; reading stops soon after it, whatever is piped in.

@@ -219,6 +219,6 @@ function skippedJson(problem: BulkProblem): string {
     input: problem.line,
     ok: false,
     skipped: true,
-    error: { code: 'bad_input', message: problem.message, status: 0 },
+    error: { code: 'bad_input', message: problem.message, status: null },
   });
 }

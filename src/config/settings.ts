@@ -1,6 +1,7 @@
 import { isIPv4 } from 'node:net';
 import { configError, usageError } from '../errors';
 import { printable } from '../printable';
+import { nearestName } from '../suggest';
 import type { ConfigFile } from './file';
 import { LOCAL_BASE_URL } from './paths';
 
@@ -29,6 +30,19 @@ export interface SettingsFlags {
   baseUrl?: string;
 }
 
+export interface ResolveOptions {
+  /**
+   * Whether an environment that is neither built in nor in the config file may be chosen: only for
+   * `login`, which asks before creating one. Everywhere else it is a typo, and an error that says so.
+   */
+  allowUnknownEnvironment?: boolean;
+}
+
+/** The environments a name may choose: the built-in ones and those in the config file. */
+export function knownEnvironments(file: ConfigFile): string[] {
+  return [...new Set([...BUILTIN_ENVIRONMENTS, ...Object.keys(file.environments)])];
+}
+
 /** What `env set-url` accepts, and so all that a config file, --env or PETINV_ENV may name. */
 const ENVIRONMENT_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/i;
 
@@ -51,6 +65,7 @@ export function resolveSettings(
   env: NodeJS.ProcessEnv,
   file: ConfigFile,
   configPath: string,
+  options: ResolveOptions = {},
 ): Settings {
   const pick = <T>(
     candidates: Array<[T | undefined, Source, string]>,
@@ -73,6 +88,13 @@ export function resolveSettings(
   // A name from the config file was checked when the file was read.
   const nameProblem = envName.source === 'config file' ? undefined : environmentNameProblem(envName.value);
   if (nameProblem) throw usageError(`${envName.origin} "${printable(envName.value, 60)}" ${nameProblem}`);
+  const known = knownEnvironments(file);
+  if (!options.allowUnknownEnvironment && !known.includes(envName.value)) {
+    const name = envName.value;
+    const nearest = nearestName(name, known);
+    const message = `unknown environment ${name} (from ${envName.origin}); ${nearest ? `did you mean ${nearest}? ` : ''}known: ${known.join(', ')}; to add it: petinv env set-url ${name} https://<host>/v1`;
+    throw envName.source === 'config file' ? configError(message) : usageError(message);
+  }
   const stored = file.environments[envName.value];
   const builtinUrl = DEFAULT_BASE_URLS[envName.value];
 

@@ -22,8 +22,8 @@ export function readHidden(question: string, stdin: Terminal, stderr: Writable):
     const onData = (chunk: string) => {
       for (const character of chunk) {
         if (character === '\r' || character === '\n') return finish();
-        if (character === '\u0003')
-          return finish(new PetinvError('aborted', 'interrupted', { code: 'aborted' }));
+        // Raw mode turns Ctrl-C into this character instead of SIGINT: it ends petinv as SIGINT would.
+        if (character === '\u0003') return finish(interrupted());
         if (character === '\u007f' || character === '\b') value = value.slice(0, -1);
         else if (character >= ' ') value += character;
       }
@@ -32,16 +32,24 @@ export function readHidden(question: string, stdin: Terminal, stderr: Writable):
   });
 }
 
-/** Asks a yes/no question on a terminal; anything but y or yes is no. */
+/** Ctrl-C at a prompt: exit 130, as a shell reports a command SIGINT stopped. */
+export const interrupted = () => new PetinvError('interrupted', 'interrupted', { code: 'interrupted' });
+
+/** Asks a yes/no question on a terminal; anything but y or yes is no, and so is the end of input (Ctrl-D). */
 export function confirm(question: string, stdin: Terminal, stderr: Writable): Promise<boolean> {
   return new Promise((resolve) => {
     stderr.write(`${question} [y/N] `);
     stdin.setEncoding('utf8');
-    stdin.resume();
-    stdin.once('data', (answer: string) => {
+    const answer = (text: string | undefined) => {
+      stdin.off('data', answer);
+      stdin.off('end', answer);
       stdin.pause();
-      resolve(/^\s*y(es)?\s*$/i.test(answer));
-    });
+      if (text === undefined) stderr.write('\n');
+      resolve(text !== undefined && /^\s*y(es)?\s*$/i.test(text));
+    };
+    stdin.once('data', answer);
+    stdin.once('end', answer);
+    stdin.resume();
   });
 }
 

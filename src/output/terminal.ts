@@ -1,11 +1,17 @@
 /**
  * Whether stdout gets colour, decided once at the edge: --no-color and NO_COLOR win, FORCE_COLOR
- * turns it on even when piped (FORCE_COLOR=0 turns it off), otherwise only a terminal gets colour.
+ * turns it on even when piped (FORCE_COLOR=0 turns it off), otherwise only a terminal gets colour, and
+ * not one that says it cannot show it (TERM=dumb: Emacs shell buffers, some CI logs).
  * chalk alone ignores NO_COLOR, so chalk is always built from this answer.
  */
 export function wantsColor(env: NodeJS.ProcessEnv, stdoutIsTTY: boolean, colorFlag: boolean): boolean {
   if (!colorFlag) return false;
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
-  return stdoutIsTTY;
+  return stdoutIsTTY && !isDumbTerminal(env);
+}
+
+/** TERM=dumb: a terminal without colour or cursor movement. */
+export function isDumbTerminal(env: NodeJS.ProcessEnv): boolean {
+  return env.TERM === 'dumb';
 }

@@ -48,13 +48,13 @@ describe('bulk results', () => {
         input: 2,
         ok: false,
         skipped: true,
-        error: { code: 'bad_input', message: 'expected "petId quantity", got 3 fields', status: 0 },
+        error: { code: 'bad_input', message: 'expected "petId quantity", got 3 fields', status: null },
       },
       {
         input: 4,
         ok: false,
         skipped: true,
-        error: { code: 'bad_input', message: 'expected "petId quantity", got 1 field', status: 0 },
+        error: { code: 'bad_input', message: 'expected "petId quantity", got 1 field', status: null },
       },
     ]);
     expect(results.slice(2).sort((a, b) => a.input - b.input)).toEqual([
@@ -86,7 +86,7 @@ describe('bulk results', () => {
         input: 2,
         ok: false,
         skipped: true,
-        error: { code: 'bad_input', message: 'petId: must be an integer within int64', status: 0 },
+        error: { code: 'bad_input', message: 'petId: must be an integer within int64', status: null },
       },
       { input: 1, ok: true, item: { petId: 11, quantity: 2, status: 'pending' } },
     ]);

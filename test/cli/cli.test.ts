@@ -237,7 +237,9 @@ describe('exit codes', () => {
       const lines = result.stderr.split('\n');
       expect(lines).toHaveLength(2);
       expect(lines[1]).toBe('');
-      expect(JSON.parse(lines[0] ?? '')).toMatchObject({ error: { code: 'usage', status: 0 } });
+      expect(JSON.parse(lines[0] ?? '')).toMatchObject({
+        error: { code: 'usage', status: null, exitCode: 2 },
+      });
     }
   });
   it('3: configuration, naming what to do', async () => {
@@ -319,7 +321,12 @@ describe('exit codes', () => {
     const result = await petinv(['set', '424242', '1', '--json']);
     expect(result.stdout).toBe('');
     expect(JSON.parse(result.stderr)).toEqual({
-      error: { code: 'pet_not_found', message: 'pet 424242 is not in the inventory', status: 404 },
+      error: {
+        code: 'pet_not_found',
+        message: 'pet 424242 is not in the inventory',
+        status: 404,
+        exitCode: 5,
+      },
     });
   });
 });
@@ -333,7 +340,7 @@ describe('the API key never travels on the command line', () => {
   });
   it('login refuses a key longer than a header should carry, without reading all that is piped', async () => {
     const dir = temporaryDirectory();
-    const result = await runMain(['login', '--env', 'staging'], {
+    const result = await runMain(['login', '--env', 'staging', '--create'], {
       env: { PETINV_CONFIG_DIR: dir },
       input: 'k'.repeat(8 * 1024 * 1024),
     });

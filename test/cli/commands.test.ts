@@ -74,7 +74,7 @@ describe('bulk set on a terminal', () => {
 describe('login and config', () => {
   it('stores the key read from stdin in a file only its owner can read', async () => {
     const configDir = join(temporaryDirectory(), 'nested');
-    const result = await runMain(['login', '--env', 'staging'], {
+    const result = await runMain(['login', '--env', 'staging', '--create'], {
       env: { PETINV_CONFIG_DIR: configDir },
       input: 'sk_live_1234567890\n',
     });

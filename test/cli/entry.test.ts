@@ -84,7 +84,7 @@ describe('the CLI entry', () => {
     const json = await login(['--json']);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stderr)).toEqual({
-      error: { code: 'internal', message: 'stdin broke', status: 0 },
+      error: { code: 'internal', message: 'stdin broke', status: null, exitCode: 1 },
     });
   });
 });

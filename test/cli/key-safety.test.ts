@@ -103,7 +103,7 @@ describe('base URLs with a user name or password', () => {
 describe('API keys a header cannot carry', () => {
   it('are a configuration error at login and at use (exit 3), never echoed', async () => {
     const env = { PETINV_CONFIG_DIR: temporaryDirectory() };
-    const login = await failure(['login', '--env', 'staging'], {
+    const login = await failure(['login', '--env', 'staging', '--create'], {
       env,
       input: 'abc\u0007def\r\nX-Injected: 1',
     });
@@ -147,7 +147,7 @@ describe('the config file in commands', () => {
 
   it('keys are masked to at most four characters, and only long ones; env shows none', async () => {
     const env = { PETINV_CONFIG_DIR: temporaryDirectory() };
-    await success(['login', '--env', 'staging'], { env, input: 'sk_live_abcdefghijkl' });
+    await success(['login', '--env', 'staging', '--create'], { env, input: 'sk_live_abcdefghijkl' });
     await success(['login', '--env', 'local'], { env, input: 'short-key' });
     const staging = await success(['config', '--env', 'staging'], { env });
     expect(staging.stdout).toContain('API key  sk_l… (20 characters)');

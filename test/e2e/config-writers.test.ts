@@ -9,7 +9,7 @@ describe('the config file', () => {
     const env = { PETINV_CONFIG_DIR: dir };
     const writers = Array.from({ length: 12 }, (_, n) =>
       n % 4 === 3
-        ? runPetinv(['login', '--env', `env${n}`], { env, input: `key-${n}` })
+        ? runPetinv(['login', '--create', '--env', `env${n}`], { env, input: `key-${n}` })
         : runPetinv(['env', 'set-url', `env${n}`, `https://env${n}.example/v1`], { env }),
     );
     const results = await Promise.all(writers);

@@ -339,6 +339,8 @@ describe('wantsColor', () => {
     ['FORCE_COLOR=0 on a terminal', { FORCE_COLOR: '0' }, true, true, false],
     ['NO_COLOR beats FORCE_COLOR', { NO_COLOR: '1', FORCE_COLOR: '1' }, false, true, false],
     ['--no-color beats FORCE_COLOR', { FORCE_COLOR: '1' }, false, false, false],
+    ['TERM=dumb on a terminal', { TERM: 'dumb' }, true, true, false],
+    ['FORCE_COLOR beats TERM=dumb', { TERM: 'dumb', FORCE_COLOR: '1' }, true, true, true],
   ])('%s', (_name, env, isTTY, flag, expected) => {
     expect(wantsColor(env, isTTY, flag)).toBe(expected);
   });
