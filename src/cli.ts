@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { CommanderError } from '@commander-js/extra-typings';
+import { COMPLETE_COMMAND, runComplete } from './commands/complete';
 import type { CliIo, CommandContext, OutputStream } from './commands/context';
 import { ExitCode, PetinvError } from './errors';
 import { isDumbTerminal, wantsColor } from './output/terminal';
@@ -150,6 +151,13 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   const output = watchOutput(io);
   let code: ExitCode = ExitCode.ok;
   const json = argv.includes('--json');
+  // The shell's TAB, not a person: candidates on stdout, nothing else, whatever the words hold.
+  if (argv[2] === COMPLETE_COMMAND) {
+    const program = buildProgram(() => {}, contextFor(io, output));
+    await runComplete(program, argv.slice(3), io.env, io.stdout).catch(() => {});
+    await flushed(io.stdout);
+    return output.status ?? ExitCode.ok;
+  }
   try {
     const program = buildProgram((declared) => configureOutput(declared, io, json), contextFor(io, output));
     await program.parseAsync([...argv]);

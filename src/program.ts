@@ -303,7 +303,7 @@ const COMMANDS: ReadonlyArray<(program: Program, context: ContextFor) => void> =
       .description('print a shell completion script')
       .addHelpText('after', '\nExample:\n  eval "$(petinv completion bash)"')
       .action(async (shell, _flags, command) =>
-        (await import('./commands/completion')).runCompletion(shell, program, context(command)),
+        (await import('./commands/completion')).runCompletion(shell, context(command)),
       ),
 ];
 

@@ -1,90 +1,89 @@
-import type { CommandUnknownOpts as Command } from '@commander-js/extra-typings';
 import { usageError } from '../errors';
 import type { CommandContext } from './context';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 
-interface Spec {
-  name: string;
-  description: string;
-  options: string[];
-  subcommands: string[];
-}
+/*
+ * Each script is a thin loop around `petinv __complete WORDS… CURRENT` (see complete.ts), which answers
+ * from the commander declarations: commands, options, environments, statuses and files stay current
+ * without regenerating the script. Its first line is `:files` (complete file names) or `:values`, and
+ * each following line `value<TAB>description`.
+ */
 
-/** The completion scripts are derived from the commander program, so they never fall behind it. */
-function describe(program: Command): { globals: string[]; commands: Spec[] } {
-  const longFlags = (command: Command) =>
-    command.options.map((option) => option.long).filter((flag): flag is string => Boolean(flag));
-  return {
-    globals: [...longFlags(program), '--help'],
-    commands: program.commands.map((command) => ({
-      name: command.name(),
-      description: command.description().split('\n')[0] ?? '',
-      options: longFlags(command),
-      subcommands: command.commands.map((sub) => sub.name()),
-    })),
-  };
-}
-
-function bash({ globals, commands }: ReturnType<typeof describe>): string {
-  const cases = commands
-    .map(
-      (command) =>
-        `    ${command.name}) words="${[...command.subcommands, ...command.options, ...globals].join(' ')}" ;;`,
-    )
-    .join('\n');
-  return `# petinv completion for bash: eval "$(petinv completion bash)"
+const BASH = `# petinv completion for bash; in ~/.bashrc: eval "$(petinv completion bash)"
 _petinv() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" words
-  if [ "$COMP_CWORD" -eq 1 ]; then
-    words="${commands.map((command) => command.name).join(' ')} ${globals.join(' ')}"
-  else
-    case "\${COMP_WORDS[1]}" in
-${cases}
-    *) words="${globals.join(' ')}" ;;
-    esac
+  local cur="\${COMP_WORDS[COMP_CWORD]}" line
+  local -a lines
+  local IFS=$'\\n'
+  lines=($(petinv __complete "\${COMP_WORDS[@]:1:COMP_CWORD-1}" "$cur" 2>/dev/null))
+  COMPREPLY=()
+  if [ "\${lines[0]}" = ":files" ]; then
+    compopt -o filenames 2>/dev/null
+    COMPREPLY=($(compgen -f -- "$cur"))
+    return 0
   fi
-  case "$cur" in
-    -*) ;;
-    *) [ "$COMP_CWORD" -gt 1 ] && words="\${words//--*/}" ;;
-  esac
-  COMPREPLY=($(compgen -W "$words" -- "$cur"))
-  [ \${#COMPREPLY[@]} -eq 0 ] && COMPREPLY=($(compgen -f -- "$cur"))
+  for line in "\${lines[@]:1}"; do
+    COMPREPLY+=("\${line%%$'\\t'*}")
+  done
 }
 complete -F _petinv petinv
 `;
-}
 
-function zsh(spec: ReturnType<typeof describe>): string {
-  return `# petinv completion for zsh: eval "$(petinv completion zsh)"
-autoload -U +X bashcompinit && bashcompinit
-${bash(spec).split('\n').slice(1).join('\n')}`;
+const ZSH = `# petinv completion for zsh; in ~/.zshrc, before or after compinit: eval "$(petinv completion zsh)"
+_petinv() {
+  local -a lines described plain
+  local line value description
+  lines=("\${(@f)$(petinv __complete "\${(@)words[2,CURRENT-1]}" "\${words[CURRENT]}" 2>/dev/null)}")
+  if [[ "\${lines[1]}" == ":files" ]]; then
+    _files
+    return
+  fi
+  for line in "\${(@)lines[2,-1]}"; do
+    [[ -n "$line" ]] || continue
+    value="\${line%%$'\\t'*}" description="\${line#*$'\\t'}"
+    if [[ -n "$description" ]]; then
+      described+=("\${value//:/\\\\:}:$description")
+    else
+      plain+=("$value")
+    fi
+  done
+  local found=1
+  (( \${#described} )) && _describe -t values petinv described && found=0
+  (( \${#plain} )) && compadd -- "\${plain[@]}" && found=0
+  return found
 }
-
-function fish({ globals, commands }: ReturnType<typeof describe>): string {
-  const quote = (text: string) => `'${text.replaceAll("'", "\\'")}'`;
-  const lines = ['# petinv completion for fish: petinv completion fish | source', 'complete -c petinv -f'];
-  for (const command of commands) {
-    lines.push(
-      `complete -c petinv -n __fish_use_subcommand -a ${command.name} -d ${quote(command.description)}`,
-    );
-    for (const sub of command.subcommands)
-      lines.push(`complete -c petinv -n '__fish_seen_subcommand_from ${command.name}' -a ${sub}`);
-    for (const option of command.options)
-      lines.push(`complete -c petinv -n '__fish_seen_subcommand_from ${command.name}' -l ${option.slice(2)}`);
-  }
-  for (const option of globals) lines.push(`complete -c petinv -l ${option.slice(2)}`);
-  return `${lines.join('\n')}\n`;
+# compdef exists once compinit has run. A .zshrc that runs compinit later, or never, gets petinv's
+# completion at its first prompt instead of an error now.
+_petinv_register() {
+  (( $+functions[compdef] )) || { autoload -Uz compinit && compinit }
+  compdef _petinv petinv
+  precmd_functions=(\${precmd_functions:#_petinv_register})
 }
+if (( $+functions[compdef] )); then
+  compdef _petinv petinv
+else
+  precmd_functions+=(_petinv_register)
+fi
+`;
 
-export function runCompletion(shell: string, program: Command, context: CommandContext) {
-  const spec = describe(program);
-  const scripts: Record<(typeof SHELLS)[number], () => string> = {
-    bash: () => bash(spec),
-    zsh: () => zsh(spec),
-    fish: () => fish(spec),
-  };
-  const make = scripts[shell as (typeof SHELLS)[number]];
-  if (!make) throw usageError(`completion ${shell}: choose one of ${SHELLS.join(', ')}`);
-  context.stdout.write(make());
+const FISH = `# petinv completion for fish; in ~/.config/fish/config.fish: petinv completion fish | source
+function __petinv_complete
+    set -l words (commandline -opc)
+    set -l current (commandline -ct)
+    set -l lines (petinv __complete $words[2..-1] "$current" 2>/dev/null)
+    if test "$lines[1]" = ":files"
+        __fish_complete_path "$current"
+        return
+    end
+    printf '%s\\n' $lines[2..-1]
+end
+complete -c petinv -f -a '(__petinv_complete)'
+`;
+
+const SCRIPTS: Record<(typeof SHELLS)[number], string> = { bash: BASH, zsh: ZSH, fish: FISH };
+
+export function runCompletion(shell: string, context: CommandContext) {
+  const script = SCRIPTS[shell as (typeof SHELLS)[number]];
+  if (script === undefined) throw usageError(`completion ${shell}: choose one of ${SHELLS.join(', ')}`);
+  context.stdout.write(script);
 }

@@ -5,7 +5,7 @@ import type { ListFlags } from '../program';
 import { connect } from './connect';
 import type { CommandContext } from './context';
 
-const SORT_KEYS = ['petId', 'quantity', 'status'] as const;
+export const SORT_KEYS = ['petId', 'quantity', 'status'] as const;
 type SortKey = (typeof SORT_KEYS)[number];
 
 const compareBy: Record<SortKey, (a: InventoryItem, b: InventoryItem) => number> = {

@@ -413,8 +413,8 @@ describe('help and completion', () => {
   });
   it.each([
     ['bash', 'complete -F _petinv petinv'],
-    ['zsh', 'bashcompinit'],
-    ['fish', "complete -c petinv -n '__fish_seen_subcommand_from list' -l status"],
+    ['zsh', 'compdef _petinv petinv'],
+    ['fish', "complete -c petinv -f -a '(__petinv_complete)'"],
   ])('prints a %s completion script', async (shell, expected) => {
     const result = await petinv(['completion', shell]);
     expect(result.code).toBe(0);

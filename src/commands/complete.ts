@@ -1,0 +1,172 @@
+import type { CommandUnknownOpts as Command, Option } from '@commander-js/extra-typings';
+import type { OutputStream } from './context';
+
+/**
+ * `petinv __complete WORD... CURRENT`: what the shell scripts of `petinv completion` ask on each TAB. It
+ * answers from the commander declarations, so the scripts stay small and never fall behind the commands,
+ * and it reads only the config file (for environment names): no network, and only the modules it needs.
+ *
+ * The answer is a directive line, `:values` or `:files`, then one candidate per line, `value<TAB>description`
+ * (the description may be empty). `:files` asks the shell for file names and carries no candidates.
+ */
+export const COMPLETE_COMMAND = '__complete';
+
+interface Candidate {
+  value: string;
+  description: string;
+}
+
+type Answer = { files: true } | { files: false; candidates: Candidate[] };
+
+/** Options whose value is a file name: the only places where the shell completes files. */
+const FILE_OPTIONS = new Set(['--file', '--data', '--api-key-file']);
+
+const values = (names: readonly string[], description = ''): Candidate[] =>
+  names.map((value) => ({ value, description }));
+
+/** The environments a name may choose: built in, and any in the config file (a broken one adds none). */
+async function environmentNames(env: NodeJS.ProcessEnv, storedOnly = false): Promise<string[]> {
+  const [{ readConfigFile }, { knownEnvironments }] = await Promise.all([
+    import('../config/file'),
+    import('../config/settings'),
+  ]);
+  try {
+    const file = readConfigFile(env);
+    return storedOnly ? Object.keys(file.environments) : knownEnvironments(file);
+  } catch {
+    return storedOnly ? [] : knownEnvironments({ environments: {} });
+  }
+}
+
+/** The candidates for the value of `option`, or files. `current` is what is typed of it so far. */
+async function optionValues(option: Option, current: string, env: NodeJS.ProcessEnv): Promise<Answer> {
+  const long = option.long ?? '';
+  if (FILE_OPTIONS.has(long)) return { files: true };
+  if (long === '--env') return { files: false, candidates: values(await environmentNames(env)) };
+  if (long === '--status') {
+    // A comma-separated list: complete its last item, keeping those before it.
+    const { PetStatus } = await import('../api/schemas');
+    const before = current.slice(0, current.lastIndexOf(',') + 1);
+    const chosen = before.split(',');
+    return {
+      files: false,
+      candidates: values(
+        PetStatus.options.filter((status) => !chosen.includes(status)).map((s) => before + s),
+      ),
+    };
+  }
+  if (long === '--sort') return { files: false, candidates: values((await import('./list')).SORT_KEYS) };
+  const choices = (option as { argChoices?: string[] }).argChoices;
+  return { files: false, candidates: values(choices ?? []) };
+}
+
+/** The candidates for the positional argument `name` of `command` (env use <env>, completion <shell>). */
+async function argumentValues(command: Command, index: number, env: NodeJS.ProcessEnv): Promise<Candidate[]> {
+  const argument = command.registeredArguments[index] ?? command.registeredArguments.at(-1);
+  if (argument === undefined || (index >= command.registeredArguments.length && !argument.variadic))
+    return [];
+  const name = argument.name();
+  if (name === 'env') return values(await environmentNames(env, command.name() === 'remove'));
+  if (name === 'shell') return values((await import('./completion')).SHELLS);
+  if (name === 'command') return subcommands(command.parent ?? command);
+  return values(argument.argChoices ?? []);
+}
+
+const isVisible = (command: Command) => command.name() !== COMPLETE_COMMAND;
+const firstLine = (text: string) => text.split('\n')[0] ?? '';
+
+function subcommands(command: Command): Candidate[] {
+  return command.commands
+    .filter(isVisible)
+    .map((sub) => ({ value: sub.name(), description: firstLine(sub.description()) }));
+}
+
+/** The options that apply to `command`: its own, then those of every command above it (the globals). */
+function optionsOf(command: Command): Option[] {
+  const all: Option[] = [];
+  for (let at: Command | null = command; at; at = at.parent) all.push(...(at.options as Option[]));
+  return all;
+}
+
+const takesValue = (option: Option) => option.required || option.optional;
+
+function findOption(command: Command, word: string): Option | undefined {
+  return optionsOf(command).find((option) => option.long === word || option.short === word);
+}
+
+/** What completes `current`, the word under the cursor, after `before`, the words typed before it. */
+export async function completeWords(
+  program: Command,
+  before: readonly string[],
+  current: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Answer> {
+  let command = program;
+  let pending: Option | undefined;
+  let positionals = 0;
+  let onlyArguments = false;
+  const used = new Set<string>();
+  for (const word of before) {
+    if (pending) {
+      pending = undefined;
+    } else if (!onlyArguments && word === '--') {
+      onlyArguments = true;
+    } else if (!onlyArguments && word.startsWith('-') && word.length > 1) {
+      const option = findOption(command, word.split('=')[0] ?? word);
+      if (option === undefined) continue;
+      used.add(option.long ?? option.short ?? word);
+      if (takesValue(option) && !word.includes('=')) pending = option;
+    } else {
+      const sub =
+        positionals === 0 ? command.commands.find((candidate) => candidate.name() === word) : undefined;
+      if (sub) command = sub;
+      else positionals++;
+    }
+  }
+
+  if (pending) return optionValues(pending, current, env);
+  if (current.startsWith('-') && !onlyArguments) {
+    const options = [
+      ...optionsOf(command).filter(
+        (option) => !option.hidden && option.long !== undefined && !used.has(option.long),
+      ),
+    ];
+    return {
+      files: false,
+      candidates: [
+        ...options.map((option) => ({
+          value: option.long as string,
+          description: firstLine(option.description),
+        })),
+        { value: '--help', description: 'display help for command' },
+      ],
+    };
+  }
+  if (positionals === 0 && command.commands.some(isVisible)) {
+    return {
+      files: false,
+      candidates: [...subcommands(command), ...(await argumentValues(command, 0, env))],
+    };
+  }
+  return { files: false, candidates: await argumentValues(command, positionals, env) };
+}
+
+/** Answers one `petinv __complete` call on stdout. */
+export async function runComplete(
+  program: Command,
+  words: readonly string[],
+  env: NodeJS.ProcessEnv,
+  stdout: OutputStream,
+) {
+  const current = words.at(-1) ?? '';
+  const answer = await completeWords(program, words.slice(0, -1), current, env);
+  if (answer.files) {
+    stdout.write(':files\n');
+    return;
+  }
+  const clean = (text: string) => text.replace(/[\t\n\r]/g, ' ');
+  const lines = answer.candidates
+    .filter((candidate) => candidate.value.startsWith(current))
+    .map((candidate) => `${clean(candidate.value)}\t${clean(candidate.description)}\n`);
+  stdout.write(`:values\n${[...new Set(lines)].join('')}`);
+}

@@ -1,0 +1,190 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runMain } from '../helpers/main';
+import { PETINV_BIN, runPetinv } from '../helpers/serve';
+
+/**
+ * The completion scripts in real shells, calling the built bin's `__complete` as a TAB would. bash is
+ * driven through its completion function with COMP_WORDS and COMP_CWORD; fish answers `complete -C`
+ * without a terminal; zsh is checked to load, with and without compinit run first.
+ */
+
+const installed = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
+
+let home: string;
+let env: NodeJS.ProcessEnv;
+const script: Record<string, string> = {};
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), 'petinv-completion-'));
+  env = { PETINV_CONFIG_DIR: join(home, 'config'), HOME: home, ZDOTDIR: home };
+  expect((await runMain(['env', 'set-url', 'qa-east', 'https://qa.example/v1'], { env })).code).toBe(0);
+  for (const shell of ['bash', 'zsh', 'fish']) {
+    const printed = await runPetinv(['completion', shell], { env });
+    expect(printed.code).toBe(0);
+    writeFileSync(join(home, `petinv.${shell}`), printed.stdout);
+    script[shell] = join(home, `petinv.${shell}`);
+  }
+});
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+/** Runs a shell script with `petinv` standing for the built bin; stdout, stderr and status. */
+function shell(name: string, args: string[], text: string) {
+  const result = spawnSync(name, [...args, text], {
+    env: { ...process.env, ...env, PATH: process.env.PATH },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** `petinv __complete` in-process: the directive and the candidates' values. */
+async function complete(...words: string[]) {
+  const result = await runMain(['__complete', ...words], { env });
+  expect(result).toMatchObject({ code: 0, stderr: '' });
+  const [directive, ...lines] = result.stdout.trimEnd().split('\n');
+  return { directive, values: lines.map((line) => line.split('\t')[0]), lines };
+}
+
+describe('petinv __complete answers from the declarations', () => {
+  it('commands with descriptions, after global options too; __complete itself is not one', async () => {
+    const top = await complete('');
+    expect(top.directive).toBe(':values');
+    expect(top.values).toEqual([
+      'list',
+      'set',
+      'adjust',
+      'env',
+      'login',
+      'logout',
+      'config',
+      'serve',
+      'completion',
+      'help',
+    ]);
+    expect(top.lines).toContain(
+      'adjust\tadd to or take from a quantity: reads it, then sets the sum (not atomic)',
+    );
+    expect((await complete('--env', 'local', '--timeout', '5', 'l')).values).toEqual([
+      'list',
+      'login',
+      'logout',
+    ]);
+  });
+
+  it('option names: the command own and the global ones, not those already given', async () => {
+    const options = (await complete('list', '--sort', 'quantity', '--')).values;
+    expect(options).toEqual(expect.arrayContaining(['--status', '--low', '--env', '--json', '--help']));
+    expect(options).not.toContain('--sort');
+    expect(options).not.toContain('--file');
+  });
+
+  it('values: environments, statuses (a comma list), sort keys, shells', async () => {
+    expect((await complete('--env', '')).values).toEqual(['production', 'staging', 'local', 'qa-east']);
+    expect((await complete('login', '--env', 'q')).values).toEqual(['qa-east']);
+    expect((await complete('env', 'use', '')).values).toEqual(['production', 'staging', 'local', 'qa-east']);
+    expect((await complete('env', 'remove', '')).values).toEqual(['qa-east']);
+    expect((await complete('list', '--status', '')).values).toEqual(['available', 'pending', 'sold']);
+    expect((await complete('list', '--status', 'sold,')).values).toEqual(['sold,available', 'sold,pending']);
+    expect((await complete('list', '--sort', '')).values).toEqual(['petId', 'quantity', 'status']);
+    expect((await complete('completion', '')).values).toEqual(['bash', 'zsh', 'fish']);
+  });
+
+  it('file names after --file, --data and --api-key-file, and nowhere else', async () => {
+    expect((await complete('set', '--file', '')).directive).toBe(':files');
+    expect((await complete('serve', '--data', 'x')).directive).toBe(':files');
+    expect((await complete('serve', '--api-key-file', '')).directive).toBe(':files');
+    for (const words of [
+      ['set', ''],
+      ['adjust', '4', ''],
+      ['--base-url', ''],
+      ['list', '--low', ''],
+    ])
+      expect(await complete(...words)).toEqual({ directive: ':values', values: [], lines: [] });
+  });
+
+  it('a broken config file still completes the built-in environments, and says nothing', async () => {
+    const broken = join(home, 'broken');
+    mkdirSync(broken);
+    writeFileSync(join(broken, 'config.json'), '{not json');
+    const result = await runMain(['__complete', '--env', ''], { env: { PETINV_CONFIG_DIR: broken } });
+    expect(result).toEqual({ code: 0, stdout: ':values\nproduction\t\nstaging\t\nlocal\t\n', stderr: '' });
+  });
+});
+
+describe.skipIf(!installed('bash'))('bash (skipped when bash is not installed)', () => {
+  it('the completion function fills COMPREPLY from COMP_WORDS and COMP_CWORD', () => {
+    const cases: Array<[string[], string[]]> = [
+      [
+        ['petinv', ''],
+        ['list', 'set', 'adjust', 'env', 'login', 'logout', 'config', 'serve', 'completion', 'help'],
+      ],
+      [['petinv', '--env', 'local', 'a'], ['adjust']],
+      [['petinv', '-e', 'qa'], ['qa-east']],
+      [['petinv', 'env', 'u'], ['use']],
+      [['petinv', 'list', '--status', 'p'], ['pending']],
+      [['petinv', 'list', '--sort', 'q'], ['quantity']],
+      [['petinv', 'completion', 'f'], ['fish']],
+      [['petinv', 'set', '--file', 'petinv.z'], ['petinv.zsh']],
+      [['petinv', 'set', 'petinv.z'], []],
+    ];
+    const lines = [
+      `petinv() { "${process.execPath}" "${PETINV_BIN}" "$@"; }`,
+      `source "${script.bash}"`,
+      `cd "${home}"`,
+    ];
+    for (const [words] of cases) {
+      const quoted = words.map((word) => `'${word}'`).join(' ');
+      lines.push(`COMP_WORDS=(${quoted}); COMP_CWORD=${words.length - 1}; _petinv`);
+      lines.push(`(IFS=,; echo "\${COMPREPLY[*]}")`);
+    }
+    const result = shell('bash', ['--norc', '-c'], lines.join('\n'));
+    expect(result.stderr).toBe('');
+    expect(result.stdout.split('\n').slice(0, -1)).toEqual(cases.map(([, expected]) => expected.join(',')));
+  });
+});
+
+describe.skipIf(!installed('fish'))('fish (skipped when fish is not installed)', () => {
+  it('loads, and completes with descriptions', () => {
+    const result = shell(
+      'fish',
+      ['--no-config', '-c'],
+      `function petinv; "${process.execPath}" "${PETINV_BIN}" $argv; end
+source "${script.fish}"
+complete -C 'petinv --env local ad'
+complete -C 'petinv --env qa'`,
+    );
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe(
+      'adjust\tadd to or take from a quantity: reads it, then sets the sum (not atomic)\nqa-east\n',
+    );
+  });
+});
+
+describe.skipIf(!installed('zsh'))('zsh (skipped when zsh is not installed)', () => {
+  it('loads after compinit and registers _petinv', () => {
+    const result = shell(
+      'zsh',
+      ['-f', '-c'],
+      `autoload -Uz compinit && compinit -D
+source "${script.zsh}"
+print -r -- "\${_comps[petinv]}"`,
+    );
+    expect(result).toEqual({ code: 0, stdout: '_petinv\n', stderr: '' });
+  });
+
+  it('loads in a plain .zshrc without compinit, and registers at the first prompt', () => {
+    const result = shell(
+      'zsh',
+      ['-f', '-c'],
+      `source "${script.zsh}"
+print -r -- "before: \${_comps[petinv]-none}"
+for hook in $precmd_functions; do $hook; done
+print -r -- "after: \${_comps[petinv]} \${#precmd_functions}"`,
+    );
+    expect(result).toEqual({ code: 0, stdout: 'before: none\nafter: _petinv 0\n', stderr: '' });
+  });
+});
