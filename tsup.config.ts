@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/cli.ts', 'src/index.ts'],
+  // manual.ts renders the man page and the README's help topics at build (scripts/docs.mjs); not shipped.
+  entry: ['src/cli.ts', 'src/index.ts', 'src/help/manual.ts'],
   format: ['esm'],
   target: 'node20',
   platform: 'node',

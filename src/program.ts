@@ -1,4 +1,4 @@
-import { Command, Option } from '@commander-js/extra-typings';
+import { Command, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import { version } from '../package.json';
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -17,8 +17,10 @@ import {
   SERVE_DEFAULTS,
   wholeNumber,
 } from './commands/options';
-import { addHelpCommand, catchSubcommandTypos } from './commands/typos';
+import { catchSubcommandTypos } from './commands/typos';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from './config/paths';
+import { examplesText } from './help/examples';
+import { HELP_TOPICS } from './help/topics';
 
 /**
  * The commander program. Each option is declared once: its declaration is its type (the flags a command
@@ -71,13 +73,30 @@ function declareProgram() {
       .exitOverride()
       // Help shows a default as its declaration words it, "(default 10000)", not as commander would.
       .configureHelp({
+        // Each command's help lists the options every command takes too (--env, --json, ...).
+        showGlobalOptions: true,
         optionDescription: (option) =>
           option.defaultValueDescription
             ? `${option.description} (${option.defaultValueDescription})`
             : option.description,
       })
+      // `petinv help` is declared below, with the help topics beside the commands.
+      .helpCommand(false)
+      .addHelpText('after', helpFooter)
   );
 }
+
+/** Where the top-level help sends a reader next. */
+const helpFooter = () =>
+  [
+    '',
+    'Help topics:',
+    ...HELP_TOPICS.map((topic) => `  petinv help ${topic.name.padEnd(13)}${topic.summary}`),
+    '',
+    'Each command: petinv help COMMAND (or petinv COMMAND --help).',
+    'Read more: man petinv, and README.md where petinv is installed (npm root -g).',
+    '',
+  ].join('\n');
 
 export type Program = ReturnType<typeof declareProgram>;
 type OptionsOf<C> = C extends { optsWithGlobals(): infer Flags } ? Flags : never;
@@ -118,11 +137,7 @@ const declareSet = (program: Program) =>
     )
     .option('--dry-run', 'show each change against current stock; write nothing')
     .option('--ndjson', 'bulk: one JSON result per line as each completes')
-    .option('-y, --yes', 'do not ask for confirmation on production')
-    .addHelpText(
-      'after',
-      "\nExamples:\n  petinv set 42 7\n  petinv list --json | jq 'map(.quantity = 0)' | petinv set -\n  petinv set --file counts.txt --dry-run",
-    );
+    .option('-y, --yes', 'do not ask for confirmation on production');
 export type SetFlags = OptionsOf<ReturnType<typeof declareSet>>;
 
 const declareAdjust = (program: Program) =>
@@ -139,8 +154,7 @@ const declareLogin = (program: Program) =>
   program
     .command('login')
     .description('store the API key of an environment: typed hidden on a terminal, or piped on stdin')
-    .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)')
-    .addHelpText('after', '\nExample:\n  printf %s "$KEY" | petinv login --env staging');
+    .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)');
 export type LoginFlags = OptionsOf<ReturnType<typeof declareLogin>>;
 
 const declareServe = (program: Program) =>
@@ -273,7 +287,7 @@ const COMMANDS: ReadonlyArray<(program: Program, context: ContextFor) => void> =
   },
   (program, context) =>
     declareLogin(program).action(async (_flags, command) =>
-      (await import('./commands/login')).runLogin(command.optsWithGlobals(), context(command)),
+      (await import('./commands/login')).runLogin(globals(command), context(command)),
     ),
   (program, context) =>
     program
@@ -301,18 +315,35 @@ const COMMANDS: ReadonlyArray<(program: Program, context: ContextFor) => void> =
       .command('completion')
       .argument('<shell>', 'bash, zsh or fish')
       .description('print a shell completion script')
-      .addHelpText('after', '\nExample:\n  eval "$(petinv completion bash)"')
       .action(async (shell, _flags, command) =>
         (await import('./commands/completion')).runCompletion(shell, context(command)),
       ),
+  (program, context) =>
+    program
+      .command('help')
+      .argument('[name...]', 'a command (like env set-url), or a topic: exit-codes, environment, formats')
+      .description('help for a command, or a help topic')
+      .action(async (names, _flags, command) =>
+        (await import('./commands/help')).runHelp(names, program, context(command)),
+      ),
 ];
+
+/** Every command's help ends with its examples (src/help/examples.ts). */
+function addExamples(parent: { readonly commands: readonly CommandUnknownOpts[] }, path: string[] = []) {
+  for (const command of parent.commands) {
+    const commandPath = [...path, command.name()];
+    const examples = examplesText(commandPath.join(' '));
+    if (examples) command.addHelpText('after', examples);
+    addExamples(command, commandPath);
+  }
+}
 
 /** The program, its output set by `configure` before any command copies it, each command given `context`. */
 export function buildProgram(configure: (program: Program) => void, context: ContextFor): Program {
   const program = declareProgram();
   configure(program);
   for (const add of COMMANDS) add(program, context);
-  addHelpCommand(program);
   catchSubcommandTypos(program);
+  addExamples(program);
   return program;
 }

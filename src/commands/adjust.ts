@@ -38,7 +38,10 @@ export async function runAdjust(
     context.stdout.write(
       `{"petId":${petId},"from":${current.quantity},"to":${updated.quantity},"item":${serializeItem(updated)}}\n`,
     );
-  } else {
+  } else if (context.stdout.isTTY) {
     context.stdout.write(`${petId}: ${current.quantity} → ${updated.quantity}\n`);
+  } else {
+    // In a pipe, fields a script can cut: petId<TAB>before<TAB>after, as `list` prints its rows.
+    context.stdout.write(`${petId}\t${current.quantity}\t${updated.quantity}\n`);
   }
 }

@@ -41,9 +41,10 @@ export function runEnvList(flags: GlobalFlags, context: CommandContext) {
     return;
   }
   if (!context.stdout.isTTY) {
+    // The table's columns in the table's order, the current marker in a column of its own (empty or *).
     for (const row of rows)
       context.stdout.write(
-        `${row.current ? '*' : ''}${row.name}\t${row.baseUrl ?? ''}\t${row.hasKey ? 'key' : 'no key'}\n`,
+        `${row.current ? '*' : ''}\t${row.name}\t${row.baseUrl ?? ''}\t${row.hasKey ? 'key' : 'no key'}\n`,
       );
     return;
   }

@@ -124,6 +124,14 @@ function formatLogEntry(entry: RequestLogEntry): string {
   return `${request} ${entry.status} ${entry.ms}ms`;
 }
 
+/** What a JSON log line calls each entry, so that `jq 'select(.event == "request")'` finds them. */
+function eventOf(entry: RequestLogEntry): string {
+  if ('event' in entry) return entry.event;
+  if ('fault' in entry) return 'fault';
+  if ('aborted' in entry) return 'request_aborted';
+  return 'request';
+}
+
 /**
  * Writes lines to stderr until it breaks (EPIPE: `petinv serve 2>&1 | head -1`), then nothing: a lost
  * log is no reason to stop serving.
@@ -140,6 +148,22 @@ function lineWriter(stream: Writable): (line: string) => void {
     } catch {
       broken = true;
     }
+  };
+}
+
+/**
+ * One log event: with --json a line `{"time","event",...fields}`, else the time and the text, and any
+ * details on indented lines of their own below it (so the first line stays short). Every event carries
+ * the time in UTC (ISO 8601, milliseconds), so a log kept for days still reads in order.
+ */
+type LogEvent = (event: string, fields: object, text: string, details?: readonly string[]) => void;
+
+function serveLog(stream: Writable, json: boolean): LogEvent {
+  const say = lineWriter(stream);
+  return (event, fields, text, details = []) => {
+    const time = new Date().toISOString();
+    if (json) say(JSON.stringify({ time, event, ...fields }));
+    else say([`${time} ${text}`, ...details.map((detail) => `  ${detail}`)].join('\n'));
   };
 }
 
@@ -160,10 +184,10 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
   // --in-memory alone keeps nothing on disk; with --data it loads that file and never writes it.
   const dataFile = flags.data ?? (flags.inMemory ? undefined : defaultDataFile(env));
   const apiKeys = await resolveServeKeys(flags, env);
-  const say = lineWriter(context.stderr);
+  const logEvent = serveLog(context.stderr, json);
   const log = flags.quiet
     ? undefined
-    : (entry: RequestLogEntry) => say(json ? JSON.stringify(entry) : formatLogEntry(entry));
+    : (entry: RequestLogEntry) => logEvent(eventOf(entry), entry, formatLogEntry(entry));
 
   const running = await startInventoryServer({
     host: flags.host,
@@ -183,21 +207,14 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     throw asCommandError(error);
   });
 
-  if (!isLoopbackHost(running.host)) {
-    const warning = `listening on ${running.host}, beyond this machine: API keys travel in clear text over http, readable by anyone on the network path`;
-    say(json ? JSON.stringify({ event: 'warning', message: warning }) : `petinv serve: warning: ${warning}`);
-  }
-
+  // The readiness line first and short (`petinv serve 2>&1 | head -1` is that line); details below it.
   const data = running.dataFile
     ? `${running.dataFile}${running.readOnly ? ' (loaded, never written)' : ''}`
     : 'in memory';
-  if (running.dataFormat === 'array' && !running.readOnly) {
-    const notice = `${running.dataFile} is a plain JSON array; serve rewrites it in its own format when it first saves`;
-    say(json ? JSON.stringify({ event: 'notice', message: notice }) : `petinv serve: ${notice}`);
-  }
-  if (json) {
-    const ready = {
-      event: 'listening',
+  const fresh = running.seeded ? ', new' : '';
+  logEvent(
+    'listening',
+    {
       baseUrl: running.baseUrl,
       host: running.host,
       port: running.port,
@@ -207,15 +224,23 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
       seeded: running.seeded,
       keySource: apiKeys.source,
       ...(apiKeys.generated ? { apiKey: apiKeys.generated } : {}),
-    };
-    say(JSON.stringify(ready));
-  } else {
-    if (apiKeys.generated)
-      say(`petinv serve: API key ${apiKeys.generated} (shown once; petinv --env local uses it)`);
-    const fresh = running.seeded ? ', new' : '';
-    say(
-      `petinv serve: listening on ${running.baseUrl} · data ${data} (${plural(running.pets, 'pet')}${fresh}) · key: ${apiKeys.source}`,
-    );
+    },
+    `petinv serve: listening on ${running.baseUrl}`,
+    [
+      `data: ${data} (${plural(running.pets, 'pet')}${fresh})`,
+      `key: ${apiKeys.source}`,
+      ...(apiKeys.generated
+        ? [`API key: ${apiKeys.generated} (shown once; petinv --env local uses it)`]
+        : []),
+    ],
+  );
+  if (!isLoopbackHost(running.host)) {
+    const warning = `listening on ${running.host}, beyond this machine: API keys travel in clear text over http, readable by anyone on the network path`;
+    logEvent('warning', { message: warning }, `petinv serve: warning: ${warning}`);
+  }
+  if (running.dataFormat === 'array' && !running.readOnly) {
+    const notice = `${running.dataFile} is a plain JSON array; serve rewrites it in its own format when it first saves`;
+    logEvent('notice', { message: notice }, `petinv serve: ${notice}`);
   }
 
   // The process's own signals in the bin, an EventEmitter in a test.
@@ -233,10 +258,8 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
         running.server.closeAllConnections();
       };
       for (const name of names) signals.once(name, cut);
-      if (json) say(JSON.stringify({ event: 'stopping', signal }));
-      else if (running.dataFile && !running.readOnly)
-        say(`petinv serve: ${signal}, finishing requests in flight and flushing ${running.dataFile}`);
-      else say(`petinv serve: ${signal}, finishing requests in flight`);
+      const flushing = running.dataFile && !running.readOnly ? ` and flushing ${running.dataFile}` : '';
+      logEvent('stopping', { signal }, `petinv serve: ${signal}, finishing requests in flight${flushing}`);
       running.close().then(
         () => {
           if (cutBy === undefined) resolve();

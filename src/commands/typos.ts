@@ -1,4 +1,5 @@
 import type { CommandUnknownOpts as Command } from '@commander-js/extra-typings';
+import { printable } from '../printable';
 import { nearestName } from '../suggest';
 
 /**
@@ -7,12 +8,16 @@ import { nearestName } from '../suggest';
  * command shows the whole help for `help lst`. These give both the same "Did you mean" as the top level.
  */
 
-function unknownCommand(parent: Command, name: string): never {
-  const names = parent.commands.flatMap((command) => [command.name(), ...command.aliases()]);
+/** commander's usage error for a name that is no command of `parent`, with the nearest of them (or of `alsoKnown`). */
+export function unknownCommand(parent: Command, name: string, alsoKnown: readonly string[] = []): never {
+  const names = [
+    ...parent.commands.flatMap((command) => [command.name(), ...command.aliases()]),
+    ...alsoKnown,
+  ];
   const nearest = nearestName(name, names);
   const where = parent.parent ? ` for '${parent.name()}'` : '';
   return parent.error(
-    `error: unknown command '${name}'${where}${nearest === undefined ? '' : ` (Did you mean ${nearest}?)`}`,
+    `error: unknown command '${printable(name, 60)}'${where}${nearest === undefined ? '' : ` (Did you mean ${nearest}?)`}`,
     { code: 'commander.unknownCommand' },
   );
 }
@@ -46,14 +51,4 @@ export function catchSubcommandTypos(program: Command) {
       unknownCommand(hooked, word);
     });
   }
-}
-
-/** `petinv help [command...]`: the help of that command, or for a name that is none, a suggestion. */
-export function addHelpCommand(program: Command) {
-  program.helpCommand(false);
-  program
-    .command('help')
-    .argument('[command...]', 'the command, and subcommand, to explain')
-    .description('display help for command')
-    .action((names: string[]) => showHelp(program, names));
 }

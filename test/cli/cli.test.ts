@@ -117,7 +117,7 @@ describe('int64 petIds in every format', () => {
     expect((await run(['set', '9223372036854775807', '5', '--json'])).stdout).toBe(
       '{"petId":9223372036854775807,"quantity":5,"status":"pending"}\n',
     );
-    expect((await run(['adjust', '9007199254740993', '+1'])).stdout).toBe('9007199254740993: 1 → 2\n');
+    expect((await run(['adjust', '9007199254740993', '+1'])).stdout).toBe('9007199254740993\t1\t2\n');
     await big.close();
   });
 });
@@ -129,10 +129,21 @@ describe('petinv set and adjust', () => {
       '{"petId":6,"quantity":31,"status":"sold"}\n',
     );
   });
-  it('adjusts by a delta, read then write', async () => {
+  it('adjusts by a delta, read then write: petId<TAB>before<TAB>after in a pipe', async () => {
     await petinv(['set', '7', '10']);
-    expect((await petinv(['adjust', '7', '+5'])).stdout).toBe('7: 10 → 15\n');
-    expect((await petinv(['adjust', '7', '-2'])).stdout).toBe('7: 15 → 13\n');
+    expect(await petinv(['adjust', '7', '+5'])).toEqual({ code: 0, stdout: '7\t10\t15\n', stderr: '' });
+    expect((await petinv(['adjust', '7', '-2'])).stdout).toBe('7\t15\t13\n');
+  });
+  it('adjust says the change in words on a terminal, and prints one object with --json', async () => {
+    await petinv(['set', '7', '10']);
+    const onTerminal = await runMain(['adjust', '7', '+5'], { env, tty: true });
+    expect(onTerminal.stdout).toBe('7: 10 → 15\n');
+    expect(JSON.parse((await petinv(['adjust', '7', '-2', '--json'])).stdout)).toEqual({
+      petId: 7,
+      from: 15,
+      to: 13,
+      item: { petId: 7, quantity: 13, status: 'available' },
+    });
   });
   it.each([
     [['set', 'abc', '1'], 'petId "abc" is not an integer within int64'],
@@ -380,7 +391,7 @@ describe('environments', () => {
     expect((await run(['env', 'use', 'nowhere'])).code).toBe(2);
     expect((await run(['env', 'use', 'staging'])).code).toBe(0);
     expect((await run(['env'])).stdout).toBe(
-      'production\t\tno key\n*staging\thttps://staging.example/v1\tno key\nlocal\thttp://127.0.0.1:4010/v1\tno key\n',
+      '\tproduction\t\tno key\n*\tstaging\thttps://staging.example/v1\tno key\n\tlocal\thttp://127.0.0.1:4010/v1\tno key\n',
     );
     expect(JSON.parse((await run(['config', '--json'])).stdout).env).toEqual({
       value: 'staging',

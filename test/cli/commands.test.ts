@@ -49,7 +49,7 @@ describe('confirmation on production', () => {
 
   it('goes ahead on yes', async () => {
     const result = await runMain(['adjust', '4', '+1'], { env: production(), stdinTty: true, input: 'y\n' });
-    expect(result.stdout).toBe('4: 23 → 24\n');
+    expect(result.stdout).toBe('4\t23\t24\n');
   });
 
   it('does not ask with --yes, nor without a terminal', async () => {

@@ -104,7 +104,7 @@ describe('serve stops on the signals io carries', () => {
     expect(response.status).toBe(200);
     serve.signals.emit('SIGTERM', 'SIGTERM');
     expect(await serve.exited).toBe(0);
-    expect(serve.stderr()).toContain('{"event":"stopping","signal":"SIGTERM"}');
+    expect(serve.stderr()).toContain('"event":"stopping","signal":"SIGTERM"}');
     expect(readFileSync(data, 'utf8')).toContain('{"petId":4,"quantity":404,');
   });
 

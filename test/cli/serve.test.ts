@@ -14,6 +14,8 @@ import { temporaryDirectory } from '../helpers/serve';
 
 const KEY = 'process-test-key';
 const BIG = '9223372036854775807';
+/** A log line's time: UTC, ISO 8601, milliseconds. */
+const TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/;
 
 describe('petinv serve through main', () => {
   it('prints a JSON readiness line, stores a generated key for the local environment, and never logs it', async () => {
@@ -43,22 +45,44 @@ describe('petinv serve through main', () => {
     await again.stop();
   });
 
-  it('without --json, prints a one-line readiness message and a plain log line per request', async () => {
+  it('without --json, prints a readiness line within 80 columns, details below it, and timestamped log lines', async () => {
     const data = join(temporaryDirectory(), 'inventory.json');
     const serve = startMain(['serve', '--port', '0', '--data', data, '--api-key', KEY], {
       env: { PETINV_CONFIG_DIR: temporaryDirectory() },
     });
-    const ready = await serve.stderrLine('listening');
-    const match =
-      /^petinv serve: listening on (http:\/\/127\.0\.0\.1:\d+\/v1) · data (.*) \(12 pets, new\) · key: --api-key$/.exec(
-        ready,
-      );
-    expect(match?.[2]).toBe(data);
+    await serve.stderrLine('key: --api-key');
+    const [ready, dataLine, keyLine] = serve.stderr().split('\n');
+    const match = new RegExp(
+      `^${TIME.source} petinv serve: listening on (http://127\\.0\\.0\\.1:\\d+/v1)$`,
+    ).exec(ready ?? '');
+    expect(match, ready).not.toBeNull();
+    expect(ready?.length).toBeLessThanOrEqual(80);
+    expect(dataLine).toBe(`  data: ${data} (12 pets, new)`);
+    expect(keyLine).toBe('  key: --api-key');
     await request(`${match?.[1]}/inventory`, { headers: bearer(KEY) });
     serve.signals.emit('SIGTERM', 'SIGTERM');
     expect(await serve.exited).toBe(0);
-    const received = serve.stderr().trimEnd().split('\n');
-    expect(received.join('\n')).toMatch(/\nGET \/v1\/inventory 200 [\d.]+ms\n/);
+    const log = serve.stderr().trimEnd().split('\n').slice(3);
+    expect(log[0]).toMatch(new RegExp(`^${TIME.source} GET /v1/inventory 200 [\\d.]+ms$`));
+    expect(log[1]).toMatch(
+      new RegExp(`^${TIME.source} petinv serve: SIGTERM, finishing requests in flight and flushing `),
+    );
+  });
+
+  it('with --json, every log line carries the time and an event', async () => {
+    const server = await serveInProcess(['--in-memory', '--api-key', KEY]);
+    await request(`${server.baseUrl}/inventory`, { headers: bearer(KEY) });
+    await request(`${server.baseUrl}/inventory`, { headers: bearer('wrong') });
+    expect(await server.stop()).toBe(0);
+    const lines = server
+      .stderr()
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    for (const line of lines) expect(line.time).toMatch(new RegExp(`^${TIME.source}$`));
+    expect(lines.map((line) => line.event)).toEqual(['listening', 'request', 'request', 'stopping']);
+    expect(lines[1]).toMatchObject({ method: 'GET', path: '/v1/inventory', status: 200 });
+    expect(lines[2]).toMatchObject({ status: 401 });
   });
 
   it('takes keys from PETINV_SERVE_API_KEY and from repeated --api-key', async () => {

@@ -1,7 +1,10 @@
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
-import { runPetinv, temporaryDirectory } from '../helpers/serve';
+import { PETINV_BIN, runPetinv, temporaryDirectory } from '../helpers/serve';
 
 /**
  * The built bin as a process: what main(argv, io) cannot show in-process (test/cli has the rest), that
@@ -17,6 +20,23 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe('bin/petinv.js', () => {
+  it('in a clone never built, says how to build it (exit 1, no stack)', () => {
+    const clone = temporaryDirectory('petinv-unbuilt-');
+    try {
+      mkdirSync(join(clone, 'bin'));
+      copyFileSync(PETINV_BIN, join(clone, 'bin', 'petinv.js'));
+      const result = spawnSync(process.execPath, [join(clone, 'bin', 'petinv.js'), 'list'], {
+        encoding: 'utf8',
+      });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toBe(
+        `petinv: not built yet; run: cd ${clone}/ && npm install && npm run build\n`,
+      );
+    } finally {
+      rmSync(clone, { recursive: true, force: true });
+    }
+  });
+
   it('prints the version of the package', async () => {
     expect(await runPetinv(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
   });

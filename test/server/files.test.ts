@@ -201,7 +201,8 @@ describe('fixtures for testing scripts', () => {
     const path = join(temporaryDirectory(), 'list.json');
     writeFileSync(path, '[{"petId":1,"quantity":1,"status":"sold"}]');
     const server = await spawnServer(['--data', path, '--api-key', KEY]);
-    expect(server.stderr()).toContain('"event":"notice"');
+    // After the readiness line, which comes first.
+    await expect.poll(() => server.stderr()).toContain('"event":"notice"');
     expect(server.stderr()).toContain('plain JSON array');
     await server.stop();
   });

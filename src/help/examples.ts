@@ -1,0 +1,44 @@
+/**
+ * The examples each command's help ends with, by command path ("env set-url"); the man page shows the
+ * same. A test fails when a command has none, so a new command gets its examples here.
+ */
+export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
+  list: [
+    'petinv list                          # a table on a terminal, TSV in a pipe',
+    'petinv list --status sold --low 3 --sort quantity',
+    "petinv list --json | jq 'map(.quantity) | add'",
+  ],
+  set: [
+    'petinv set 42 7',
+    "petinv list --json | jq 'map(.quantity = 0)' | petinv set -",
+    'petinv set --file counts.txt --dry-run',
+  ],
+  adjust: [
+    'petinv adjust 42 +5                  # 42: 7 → 12',
+    'petinv adjust 42 -2 --dry-run        # show the change, write nothing',
+  ],
+  env: ['petinv env                           # * marks the current environment', 'petinv env --json'],
+  'env set-url': ['petinv env set-url staging https://staging.petstore.example.com/v1'],
+  'env use': ['petinv env use staging'],
+  'env remove': ['petinv env remove qa'],
+  login: ['printf %s "$KEY" | petinv login --env staging', 'petinv login --env staging   # typed, hidden'],
+  logout: ['petinv logout --env staging'],
+  config: ['petinv config', 'petinv --env staging config --json'],
+  'config path': ['petinv config path'],
+  serve: [
+    'petinv serve                         # http://127.0.0.1:4010/v1, then: petinv --env local list',
+    'petinv serve --port 0 --json         # a free port; the readiness line as JSON',
+    'petinv serve --data ./fixture.json --in-memory --latency 50-200 --fail-rate 0.1',
+  ],
+  completion: [
+    'eval "$(petinv completion bash)"     # in ~/.bashrc; zsh likewise',
+    'petinv completion fish | source',
+  ],
+  help: ['petinv help set', 'petinv help exit-codes', 'petinv help environment'],
+};
+
+export function examplesText(path: string): string | undefined {
+  const examples = COMMAND_EXAMPLES[path];
+  if (!examples) return undefined;
+  return `\nExamples:\n${examples.map((example) => `  ${example}`).join('\n')}\n`;
+}

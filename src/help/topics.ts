@@ -1,0 +1,164 @@
+/**
+ * The help topics (`petinv help exit-codes`, `environment`, `formats`): the one source of these texts.
+ * The terminal, the README's sections of the same names (between `<!-- help:NAME -->` markers, written
+ * by `npm run docs`) and the man page all render them from here; a test fails when the README drifts.
+ * Text between backticks is code: plain on a terminal, `code` in the README, bold in the man page.
+ */
+
+export type HelpBlock =
+  | { paragraph: string }
+  | { table: { head: readonly string[]; rows: readonly (readonly string[])[] } }
+  | { code: readonly string[] };
+
+export interface HelpTopic {
+  name: string;
+  /** One line for the list of topics. */
+  summary: string;
+  /** The man page's section title for this topic. */
+  manSection: string;
+  blocks: readonly HelpBlock[];
+}
+
+const exitCodes: HelpTopic = {
+  name: 'exit-codes',
+  summary: 'what each exit status means',
+  manSection: 'EXIT STATUS',
+  blocks: [
+    {
+      table: {
+        head: ['exit code', 'meaning'],
+        rows: [
+          ['0', 'success'],
+          ['1', 'unexpected internal error (please report it; `PETINV_DEBUG=1` shows the stack)'],
+          ['2', 'usage: a bad argument or option; nothing was sent'],
+          [
+            '3',
+            'configuration: missing or refused URL, key or proxy; bad config or data file; redirect; port in use',
+          ],
+          ['3', 'serve: a file system that refuses at start or stop (read-only, missing, no space)'],
+          ['4', 'authentication: the service answered 401 or 403'],
+          ['5', 'not found: the service answered 404 (no such pet, or a wrong base URL)'],
+          ['6', 'rejected by the service: 400 and other 4xx'],
+          [
+            '7',
+            'network: the service or the proxy could not be reached, or its TLS certificate cannot be trusted',
+          ],
+          [
+            '8',
+            'server error (5xx after retries), a timeout, an answer too large, or one that breaks the contract',
+          ],
+          ['9', 'a bulk run partly failed: some updates failed or some input was skipped'],
+          ['10', 'aborted: a production change was not confirmed; serve cut off by a second signal'],
+          [
+            '130',
+            'interrupted: Ctrl-C (at the login prompt too), as a shell reports a command SIGINT stopped',
+          ],
+          [
+            '141',
+            'stdout or stderr was closed by its reader (`petinv list | head -1`): the status of SIGPIPE',
+          ],
+        ],
+      },
+    },
+    {
+      paragraph:
+        'With `--json`, stdout holds only data and every failure is one line `{"error":{"code","message","status","exitCode"}}` on stderr; `status` is `null` when no HTTP answer has one.',
+    },
+  ],
+};
+
+const environment: HelpTopic = {
+  name: 'environment',
+  summary: 'the environment variables petinv reads',
+  manSection: 'ENVIRONMENT',
+  blocks: [
+    {
+      paragraph:
+        'Precedence, decided in one place: flag > environment variable > config file > default. `petinv config` shows which one won for each setting.',
+    },
+    {
+      table: {
+        head: ['variable', 'meaning'],
+        rows: [
+          ['`PETINV_ENV`', 'environment to use (like `--env`)'],
+          ['`PETINV_BASE_URL`', 'base URL (like `--base-url`)'],
+          ['`PETINV_API_KEY`', 'API key; the only way besides the config file, as there is no flag for it'],
+          ['`PETINV_CONFIG_DIR`', 'directory of `config.json` (default: `$XDG_CONFIG_HOME/petinv` on Linux)'],
+          ['`PETINV_DATA_DIR`', "directory of `petinv serve`'s default data file"],
+          ['`PETINV_SERVE_API_KEY`', 'the key `petinv serve` accepts when no `--api-key(-file)` is given'],
+          [
+            '`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`',
+            'proxies for requests to the service (lower case too); a loopback service never uses one',
+          ],
+          [
+            '`NO_COLOR`, `FORCE_COLOR`',
+            'colour: `NO_COLOR` (any value) turns it off, `FORCE_COLOR=1` on in a pipe',
+          ],
+          ['`PETINV_DEBUG`', 'print the stack of an unexpected error'],
+          ['`PETINV_MAX_BODY_SIZE`', 'largest answer petinv reads (like `--max-body-size`)'],
+          ['`PETINV_MAX_RETRY_WAIT`', 'most seconds of waiting between retries (like `--max-retry-wait`)'],
+          ['`NODE_EXTRA_CA_CERTS`', "a PEM file of a private certificate authority to trust (Node's own)"],
+        ],
+      },
+    },
+  ],
+};
+
+const formats: HelpTopic = {
+  name: 'formats',
+  summary: 'what petinv prints and reads, for scripts',
+  manSection: 'FORMATS',
+  blocks: [
+    {
+      paragraph:
+        'Data goes to stdout, everything else (progress, summaries, errors) to stderr. On a terminal petinv prints for people; in a pipe, tab-separated lines a script can cut; with `--json`, JSON. petIds are int64 and exact in every format.',
+    },
+    {
+      table: {
+        head: ['command', 'in a pipe', 'with --json'],
+        rows: [
+          [
+            '`list`',
+            '`petId<TAB>status<TAB>quantity` (`--csv`: with a header line; `--ndjson`: an item a line; `--table`: the table)',
+            'one array of items',
+          ],
+          ['`set ID N`', '`petId<TAB>status<TAB>quantity`, the updated item', 'the item'],
+          ['`adjust ID D`', '`petId<TAB>before<TAB>after`', '`{"petId","from","to","item"}`'],
+          [
+            '`env`',
+            '`marker<TAB>name<TAB>base URL<TAB>key` (or `no key`), the marker `*` on the current one',
+            '`[{"name","current","baseUrl","hasKey"}]`',
+          ],
+          [
+            '`--dry-run`',
+            '`42: 12 → 7`, a line per change',
+            '`{"petId","from","to","found"}` (an array for bulk)',
+          ],
+          [
+            '`set --file F`',
+            'a summary on stderr; `--ndjson`: a result a line',
+            'an array of results, the summary as JSON on stderr',
+          ],
+        ],
+      },
+    },
+    {
+      paragraph:
+        'An item is `{"petId":42,"quantity":7,"status":"sold"}`. A bulk result is `{"input":3,"ok":true,"item":{…}}`, `{"input":4,"ok":false,"petId":43,"quantity":-1,"error":{…}}` or, for a bad input line, `{"input":2,"ok":false,"skipped":true,"error":{…}}`; `input` is the line number, or the position in a JSON array.',
+    },
+    {
+      paragraph:
+        'Bulk input (`set --file F`, `set -`): lines `petId quantity` (spaces, commas or tabs; also `petId status quantity`, as `list` prints in a pipe or as CSV), NDJSON items, or one JSON array. Blank lines and lines starting with `#` are skipped.',
+    },
+    {
+      paragraph:
+        'A failure is `petinv: <what happened>` on stderr, or with `--json` one line `{"error":{"code","message","status","exitCode"}}`; see `petinv help exit-codes`.',
+    },
+  ],
+};
+
+export const HELP_TOPICS: readonly HelpTopic[] = [exitCodes, environment, formats];
+
+export function findTopic(name: string): HelpTopic | undefined {
+  return HELP_TOPICS.find((topic) => topic.name === name);
+}
