@@ -66,6 +66,7 @@ function declareProgram() {
       .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
       .option('--json', 'print data, and failures, as JSON')
       .option('--no-color', 'no colour (NO_COLOR and FORCE_COLOR are honoured too)')
+      .option('--no-cache', 'do not keep or reuse the last list (each read of the list is then a full GET)')
       .showHelpAfterError('(run with --help for usage)')
       .exitOverride()
       // Help shows a default as its declaration words it, "(default 10000)", not as commander would.
