@@ -135,6 +135,23 @@ const declareAdjust = (program: Program) =>
     .option('-y, --yes', 'do not ask for confirmation on production');
 export type AdjustFlags = OptionsOf<ReturnType<typeof declareAdjust>>;
 
+const declareSummary = (program: Program) =>
+  program
+    .command('summary')
+    .description('pets and units per status, low stock and the largest stocks; a bar chart on a terminal')
+    .addOption(
+      wholeNumber(
+        '--low <n>',
+        'count the pets with a quantity of at most N',
+        0,
+        Number.MAX_SAFE_INTEGER,
+      ).default(...byDefault(0)),
+    )
+    .addOption(
+      wholeNumber('--top <n>', 'how many of the largest stocks to show', 0, 1000).default(...byDefault(5)),
+    );
+export type SummaryFlags = OptionsOf<ReturnType<typeof declareSummary>>;
+
 const declareServe = (program: Program) =>
   program
     .command('serve')
@@ -232,6 +249,10 @@ const COMMANDS: ReadonlyArray<(program: Program, context: ContextFor) => void> =
         command.optsWithGlobals(),
         context(command),
       ),
+    ),
+  (program, context) =>
+    declareSummary(program).action(async (_flags, command) =>
+      (await import('./commands/summary')).runSummary(command.optsWithGlobals(), context(command)),
     ),
   (program, context) => {
     const env = program
