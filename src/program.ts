@@ -13,6 +13,7 @@ import {
   DEFAULT_CONCURRENCY,
   parsedOption,
   parseFailRate,
+  parseIntervalSeconds,
   parseLatency,
   SERVE_DEFAULTS,
   wholeNumber,
@@ -95,7 +96,19 @@ const declareList = (program: Program) =>
     .addOption(wholeNumber('--low <n>', 'only pets with a quantity of at most N', 0, Number.MAX_SAFE_INTEGER))
     .option('--sort <key>', "sort by petId, quantity or status (default: the service's order)")
     .option('--reverse', 'reverse the order')
-    .addOption(wholeNumber('--limit <n>', 'at most N pets', 0, Number.MAX_SAFE_INTEGER));
+    .addOption(wholeNumber('--limit <n>', 'at most N pets', 0, Number.MAX_SAFE_INTEGER))
+    .option(
+      '--watch',
+      'poll and show changes: a table redrawn in place, or one JSON line per change in a pipe',
+    )
+    .addOption(
+      parsedOption(
+        '--interval <seconds>',
+        'with --watch: seconds between polls (default 2)',
+        parseIntervalSeconds,
+      ),
+    )
+    .option('--initial', 'with --watch in a pipe: the current state first, one line per pet');
 export type ListFlags = OptionsOf<ReturnType<typeof declareList>>;
 
 const declareSet = (program: Program) =>
