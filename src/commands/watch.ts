@@ -24,11 +24,12 @@ export interface WatchOptions {
   initial: boolean;
 }
 
-/** Failures a later poll may not meet: the service unreachable, timing out or failing (5xx). */
+/** Failures a later poll may not meet: the service unreachable, timing out, busy (408, 429) or failing (5xx). */
 function isTransient(error: unknown): error is PetinvError {
   if (!(error instanceof PetinvError)) return false;
   if (error.kind === 'network') return error.body.code !== 'tls';
-  return error.kind === 'server' && (error.body.code === 'timeout' || error.body.status >= 500);
+  const { code, status } = error.body;
+  return error.kind === 'server' && (code === 'timeout' || status >= 500 || status === 408 || status === 429);
 }
 
 /**

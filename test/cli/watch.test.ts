@@ -143,25 +143,29 @@ describe('petinv list --watch when the service fails', () => {
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-  it('says once that the connection is lost and once that it is back, and goes on', async () => {
-    failing = false;
-    status = 503;
-    const watch = startMain(['--retries', '0', 'list', '--watch', '--interval', '0.1'], {
-      env: { ...env, PETINV_BASE_URL: baseUrl },
-    });
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    failing = true;
-    await watch.stderrLine('lost the connection');
-    // Several failed polls later (the backoff starts at the interval), still one line.
-    await new Promise((resolve) => setTimeout(resolve, 800));
-    failing = false;
-    quantity = 5;
-    await watch.stderrLine('is back');
-    await until(() => watch.stdout().includes('"to":5'), 'the change after the return');
-    expect(watch.stderr().match(/lost the connection/g)).toHaveLength(1);
-    expect(watch.stderr().match(/is back/g)).toHaveLength(1);
-    expect(await stopWith(watch)).toBe(0);
-  });
+  it.each([503, 429])(
+    'says once that the connection is lost (%i) and once that it is back, and goes on',
+    async (failure) => {
+      failing = false;
+      status = failure;
+      quantity = failure;
+      const watch = startMain(['--retries', '0', 'list', '--watch', '--interval', '0.1'], {
+        env: { ...env, PETINV_BASE_URL: baseUrl },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      failing = true;
+      await watch.stderrLine('lost the connection');
+      // Several failed polls later (the backoff starts at the interval), still one line.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      failing = false;
+      quantity = failure + 1;
+      await watch.stderrLine('is back');
+      await until(() => watch.stdout().includes(`"to":${failure + 1}`), 'the change after the return');
+      expect(watch.stderr().match(/lost the connection/g)).toHaveLength(1);
+      expect(watch.stderr().match(/is back/g)).toHaveLength(1);
+      expect(await stopWith(watch)).toBe(0);
+    },
+  );
 
   it('ends with the exit code of a failure a retry cannot mend, the screen restored', async () => {
     failing = true;
