@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Each test file gets its own user cache directory, removed after it.
+    setupFiles: ['test/helpers/cache-home.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     // Spawned servers and CLIs are real processes; two cores do not want more than two at a time.

@@ -13,6 +13,7 @@ import {
   DEFAULT_CONCURRENCY,
   parsedOption,
   parseFailRate,
+  parseIntervalSeconds,
   parseLatency,
   SERVE_DEFAULTS,
   wholeNumber,
@@ -69,6 +70,7 @@ function declareProgram() {
       .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
       .option('--json', 'print data, and failures, as JSON')
       .option('--no-color', 'no colour (NO_COLOR and FORCE_COLOR are honoured too)')
+      .option('--no-cache', 'do not keep or reuse the last list (each read of the list is then a full GET)')
       .showHelpAfterError('(run with --help for usage)')
       .exitOverride()
       // Help shows a default as its declaration words it, "(default 10000)", not as commander would.
@@ -114,7 +116,19 @@ const declareList = (program: Program) =>
     .addOption(wholeNumber('--low <n>', 'only pets with a quantity of at most N', 0, Number.MAX_SAFE_INTEGER))
     .option('--sort <key>', "sort by petId, quantity or status (default: the service's order)")
     .option('--reverse', 'reverse the order')
-    .addOption(wholeNumber('--limit <n>', 'at most N pets', 0, Number.MAX_SAFE_INTEGER));
+    .addOption(wholeNumber('--limit <n>', 'at most N pets', 0, Number.MAX_SAFE_INTEGER))
+    .option(
+      '--watch',
+      'poll and show changes: a table redrawn in place, or one JSON line per change in a pipe',
+    )
+    .addOption(
+      parsedOption(
+        '--interval <seconds>',
+        'with --watch: seconds between polls (default 2)',
+        parseIntervalSeconds,
+      ),
+    )
+    .option('--initial', 'with --watch in a pipe: the current state first, one line per pet');
 export type ListFlags = OptionsOf<ReturnType<typeof declareList>>;
 
 const declareSet = (program: Program) =>
@@ -156,6 +170,23 @@ const declareLogin = (program: Program) =>
     .description('store the API key of an environment: typed hidden on a terminal, or piped on stdin')
     .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)');
 export type LoginFlags = OptionsOf<ReturnType<typeof declareLogin>>;
+
+const declareSummary = (program: Program) =>
+  program
+    .command('summary')
+    .description('pets and units per status, low stock and the largest stocks; a bar chart on a terminal')
+    .addOption(
+      wholeNumber(
+        '--low <n>',
+        'count the pets with a quantity of at most N',
+        0,
+        Number.MAX_SAFE_INTEGER,
+      ).default(...byDefault(0)),
+    )
+    .addOption(
+      wholeNumber('--top <n>', 'how many of the largest stocks to show', 0, 1000).default(...byDefault(5)),
+    );
+export type SummaryFlags = OptionsOf<ReturnType<typeof declareSummary>>;
 
 const declareServe = (program: Program) =>
   program
@@ -254,6 +285,10 @@ const COMMANDS: ReadonlyArray<(program: Program, context: ContextFor) => void> =
         command.optsWithGlobals(),
         context(command),
       ),
+    ),
+  (program, context) =>
+    declareSummary(program).action(async (_flags, command) =>
+      (await import('./commands/summary')).runSummary(command.optsWithGlobals(), context(command)),
     ),
   (program, context) => {
     const env = program

@@ -8,6 +8,7 @@ import {
   formatBytes,
 } from './defaults';
 import { parseInventoryJson, serializeUpdate } from './json';
+import { type ListAnswer, type ListCache, listThroughCache } from './list-cache';
 import {
   ApiError,
   describeIssues,
@@ -40,10 +41,18 @@ export interface ClientOptions {
   onWarning?: (message: string) => void;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
+  /** The last list and its ETag, revalidated by every listInventory (src/api/list-cache.ts); none by default. */
+  listCache?: ListCache;
 }
 
+/** A conditional GET /inventory: the items when they changed since the ETag given, with their new ETag. */
+export type InventoryPoll = { changed: false } | { changed: true; items: InventoryItem[]; etag?: string };
+
 export interface InventoryClient {
+  /** The whole list, revalidated against the list cache when the client has one. */
   listInventory(): Promise<InventoryItem[]>;
+  /** The list only if it changed since `etag` (If-None-Match; a 304 is `changed: false`); no list cache. */
+  pollInventory(etag: string | undefined): Promise<InventoryPoll>;
   /** PATCH /inventory/{petId}: sets an absolute quantity, so a retry cannot double-count. */
   updateInventory(petId: bigint, quantity: number): Promise<InventoryItem>;
 }
@@ -201,8 +210,21 @@ export function createClient(options: ClientOptions): InventoryClient {
     );
   }
 
-  async function call(method: string, path: string, body?: string, subject?: string): Promise<string> {
+  /** One request with its retries; a 304 is an answer only to a conditional request (`ifNoneMatch`). */
+  async function call(
+    method: string,
+    path: string,
+    body?: string,
+    subject?: string,
+    ifNoneMatch?: string,
+  ): Promise<TransportResponse> {
     const operation = `${method} ${path}`;
+    const requestHeaders =
+      ifNoneMatch !== undefined
+        ? { ...headers, 'If-None-Match': ifNoneMatch }
+        : body === undefined
+          ? headers
+          : { ...headers, 'Content-Type': 'application/json' };
     const url = `${baseUrl}${path}`;
     let waitedMs = 0;
     // The wait a Retry-After asked for that the budget refused, for the message.
@@ -231,7 +253,7 @@ export function createClient(options: ClientOptions): InventoryClient {
         response = await transport({
           method,
           url,
-          headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
+          headers: requestHeaders,
           body,
           timeoutMs,
           maxBodyBytes,
@@ -277,6 +299,10 @@ export function createClient(options: ClientOptions): InventoryClient {
       }
       if (RETRYABLE_STATUSES.has(response.status) && (await waitToRetry(attempt, response))) continue;
       noticeDeprecation(operation, response);
+      if (response.status === 304) {
+        if (ifNoneMatch !== undefined) return response;
+        throw contractError(operation, 'it answered 304 Not Modified to a request that was not conditional');
+      }
       if (response.status >= 300 && response.status < 400) throw redirected(operation, url, path, response);
       if (response.status < 200 || response.status > 299) {
         const advice =
@@ -285,7 +311,7 @@ export function createClient(options: ClientOptions): InventoryClient {
             : `it asked for ${Math.ceil(lastRefusedWaitMs / 1000)}s more before a retry, past the ${maxRetryWaitMs / 1000}s petinv waits in all (--max-retry-wait, PETINV_MAX_RETRY_WAIT); raise it, or try again later`;
         throw failure(operation, response.status, response.text, subject, advice);
       }
-      return response.text;
+      return response;
     }
   }
 
@@ -319,15 +345,25 @@ export function createClient(options: ClientOptions): InventoryClient {
     return parsed.data;
   }
 
+  const parseList = (text: string) => decode('GET /inventory', text, InventoryListResponse);
+  async function fetchList(etag?: string): Promise<ListAnswer<InventoryItem>> {
+    const response = await call('GET', '/inventory', undefined, undefined, etag);
+    if (response.status === 304) return { changed: false };
+    const items = parseList(response.text);
+    return { changed: true, items, etag: response.header('etag'), body: response.text };
+  }
+
   return {
-    async listInventory() {
-      return decode('GET /inventory', await call('GET', '/inventory'), InventoryListResponse);
+    listInventory: () => listThroughCache(options.listCache, fetchList, parseList),
+    async pollInventory(etag) {
+      const answer = await fetchList(etag);
+      return answer.changed ? { changed: true, items: answer.items, etag: answer.etag ?? undefined } : answer;
     },
     async updateInventory(petId, quantity) {
       const path = `/inventory/${petId}`;
       const item = decode(
         `PATCH ${path}`,
-        await call('PATCH', path, serializeUpdate(quantity), `pet ${petId}`),
+        (await call('PATCH', path, serializeUpdate(quantity), `pet ${petId}`)).text,
         InventoryItemResponse,
       );
       if (item.petId !== petId) throw contractError(`PATCH ${path}`, `it answered for pet ${item.petId}`);

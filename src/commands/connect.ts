@@ -1,9 +1,10 @@
 import { version } from '../../package.json';
 import { createClient, type InventoryClient } from '../api/client';
+import { createListCache } from '../api/list-cache';
 import { undiciTransport } from '../api/transport';
 import { createAgent, createProxyAgent } from '../api/undici';
 import { readConfigFile } from '../config/file';
-import { configFilePath } from '../config/paths';
+import { cacheDirectory, configFilePath } from '../config/paths';
 import { chooseProxy, describeProxy } from '../config/proxy';
 import {
   apiKeyProblem,
@@ -96,6 +97,15 @@ export async function connect(flags: GlobalFlags, context: CommandContext): Prom
     transport: undiciTransport(dispatcher, { proxy: proxy && describeProxy(proxy) }),
     userAgent: `petinv/${version}`,
     onWarning: (message) => context.stderr.write(`petinv: warning: ${message}\n`),
+    listCache:
+      flags.cache === false
+        ? undefined
+        : createListCache({
+            directory: cacheDirectory(context.env),
+            envName,
+            baseUrl,
+            maxBodyBytes: limits.maxBodyBytes,
+          }),
   });
   return { client, settings, envName, baseUrl };
 }

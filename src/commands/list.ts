@@ -27,6 +27,10 @@ function parseListOptions(flags: ListFlags) {
     throw usageError(`--sort ${sort}: must be one of ${SORT_KEYS.join(', ')}`);
   if ([flags.ndjson, flags.csv].filter(Boolean).length > 1)
     throw usageError('choose one of --json, --ndjson and --csv');
+  if (flags.watch && flags.csv)
+    throw usageError('--watch prints a table on a terminal, else JSON lines; not --csv');
+  if (!flags.watch && (flags.interval !== undefined || flags.initial))
+    throw usageError(`${flags.initial ? '--initial' : '--interval'} goes with --watch`);
   return {
     statuses: statuses && new Set(statuses as PetStatus[]),
     low: flags.low,
@@ -54,6 +58,21 @@ function selectItems(items: InventoryItem[], options: ReturnType<typeof parseLis
 export async function runList(flags: ListFlags, context: CommandContext): Promise<void> {
   const options = parseListOptions(flags);
   const { client, envName } = await connect(flags, context);
+  if (flags.watch) {
+    const { watchInventory } = await import('./watch');
+    const screen = context.stdout.isTTY === true && !context.json && !flags.ndjson;
+    return watchInventory(
+      {
+        client,
+        envName,
+        view: (items) => selectItems(items, options),
+        intervalMs: flags.interval ?? 2000,
+        mode: screen ? 'screen' : 'events',
+        initial: flags.initial === true,
+      },
+      context,
+    );
+  }
   const items = selectItems(await client.listInventory(), options);
   const format: ListFormat = context.json
     ? 'json'

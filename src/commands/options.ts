@@ -53,6 +53,14 @@ export function parseFailRate(text: string, flag: string): number {
   return rate;
 }
 
+/** `--interval 2` or `0.5`: seconds, from a tenth of a second to a day, as milliseconds. */
+export function parseIntervalSeconds(text: string, flag: string): number {
+  const seconds = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || seconds < 0.1 || seconds > 86_400)
+    throw usageError(`${flag} ${text}: must be seconds from 0.1 to 86400`);
+  return Math.round(seconds * 1000);
+}
+
 /** Bulk updates in flight at once. Not a commander default: a single `set` must tell whether it was given. */
 export const DEFAULT_CONCURRENCY = 8;
 

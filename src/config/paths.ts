@@ -13,6 +13,11 @@ export function configFilePath(env: NodeJS.ProcessEnv): string {
   return join(configDirectory(env), 'config.json');
 }
 
+/** Where the last list of each environment is kept for conditional requests (src/api/list-cache.ts). */
+export function cacheDirectory(env: NodeJS.ProcessEnv): string {
+  return env.PETINV_CACHE_DIR || systemPaths().cache;
+}
+
 /** `petinv serve` keeps its inventory here unless --data names another file. */
 export function defaultDataFile(env: NodeJS.ProcessEnv): string {
   return join(env.PETINV_DATA_DIR || systemPaths().data, 'inventory.json');

@@ -7,7 +7,9 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'petinv list                          # a table on a terminal, TSV in a pipe',
     'petinv list --status sold --low 3 --sort quantity',
     "petinv list --json | jq 'map(.quantity) | add'",
+    'petinv list --watch --status sold    # redrawn every 2 s; in a pipe, a JSON line per change',
   ],
+  summary: ['petinv summary --low 3', 'petinv summary --json | jq .units'],
   set: [
     'petinv set 42 7',
     "petinv list --json | jq 'map(.quantity = 0)' | petinv set -",

@@ -14,7 +14,7 @@ export interface RenderOptions {
 /** chalk is always built from the edge's decision, because chalk alone ignores NO_COLOR. */
 export const paint = (color: boolean) => new Chalk({ level: color ? 1 : 0 });
 
-function statusPainter(color: boolean): (status: PetStatus) => string {
+export function statusPainter(color: boolean): (status: PetStatus) => string {
   const chalk = paint(color);
   const painters: Record<PetStatus, (text: string) => string> = {
     available: chalk.green,

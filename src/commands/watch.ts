@@ -1,0 +1,142 @@
+import { type InventoryClient, retryDelayMs } from '../api/client';
+import type { InventoryItem } from '../api/schemas';
+import { PetinvError } from '../errors';
+import { printable } from '../printable';
+import {
+  changeJson,
+  changesBetween,
+  type InventoryChange,
+  type InventoryIndex,
+  indexInventory,
+} from '../watch/changes';
+import { ENTER_SCREEN, LEAVE_SCREEN, renderWatchScreen, type WatchScreenState } from '../watch/screen';
+import type { CommandContext, StopSignal } from './context';
+
+export interface WatchOptions {
+  client: InventoryClient;
+  envName: string;
+  /** The list's filters, sort and limit: what is shown, and which pets' changes are told. */
+  view: (items: InventoryItem[]) => InventoryItem[];
+  intervalMs: number;
+  /** A redrawn table (a terminal), or one JSON line per change. */
+  mode: 'screen' | 'events';
+  /** Events only: the current state first, as one event per pet with `from: null`. */
+  initial: boolean;
+}
+
+/** Failures a later poll may not meet: the service unreachable, timing out, busy (408, 429) or failing (5xx). */
+function isTransient(error: unknown): error is PetinvError {
+  if (!(error instanceof PetinvError)) return false;
+  if (error.kind === 'network') return error.body.code !== 'tls';
+  const { code, status } = error.body;
+  if (error.kind !== 'server') return false;
+  return code === 'timeout' || (status !== null && (status >= 500 || status === 408 || status === 429));
+}
+
+/**
+ * `petinv list --watch`: polls the list with conditional requests (a 304 costs nothing), and shows what
+ * changed: a table redrawn in place on a terminal, or one JSON line per change. A poll that fails after the
+ * client's own retries is retried on the same backoff, the lost connection told once, and its return once;
+ * any other failure ends the watch with its exit code. Ctrl-C (or SIGTERM) ends it with 0, the terminal as
+ * it was; a closed stdout ends it as every command ends then (141).
+ */
+export async function watchInventory(options: WatchOptions, context: CommandContext): Promise<void> {
+  const { client, envName, view, intervalMs, mode } = options;
+  const { stdout, stderr } = context;
+  const stopping = new AbortController();
+  const stop = () => stopping.abort();
+  const signals: StopSignal[] = ['SIGINT', 'SIGTERM'];
+  for (const signal of signals) context.signals.on(signal, stop);
+  context.outputClosed?.addEventListener('abort', stop);
+  const stopped = new Promise<void>((resolve) => stopping.signal.addEventListener('abort', () => resolve()));
+
+  // On a terminal the header says it; a stderr elsewhere (a log file) gets the line.
+  const tellStderr = mode === 'events' || stderr.isTTY !== true;
+  const state: WatchScreenState = { view: [], marks: new Map(), envName, intervalMs };
+  // A change stays marked this long, so one made between two glances is not missed (the header says when).
+  const markMs = Math.max(10_000, 5 * intervalMs);
+  const marks = new Map<bigint, { change: InventoryChange; at: number }>();
+  const draw = () =>
+    stdout.write(
+      renderWatchScreen(state, {
+        color: context.color,
+        columns: stdout.columns ?? 80,
+        rows: (stdout as { rows?: number }).rows ?? 24,
+      }),
+    );
+  /** Waits between polls; a stop ends the wait at once, and leaves no timer to hold the process. */
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        stopping.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      stopping.signal.addEventListener('abort', done);
+    });
+
+  let etag: string | undefined;
+  let known: { index: InventoryIndex; view: InventoryItem[] } | undefined;
+  let failures = 0;
+  if (mode === 'screen') stdout.write(ENTER_SCREEN);
+  try {
+    while (!stopping.signal.aborted) {
+      let poll: Awaited<ReturnType<InventoryClient['pollInventory']>> | undefined;
+      try {
+        poll = await Promise.race([client.pollInventory(etag), stopped.then(() => undefined)]);
+      } catch (error) {
+        if (!isTransient(error)) throw error;
+        failures++;
+        if (state.lost === undefined && tellStderr)
+          stderr.write(
+            `petinv: lost the connection to ${envName}: ${printable(error.message, 300)}; still trying\n`,
+          );
+        state.lost = printable(error.body.message, 120);
+        if (mode === 'screen') draw();
+        await pause(Math.max(intervalMs, retryDelayMs(failures, null, Math.random).ms));
+        continue;
+      }
+      if (poll === undefined) break;
+      if (state.lost !== undefined) {
+        if (tellStderr) stderr.write(`petinv: the connection to ${envName} is back\n`);
+        state.lost = undefined;
+      }
+      failures = 0;
+      const at = new Date();
+      state.checkedAt = at;
+      if (poll.changed) {
+        etag = poll.etag;
+        const next = { index: indexInventory(poll.items), view: view(poll.items) };
+        let changes: InventoryChange[] = [];
+        if (known) changes = changesBetween(known.index, next.index, known.view, next.view);
+        else if (mode === 'events' && options.initial)
+          changes = next.view.map((item) => ({
+            petId: item.petId,
+            from: null,
+            to: item.quantity,
+            status: item.status,
+          }));
+        const first = known === undefined;
+        known = next;
+        state.view = next.view;
+        if (mode === 'events') {
+          if (changes.length > 0) stdout.write(changes.map((change) => changeJson(change, at)).join(''));
+        } else if (!first && changes.length > 0) {
+          for (const change of changes) marks.set(change.petId, { change, at: at.getTime() });
+          state.changedAt = at;
+        }
+      }
+      if (mode === 'screen') {
+        for (const [petId, mark] of marks) if (at.getTime() - mark.at > markMs) marks.delete(petId);
+        state.marks = new Map([...marks].map(([petId, mark]) => [petId, mark.change]));
+      }
+      if (mode === 'screen') draw();
+      await pause(intervalMs);
+    }
+  } finally {
+    if (mode === 'screen' && !stdout.destroyed) stdout.write(LEAVE_SCREEN);
+    for (const signal of signals) context.signals.off(signal, stop);
+    context.outputClosed?.removeEventListener('abort', stop);
+  }
+}

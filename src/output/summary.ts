@@ -1,0 +1,138 @@
+import { serializeItem } from '../api/json';
+import { type InventoryItem, PET_STATUSES, type PetStatus } from '../api/schemas';
+import { paint, statusPainter } from './inventory';
+import { plural } from './plural';
+
+export interface StatusTotals {
+  pets: number;
+  units: bigint;
+}
+
+export interface InventorySummary {
+  pets: number;
+  units: bigint;
+  statuses: Record<PetStatus, StatusTotals>;
+  /** Pets with a quantity at or below `atMost`. */
+  low: { atMost: number; pets: number };
+  /** The largest stocks, largest first (ties by petId). */
+  largest: InventoryItem[];
+}
+
+/** Larger quantity first, then the smaller petId. */
+const ranksAbove = (a: InventoryItem, b: InventoryItem) =>
+  a.quantity > b.quantity || (a.quantity === b.quantity && a.petId < b.petId);
+
+/**
+ * Every figure of `petinv summary` in one pass over the list: linear in the pets (the largest stocks are
+ * kept in a list of `top` entries), with units summed in doubles while they are exact and in bigints past
+ * that, so a million pets cost a million cheap additions.
+ */
+export function summarizeInventory(
+  items: Iterable<InventoryItem>,
+  atMost: number,
+  top: number,
+): InventorySummary {
+  const pets: Record<PetStatus, number> = { available: 0, pending: 0, sold: 0 };
+  const exact: Record<PetStatus, number> = { available: 0, pending: 0, sold: 0 };
+  const carried: Record<PetStatus, bigint> = { available: 0n, pending: 0n, sold: 0n };
+  let low = 0;
+  const largest: InventoryItem[] = [];
+  for (const item of items) {
+    const { status, quantity } = item;
+    pets[status]++;
+    // Quantities are safe integers; their sum stays exact only below 2^53.
+    if (exact[status] > Number.MAX_SAFE_INTEGER - Math.abs(quantity)) {
+      carried[status] += BigInt(exact[status]);
+      exact[status] = 0;
+    }
+    exact[status] += quantity;
+    if (quantity <= atMost) low++;
+    if (top > 0 && (largest.length < top || ranksAbove(item, largest[largest.length - 1] as InventoryItem))) {
+      let at = largest.length;
+      while (at > 0 && ranksAbove(item, largest[at - 1] as InventoryItem)) at--;
+      largest.splice(at, 0, item);
+      if (largest.length > top) largest.pop();
+    }
+  }
+  const statuses = {} as Record<PetStatus, StatusTotals>;
+  let units = 0n;
+  for (const status of PET_STATUSES) {
+    statuses[status] = { pets: pets[status], units: carried[status] + BigInt(exact[status]) };
+    units += statuses[status].units;
+  }
+  return {
+    pets: pets.available + pets.pending + pets.sold,
+    units,
+    statuses,
+    low: { atMost, pets: low },
+    largest,
+  };
+}
+
+/** One JSON object; units and petIds written as exact integers, as everywhere in petinv's JSON. */
+export function summaryJson(summary: InventorySummary, envName: string): string {
+  const statuses = PET_STATUSES.map(
+    (status) =>
+      `"${status}":{"pets":${summary.statuses[status].pets},"units":${summary.statuses[status].units}}`,
+  ).join(',');
+  return `{"env":${JSON.stringify(envName)},"pets":${summary.pets},"units":${summary.units},"statuses":{${statuses}},"low":{"atMost":${summary.low.atMost},"pets":${summary.low.pets}},"largest":[${summary.largest.map(serializeItem).join(',')}]}\n`;
+}
+
+const EIGHTHS = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+
+/** A bar of `fraction` of `width` cells, to the eighth of a cell. */
+export function bar(fraction: number, width: number): string {
+  const eighths = Math.round(Math.max(0, Math.min(1, fraction)) * width * 8);
+  return '█'.repeat(Math.floor(eighths / 8)) + EIGHTHS[eighths % 8];
+}
+
+/** The fewest cells a bar chart is worth drawing in; a narrower terminal gets the figures alone. */
+const MIN_BAR_WIDTH = 8;
+
+/**
+ * The summary as text: figures per status, with a bar of units per status when `columns` is given (a
+ * terminal), sized so that every line fits in it; the largest stocks below.
+ */
+export function renderSummary(
+  summary: InventorySummary,
+  options: { color: boolean; envName: string; columns?: number },
+): string {
+  const chalk = paint(options.color);
+  const paintStatus = statusPainter(options.color);
+  const petTexts = PET_STATUSES.map((status) => plural(summary.statuses[status].pets, 'pet'));
+  const unitTexts = PET_STATUSES.map((status) => plural(summary.statuses[status].units, 'unit'));
+  const petWidth = Math.max(...petTexts.map((text) => text.length));
+  const unitWidth = Math.max(...unitTexts.map((text) => text.length));
+  const statusWidth = 'available'.length;
+  const prefixWidth = statusWidth + 2 + petWidth + 2 + unitWidth + 2;
+  const barWidth = options.columns === undefined ? 0 : options.columns - prefixWidth - 1;
+  const most = Math.max(...PET_STATUSES.map((status) => Number(summary.statuses[status].units)));
+  const lines = [
+    chalk.bold(`${plural(summary.pets, 'pet')} · ${plural(summary.units, 'unit')} · ${options.envName}`),
+    '',
+  ];
+  PET_STATUSES.forEach((status, index) => {
+    const figures = `${paintStatus(status)}${' '.repeat(statusWidth - status.length)}  ${String(petTexts[index]).padStart(petWidth)}  ${String(unitTexts[index]).padStart(unitWidth)}`;
+    const units = Number(summary.statuses[status].units);
+    const drawn =
+      barWidth >= MIN_BAR_WIDTH && most > 0
+        ? `  ${paintByStatus(options.color, status, bar(units / most, barWidth))}`
+        : '';
+    lines.push(`${figures}${drawn}`.trimEnd());
+  });
+  lines.push('', `At or below ${summary.low.atMost}: ${plural(summary.low.pets, 'pet')}`);
+  if (summary.largest.length > 0) {
+    const idWidth = Math.max(...summary.largest.map((item) => String(item.petId).length));
+    lines.push('Largest stocks:');
+    for (const item of summary.largest)
+      lines.push(
+        `  ${String(item.petId).padStart(idWidth)}  ${paintStatus(item.status)}${' '.repeat(statusWidth - item.status.length)}  ${item.quantity}`,
+      );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function paintByStatus(color: boolean, status: PetStatus, text: string): string {
+  const chalk = paint(color);
+  return { available: chalk.green, pending: chalk.yellow, sold: chalk.gray }[status](text);
+}

@@ -1,0 +1,56 @@
+import type { InventoryItem, PetStatus } from '../api/schemas';
+
+/** One pet whose stock changed between two polls; `from` is null for a new pet, `to` for a removed one. */
+export interface InventoryChange {
+  petId: bigint;
+  from: number | null;
+  to: number | null;
+  /** The status now, or the last one known for a removed pet. */
+  status: PetStatus;
+}
+
+export type InventoryIndex = ReadonlyMap<bigint, InventoryItem>;
+
+export function indexInventory(items: readonly InventoryItem[]): InventoryIndex {
+  const index = new Map<bigint, InventoryItem>();
+  for (const item of items) index.set(item.petId, item);
+  return index;
+}
+
+function changeOf(petId: bigint, before: InventoryItem | undefined, after: InventoryItem | undefined) {
+  if (before && after && before.quantity === after.quantity && before.status === after.status)
+    return undefined;
+  const status = (after ?? before)?.status as PetStatus;
+  return { petId, from: before?.quantity ?? null, to: after?.quantity ?? null, status };
+}
+
+/**
+ * The changes a watcher is shown: every pet in the view before or after (the list's filters, sort and
+ * limit applied) whose item changed, appeared or went away. A pet that only moves into or out of the view
+ * because others changed is not a change of its own. In the order of the new view, then the pets gone from it.
+ */
+export function changesBetween(
+  before: InventoryIndex,
+  after: InventoryIndex,
+  viewBefore: readonly InventoryItem[],
+  viewAfter: readonly InventoryItem[],
+): InventoryChange[] {
+  const changes: InventoryChange[] = [];
+  const seen = new Set<bigint>();
+  for (const { petId } of viewAfter) {
+    seen.add(petId);
+    const change = changeOf(petId, before.get(petId), after.get(petId));
+    if (change) changes.push(change);
+  }
+  for (const { petId } of viewBefore) {
+    if (seen.has(petId)) continue;
+    const change = changeOf(petId, before.get(petId), after.get(petId));
+    if (change) changes.push(change);
+  }
+  return changes;
+}
+
+/** One event line: petId an exact integer, as everywhere in petinv's JSON; `at` the poll that saw it. */
+export function changeJson(change: InventoryChange, at: Date): string {
+  return `{"petId":${change.petId},"from":${change.from},"to":${change.to},"status":"${change.status}","at":"${at.toISOString()}"}\n`;
+}

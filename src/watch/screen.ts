@@ -1,0 +1,93 @@
+import type { InventoryItem } from '../api/schemas';
+import { paint, statusPainter } from '../output/inventory';
+import { plural } from '../output/plural';
+import type { InventoryChange } from './changes';
+
+/** The alternate screen, cursor hidden: the shell's screen comes back as it was when the watch ends. */
+export const ENTER_SCREEN = '\x1b[?1049h\x1b[?25l';
+export const LEAVE_SCREEN = '\x1b[?25h\x1b[?1049l';
+
+export interface WatchScreenState {
+  view: readonly InventoryItem[];
+  /** Recent changes by petId, marked on screen for a while; removed pets are shown from here too. */
+  marks: ReadonlyMap<bigint, InventoryChange>;
+  envName: string;
+  intervalMs: number;
+  changedAt?: Date;
+  checkedAt?: Date;
+  /** Why the service cannot be reached, while it cannot. */
+  lost?: string;
+}
+
+const clock = (at: Date | undefined) =>
+  at
+    ? [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':')
+    : '—';
+
+/**
+ * One frame of `list --watch` on a terminal: a header with the times of the last change and the last check,
+ * the table with each changed quantity marked (up green, down red, with the value before), pets gone from
+ * the inventory, and a footer; no more lines than the terminal has, each cleared to its end.
+ */
+export function renderWatchScreen(
+  state: WatchScreenState,
+  options: { color: boolean; columns: number; rows: number },
+) {
+  const chalk = paint(options.color);
+  const paintStatus = statusPainter(options.color);
+  const seconds = state.intervalMs / 1000;
+  const header = [
+    chalk.bold(`petinv list --watch · ${state.envName}`),
+    `every ${seconds}s`,
+    `last change ${clock(state.changedAt)}`,
+    `last check ${clock(state.checkedAt)}`,
+  ].join(' · ');
+  const notice = state.lost ? chalk.red(`connection lost: ${state.lost}; still trying`) : 'Ctrl-C to stop';
+  const changed = state.marks;
+  const removed = [...changed.values()].filter((change) => change.to === null);
+
+  let idWidth = 'PET ID'.length;
+  let quantityWidth = 'QUANTITY'.length;
+  let units = 0n;
+  for (const item of state.view) {
+    idWidth = Math.max(idWidth, String(item.petId).length);
+    quantityWidth = Math.max(quantityWidth, String(item.quantity).length);
+    units += BigInt(item.quantity);
+  }
+  const statusWidth = 'available'.length;
+  const row = (petId: bigint, status: InventoryItem['status'], quantity: string, mark: string) =>
+    `${String(petId).padStart(idWidth)}  ${paintStatus(status)}${' '.repeat(statusWidth - status.length)}  ${quantity.padStart(quantityWidth)}${mark}`;
+  const markOf = (item: InventoryItem) => {
+    const change = changed.get(item.petId);
+    if (!change) return '';
+    if (change.from === null) return `  ${chalk.cyan('new')}`;
+    if (change.from === item.quantity) return `  ${chalk.cyan('status changed')}`;
+    return change.from < item.quantity
+      ? `  ${chalk.green(`▲ was ${change.from}`)}`
+      : `  ${chalk.red(`▼ was ${change.from}`)}`;
+  };
+  const body = [
+    ...state.view.map((item) => row(item.petId, item.status, String(item.quantity), markOf(item))),
+    ...removed.map((change) =>
+      chalk.dim(row(change.petId, change.status, '—', `  removed (was ${change.from})`)),
+    ),
+  ];
+  // Header, notice, table header and footer take four lines; the rest is for pets.
+  const room = Math.max(1, options.rows - 4);
+  const shown = body.length > room ? body.slice(0, room - 1) : body;
+  const more = body.length - shown.length;
+  const footer = chalk.dim(
+    `${plural(state.view.length, 'pet')} · ${plural(units, 'unit')}${more > 0 ? ` · ${more} more below (make the window taller, or use --limit)` : ''}`,
+  );
+  const lines = [
+    header,
+    notice,
+    chalk.bold(
+      `${'PET ID'.padStart(idWidth)}  ${'STATUS'.padEnd(statusWidth)}  ${'QUANTITY'.padStart(quantityWidth)}`,
+    ),
+    ...shown,
+    footer,
+  ];
+  // Home, each line cleared past its end, and the rest of the screen cleared: a redraw without flicker.
+  return `\x1b[H${lines.join('\x1b[K\n')}\x1b[K\x1b[J`;
+}

@@ -1,0 +1,181 @@
+import { rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LEAVE_SCREEN } from '../../src/watch/screen';
+import { runMain, type ServedInProcess, type StartedMain, serveInProcess, startMain } from '../helpers/main';
+import { temporaryDirectory } from '../helpers/serve';
+
+/** `petinv list --watch` in-process against a real serve, whose request log counts the polls. */
+
+const KEY = 'watch-key';
+let served: ServedInProcess;
+let env: NodeJS.ProcessEnv;
+const made: string[] = [];
+
+beforeAll(async () => {
+  served = await serveInProcess(['--in-memory', '--api-key', KEY]);
+  const configDir = temporaryDirectory();
+  made.push(configDir);
+  env = {
+    PETINV_CONFIG_DIR: configDir,
+    PETINV_ENV: 'local',
+    PETINV_BASE_URL: served.baseUrl,
+    PETINV_API_KEY: KEY,
+  };
+});
+afterAll(async () => {
+  await served.stop();
+  for (const directory of made) rmSync(directory, { recursive: true, force: true });
+});
+
+const polls = () =>
+  served
+    .stderr()
+    .split('\n')
+    .filter((line) => line.includes('"path":"/v1/inventory"')).length;
+
+async function until(check: () => boolean, what: string) {
+  for (let waited = 0; !check(); waited += 20) {
+    if (waited > 10_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Waits until the watcher has polled `count` more times. */
+async function morePolls(count: number) {
+  const target = polls() + count;
+  await until(() => polls() >= target, `${count} polls`);
+}
+
+async function stopWith(watch: StartedMain, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT') {
+  watch.signals.emit(signal, signal);
+  return watch.exited;
+}
+
+describe('petinv list --watch in a pipe', () => {
+  it('prints one JSON line per change, nothing for unchanged polls, filters applied, and exits 0 on Ctrl-C', async () => {
+    const watch = startMain(['list', '--watch', '--interval', '0.1', '--status', 'pending'], { env });
+    await morePolls(3);
+    expect(served.stderr()).toContain('"status":304');
+    expect(watch.stdout()).toBe('');
+    // Pet 2 is pending, pet 1 available: only the first is in the watched view.
+    expect((await runMain(['set', '2', '99'], { env })).code).toBe(0);
+    expect((await runMain(['set', '1', '98'], { env })).code).toBe(0);
+    await until(() => watch.stdout().includes('\n'), 'an event');
+    await morePolls(3);
+    const events = watch
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(events).toEqual([{ petId: 2, from: 24, to: 99, status: 'pending', at: expect.any(String) }]);
+    expect(Number.isNaN(Date.parse(events[0].at))).toBe(false);
+    expect(await stopWith(watch)).toBe(0);
+    expect(watch.stderr()).toBe('');
+  });
+
+  it('--initial prints the current state first', async () => {
+    const watch = startMain(['list', '--watch', '--interval', '0.1', '--initial', '--limit', '2'], { env });
+    await until(() => watch.stdout().split('\n').length > 2, 'the initial state');
+    const lines = watch
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.map(({ petId, from }) => [petId, from])).toEqual([
+      [1, null],
+      [2, null],
+    ]);
+    expect(await stopWith(watch, 'SIGTERM')).toBe(0);
+  });
+
+  it('refuses --interval without --watch, and --csv with it (exit 2)', async () => {
+    expect((await runMain(['list', '--interval', '1'], { env })).code).toBe(2);
+    expect((await runMain(['list', '--watch', '--csv'], { env })).code).toBe(2);
+    expect((await runMain(['list', '--watch', '--interval', '0'], { env })).code).toBe(2);
+  });
+});
+
+describe('petinv list --watch on a terminal', () => {
+  it('redraws the table in place, marks a change with the value before, and restores the screen on Ctrl-C', async () => {
+    const watch = startMain(['list', '--watch', '--interval', '0.1'], { env, tty: true, columns: 100 });
+    await morePolls(2);
+    expect(watch.stdout().startsWith('\x1b[?1049h')).toBe(true);
+    expect(watch.stdout()).toContain('last check');
+    expect(watch.stdout()).not.toContain('was ');
+    expect((await runMain(['set', '3', '0'], { env })).code).toBe(0);
+    await until(() => watch.stdout().includes('▼ was 11'), 'the mark of a change');
+    expect((await runMain(['set', '3', '50'], { env })).code).toBe(0);
+    await until(() => watch.stdout().includes('▲ was 0'), 'the mark of a change');
+    // A change seen by a later poll leaves the earlier mark standing for a while.
+    await morePolls(2);
+    expect((await runMain(['set', '4', '1'], { env })).code).toBe(0);
+    await until(() => watch.stdout().includes('▼ was 23'), 'the mark of a second change');
+    const lastFrame = watch.stdout().split('\x1b[H').at(-1) ?? '';
+    expect(lastFrame).toContain('▲ was 0');
+    expect(await stopWith(watch)).toBe(0);
+    expect(watch.stdout().endsWith(LEAVE_SCREEN)).toBe(true);
+    // Every frame fits the 24 rows the test terminal has.
+    const frames = watch.stdout().split('\x1b[H').slice(1);
+    for (const frame of frames) expect(frame.split('\n').length).toBeLessThanOrEqual(24);
+  });
+});
+
+describe('petinv list --watch when the service fails', () => {
+  let server: Server;
+  let failing = false;
+  let status = 503;
+  let quantity = 1;
+  let baseUrl: string;
+  beforeAll(async () => {
+    server = createServer((_req, res) => {
+      if (failing)
+        res
+          .writeHead(status, { 'Content-Type': 'application/json' })
+          .end(`{"code":"x","message":"down for a while","status":${status}}`);
+      else
+        res
+          .writeHead(200, { 'Content-Type': 'application/json', ETag: `"${quantity}"` })
+          .end(`[{"petId":1,"quantity":${quantity},"status":"sold"}]`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  it.each([503, 429])(
+    'says once that the connection is lost (%i) and once that it is back, and goes on',
+    async (failure) => {
+      failing = false;
+      status = failure;
+      quantity = failure;
+      const watch = startMain(['--retries', '0', 'list', '--watch', '--interval', '0.1'], {
+        env: { ...env, PETINV_BASE_URL: baseUrl },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      failing = true;
+      await watch.stderrLine('lost the connection');
+      // Several failed polls later (the backoff starts at the interval), still one line.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      failing = false;
+      quantity = failure + 1;
+      await watch.stderrLine('is back');
+      await until(() => watch.stdout().includes(`"to":${failure + 1}`), 'the change after the return');
+      expect(watch.stderr().match(/lost the connection/g)).toHaveLength(1);
+      expect(watch.stderr().match(/is back/g)).toHaveLength(1);
+      expect(await stopWith(watch)).toBe(0);
+    },
+  );
+
+  it('ends with the exit code of a failure a retry cannot mend, the screen restored', async () => {
+    failing = true;
+    status = 401;
+    const watch = startMain(['list', '--watch', '--interval', '0.1'], {
+      env: { ...env, PETINV_BASE_URL: baseUrl },
+      tty: true,
+    });
+    expect(await watch.exited).toBe(4);
+    expect(watch.stdout().endsWith(LEAVE_SCREEN)).toBe(true);
+    expect(watch.stderr()).toMatch(/refused the API key/);
+  });
+});
