@@ -1,10 +1,9 @@
 import { existsSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { runMain } from '../helpers/main';
-import { temporaryDirectory } from '../helpers/serve';
+import { closedPort, temporaryDirectory } from '../helpers/serve';
 
 /** The whole CLI, from the command line to the exit status, run in-process through main(argv, io). */
 
@@ -28,15 +27,6 @@ beforeAll(async () => {
   };
 });
 afterAll(() => server.close());
-
-/** A port nothing listens on: bound, then released. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 const petinv = (args: string[], extra: { env?: NodeJS.ProcessEnv; input?: string } = {}) =>
   runMain(args, { env: { ...env, ...extra.env }, input: extra.input });
