@@ -297,7 +297,7 @@ describe('exit codes', () => {
     expect(result.code).toBe(8);
     expect(result.stderr).toContain('(503 unavailable: injected failure (--fail-rate)); try again later');
     await failing.close();
-    const slow = await startInventoryServer({ port: 0, apiKeys: [KEY], latency: { min: 1000, max: 1000 } });
+    const slow = await startInventoryServer({ port: 0, apiKeys: [KEY], latency: { min: 400, max: 400 } });
     const timedOut = await petinv(['list', '--retries', '0', '--timeout', '100'], {
       env: { PETINV_BASE_URL: slow.baseUrl },
     });
