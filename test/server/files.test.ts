@@ -150,6 +150,8 @@ describe('the data file lock', () => {
       Array.from({ length: 4 }, () => spawnServer(['--data', data, '--api-key', KEY, '--quiet'])),
     );
     const started = results.filter((result) => result.status === 'fulfilled');
+    // Stopped by afterEach even when an expectation below fails.
+    for (const result of started) children.push(result.value.child);
     expect(started).toHaveLength(1);
     for (const result of results)
       if (result.status === 'rejected') expect(String(result.reason)).toMatch(/exited with 3[\s\S]*in use/);
