@@ -1,27 +1,25 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import {
+  temporaryDirectory as makeTemporaryDirectory,
+  removeTemporaryDirectories,
+  spawnReadyServer,
+} from '../scripts/serve-process.mjs';
 
 export const root = join(import.meta.dirname, '..');
 export const petinvBin = join(root, 'bin/petinv.js');
 export const KEY = 'bench-key';
 
-export const temporaryDirectory = () => mkdtempSync(join(tmpdir(), 'petinv-bench-'));
+export const temporaryDirectory = () => makeTemporaryDirectory('petinv-bench-');
+// The bench's data files, configs and scripts go when it ends, Ctrl-C included.
+process.once('exit', removeTemporaryDirectories);
+process.once('SIGINT', () => process.exit(130));
 
 /** Starts a server process that prints a JSON readiness line to stderr; resolves once it is ready. */
 export async function startProcess(args) {
   const started = performance.now();
-  const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const { child, ready } = await spawnReadyServer(args, {
     env: { ...process.env, PETINV_CONFIG_DIR: temporaryDirectory() },
-  });
-  const ready = await new Promise((resolve, reject) => {
-    createInterface({ input: child.stderr }).on('line', (line) => {
-      if (line.includes('"event":"listening"')) resolve(JSON.parse(line));
-    });
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
   });
   return {
     child,

@@ -1,30 +1,24 @@
 // npm run demo: a fresh clone to a working petinv in one command. Starts `petinv serve` on a free port
 // with a generated key and the sample inventory, runs `petinv list` and `petinv set` against it, stops it.
 // Everything lives in a temporary directory: your own petinv configuration is not touched.
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import {
+  PETINV_BIN as petinv,
+  removeTemporaryDirectories,
+  spawnReadyServer,
+  temporaryDirectory,
+} from './serve-process.mjs';
 
-const petinv = join(import.meta.dirname, '..', 'bin', 'petinv.js');
-const home = mkdtempSync(join(tmpdir(), 'petinv-demo-'));
+const home = temporaryDirectory('petinv-demo-');
+// Removed however the demo ends, a serve that fails to start included.
+process.once('exit', removeTemporaryDirectories);
 const env = { ...process.env, PETINV_CONFIG_DIR: join(home, 'config') };
 
-const server = spawn(
-  process.execPath,
+const { child: server, ready } = await spawnReadyServer(
   [petinv, 'serve', '--port', '0', '--data', join(home, 'inventory.json'), '--json', '--quiet'],
-  {
-    env,
-    stdio: ['ignore', 'inherit', 'pipe'],
-  },
+  { env, stdout: 'inherit' },
 );
-const ready = await new Promise((resolve, reject) => {
-  createInterface({ input: server.stderr }).on('line', (line) => {
-    if (line.includes('"event":"listening"')) resolve(JSON.parse(line));
-  });
-  server.on('exit', (code) => reject(new Error(`petinv serve exited with ${code}`)));
-});
 console.log(
   `petinv serve is listening on ${ready.baseUrl} with ${ready.pets} sample pets and a generated key.\n`,
 );
@@ -52,6 +46,5 @@ for (const args of [
 
 server.kill('SIGTERM');
 await new Promise((resolve) => server.on('exit', resolve));
-rmSync(home, { recursive: true, force: true });
 console.log(failed ? 'demo: a command failed (see above)' : 'demo: done; petinv serve stopped.');
 process.exitCode = failed ? 1 : 0;

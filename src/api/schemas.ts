@@ -10,15 +10,41 @@ export const INT64_MAX = 2n ** 63n - 1n;
 
 export const PetStatus = z.enum(['available', 'pending', 'sold']);
 export type PetStatus = z.infer<typeof PetStatus>;
-export const PET_STATUSES = ['available', 'pending', 'sold'] as const satisfies readonly PetStatus[];
+/** The statuses in the spec's order, which is also the order `--sort status` uses. */
+export const PET_STATUSES: readonly PetStatus[] = PetStatus.options;
 
+/** A JSON integer as the contract writes one: an optional minus, no `+`, no leading zeros. */
 const INTEGER_TEXT = /^-?(0|[1-9][0-9]*)$/;
+
+/** What a petId is, for messages: `petId "x" is not ${PET_ID_RULE}`. */
+export const PET_ID_RULE = 'an integer within int64';
 
 /** Reads a petId written as decimal text; undefined when it is not an integer within int64. */
 export function parsePetId(text: string): bigint | undefined {
   if (text.length > 20 || !INTEGER_TEXT.test(text)) return undefined;
   const id = BigInt(text);
   return id >= INT64_MIN && id <= INT64_MAX ? id : undefined;
+}
+
+/** The contract's order of petIds, numeric over all of int64. */
+export const comparePetIds = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The largest quantity the contract carries: JSON numbers hold integers exactly up to 2^53-1. */
+export const QUANTITY_MAX = Number.MAX_SAFE_INTEGER;
+
+/** What a quantity written as text is, for messages: `quantity "x" is not ${QUANTITY_TEXT_RULE}`. */
+export const QUANTITY_TEXT_RULE =
+  'an integer written as JSON writes it, such as 7 or 0 (no "+", no leading zeros)';
+
+/**
+ * Reads a quantity written as text (`petinv set 42 7`, a bulk line): the same text the request body will
+ * carry, so `+5` or `007` are refused everywhere rather than accepted by one command and not another.
+ * The sign is the service's to judge (the spec does not say whether a negative count is allowed).
+ */
+export function parseQuantity(text: string): number | undefined {
+  if (text.length > 17 || !INTEGER_TEXT.test(text)) return undefined;
+  const quantity = Number(text);
+  return Math.abs(quantity) <= QUANTITY_MAX ? quantity : undefined;
 }
 
 function toPetId(value: string | bigint | number): bigint | undefined {
@@ -32,11 +58,11 @@ function toPetId(value: string | bigint | number): bigint | undefined {
  * decimal text (see json.ts), and a library caller may also hand over a bigint or a safe integer.
  */
 export const PetId = z.pipe(
-  z.union([z.string(), z.bigint(), z.number()], { error: 'must be an integer within int64' }),
+  z.union([z.string(), z.bigint(), z.number()], { error: `must be ${PET_ID_RULE}` }),
   z.transform((value, ctx) => {
     const id = toPetId(value);
     if (id !== undefined) return id;
-    ctx.issues.push({ code: 'custom', message: 'must be an integer within int64', input: value });
+    ctx.issues.push({ code: 'custom', message: `must be ${PET_ID_RULE}`, input: value });
     return z.NEVER;
   }),
 );
@@ -46,14 +72,24 @@ const integerError = (issue: { input?: unknown }) =>
 // z.int() would also call 2^53 "not an integer"; the bound of Quantity says what is really wrong.
 const isInteger = z.refine(Number.isInteger, { error: 'must be an integer', abort: true });
 
+const isExactQuantity = z.refine<number>((quantity) => Math.abs(quantity) <= QUANTITY_MAX, {
+  error: 'must be an integer a double holds exactly (at most 2^53-1, 9007199254740991)',
+});
+
 /** The spec gives no bounds; the embedded server accepts 0 to 2^53-1, the integers JSON carries exactly. */
 export const Quantity = z
   .number({ error: integerError })
   .check(
     isInteger,
     z.minimum(0, { error: 'must not be negative' }),
-    z.maximum(Number.MAX_SAFE_INTEGER, { error: 'must be at most 2^53-1 (9007199254740991)' }),
+    z.maximum(QUANTITY_MAX, { error: 'must be at most 2^53-1 (9007199254740991)' }),
   );
+
+/**
+ * A quantity a client may send or receive: any integer a double holds exactly. Its sign is the service's
+ * to judge, so a client passes a negative one on and reports the service's answer.
+ */
+export const QuantityValue = z.number({ error: integerError }).check(isInteger, isExactQuantity);
 
 export const InventoryItem = z.object({
   petId: PetId,
@@ -75,15 +111,8 @@ const wireIntegerError = (issue: { input?: unknown }) =>
 export const InventoryItemResponse = z.object({
   petId: z
     .bigint({ error: wireIntegerError })
-    .check(
-      z.refine((id) => id >= INT64_MIN && id <= INT64_MAX, { error: 'must be an integer within int64' }),
-    ),
-  quantity: z.number({ error: wireIntegerError }).check(
-    isInteger,
-    z.refine((quantity) => Math.abs(quantity) <= Number.MAX_SAFE_INTEGER, {
-      error: 'must be an integer a double holds exactly (at most 2^53-1, 9007199254740991)',
-    }),
-  ),
+    .check(z.refine((id) => id >= INT64_MIN && id <= INT64_MAX, { error: `must be ${PET_ID_RULE}` })),
+  quantity: z.number({ error: wireIntegerError }).check(isInteger, isExactQuantity),
   status: PetStatus,
 });
 

@@ -1,6 +1,15 @@
 import * as z from 'zod/mini';
 import { parseInventoryJson } from '../api/json';
-import { describeIssues, PET_STATUSES, PetId, parsePetId } from '../api/schemas';
+import {
+  describeIssues,
+  PET_ID_RULE,
+  PET_STATUSES,
+  PetId,
+  parsePetId,
+  parseQuantity,
+  QUANTITY_TEXT_RULE,
+  QuantityValue,
+} from '../api/schemas';
 import { usageError } from '../errors';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
@@ -40,14 +49,8 @@ export const MAX_INPUT_LINES = 10_000_000;
 export const MAX_JSON_INPUT_BYTES = 256 * 1024 * 1024;
 
 /** One update in any of the accepted shapes; other fields (status, from `petinv list --json`) are ignored. */
-const UpdateObject = z.object({
-  petId: PetId,
-  quantity: z
-    .number({ error: 'must be an integer' })
-    .check(z.refine(Number.isSafeInteger, { error: 'must be an integer' })),
-});
+const UpdateObject = z.object({ petId: PetId, quantity: QuantityValue });
 
-const QUANTITY_TEXT = /^-?\d+$/;
 const STATUSES = new Set<string>(PET_STATUSES);
 const NEWLINE = 0x0a;
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -67,10 +70,9 @@ function fromFields(fields: string[]): Omit<BulkEntry, 'line'> | string {
     return `expected "petId quantity", got ${plural(fields.length, 'field')}`;
   }
   const petId = parsePetId(petIdText);
-  if (petId === undefined) return `petId ${quoted(petIdText)} is not an integer within int64`;
-  const quantity = Number(quantityText);
-  if (!QUANTITY_TEXT.test(quantityText) || !Number.isSafeInteger(quantity))
-    return `quantity ${quoted(quantityText)} is not an integer`;
+  if (petId === undefined) return `petId ${quoted(petIdText)} is not ${PET_ID_RULE}`;
+  const quantity = parseQuantity(quantityText);
+  if (quantity === undefined) return `quantity ${quoted(quantityText)} is not ${QUANTITY_TEXT_RULE}`;
   return { petId, quantity };
 }
 

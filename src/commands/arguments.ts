@@ -1,4 +1,4 @@
-import { parsePetId } from '../api/schemas';
+import { PET_ID_RULE, parsePetId, parseQuantity, QUANTITY_TEXT_RULE } from '../api/schemas';
 import { PetinvError, usageError } from '../errors';
 import { confirm } from '../output/prompt';
 import type { CommandContext } from './context';
@@ -7,10 +7,17 @@ import type { CommandContext } from './context';
 
 export function parsePetIdArgument(text: string): bigint {
   const petId = parsePetId(text);
-  if (petId === undefined) throw usageError(`petId "${text}" is not an integer within int64`);
+  if (petId === undefined) throw usageError(`petId "${text}" is not ${PET_ID_RULE}`);
   return petId;
 }
 
+export function parseQuantityArgument(text: string): number {
+  const quantity = parseQuantity(text);
+  if (quantity === undefined) throw usageError(`quantity "${text}" is not ${QUANTITY_TEXT_RULE}`);
+  return quantity;
+}
+
+/** A change rather than a quantity: `+5` and `-2` are how people write one. */
 export function parseIntegerArgument(text: string, name: string): number {
   const value = Number(text);
   if (!/^[-+]?\d+$/.test(text) || !Number.isSafeInteger(value))

@@ -1,4 +1,4 @@
-import { type InventoryItem, PET_STATUSES, type PetStatus } from '../api/schemas';
+import { comparePetIds, type InventoryItem, PET_STATUSES, type PetStatus } from '../api/schemas';
 import { usageError } from '../errors';
 import { type ListFormat, renderItems } from '../output/inventory';
 import type { ListFlags } from '../program';
@@ -9,7 +9,7 @@ export const SORT_KEYS = ['petId', 'quantity', 'status'] as const;
 type SortKey = (typeof SORT_KEYS)[number];
 
 const compareBy: Record<SortKey, (a: InventoryItem, b: InventoryItem) => number> = {
-  petId: (a, b) => (a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0),
+  petId: (a, b) => comparePetIds(a.petId, b.petId),
   quantity: (a, b) => a.quantity - b.quantity || compareBy.petId(a, b),
   status: (a, b) => PET_STATUSES.indexOf(a.status) - PET_STATUSES.indexOf(b.status) || compareBy.petId(a, b),
 };

@@ -8,7 +8,7 @@ import { paint, renderItems } from '../output/inventory';
 import { plural } from '../output/plural';
 import { createProgress } from '../output/progress';
 import type { SetFlags } from '../program';
-import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
+import { confirmChange, parsePetIdArgument, parseQuantityArgument } from './arguments';
 import { connect } from './connect';
 import type { CommandContext } from './context';
 import { DEFAULT_CONCURRENCY } from './options';
@@ -35,7 +35,7 @@ export async function runSet(
       throw usageError('give a petId and a quantity (petinv set 42 7), or bulk updates with --file F or -');
     }
     const petId = parsePetIdArgument(petIdText);
-    const quantity = parseIntegerArgument(quantityText, 'quantity');
+    const quantity = parseQuantityArgument(quantityText);
     refuseBulkOnlyOptions(flags);
     const { client, envName } = await connect(flags, context);
     if (flags.dryRun) {

@@ -51,6 +51,4 @@ export class HttpError extends Error {
  */
 export class ServeError extends Error {
   override readonly name = 'ServeError';
-  /** The failure's kind in petinv's exit-code table: the environment (a file system, an address) refused. */
-  readonly kind = 'config';
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializeItem } from '../api/json';
-import { describeIssues, InventoryUpdate, parsePetId } from '../api/schemas';
+import { describeIssues, InventoryUpdate, PET_ID_RULE, parsePetId } from '../api/schemas';
 import { StorageError } from '../files/file-system';
 import { HttpError } from './errors';
 import { checkBodyEncoding, decodePathSegment, isJsonContentType, quoted, readBody } from './request';
@@ -90,10 +90,7 @@ async function updateInventory(
   const decoded = decodePathSegment(petIdText);
   const petId = decoded === undefined ? undefined : parsePetId(decoded);
   if (petId === undefined) {
-    throw new HttpError(
-      'invalid_pet_id',
-      `petId ${quoted(petIdText)} in the path is not an integer within int64`,
-    );
+    throw new HttpError('invalid_pet_id', `petId ${quoted(petIdText)} in the path is not ${PET_ID_RULE}`);
   }
   const update = await readUpdate(req);
   const item = await store.setQuantity(petId, update.quantity).catch((error: unknown) => {

@@ -1,4 +1,4 @@
-import { PET_STATUSES } from '../api/schemas';
+import { PET_STATUSES, QUANTITY_MAX } from '../api/schemas';
 import { ERROR_CODES } from './errors';
 import { OPERATIONS, type Operation } from './openapi-operations';
 import {
@@ -66,7 +66,7 @@ const COMPONENTS = {
           format: 'int64',
           description: petIdParameter.description,
         },
-        quantity: { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+        quantity: { type: 'integer', format: 'int64', minimum: 0, maximum: QUANTITY_MAX },
         status: { $ref: '#/components/schemas/PetStatus' },
       },
       example: { petId: 1, quantity: 12, status: 'available' },
@@ -76,7 +76,7 @@ const COMPONENTS = {
       required: ['quantity'],
       additionalProperties: false,
       properties: {
-        quantity: { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+        quantity: { type: 'integer', format: 'int64', minimum: 0, maximum: QUANTITY_MAX },
       },
       example: { quantity: 7 },
     },

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { serializeItem } from '../api/json';
-import { type InventoryItem, PET_STATUSES } from '../api/schemas';
+import { comparePetIds, type InventoryItem, PET_STATUSES } from '../api/schemas';
 
 /** Where the store makes its changes durable (see data-file.ts); absent, the store lives in memory only. */
 export interface InventoryPersistence {
@@ -80,7 +80,7 @@ export class InventoryStore {
     private readonly persistence?: InventoryPersistence,
     private readonly options: StoreOptions = {},
   ) {
-    this.items = [...items].sort((a, b) => (a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0));
+    this.items = [...items].sort((a, b) => comparePetIds(a.petId, b.petId));
     this.items.forEach((item, position) => {
       if (this.positions.has(item.petId)) throw new Error(`petId ${item.petId} appears more than once`);
       this.positions.set(item.petId, position);

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { QUANTITY_TEXT_RULE } from '../../src/api/schemas';
 import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
@@ -9,6 +10,12 @@ const KEY = 'bulk-input-key';
 const served = useInventoryServer(KEY);
 
 const petinv = (args: string[], input?: string) => runMain(args, { env: served.env, input });
+
+/** The pet's quantity as the service now lists it. */
+async function quantityOf(petId: number): Promise<number | undefined> {
+  const line = (await petinv(['list'])).stdout.split('\n').find((row) => row.startsWith(`${petId}\t`));
+  return line === undefined ? undefined : Number(line.split('\t')[2]);
+}
 
 describe('bulk input', () => {
   it('refuses input that never ends, such as --file /dev/zero (exit 2)', async () => {
@@ -30,6 +37,45 @@ describe('bulk input', () => {
       ok: true,
       item: { petId: 10, quantity: 3, status: 'available' },
     });
+  });
+});
+
+describe('a quantity is read by one rule, for one pet and in bulk', () => {
+  // The text a request body would carry: a JSON integer. A sign other than "-" or leading zeros are
+  // not one, and both ways in answer alike (`set 1 +5` was once accepted while a bulk line was not).
+  it.each(['+5', '007', '1.5', '1e3', '0x10', '9007199254740992', '-9007199254740992', ''])(
+    'refuses %j both ways with the same message, sending nothing',
+    async (text) => {
+      const message = `quantity "${text}" is not ${QUANTITY_TEXT_RULE}`;
+      const before = await quantityOf(10);
+      const one = await petinv(['set', '10', text]);
+      expect(one).toMatchObject({ code: 2, stdout: '' });
+      expect(one.stderr).toBe(`petinv: ${message}\n`);
+      const bulk = await petinv(['set', '-', '--strict'], `10,${text}\n`);
+      expect(bulk).toMatchObject({ code: 2, stdout: '' });
+      expect(bulk.stderr).toContain(`petinv: line 1: ${message}\n`);
+      expect(await quantityOf(10)).toBe(before);
+    },
+  );
+
+  it.each([
+    ['0', 0],
+    ['42', 42],
+    ['9007199254740991', 9007199254740991],
+  ])('accepts %j both ways', async (text, quantity) => {
+    expect((await petinv(['set', '10', text])).stdout).toBe(`10\tavailable\t${quantity}\n`);
+    await petinv(['set', '10', '1']);
+    expect((await petinv(['set', '-'], `10 ${text}\n`)).code).toBe(0);
+    expect(await quantityOf(10)).toBe(quantity);
+  });
+
+  it('passes a negative quantity on both ways: the spec leaves its sign to the service', async () => {
+    const one = await petinv(['set', '10', '-1']);
+    const bulk = await petinv(['set', '-', '--ndjson'], '10 -1\n');
+    expect(one.code).toBe(6);
+    expect(one.stderr).toMatch(/400 invalid_body/);
+    expect(bulk.code).toBe(9);
+    expect(JSON.parse(bulk.stdout).error).toMatchObject({ code: 'invalid_body', status: 400 });
   });
 });
 

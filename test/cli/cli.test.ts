@@ -1,10 +1,9 @@
 import { existsSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { runMain } from '../helpers/main';
-import { temporaryDirectory } from '../helpers/serve';
+import { closedPort, temporaryDirectory } from '../helpers/serve';
 
 /** The whole CLI, from the command line to the exit status, run in-process through main(argv, io). */
 
@@ -28,15 +27,6 @@ beforeAll(async () => {
   };
 });
 afterAll(() => server.close());
-
-/** A port nothing listens on: bound, then released. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 const petinv = (args: string[], extra: { env?: NodeJS.ProcessEnv; input?: string } = {}) =>
   runMain(args, { env: { ...env, ...extra.env }, input: extra.input });
@@ -320,7 +310,7 @@ describe('exit codes', () => {
     expect(result.code).toBe(8);
     expect(result.stderr).toContain('(503 unavailable: injected failure (--fail-rate)); try again later');
     await failing.close();
-    const slow = await startInventoryServer({ port: 0, apiKeys: [KEY], latency: { min: 1000, max: 1000 } });
+    const slow = await startInventoryServer({ port: 0, apiKeys: [KEY], latency: { min: 400, max: 400 } });
     const timedOut = await petinv(['list', '--retries', '0', '--timeout', '100'], {
       env: { PETINV_BASE_URL: slow.baseUrl },
     });
@@ -328,9 +318,39 @@ describe('exit codes', () => {
     expect(timedOut.stderr).toContain('within 100 ms');
     await slow.close();
   });
-  it('9: a bulk run that partly failed (above); failures as JSON with --json', async () => {
+  it('9: a bulk run that partly failed: every line has its result, the summary and the error are JSON with --json', async () => {
+    const result = await petinv(['set', '-', '--json'], { input: '5 55\nnot a line\n424242 1\n' });
+    expect(result.code).toBe(9);
+    expect(JSON.parse(result.stdout)).toEqual([
+      {
+        input: 2,
+        ok: false,
+        skipped: true,
+        error: { code: 'bad_input', message: 'expected "petId quantity", got 3 fields', status: null },
+      },
+      {
+        input: 3,
+        ok: false,
+        petId: 424242,
+        quantity: 1,
+        error: { code: 'pet_not_found', message: 'pet 424242 is not in the inventory', status: 404 },
+      },
+      { input: 1, ok: true, item: { petId: 5, quantity: 55, status: expect.any(String) } },
+    ]);
+    expect(
+      result.stderr
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([
+      { summary: { updated: 1, failed: 1, skipped: 1, notSent: 0, stopped: null } },
+      { error: expect.objectContaining({ code: 'partial_failure' }) },
+    ]);
+    expect((await petinv(['list'])).stdout).toMatch(/^5\t\w+\t55$/m);
+  });
+  it('a failure of one update is JSON with --json', async () => {
     const result = await petinv(['set', '424242', '1', '--json']);
-    expect(result.stdout).toBe('');
+    expect(result).toMatchObject({ code: 5, stdout: '' });
     expect(JSON.parse(result.stderr)).toEqual({
       error: {
         code: 'pet_not_found',
@@ -404,24 +424,8 @@ describe('environments', () => {
   });
 });
 
-describe('help and completion', () => {
-  it('prints the help', async () => {
-    const help = await petinv(['--help']);
-    expect(help.code).toBe(0);
-    for (const command of [
-      'list',
-      'set',
-      'adjust',
-      'env',
-      'login',
-      'logout',
-      'config',
-      'serve',
-      'completion',
-    ])
-      expect(help.stdout).toContain(command);
-    expect((await petinv(['set', '--help'])).stdout).toContain('experimental');
-  });
+// Help's structure: test/cli/help.test.ts.
+describe('completion', () => {
   it.each([
     ['bash', 'complete -F _petinv petinv'],
     ['zsh', 'compdef _petinv petinv'],

@@ -6,8 +6,9 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runMain } from '../helpers/main';
 import { type LoggingProxy, startLoggingProxy } from '../helpers/proxy';
-import { runPetinv, temporaryDirectory } from '../helpers/serve';
+import { closedPort, runPetinv, temporaryDirectory } from '../helpers/serve';
 import { hasOpenssl, makeCertificate } from '../helpers/tls';
 
 const KEY = 'key-safety-0123456789abcdef';
@@ -96,10 +97,13 @@ describe('proxies', () => {
     await proxy.close();
     await close(service);
   });
+  // In-process: proxies come from the env main is given. Only NODE_EXTRA_CA_CERTS, which Node reads at
+  // its start, needs a process of its own.
   const run = (args: string[], env: NodeJS.ProcessEnv) =>
-    runPetinv(['list', '--env', 'local', '--retries', '0', ...args], {
-      env: freshEnv({ PETINV_API_KEY: KEY, ...env }),
-    });
+    (env.NODE_EXTRA_CA_CERTS === undefined ? runMain : runPetinv)(
+      ['list', '--env', 'local', '--retries', '0', ...args],
+      { env: freshEnv({ PETINV_API_KEY: KEY, ...env }) },
+    );
 
   it('never sends a loopback request through a proxy, whatever NO_PROXY says', async () => {
     proxy.reset();
@@ -170,9 +174,7 @@ describe('proxies', () => {
   );
 
   it('names a proxy that cannot be reached as the proxy', async () => {
-    const probe = createHttpServer();
-    const closed = await listen(probe);
-    await close(probe);
+    const closed = await closedPort();
     const result = await run([], {
       PETINV_BASE_URL: 'https://inventory.test/v1',
       HTTPS_PROXY: `http://127.0.0.1:${closed}`,

@@ -1,4 +1,4 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/schemas';
@@ -174,14 +174,21 @@ function checkAnswer(described: Described, generated: GeneratedRequest, answer: 
   }
 }
 
+// Compiling a schema costs far more than a request: each is compiled once per document.
+const compiled = new WeakMap<Document, Map<unknown, ValidateFunction>>();
+
 // biome-ignore lint/suspicious/noExplicitAny: schemas of the document
 function validate(document: Document, schema: any, value: unknown, label: string) {
-  const ajv = new Ajv2020({ strict: false });
-  ajv.addFormat('int64', { type: 'number', validate: Number.isInteger });
-  ajv.addSchema({ $id: 'doc', components: document.components });
-  const check = ajv.compile(
-    JSON.parse(JSON.stringify(schema).replaceAll('"#/components', '"doc#/components')),
-  );
+  const known = compiled.get(document) ?? new Map<unknown, ValidateFunction>();
+  compiled.set(document, known);
+  let check = known.get(schema);
+  if (!check) {
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addFormat('int64', { type: 'number', validate: Number.isInteger });
+    ajv.addSchema({ $id: 'doc', components: document.components });
+    check = ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components', '"doc#/components')));
+    known.set(schema, check);
+  }
   expect(check(value), `${label}: ${JSON.stringify(check.errors)}`).toBe(true);
 }
 

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/schemas';
 import { createInventoryApp, type RequestLogEntry } from '../../src/server/app';
@@ -7,6 +9,7 @@ import { BODY_LIMIT_BYTES } from '../../src/server/limits';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { InventoryStore, seedInventory } from '../../src/server/store';
 import { bearer, jsonBody, request } from '../helpers/http';
+import { temporaryDirectory } from '../helpers/serve';
 
 const KEY = 'test-key-1';
 const OTHER_KEY = 'test-key-2';
@@ -100,20 +103,37 @@ describe('PATCH /v1/inventory/{petId}', () => {
     expect(max.text).toContain(`"quantity":${Number.MAX_SAFE_INTEGER}`);
   });
 
-  it('serializes 100 concurrent updates with no lost update', async () => {
-    const petIds = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
-    const responses = await Promise.all(
-      Array.from({ length: 100 }, (_, i) =>
-        request(`${url}/inventory/${petIds[i % 10]}`, jsonBody(KEY, JSON.stringify({ quantity: 1000 + i }))),
-      ),
-    );
-    expect(responses.every((response) => response.status === 200)).toBe(true);
-    const items = (await request(`${url}/inventory`, { headers: bearer(KEY) })).json();
-    // The last request for each pet was sent last; every one was acknowledged in order on one connection each.
-    for (const [index, petId] of petIds.entries()) {
-      const acknowledged = responses.filter((_, i) => i % 10 === index).map((r) => r.json().quantity);
-      expect(acknowledged).toHaveLength(10);
-      expect(acknowledged).toContain(items.find((item: { petId: number }) => item.petId === petId).quantity);
+  it('applies every one of 100 concurrent updates, each once, and ends in the state their order gives', async () => {
+    // A durable server of its own: its journal is the order in which the updates were applied.
+    const dataFile = join(temporaryDirectory(), 'inventory.json');
+    const durable = await startInventoryServer({ port: 0, apiKeys: [KEY], seed: 12, dataFile });
+    try {
+      const sent = Array.from({ length: 100 }, (_, i) => ({ petId: (i % 10) + 1, quantity: 1000 + i }));
+      const responses = await Promise.all(
+        sent.map(({ petId, quantity }) =>
+          request(`${durable.baseUrl}/inventory/${petId}`, jsonBody(KEY, JSON.stringify({ quantity }))),
+        ),
+      );
+      // Each update answered with the item as its own write left it.
+      expect(responses.map((response) => [response.status, response.json()])).toEqual(
+        sent.map(({ petId, quantity }) => [200, expect.objectContaining({ petId, quantity })]),
+      );
+      // Acknowledged means written: the journal holds each of the 100, exactly once, in some order...
+      const applied = readFileSync(`${dataFile}.journal`, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { petId: number; quantity: number });
+      const byQuantity = (a: { quantity: number }, b: { quantity: number }) => a.quantity - b.quantity;
+      expect([...applied].sort(byQuantity)).toEqual(sent);
+      // ...and the state served is what applying them in that order gives: each pet's last update wins.
+      const expected = new Map(applied.map(({ petId, quantity }) => [petId, quantity]));
+      const items = (await request(`${durable.baseUrl}/inventory`, { headers: bearer(KEY) })).json();
+      const served = new Map(
+        items.map((item: { petId: number; quantity: number }) => [item.petId, item.quantity]),
+      );
+      for (const [petId, quantity] of expected) expect([petId, served.get(petId)]).toEqual([petId, quantity]);
+    } finally {
+      await durable.close();
     }
   });
 });

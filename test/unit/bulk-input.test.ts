@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { QUANTITY_TEXT_RULE } from '../../src/api/schemas';
 import { BulkInputReader, MAX_LINE_BYTES, parseBulkInput } from '../../src/bulk/input';
 import { PetinvError } from '../../src/errors';
 
@@ -39,12 +40,12 @@ describe('parseBulkInput', () => {
     expect(Array.from(input.entries, (entry) => entry.line)).toEqual([1, 9]);
     expect(input.problems).toEqual([
       { line: 2, message: 'petId "x" is not an integer within int64' },
-      { line: 3, message: 'quantity "1.5" is not an integer' },
+      { line: 3, message: `quantity "1.5" is not ${QUANTITY_TEXT_RULE}` },
       { line: 4, message: 'expected "petId quantity", got 1 field' },
       { line: 5, message: 'expected "petId quantity", got 3 fields' },
-      { line: 6, message: 'quantity: must be an integer' },
+      { line: 6, message: 'quantity: is required' },
       { line: 7, message: expect.stringMatching(/^not valid JSON/) },
-      { line: 8, message: 'quantity "9223372036854775808" is not an integer' },
+      { line: 8, message: `quantity "9223372036854775808" is not ${QUANTITY_TEXT_RULE}` },
     ]);
   });
   it('lets the later of two entries for one pet win, and says so', () => {
@@ -136,7 +137,7 @@ describe('BulkInputReader: input read as a stream', () => {
   it('echoes bad input only as a short printable quote', () => {
     const input = parseBulkInput(`\u001b]0;pwned\u0007\u001b[2J 5\n1 ${'7'.repeat(100)}x\n`);
     expect(input.problems[0]?.message).toBe('petId "" is not an integer within int64');
-    expect(input.problems[1]?.message).toBe(`quantity "${'7'.repeat(39)}…" is not an integer`);
+    expect(input.problems[1]?.message).toBe(`quantity "${'7'.repeat(39)}…" is not ${QUANTITY_TEXT_RULE}`);
     const json = parseBulkInput('{"petId":1,\u001b[2J\n').problems[0]?.message ?? '';
     expect(json).toMatch(/^not valid JSON: /);
     expect(json).not.toMatch(/\p{Cc}/u);

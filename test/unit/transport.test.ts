@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { Agent, MockAgent, ProxyAgent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TransportError, undiciTransport } from '../../src/api/transport';
+import { closedPort } from '../helpers/serve';
 
 describe('undiciTransport with MockAgent', () => {
   const mockAgent = new MockAgent();
@@ -69,10 +70,7 @@ describe('undiciTransport against real sockets', () => {
   });
 
   it('reports a refused connection as a network error', async () => {
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const { port } = probe.address() as { port: number };
-    await new Promise((resolve) => probe.close(resolve));
+    const port = await closedPort();
     const transport = undiciTransport(new Agent());
     const error = await transport({
       method: 'GET',
@@ -97,10 +95,7 @@ describe('undiciTransport through a proxy', () => {
   afterAll(() => new Promise((resolve) => refusing.close(resolve)));
 
   it('blames a proxy it cannot connect to, and reports a refused tunnel as the proxy’s answer', async () => {
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const { port } = probe.address() as { port: number };
-    await new Promise((resolve) => probe.close(resolve));
+    const port = await closedPort();
     const request = {
       method: 'GET',
       url: 'https://inventory.test/v1/inventory',

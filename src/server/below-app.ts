@@ -1,0 +1,147 @@
+import {
+  type IncomingMessage,
+  maxHeaderSize,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { HttpError } from './errors';
+import type { HttpEdgeOptions } from './http-edge';
+import { quoted, requestPath } from './request';
+import { errorBody, JSON_TYPE, sendError } from './respond';
+import { SERVER_METHODS } from './routes';
+
+/**
+ * What node:http answers by itself (a request it cannot parse, one that is too slow, an `Expect` it does
+ * not know, CONNECT) or drops without a word, answered here with the same Error bodies as every route.
+ */
+
+type WithResponse = { _httpMessage?: ServerResponse | null };
+
+/** How long a connection answered with an error may keep sending before it is cut. */
+const LINGER_MS = 2000;
+
+/** A complete HTTP/1.1 response in one string, for a socket no ServerResponse belongs to. */
+function rawErrorResponse(error: HttpError): string {
+  const body = errorBody(error);
+  const headers: Record<string, string | number> = {
+    'Content-Type': JSON_TYPE,
+    'Content-Length': Buffer.byteLength(body),
+    Date: new Date().toUTCString(),
+    Connection: 'close',
+    ...error.headers,
+  };
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n${lines.join('')}\r\n${body}`;
+}
+
+/** Ends a socket after a last answer; it may keep sending (and is read and dropped) for a while. */
+function endLingering(socket: Duplex, answer: string) {
+  // Closing at once with unread bytes would send a reset, and the client could lose the answer.
+  socket.end(answer);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
+export interface Timeouts {
+  headersTimeout: number;
+  requestTimeout: number;
+}
+
+/** The Error answer for what node:http could not take as a request; undefined when nobody is left to read one. */
+function describeClientError(
+  error: NodeJS.ErrnoException & { reason?: string },
+  { headersTimeout, requestTimeout }: Timeouts,
+): HttpError | undefined {
+  const close = { Connection: 'close' };
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new HttpError(
+        'request_timeout',
+        `the request did not arrive in time: headers are due within ${headersTimeout} ms, the whole request within ${requestTimeout} ms`,
+        close,
+      );
+    case 'HPE_HEADER_OVERFLOW':
+      return new HttpError('headers_too_large', `the request headers exceed ${maxHeaderSize} bytes`, close);
+    // The client closed its side with a request unfinished: nobody is left to read an answer.
+    case 'HPE_INVALID_EOF_STATE':
+      return undefined;
+  }
+  if (!error.code?.startsWith('HPE_')) return undefined; // ECONNRESET and the like
+  const reason = error.reason ?? 'unparsable';
+  return new HttpError('malformed_request', `malformed request: ${reason}`, close);
+}
+
+/** Answers node:http's `clientError`s with Error bodies, once a connection, never over an answer under way. */
+function clientErrorHandler(
+  timeouts: Timeouts,
+  log: HttpEdgeOptions['log'],
+  latestResponse: WeakMap<Socket, ServerResponse>,
+): (error: NodeJS.ErrnoException, socket: Duplex) => void {
+  const answered = new WeakSet<Duplex>();
+  return (error, socket) => {
+    // node:http reports every later chunk of an unparsable connection again; the first answer stands.
+    if (answered.has(socket)) return;
+    const answer = describeClientError(error, timeouts);
+    const response = (socket as Duplex & WithResponse)._httpMessage;
+    if (answer && socket.writable && response?.req.complete) {
+      // The bad bytes follow a whole request still being answered (pipelining): that answer goes out
+      // whole, then the connection closes; an answer now would take its place.
+      answered.add(socket);
+      if (!response.headersSent) response.shouldKeepAlive = false;
+      else response.once('finish', () => (socket as Socket).destroySoon());
+      return;
+    }
+    // The request cut off was answered early (a 401 before its body, say) and its body never came whole:
+    // it has had its one answer, and another now would be taken for the answer to a next request.
+    const answeredEarly = latestResponse.get(socket as Socket);
+    const alreadyAnswered = !response && answeredEarly !== undefined && !answeredEarly.req.complete;
+    if (!answer || !socket.writable || response?.headersSent || alreadyAnswered) {
+      socket.destroy();
+      return;
+    }
+    answered.add(socket);
+    log?.({ event: 'client_error', code: error.code ?? 'unknown', status: answer.status });
+    if (response) {
+      // A request already handed to the app (its body too slow): its own response carries the answer.
+      response.shouldKeepAlive = false;
+      sendError(response, answer);
+    } else endLingering(socket, rawErrorResponse(answer));
+  };
+}
+
+/** What node:http would answer by itself, or drop without a word, answered with Error bodies and logged. */
+export function answerBelowTheApp(
+  server: Server,
+  timeouts: Timeouts,
+  log: HttpEdgeOptions['log'],
+  latestResponse: WeakMap<Socket, ServerResponse>,
+) {
+  server.on('clientError', clientErrorHandler(timeouts, log, latestResponse));
+
+  // Any Expect but 100-continue (which node:http answers itself).
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const expectation = quoted(String(req.headers.expect));
+    sendError(
+      res,
+      new HttpError('expectation_failed', `Expect ${expectation} is not supported; only 100-continue is`),
+    );
+    log?.({ method: req.method ?? '', path: requestPath(req.url ?? '/'), status: 417, ms: 0 });
+  });
+
+  // Without a listener node:http drops a CONNECT without a word.
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    log?.({ method: req.method ?? '', path: req.url ?? '', status: 405, ms: 0 });
+    endLingering(
+      socket,
+      rawErrorResponse(
+        new HttpError('method_not_allowed', 'CONNECT is not supported: petinv serve is no proxy', {
+          Allow: SERVER_METHODS,
+        }),
+      ),
+    );
+  });
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import type { CommandContext } from '../../src/commands/context';
+import { buildProgram } from '../../src/program';
+import { runMain } from '../helpers/main';
+
+/**
+ * Help is checked for its structure against the declarations, not for words: every command the program
+ * declares is listed under Commands, every option it declares under Options, each command's own help
+ * is there and starts with its usage. A new command or option is covered without touching this file.
+ */
+
+interface DeclaredCommand {
+  name(): string;
+  options: readonly { long?: string; hidden?: boolean }[];
+  commands: readonly DeclaredCommand[];
+  createHelp(): { visibleCommands(command: never): DeclaredCommand[] };
+}
+
+const program = buildProgram(
+  () => {},
+  () => ({}) as CommandContext,
+) as unknown as DeclaredCommand;
+
+const visibleCommands = (command: DeclaredCommand) =>
+  command
+    .createHelp()
+    .visibleCommands(command as never)
+    .map((sub) => sub.name());
+
+const declaredOptions = (command: DeclaredCommand) =>
+  command.options.filter((option) => !option.hidden && option.long).map((option) => option.long as string);
+
+/** A help text's sections: each heading (`Options:`) with the names its entries start with. */
+function sections(help: string): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  let entries: string[] | undefined;
+  for (const line of help.split('\n')) {
+    const heading = /^([A-Z][\w ]*):$/.exec(line);
+    if (heading) {
+      entries = [];
+      found.set(heading[1] as string, entries);
+    } else if (/^ {2}\S/.test(line) && entries) entries.push(line.trim().split(/ {2,}/)[0] as string);
+    else if (line === '') entries = undefined;
+  }
+  return found;
+}
+
+const namesIn = (entries: string[] = []) => entries.map((entry) => entry.split(' ')[0]);
+const flagsIn = (entries: string[] = []) => entries.flatMap((entry) => entry.match(/--[\w-]+/g) ?? []);
+
+async function helpOf(path: string[]) {
+  const result = await runMain([...path, '--help']);
+  expect(result).toMatchObject({ code: 0, stderr: '' });
+  return result.stdout;
+}
+
+describe('help', () => {
+  it('lists every declared command and global option, each in its section', async () => {
+    const help = await helpOf([]);
+    expect(help.split('\n')[0]).toMatch(/^Usage: petinv \[options\] \[command\]$/);
+    const found = sections(help);
+    expect(namesIn(found.get('Commands'))).toEqual(visibleCommands(program));
+    expect(flagsIn(found.get('Options'))).toEqual(expect.arrayContaining(declaredOptions(program)));
+    expect(visibleCommands(program)).toEqual(expect.arrayContaining(['list', 'set', 'adjust', 'serve']));
+  });
+
+  const commandPaths = program.commands.flatMap((command) => [
+    [command.name()],
+    ...command.commands.map((sub) => [command.name(), sub.name()]),
+  ]);
+
+  it.each(commandPaths)(
+    'petinv %s --help: its usage, its declared options and subcommands',
+    async (...path) => {
+      const command = path.reduce<DeclaredCommand>(
+        (parent, name) => parent.commands.find((sub) => sub.name() === name) as DeclaredCommand,
+        program,
+      );
+      const help = await helpOf(path);
+      expect(help.split('\n')[0]).toMatch(new RegExp(`^Usage: petinv ${path.join(' ')}\\b`));
+      const found = sections(help);
+      expect(flagsIn(found.get('Options'))).toEqual(expect.arrayContaining(declaredOptions(command)));
+      if (command.commands.length > 0) {
+        expect(namesIn(found.get('Commands'))).toEqual(visibleCommands(command));
+      }
+    },
+  );
+
+  it("says in set's description, before its options, that the operation is experimental", async () => {
+    const help = await helpOf(['set']);
+    const description = help.slice(help.indexOf('\n'), help.search(/^[A-Z][\w ]*:$/m));
+    expect(description).toMatch(/experimental/);
+  });
+});

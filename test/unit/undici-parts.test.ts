@@ -1,0 +1,81 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { join, relative } from 'node:path';
+import * as undici from 'undici';
+import undiciPackage from 'undici/package.json' with { type: 'json' };
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent, requestWith } from '../../src/api/undici';
+
+/**
+ * src/api/undici.ts imports two of undici's internal modules (lib/api/api-request.js and
+ * lib/dispatcher/agent.js) to spare the CLI's start the rest of undici. Internals can move in any
+ * release; these tests fail loudly when they do, rather than a user's `petinv list` failing.
+ */
+
+/** The major whose internal layout src/api/undici.ts and src/types/undici-parts.d.ts were written against. */
+const CHECKED_MAJOR = 7;
+
+const SOURCE = join(import.meta.dirname, '../../src');
+
+function sourceFiles(directory: string): string[] {
+  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(join(directory, entry.name)) : [join(directory, entry.name)],
+  );
+}
+
+describe("undici's internals, used behind one module", () => {
+  it(`is undici ${CHECKED_MAJOR}.x, the major the deep imports were checked against`, () => {
+    const major = Number(undiciPackage.version.split('.')[0]);
+    expect(
+      major,
+      `undici ${undiciPackage.version} is installed: check that src/api/undici.ts's deep imports still exist ` +
+        'and mean the same, then update CHECKED_MAJOR here',
+    ).toBe(CHECKED_MAJOR);
+  });
+
+  it('imports them in src/api/undici.ts (and its type declarations) only', () => {
+    const deep = sourceFiles(SOURCE)
+      .filter((file) => /['"]undici\/lib\//.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SOURCE, file));
+    expect(deep.sort()).toEqual(['api/undici.ts', 'types/undici-parts.d.ts']);
+  });
+
+  it("builds undici's own Agent, and its request API is the one undici's index installs", async () => {
+    const agent = createAgent(1000);
+    try {
+      expect(agent).toBeInstanceOf(undici.Agent);
+      // undici's index puts api-request.js on every dispatcher as `request`: the same function, or it moved.
+      const deepRequest = (await import('undici/lib/api/api-request.js')).default;
+      expect(deepRequest).toBe((agent as undici.Agent).request);
+    } finally {
+      await agent.close();
+    }
+  });
+});
+
+describe('a request through the deep imports', () => {
+  let server: Server;
+  let url: string;
+  beforeAll(async () => {
+    server = createServer((req, res) => res.end(`${req.method} ${req.url} ${req.headers['x-probe']}`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  it('reaches a real server and reads its answer', async () => {
+    const agent = createAgent(1000);
+    try {
+      const response = await requestWith(agent, {
+        origin: url,
+        path: '/v1/inventory',
+        method: 'GET',
+        headers: { 'x-probe': 'deep' },
+      });
+      expect(response.statusCode).toBe(200);
+      expect(await response.body.text()).toBe('GET /v1/inventory deep');
+    } finally {
+      await agent.close();
+    }
+  });
+});
