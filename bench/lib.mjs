@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -8,7 +8,16 @@ export const root = join(import.meta.dirname, '..');
 export const petinvBin = join(root, 'bin/petinv.js');
 export const KEY = 'bench-key';
 
-export const temporaryDirectory = () => mkdtempSync(join(tmpdir(), 'petinv-bench-'));
+const madeDirectories = [];
+/** A new directory under the system's temporary one; every one is removed when the bench exits. */
+export const temporaryDirectory = () => {
+  const directory = mkdtempSync(join(tmpdir(), 'petinv-bench-'));
+  madeDirectories.push(directory);
+  return directory;
+};
+process.on('exit', () => {
+  for (const directory of madeDirectories) rmSync(directory, { recursive: true, force: true });
+});
 
 /** Starts a server process that prints a JSON readiness line to stderr; resolves once it is ready. */
 export async function startProcess(args) {
