@@ -98,21 +98,14 @@ function closeQuietly(files: FileSystem, fd: number): void {
     // Closing after a failed write: the failure that matters is already being reported.
   }
 }
-/** One journal append whose sync is under way. */
-interface JournalBatch {
-  end: number;
-  /** Set when a failure before it cut the journal back past its bytes. */
-  lostTo?: unknown;
-}
-
 export class InventoryFile {
   private journalEntries: number;
   private journalBytes: number;
   /** A cut-back whose truncation failed: retried before the next append. */
   private repairTo: number | undefined;
-  private readonly inFlight = new Set<JournalBatch>();
-  /** Settles once the latest append has, its cut-back included. */
-  private lastSettled: Promise<void> = Promise.resolve();
+  private appending = false;
+  /** Waiting for the append under way to end, its cut-back included. */
+  private appendWaiters: (() => void)[] = [];
   private snapshotFailures = 0;
   private nextSnapshotAt = 0;
   private readonly files: FileSystem;
@@ -191,18 +184,27 @@ export class InventoryFile {
   }
 
   /**
-   * Makes `changes` durable: resolves once their journal lines are fdatasynced and every append begun
-   * before has settled. Rejects with a StorageError when they could not be written whole; their lines
-   * are then cut from the journal, and so are those of any append that followed them.
+   * Makes `changes` durable: calls `done` with null once their journal lines are fdatasynced, or with a
+   * StorageError when they could not be written whole, and then their lines are cut from the journal.
+   * One append at a time: the next is called only after `done`.
    */
-  async append(changes: readonly InventoryItem[]): Promise<void> {
+  append(changes: readonly InventoryItem[], done: (error: StorageError | null) => void): void {
     const { files } = this;
+    const finish = (error: StorageError | null) => {
+      this.appending = false;
+      const waiters = this.appendWaiters;
+      this.appendWaiters = [];
+      for (const resolve of waiters) resolve();
+      done(error);
+    };
+    this.appending = true;
     if (this.repairTo !== undefined) {
       try {
         files.ftruncateSync(this.journal, this.repairTo);
         this.repairTo = undefined;
       } catch (error) {
-        throw new StorageError(`cannot cut back journal ${this.journalPath}`, error);
+        finish(new StorageError(`cannot cut back journal ${this.journalPath}`, error));
+        return;
       }
     }
     const start = this.journalBytes;
@@ -210,35 +212,37 @@ export class InventoryFile {
     try {
       writeFully(files, this.journal, bytes);
     } catch (error) {
-      await this.cutBack(start, error);
-      throw new StorageError(`cannot append to journal ${this.journalPath}`, error);
+      this.cutBack(start).then(() =>
+        finish(new StorageError(`cannot append to journal ${this.journalPath}`, error)),
+      );
+      return;
     }
-    const batch: JournalBatch = { end: start + bytes.length };
-    this.journalBytes = batch.end;
-    this.inFlight.add(batch);
-    const previous = this.lastSettled;
-    let syncError: unknown;
-    const settled = (async () => {
-      // One fdatasync makes every line written before it durable, an overlapping append's included.
-      await files.fdatasync(this.journal).catch((error: unknown) => {
-        syncError = error ?? new Error('fdatasync failed');
-      });
-      await previous;
-      if (syncError !== undefined && batch.lostTo === undefined) await this.cutBack(start, syncError);
-    })();
-    this.lastSettled = settled;
-    await settled;
-    this.inFlight.delete(batch);
-    if (syncError !== undefined)
-      throw new StorageError(`cannot make journal ${this.journalPath} durable`, syncError);
-    if (batch.lostTo !== undefined)
-      throw new StorageError(`an earlier append to journal ${this.journalPath} failed`, batch.lostTo);
-    this.journalEntries += changes.length;
+    this.journalBytes = start + bytes.length;
+    files.fdatasync(this.journal).then(
+      () => {
+        this.journalEntries += changes.length;
+        finish(null);
+      },
+      (error: unknown) =>
+        this.cutBack(start).then(() =>
+          finish(
+            new StorageError(
+              `cannot make journal ${this.journalPath} durable`,
+              error ?? new Error('fdatasync failed'),
+            ),
+          ),
+        ),
+    );
   }
 
-  /** Truncates the journal to `length`, its last complete line, refusing every append past it. */
-  private async cutBack(length: number, cause: unknown): Promise<void> {
-    for (const batch of this.inFlight) if (batch.end > length) batch.lostTo ??= cause;
+  /** Resolves once no append is under way. */
+  private appendsSettled(): Promise<void> {
+    if (!this.appending) return Promise.resolve();
+    return new Promise((resolve) => this.appendWaiters.push(resolve));
+  }
+
+  /** Truncates the journal to `length`, its last complete line; never rejects. */
+  private async cutBack(length: number): Promise<void> {
     this.journalBytes = length;
     try {
       this.files.ftruncateSync(this.journal, length);
@@ -262,7 +266,7 @@ export class InventoryFile {
    * may be under way. On failure the old snapshot and the journal stay as they were.
    */
   async writeSnapshot(listBody: Buffer): Promise<void> {
-    await this.lastSettled;
+    await this.appendsSettled();
     try {
       await replaceSnapshot(this.files, this.path, listBody);
     } catch (error) {
@@ -290,7 +294,7 @@ export class InventoryFile {
    * StorageError says so.
    */
   async close(listBody?: () => Buffer): Promise<void> {
-    await this.lastSettled;
+    await this.appendsSettled();
     try {
       if (listBody && this.journalEntries > 0) await this.writeSnapshot(listBody());
     } finally {

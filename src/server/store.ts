@@ -5,10 +5,10 @@ import { comparePetIds, type InventoryItem, PET_STATUSES } from '../api/schemas'
 /** Where the store makes its changes durable (see data-file.ts); absent, the store lives in memory only. */
 export interface InventoryPersistence {
   /**
-   * Resolves once `changes` are on disk and every append begun before has settled; rejects when they
-   * could not be written, and then none of them may be applied. Two appends may be under way at once.
+   * Makes `changes` durable, then calls `done` with null; or with the failure when they could not be
+   * written, and then none of them may be applied. The store calls it again only after `done`.
    */
-  append(changes: readonly InventoryItem[]): Promise<void>;
+  append(changes: readonly InventoryItem[], done: (error: Error | null) => void): void;
   /** True when the changes written so far should be folded into a whole new snapshot. */
   wantsSnapshot(inventorySize: number): boolean;
   /** Writes the whole inventory anew; never called while an append is under way. */
@@ -16,10 +16,10 @@ export interface InventoryPersistence {
 }
 
 /**
- * Commits that may overlap: the next batch is written while the previous one is still syncing, so a
- * request waits for the next fsync to start rather than for the current one to end.
+ * Told how an update ended: null and the item as this update left it (undefined when there is no such
+ * pet), or the storage failure, and then nothing of it was applied.
  */
-const MAX_COMMITS_IN_FLIGHT = 2;
+export type UpdateCallback = (error: Error | null, item: InventoryItem | undefined) => void;
 
 /** How many items one cached slice of the serialized list holds: one change re-serializes one slice. */
 const SLICE_SIZE = 2048;
@@ -32,8 +32,7 @@ const CLOSE = Buffer.from(']');
 interface PendingUpdate {
   item: InventoryItem;
   position: number;
-  resolve: (item: InventoryItem) => void;
-  reject: (error: unknown) => void;
+  done: UpdateCallback;
 }
 
 export interface StoreOptions {
@@ -52,8 +51,9 @@ export function seedInventory(count: number): InventoryItem[] {
 
 /**
  * The inventory of `petinv serve`: items in petId order, the serialized list cached slice by slice, and
- * updates made durable by group commit (every update waiting while one write runs is covered by the
- * next single write). What GET shows, and its ETag, is only ever what is durable: a change is applied
+ * updates made durable by group commit: one commit (a write and its sync) is under way at a time, and
+ * every update that arrives meanwhile is covered by the next single commit, which starts as soon as the
+ * current one ends. What GET shows, and its ETag, is only ever what is durable: a change is applied
  * once its write succeeded, and a change whose write failed is dropped, never shown, never written later.
  */
 export class InventoryStore {
@@ -69,9 +69,7 @@ export class InventoryStore {
   /** Per pet, its updates not yet applied or dropped: while any is, an update must take its turn. */
   private readonly unsettled = new Map<bigint, number>();
   private commitScheduled = false;
-  private commitsInFlight = 0;
-  /** Settles once the latest commit has been applied or dropped: commits settle in the order they began. */
-  private lastCommit: Promise<void> = Promise.resolve();
+  private committing = false;
   private snapshotting: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
 
@@ -136,21 +134,40 @@ export class InventoryStore {
    * it could not be written (and then nothing of it was applied).
    */
   setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined> {
+    return new Promise((resolve, reject) =>
+      this.updateQuantity(petId, quantity, (error, item) => (error ? reject(error) : resolve(item))),
+    );
+  }
+
+  /**
+   * setQuantity without a promise, for the server's hot path: `done` is called once, with what
+   * setQuantity would settle with; at once (before this returns) when there is nothing to write.
+   */
+  updateQuantity(petId: bigint, quantity: number, done: UpdateCallback): void {
     const position = this.positions.get(petId);
     const current = position === undefined ? undefined : this.items[position];
-    if (position === undefined || !current) return Promise.resolve(undefined);
+    if (position === undefined || !current) {
+      done(null, undefined);
+      return;
+    }
     // Nothing to write: the durable value already is this one, and no other update of the pet is on its way.
-    if (current.quantity === quantity && !this.unsettled.has(petId)) return Promise.resolve(current);
+    if (current.quantity === quantity && !this.unsettled.has(petId)) {
+      done(null, current);
+      return;
+    }
     const item = { petId, quantity, status: current.status };
     if (!this.persistence) {
-      this.apply([{ item, position }]);
-      return Promise.resolve(item);
+      this.apply([{ item, position, done }]);
+      done(null, item);
+      return;
     }
     this.unsettled.set(petId, (this.unsettled.get(petId) ?? 0) + 1);
-    return new Promise((resolve, reject) => {
-      this.pending.push({ item, position, resolve, reject });
-      this.scheduleCommit();
-    });
+    this.pending.push({ item, position, done });
+    // A commit under way (or a snapshot) starts the next one when it ends; an idle store waits one turn.
+    if (!this.committing && !this.snapshotting && !this.commitScheduled) {
+      this.commitScheduled = true;
+      setImmediate(this.runScheduledCommit);
+    }
   }
 
   /** Waits until every update received so far is applied or refused, and no write is under way. */
@@ -160,12 +177,10 @@ export class InventoryStore {
   }
 
   private isIdle(): boolean {
-    return (
-      this.pending.length === 0 && this.commitsInFlight === 0 && !this.snapshotting && !this.commitScheduled
-    );
+    return this.pending.length === 0 && !this.committing && !this.snapshotting && !this.commitScheduled;
   }
 
-  private apply(updates: readonly { item: InventoryItem; position: number }[]): void {
+  private apply(updates: readonly PendingUpdate[]): void {
     for (const { item, position } of updates) {
       this.items[position] = item;
       this.slices[Math.floor(position / SLICE_SIZE)] = undefined;
@@ -174,59 +189,44 @@ export class InventoryStore {
     this.version++;
   }
 
-  private scheduleCommit(): void {
-    if (this.commitScheduled) return;
-    this.commitScheduled = true;
-    // Starting on the next turn lets every request that arrived in this turn join the commit.
-    setImmediate(() => {
-      this.commitScheduled = false;
-      this.startCommit();
-    });
-  }
+  /** Starting a turn after the first update lets every request that arrived in that turn join the commit. */
+  private readonly runScheduledCommit = () => {
+    this.commitScheduled = false;
+    this.startCommit();
+  };
 
   /** Commits every waiting update in one write: group commit. */
   private startCommit(): void {
     const { persistence } = this;
-    if (!persistence || this.snapshotting) return;
+    if (!persistence || this.committing || this.snapshotting) return;
     if (persistence.wantsSnapshot(this.items.length)) {
-      // A snapshot must not miss a change still being written: let the writes drain, then take it.
-      if (this.commitsInFlight === 0) this.startSnapshot(persistence);
+      this.startSnapshot(persistence);
       return;
     }
     if (this.pending.length === 0) {
       this.notifyIfIdle();
       return;
     }
-    if (this.commitsInFlight >= MAX_COMMITS_IN_FLIGHT) return;
     const batch = this.pending;
     this.pending = [];
-    this.commitsInFlight++;
-    const written = persistence.append(batch.map((update) => update.item));
-    const previous = this.lastCommit;
-    this.lastCommit = (async () => {
-      let failure: unknown;
-      let failed = false;
-      try {
-        await written;
-      } catch (error) {
-        failed = true;
-        failure = error;
-      }
-      await previous;
-      for (const { item } of batch) {
-        const count = (this.unsettled.get(item.petId) ?? 1) - 1;
-        if (count === 0) this.unsettled.delete(item.petId);
-        else this.unsettled.set(item.petId, count);
-      }
-      if (failed) {
-        for (const update of batch) update.reject(failure);
-      } else {
-        this.apply(batch);
-        for (const update of batch) update.resolve(update.item);
-      }
-      this.commitsInFlight--;
-      this.startCommit();
-    })();
+    this.committing = true;
+    const changes = new Array<InventoryItem>(batch.length);
+    for (let i = 0; i < batch.length; i++) changes[i] = (batch[i] as PendingUpdate).item;
+    persistence.append(changes, (error) => this.settle(batch, error));
+  }
+
+  /** Applies a written batch (or drops a failed one), starts the next commit, then answers the batch. */
+  private settle(batch: readonly PendingUpdate[], error: Error | null): void {
+    this.committing = false;
+    for (const { item } of batch) {
+      const count = (this.unsettled.get(item.petId) ?? 1) - 1;
+      if (count === 0) this.unsettled.delete(item.petId);
+      else this.unsettled.set(item.petId, count);
+    }
+    if (!error) this.apply(batch);
+    // The next batch goes to disk before this one is answered: the disk works while the answers go out.
+    this.startCommit();
+    for (const update of batch) update.done(error, error ? undefined : update.item);
   }
 
   private startSnapshot(persistence: InventoryPersistence): void {

@@ -76,7 +76,7 @@ describe('the data file under faults', () => {
     expect(loaded.get(3n)).toBe(seedInventory(20)[2]?.quantity);
   });
 
-  it('refuses an append whose sync failed (EIO), and every append written after it', async () => {
+  it('refuses an append whose sync failed (EIO), and the one waiting behind it too', async () => {
     const path = join(temporaryDirectory(), 'inventory.json');
     const files = new FaultyFiles();
     const { file, store } = await openStore(path, files);
@@ -85,12 +85,12 @@ describe('the data file under faults', () => {
     files.failSync = 'EIO';
     let release: () => void = () => {};
     files.holdSyncs = new Promise<void>((resolve) => (release = resolve));
-    // Two commits overlap: the second is written while the first syncs; then both syncs fail.
+    // The second update arrives while the first commit syncs: it waits, never written over a failing one.
     const first = Promise.allSettled([store.setQuantity(2n, 22)]);
     await new Promise((resolve) => setImmediate(resolve));
     const second = Promise.allSettled([store.setQuantity(3n, 33)]);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(readFileSync(`${path}.journal`, 'utf8')).toContain('"quantity":33');
+    expect(readFileSync(`${path}.journal`, 'utf8')).not.toContain('"quantity":33');
     release();
     const outcomes = [...(await first), ...(await second)];
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
@@ -101,6 +101,34 @@ describe('the data file under faults', () => {
     await file.close();
     const loaded = await reload(path);
     expect([loaded.get(1n), loaded.get(2n) === 22, loaded.get(3n) === 33]).toEqual([11, false, false]);
+  });
+
+  it('after a failed sync, writes the batch that waited where the refused one began', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const files = new FaultyFiles();
+    const { file, store } = await openStore(path, files);
+    await store.setQuantity(1n, 11);
+    // The next journal sync fails (EIO) once it is released; every sync after it succeeds.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const sync = files.fdatasync.bind(files);
+    files.fdatasync = async () => {
+      files.fdatasync = sync;
+      await held;
+      throw Object.assign(new Error('EIO: injected by the test'), { code: 'EIO' });
+    };
+    const refused = store.setQuantity(2n, 22);
+    await new Promise((resolve) => setImmediate(resolve));
+    const accepted = store.setQuantity(3n, 33);
+    release();
+    await expect(refused).rejects.toBeInstanceOf(StorageError);
+    expect(await accepted).toMatchObject({ petId: 3n, quantity: 33 });
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(
+      '{"petId":1,"quantity":11}\n{"petId":3,"quantity":33}\n',
+    );
+    await file.close();
+    const loaded = await reload(path);
+    expect([loaded.get(1n), loaded.get(2n) === 22, loaded.get(3n)]).toEqual([11, false, 33]);
   });
 
   it('never renames a snapshot cut short by ENOSPC over the data file, and keeps the journal', async () => {

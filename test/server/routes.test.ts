@@ -283,9 +283,8 @@ describe('an unexpected fault', () => {
   it('is a 500 Error body with no internals, and a log entry', async () => {
     const entries: RequestLogEntry[] = [];
     const store = new InventoryStore(seedInventory(3), {
-      append: async () => {
-        throw new Error('EIO: i/o error, write /var/lib/petinv/inventory.json.journal');
-      },
+      append: (_changes, done) =>
+        done(new Error('EIO: i/o error, write /var/lib/petinv/inventory.json.journal')),
       wantsSnapshot: () => false,
       writeSnapshot: async () => {},
     });
