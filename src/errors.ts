@@ -14,6 +14,8 @@ export const ExitCode = {
   server: 8,
   partial: 9,
   aborted: 10,
+  /** Stopped by Ctrl-C: 128 + SIGINT, what a shell shows for a process Ctrl-C ended. */
+  interrupted: 130,
   /** stdout or stderr was closed by its reader: 128 + SIGPIPE, what a shell shows for `cat big | head -1`. */
   outputClosed: 141,
 } as const;
