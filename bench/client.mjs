@@ -8,7 +8,7 @@ import autocannon from 'autocannon';
 import { KEY, median, petinvBin, printTable, startPetinv, temporaryDirectory } from './lib.mjs';
 import { hasWrk, runWrk } from './server.mjs';
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 11);
+const RUNS = Number(process.env.BENCH_RUNS ?? 15);
 
 /** Wall time of one whole process, stdout thrown away, in ms. */
 function timeProcess(args, env) {
@@ -66,7 +66,7 @@ export async function benchClient() {
     fmt(cold.a),
     `${fmt(cold.b)} node:http script`,
     cold.ratio.toFixed(2),
-    '<= 2.50',
+    '<= 1.50',
   ]);
   await small.stop();
 
