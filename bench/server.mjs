@@ -3,7 +3,7 @@
 // is itself the bottleneck flatters whatever it is compared with. Its CPU share is printed either way.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -36,7 +36,8 @@ function cpuSeconds(pid) {
 
 /** wrk's requests per second and CPU seconds (bash's `times` reports its child's user and system time). */
 export function runWrk(url, method, { connections = CONNECTIONS, seconds = SECONDS, pets = 10 } = {}) {
-  const script = join(temporaryDirectory(), 'patch.lua');
+  const scriptDirectory = temporaryDirectory();
+  const script = join(scriptDirectory, 'patch.lua');
   writeFileSync(script, patchScript(pets));
   const wrkArgs = ['-t2', `-c${connections}`, `-d${seconds}s`, '-H', `Authorization: Bearer ${KEY}`];
   if (method === 'PATCH') wrkArgs.push('-H', 'Content-Type: application/json', '-s', script);
@@ -46,6 +47,7 @@ export function runWrk(url, method, { connections = CONNECTIONS, seconds = SECON
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.on('exit', () => {
+      rmSync(scriptDirectory, { recursive: true, force: true });
       const rate = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]);
       const failures = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(output);
       if (failures || !Number.isFinite(rate)) return reject(new Error(`wrk ${method} ${url}:\n${output}`));
