@@ -3,7 +3,7 @@
 // is itself the bottleneck flatters whatever it is compared with. Its CPU share is printed either way.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -15,15 +15,15 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CORES = cpus().length;
 const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
-const hasWrk = spawnSync('wrk', ['--version'], { stdio: 'ignore' }).error === undefined;
+export const hasWrk = spawnSync('wrk', ['--version'], { stdio: 'ignore' }).error === undefined;
 
-// Each PATCH sets a new quantity on one of ten pets, so every one is a real, durable change.
-const PATCH_SCRIPT = `
+// Each PATCH sets a new quantity on one of `pets` pets, so every one is a real, durable change.
+const patchScript = (pets) => `
 counter = 0
 request = function()
   counter = counter + 1
   local body = '{"quantity":' .. (counter % 100000) .. '}'
-  return wrk.format("PATCH", "/v1/inventory/" .. ((counter % 10) + 1), nil, body)
+  return wrk.format("PATCH", "/v1/inventory/" .. ((counter % ${pets}) + 1), nil, body)
 end
 `;
 
@@ -35,10 +35,11 @@ function cpuSeconds(pid) {
 }
 
 /** wrk's requests per second and CPU seconds (bash's `times` reports its child's user and system time). */
-function runWrk(url, method) {
-  const script = join(temporaryDirectory(), 'patch.lua');
-  writeFileSync(script, PATCH_SCRIPT);
-  const wrkArgs = ['-t2', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '-H', `Authorization: Bearer ${KEY}`];
+export function runWrk(url, method, { connections = CONNECTIONS, seconds = SECONDS, pets = 10 } = {}) {
+  const scriptDirectory = temporaryDirectory();
+  const script = join(scriptDirectory, 'patch.lua');
+  writeFileSync(script, patchScript(pets));
+  const wrkArgs = ['-t2', `-c${connections}`, `-d${seconds}s`, '-H', `Authorization: Bearer ${KEY}`];
   if (method === 'PATCH') wrkArgs.push('-H', 'Content-Type: application/json', '-s', script);
   const quoted = [...wrkArgs, url].map((arg) => `'${arg}'`).join(' ');
   return new Promise((resolve, reject) => {
@@ -46,6 +47,7 @@ function runWrk(url, method) {
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.on('exit', () => {
+      rmSync(scriptDirectory, { recursive: true, force: true });
       const rate = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]);
       const failures = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(output);
       if (failures || !Number.isFinite(rate)) return reject(new Error(`wrk ${method} ${url}:\n${output}`));

@@ -82,8 +82,8 @@ function report(error: unknown, json: boolean, io: CliIo): ExitCode {
   if (error instanceof PetinvError) {
     // Outside text in a message was made printable where it was quoted; this keeps every message one line.
     if (json) stderr.write(jsonError(error.body, error.exitCode));
-    // Ctrl-C needs no words: the person pressed it, and the shell reports 130.
-    else if (error.kind !== 'interrupted') stderr.write(`petinv: ${printable(error.message, 2000)}\n`);
+    // An error with no text has nothing to add (Ctrl-C at a prompt); a bulk run's Ctrl-C says what was not sent.
+    else if (error.message !== '') stderr.write(`petinv: ${printable(error.message, 2000)}\n`);
     return error.exitCode;
   }
   const message = printable((error as Error)?.message ?? String(error), 2000);

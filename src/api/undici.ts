@@ -1,5 +1,4 @@
 import type { Dispatcher } from 'undici';
-import requestApi from 'undici/lib/api/api-request.js';
 import Agent from 'undici/lib/dispatcher/agent.js';
 
 /**
@@ -22,12 +21,4 @@ export async function createProxyAgent(connectTimeoutMs: number, proxyUrl: strin
   const undici = (await import('undici')) as unknown as { default: typeof import('undici') };
   const { ProxyAgent } = undici.default;
   return new ProxyAgent({ uri: proxyUrl, connect: { timeout: connectTimeoutMs } });
-}
-
-/** undici's request API on any dispatcher (an Agent, a proxy agent, a MockAgent in tests). */
-export function requestWith(
-  dispatcher: Dispatcher,
-  options: Dispatcher.RequestOptions,
-): Promise<Dispatcher.ResponseData> {
-  return requestApi.call(dispatcher, options);
 }

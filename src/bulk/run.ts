@@ -12,13 +12,17 @@ export type BulkResult =
  */
 export type BulkStop =
   | { reason: 'output closed' }
+  | { reason: 'interrupted' }
   | { reason: 'refused'; error: PetinvError }
   | { reason: 'unreachable'; error: PetinvError };
 
 export interface BulkOutcome {
   updated: number;
   failed: number;
-  /** Entries never sent because the run stopped early. */
+  /**
+   * Entries never sent because the run stopped early. Entries are sent in input order, so these are the
+   * last `notSent` entries of the input.
+   */
   notSent: number;
   stop?: BulkStop;
   /** Every result in completion order, when asked for (--json prints them at the end). */
@@ -34,6 +38,8 @@ export interface BulkRunOptions {
   onResult: (result: BulkResult) => void;
   /** Aborted when nobody reads the results any more (stdout closed). */
   outputClosed?: AbortSignal;
+  /** Aborted when the user asks the run to stop (Ctrl-C): nothing more is sent, those in flight finish. */
+  interrupted?: AbortSignal;
   keepResults?: boolean;
 }
 
@@ -43,7 +49,7 @@ export interface BulkRunOptions {
  * stops starting updates when going on cannot help (see BulkStop); the updates in flight finish.
  */
 export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Promise<BulkOutcome> {
-  const { update, onResult, outputClosed } = options;
+  const { update, onResult, outputClosed, interrupted } = options;
   const outcome: BulkOutcome = { updated: 0, failed: 0, notSent: 0 };
   if (options.keepResults) outcome.results = [];
   let next = 0;
@@ -68,15 +74,16 @@ export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Pr
   const worker = async () => {
     while (next < entries.length) {
       if (!outcome.stop && outputClosed?.aborted) outcome.stop = { reason: 'output closed' };
+      if (!outcome.stop && interrupted?.aborted) outcome.stop = { reason: 'interrupted' };
       if (outcome.stop) return;
       const entry = entries.at(next++) as BulkEntry;
-      const base = { line: entry.line, petId: entry.petId, quantity: entry.quantity };
+      const { line, petId, quantity } = entry;
       try {
-        record({ ...base, ok: true, item: await update(entry) });
+        record({ line, petId, quantity, ok: true, item: await update(entry) });
       } catch (error) {
         const failure =
           error instanceof PetinvError ? error : new PetinvError('internal', (error as Error).message);
-        record({ ...base, ok: false, error: failure });
+        record({ line, petId, quantity, ok: false, error: failure });
       }
     }
   };

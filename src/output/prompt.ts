@@ -32,8 +32,9 @@ export function readHidden(question: string, stdin: Terminal, stderr: Writable):
   });
 }
 
-/** Ctrl-C at a prompt: exit 130, as a shell reports a command SIGINT stopped. */
-export const interrupted = () => new PetinvError('interrupted', 'interrupted', { code: 'interrupted' });
+/** Ctrl-C at a prompt needs no words (the person pressed it, and the shell reports 130): no text, but a JSON body. */
+export const interrupted = () =>
+  new PetinvError('interrupted', '', { code: 'interrupted', message: 'interrupted' });
 
 /** Asks a yes/no question on a terminal; anything but y or yes is no, and so is the end of input (Ctrl-D). */
 export function confirm(question: string, stdin: Terminal, stderr: Writable): Promise<boolean> {

@@ -61,13 +61,32 @@ describe('confirmation on production', () => {
 });
 
 describe('bulk set on a terminal', () => {
-  it('draws a progress bar on stderr and ends with a summary', async () => {
-    const result = await runMain(['set', '-'], { env: served.env, tty: true, input: '7 1\n8 2\n9 3\n' });
-    expect(result.stderr).toContain(`\r[${'#'.repeat(24)}] 3/3\u001b[K\n`);
-    expect(result.stderr).toMatch(
-      /petinv: updated 3 of 3 pets in local in [\d.]+s; 0 failed, 0 lines skipped\n$/,
+  it('draws a progress bar that fits the terminal on stderr; the summary replaces it, once', async () => {
+    const result = await runMain(['set', '-'], {
+      env: served.env,
+      tty: true,
+      columns: 40,
+      input: '7 1\n8 2\n9 3\n',
+    });
+    const clear = '\r\u001b[K';
+    const drawn = result.stderr.split(clear);
+    // The first update draws the bar; the line after the last clear is the summary alone.
+    expect(drawn[1]).toMatch(/^\[#+-+\] 1\/3/);
+    for (const line of drawn.slice(1, -1)) expect(line.length).toBeLessThan(40);
+    expect(drawn.at(-1)).toMatch(
+      /^petinv: updated 3 of 3 pets in local in [\d.]+s; 0 failed, 0 lines skipped\n$/,
     );
+    expect(result.stderr.match(/updated 3 of 3/g)).toHaveLength(1);
     expect(result.stdout).toBe('');
+  });
+
+  it('says it reads updates from stdin, and how to end, when stdin is a terminal', async () => {
+    const typed = await runMain(['set', '-'], { env: served.env, stdinTty: true, input: '7 1\n' });
+    expect(typed.stderr).toMatch(
+      /^petinv: reading updates from stdin, one "petId quantity" a line; end with Ctrl-D on a line of its own \(Ctrl-C cancels\)\npetinv: updated 1 of 1 pet/,
+    );
+    const piped = await runMain(['set', '-'], { env: served.env, input: '7 1\n' });
+    expect(piped.stderr).not.toContain('reading updates');
   });
 });
 

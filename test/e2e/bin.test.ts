@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,5 +59,22 @@ describe('bin/petinv.js', () => {
       'petinv: pet 424242 not found in local (404 pet_not_found: pet 424242 is not in the inventory)\n',
     );
     expect((await runPetinv(['frobnicate'], { env })).code).toBe(2);
+  });
+});
+
+describe('the built bundle at start-up', () => {
+  it("loads undici's HTTP/2 client (and node:http2) only if it is called, which petinv never does", () => {
+    const index = join(import.meta.dirname, '../../dist/index.js');
+    const loaded = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { createAgent } = await import(${JSON.stringify(index)}); createAgent(1000);
+         process.stdout.write(JSON.stringify(process.moduleLoadList.filter((name) => name.includes('http2'))));`,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(JSON.parse(loaded)).toEqual([]);
   });
 });

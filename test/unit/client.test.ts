@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, retryDelayMs } from '../../src/api/client';
-import { fetchTransport } from '../../src/api/transport';
+import { fetchTransport, type TransportRequest } from '../../src/api/transport';
 import { PetinvError } from '../../src/errors';
 
 const BASE = 'https://inventory.test/v1';
@@ -395,5 +395,45 @@ describe('redirects', () => {
     expect((await failure(client.listInventory())).message).toContain(
       '(308, Location: /login?next=%2Finventory); petinv does not follow',
     );
+  });
+});
+
+describe('the requests the client hands its transport', () => {
+  it('carry the base URL split once into origin and path, and the item read back exactly', async () => {
+    const requests: TransportRequest[] = [];
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:4010/v1',
+      apiKey: 'k',
+      transport: async (request) => {
+        requests.push(request);
+        return { status: 200, header: () => null, text: `{"petId":${BIG},"quantity":3,"status":"sold"}` };
+      },
+    });
+    expect(await client.updateInventory(BigInt(BIG), 3)).toEqual({
+      petId: BigInt(BIG),
+      quantity: 3,
+      status: 'sold',
+    });
+    expect(requests[0]).toMatchObject({
+      url: `http://127.0.0.1:4010/v1/inventory/${BIG}`,
+      origin: 'http://127.0.0.1:4010',
+      path: `/v1/inventory/${BIG}`,
+      headers: { 'Content-Type': 'application/json', Authorization: 'Bearer k' },
+    });
+  });
+
+  it('leave a base URL that does not split cleanly to the transport to parse', async () => {
+    const requests: TransportRequest[] = [];
+    const client = createClient({
+      baseUrl: 'http://EXAMPLE.test:80/v1',
+      apiKey: 'k',
+      transport: async (request) => {
+        requests.push(request);
+        return { status: 200, header: () => null, text: '[]' };
+      },
+    });
+    await client.listInventory();
+    expect(requests[0]?.url).toBe('http://EXAMPLE.test:80/v1/inventory');
+    expect(requests[0]?.origin).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseInventoryJson } from '../../src/api/json';
+import { parseInventoryJson, readCanonicalItem, serializeItem } from '../../src/api/json';
+import { InventoryItemResponse } from '../../src/api/schemas';
 
 describe('parseInventoryJson: exact int64 petIds without copying the text', () => {
   it('reads petIds as bigints from their digits, in arrays, objects and nested lists', () => {
@@ -38,5 +39,52 @@ describe('parseInventoryJson: exact int64 petIds without copying the text', () =
       c: '"petId":1',
     });
     expect(() => parseInventoryJson('{bad')).toThrow(SyntaxError);
+  });
+});
+
+describe('readCanonicalItem', () => {
+  const general = (text: string) => {
+    try {
+      const parsed = InventoryItemResponse.safeParse(parseInventoryJson(text));
+      return parsed.success ? parsed.data : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  it('reads the wire form serializeItem writes, as the general path does', () => {
+    for (const item of [
+      { petId: 42n, quantity: 7, status: 'sold' as const },
+      { petId: 9223372036854775807n, quantity: 9007199254740991, status: 'available' as const },
+      { petId: -9223372036854775808n, quantity: -9007199254740991, status: 'pending' as const },
+      { petId: 0n, quantity: 0, status: 'sold' as const },
+    ]) {
+      const text = serializeItem(item);
+      expect(readCanonicalItem(text)).toEqual(item);
+      expect(readCanonicalItem(text)).toEqual(general(text));
+    }
+  });
+
+  it('leaves everything else to the general path: other forms, and values the contract refuses', () => {
+    for (const text of [
+      '{"petId":9223372036854775808,"quantity":1,"status":"sold"}', // past int64
+      '{"petId":1,"quantity":9007199254740993,"status":"sold"}', // a double cannot hold it
+      '{"petId":1,"quantity":1,"status":"lost"}',
+      '{"petId":01,"quantity":1,"status":"sold"}', // not JSON
+      '{"petId":1.0,"quantity":1,"status":"sold"}',
+      '{"petId":"1","quantity":1,"status":"sold"}',
+      '{"petId":1,"quantity":1,"status":"sold","extra":true}',
+      '{"quantity":1,"petId":1,"status":"sold"}',
+      ' {"petId":1,"quantity":1,"status":"sold"}',
+      '{"petId":1,"quantity":1,"status":"sold"}\n',
+    ]) {
+      expect(readCanonicalItem(text), text).toBeUndefined();
+    }
+    // Those the contract accepts in another form still come out the same through the general path.
+    expect(general('{"quantity":1,"petId":1,"status":"sold"}')).toEqual({
+      petId: 1n,
+      quantity: 1,
+      status: 'sold',
+    });
   });
 });

@@ -33,6 +33,20 @@ describe('undiciTransport with MockAgent', () => {
     expect(response.header('sunset')).toBeNull();
   });
 
+  it('sends to origin and path when the caller split the URL already, without parsing url', async () => {
+    pool.intercept({ path: '/v1/inventory/7', method: 'PATCH' }).reply(200, '{}');
+    const response = await transport({
+      method: 'PATCH',
+      url: 'only for messages',
+      origin: 'https://inventory.test',
+      path: '/v1/inventory/7',
+      headers: {},
+      body: '{"quantity":1}',
+      timeoutMs: 1000,
+    });
+    expect(response.status).toBe(200);
+  });
+
   it('turns a connection error into a network TransportError with its code', async () => {
     pool
       .intercept({ path: '/v1/inventory', method: 'GET' })

@@ -1,0 +1,92 @@
+import { createReadStream } from 'node:fs';
+import type { InventoryClient } from '../api/client';
+import type { CommandContext } from '../commands/context';
+import { writePlan } from '../commands/plan';
+import { PetinvError, usageError } from '../errors';
+import { plural } from '../output/plural';
+import type { SetFlags } from '../program';
+import { type BulkInput, readBulkInput } from './input';
+import { skippedJson } from './report';
+
+/** The bulk input as a stream: stdin, or the file, read as it arrives (see readBulkInput). */
+function openBulkSource(flags: SetFlags, context: CommandContext): Promise<AsyncIterable<Buffer | string>> {
+  if (flags.file === undefined || flags.file === '-') {
+    // Typed at a terminal, the input would otherwise look like a command that hangs.
+    if (context.stdin.isTTY)
+      context.stderr.write(
+        'petinv: reading updates from stdin, one "petId quantity" a line; end with Ctrl-D on a line of its own (Ctrl-C cancels)\n',
+      );
+    return Promise.resolve(context.stdin);
+  }
+  const file = flags.file;
+  return new Promise((resolve, reject) => {
+    const stream = createReadStream(file);
+    stream.once('open', () => resolve(stream));
+    stream.once('error', (error: NodeJS.ErrnoException) =>
+      reject(usageError(`cannot read --file ${file}: ${error.code ?? error.message}`)),
+    );
+  });
+}
+
+/**
+ * Bad input lines: in a run that streams results (--ndjson, --json) they are results too, so a script
+ * that selects the failures sees them; otherwise each is a line on stderr. --strict stops here.
+ */
+function reportProblems(input: BulkInput, flags: SetFlags, context: CommandContext) {
+  const inResults = !flags.strict && (context.json || flags.ndjson);
+  for (const problem of input.problems) {
+    // --json prints them at the head of its one array at the end.
+    if (inResults) {
+      if (flags.ndjson) context.stdout.write(`${skippedJson(problem)}\n`);
+    } else if (context.json) context.stderr.write(`${skippedJson(problem)}\n`);
+    else
+      context.stderr.write(
+        `petinv: ${input.unit} ${problem.line}: ${problem.message}${flags.strict ? '' : ' (skipped)'}\n`,
+      );
+  }
+  if (flags.strict && input.problems.length > 0) {
+    throw usageError(`--strict: ${plural(input.problems.length, `bad ${input.unit}`)}; nothing was sent`);
+  }
+}
+
+/**
+ * The plan of a bulk run: its input read and checked, the bad lines reported (with --strict, the run
+ * ends here). Nothing has been sent yet.
+ */
+export async function planBulk(flags: SetFlags, context: CommandContext): Promise<BulkInput> {
+  const input = await readBulkInput(await openBulkSource(flags, context)).catch((error: unknown) => {
+    if (error instanceof PetinvError) throw error;
+    const { code, message } = error as NodeJS.ErrnoException;
+    throw usageError(
+      `cannot read ${flags.file === undefined ? 'stdin' : `--file ${flags.file}`}: ${code ?? message}`,
+    );
+  });
+  reportProblems(input, flags, context);
+  return input;
+}
+
+/** --dry-run: the plan against current stock; nothing is written. */
+export async function rehearseBulk(
+  input: BulkInput,
+  client: InventoryClient,
+  flags: SetFlags,
+  context: CommandContext,
+  envName: string,
+) {
+  const current = new Map((await client.listInventory()).map((item) => [item.petId, item]));
+  const plan = Array.from(input.entries, (entry) => ({
+    petId: entry.petId,
+    to: entry.quantity,
+    before: current.get(entry.petId),
+  }));
+  // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already).
+  writePlan(plan, 'bulk', flags.ndjson === true, context, envName, input.problems.map(skippedJson));
+  // The real run would end in exit 9: so must its rehearsal, or `--dry-run && set` goes ahead.
+  const skipped = input.problems.length;
+  if (skipped > 0)
+    throw new PetinvError(
+      'partial',
+      `dry run: ${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped; nothing was written to ${envName}`,
+      { code: 'partial_failure' },
+    );
+}

@@ -1,0 +1,136 @@
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMain } from '../helpers/main';
+import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
+
+/** A service whose every PATCH takes 40 ms, so a run of 60 updates two at a time is still going when Ctrl-C comes. */
+let slow: Server;
+let env: NodeJS.ProcessEnv;
+let received = 0;
+const configDir = temporaryDirectory();
+beforeAll(async () => {
+  slow = createServer((req, res) => {
+    received++;
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      const petId = String(req.url).split('/').pop();
+      const { quantity } = JSON.parse(body);
+      setTimeout(() => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(`{"petId":${petId},"quantity":${quantity},"status":"sold"}`);
+      }, 40);
+    });
+  });
+  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+  env = {
+    PETINV_CONFIG_DIR: configDir,
+    PETINV_ENV: 'local',
+    PETINV_BASE_URL: `http://127.0.0.1:${(slow.address() as { port: number }).port}/v1`,
+    PETINV_API_KEY: 'k',
+  };
+});
+afterAll(() => {
+  rmSync(configDir, { recursive: true, force: true });
+  slow.closeAllConnections();
+  return new Promise((resolve) => slow.close(resolve));
+});
+
+const LINES = 60;
+const input = Array.from({ length: LINES }, (_, index) => `${index + 1} ${index}\n`).join('');
+
+/** The --ndjson results, counted by kind, with the lines never sent. */
+function results(stdout: string) {
+  const parsed = stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  return {
+    applied: parsed.filter((result) => result.ok === true).length,
+    notSent: parsed.filter((result) => result.notSent === true),
+    all: parsed,
+  };
+}
+
+describe('Ctrl-C during a bulk run', () => {
+  it('stops sending, lets the updates in flight finish, lists those never sent and ends with 130', async () => {
+    const run = startMain(['set', '-', '--ndjson', '--concurrency', '2'], { env, input });
+    // Once a few results are out, the user presses Ctrl-C.
+    await new Promise<void>((resolve) => {
+      const look = setInterval(() => {
+        if (run.stdout().split('\n').length > 4) {
+          clearInterval(look);
+          resolve();
+        }
+      }, 5);
+    });
+    run.signals.emit('SIGINT', 'SIGINT');
+    expect(await run.exited).toBe(130);
+    const { applied, notSent, all } = results(run.stdout());
+    // Every line is accounted for once: applied (those in flight included), or listed as never sent.
+    expect(applied + notSent.length).toBe(LINES);
+    expect(notSent.length).toBeGreaterThan(LINES / 2);
+    expect(notSent[0]).toEqual({
+      input: applied + 1,
+      ok: false,
+      notSent: true,
+      petId: applied + 1,
+      quantity: applied,
+    });
+    expect(all.map((result) => result.input ?? 0).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: LINES }, (_, index) => index + 1),
+    );
+    const stderr = run.stderr();
+    expect(stderr).toMatch(/^petinv: interrupted: sending no more updates, waiting for the 2 in flight/);
+    expect(stderr).toContain(
+      `petinv: stopped early, interrupted (Ctrl-C): updated ${applied} of ${LINES} pets in local in`,
+    );
+    expect(stderr).toContain(`; 0 failed, ${notSent.length} not sent, 0 lines skipped\n`);
+    expect(stderr).toMatch(
+      new RegExp(`petinv: interrupted: ${notSent.length} updates of ${LINES} never sent to local\\n$`),
+    );
+    // Listening for Ctrl-C ends with the run: a later one is the process's own again.
+    expect(run.signals.listenerCount('SIGINT')).toBe(0);
+  });
+
+  it('with --json: the summary says so, and the array holds the entries never sent', async () => {
+    const run = startMain(['--json', 'set', '-', '--concurrency', '1'], { env, input });
+    setTimeout(() => run.signals.emit('SIGINT', 'SIGINT'), 100);
+    expect(await run.exited).toBe(130);
+    const array = JSON.parse(run.stdout());
+    const [summaryLine, errorLine] = run.stderr().trim().split('\n');
+    const { summary } = JSON.parse(summaryLine as string);
+    expect(summary).toMatchObject({ failed: 0, skipped: 0, stopped: 'interrupted' });
+    expect(summary.updated + summary.notSent).toBe(LINES);
+    expect(array.filter((result: { notSent?: boolean }) => result.notSent)).toHaveLength(summary.notSent);
+    expect(JSON.parse(errorLine as string).error.code).toBe('interrupted');
+  });
+
+  it('a real SIGINT to the process: exit 130 and the summary', async () => {
+    const child = spawn(process.execPath, [PETINV_BIN, 'set', '-', '--concurrency', '2'], {
+      env: { ...cleanEnv(), ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const before = received;
+    child.stdin.end(input);
+    // Once a few updates went out (60 of 40 ms, two at a time, take over a second), Ctrl-C.
+    const look = setInterval(() => {
+      if (received - before >= 4) {
+        clearInterval(look);
+        child.kill('SIGINT');
+      }
+    }, 5);
+    expect(await exited).toBe(130);
+    expect(stderr).toMatch(/petinv: stopped early, interrupted \(Ctrl-C\): updated \d+ of 60 pets in local/);
+    expect(stderr).toMatch(/petinv: interrupted: \d+ updates of 60 never sent to local\n$/);
+  });
+});
