@@ -5,6 +5,7 @@ import { createAgent, createProxyAgent } from '../api/undici';
 import { readConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { chooseProxy, describeProxy } from '../config/proxy';
+import { describeServe, findRunningServe } from '../config/serve-records';
 import {
   apiKeyProblem,
   checkBaseUrl,
@@ -13,7 +14,7 @@ import {
   resolveSettings,
   type Settings,
 } from '../config/settings';
-import { configError } from '../errors';
+import { configError, PetinvError } from '../errors';
 import type { GlobalFlags } from '../program';
 import type { CommandContext } from './context';
 import { resolveLimits } from './limits';
@@ -26,7 +27,41 @@ export interface Connection {
 }
 
 export function loadSettings(flags: GlobalFlags, context: CommandContext): Settings {
-  return resolveSettings(flags, context.env, readConfigFile(context.env), configFilePath(context.env));
+  const findServe = () => {
+    const { serve } = findRunningServe(context.env);
+    return serve && { baseUrl: serve.baseUrl, apiKey: serve.apiKey, description: describeServe(serve) };
+  };
+  return resolveSettings(
+    flags,
+    context.env,
+    readConfigFile(context.env),
+    configFilePath(context.env),
+    findServe,
+  );
+}
+
+/** The hint for `local` when no serve is registered: the commonest reason it does not answer. */
+const START_SERVE = 'start one in another terminal: petinv serve';
+
+/**
+ * `local` with no serve registered falls back to serve's default address; when nothing answers there,
+ * the message says that no serve is running, not merely that an address is unreachable.
+ */
+function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClient {
+  const explain = (error: unknown): never => {
+    if (error instanceof PetinvError && error.body.code === 'network')
+      throw new PetinvError(
+        'network',
+        `no petinv serve is running for local (nothing answers at ${baseUrl}); ${START_SERVE}`,
+        error.body,
+      );
+    throw error;
+  };
+  return {
+    ...client,
+    listInventory: () => client.listInventory().catch(explain),
+    updateInventory: (petId, quantity) => client.updateInventory(petId, quantity).catch(explain),
+  };
 }
 
 /** Resolves the environment and builds the client, refusing what would fail or leak before any request. */
@@ -47,7 +82,7 @@ export async function connect(flags: GlobalFlags, context: CommandContext): Prom
   if (apiKey === undefined) {
     const hint =
       envName === 'local'
-        ? 'start petinv serve, which stores its key for local, or run: petinv login --env local'
+        ? `no petinv serve is running; ${START_SERVE} (it stores its key for local), or run: petinv login --env local`
         : `run: petinv login --env ${envName}`;
     throw configError(`no API key for ${envName}; ${hint}`);
   }
@@ -86,5 +121,6 @@ export async function connect(flags: GlobalFlags, context: CommandContext): Prom
     userAgent: `petinv/${version}`,
     onWarning: (message) => context.stderr.write(`petinv: warning: ${message}\n`),
   });
-  return { client, settings, envName, baseUrl };
+  const noServe = envName === 'local' && settings.baseUrl.source === 'default';
+  return { client: noServe ? explainNoServe(client, baseUrl) : client, settings, envName, baseUrl };
 }

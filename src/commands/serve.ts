@@ -3,6 +3,7 @@ import { open } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath, defaultDataFile } from '../config/paths';
+import { loopbackBaseUrl, registerServe, type ServeRegistration } from '../config/serve-records';
 import { isLoopbackHost, UNSENDABLE_KEY_CHARACTER } from '../config/settings';
 import { configError, PetinvError, usageError } from '../errors';
 import { plural } from '../output/plural';
@@ -148,6 +149,33 @@ function asCommandError(error: unknown): unknown {
   return error instanceof ServeError ? configError(error.message) : error;
 }
 
+/**
+ * Leaves a record for `petinv --env local` (see config/serve-records.ts) while serve runs. A serve bound to
+ * an address beyond loopback is not registered: local's key would leave the machine in clear text. A
+ * record that cannot be written is a warning, never a reason to stop serving.
+ */
+function registerForLocal(
+  running: { baseUrl: string; host: string; port: number; dataFile: string | undefined; readOnly: boolean },
+  apiKey: string,
+  env: NodeJS.ProcessEnv,
+  warn: (message: string) => void,
+): ServeRegistration | undefined {
+  const baseUrl = loopbackBaseUrl(running.host, running.port, new URL(running.baseUrl).pathname);
+  if (baseUrl === undefined) return undefined;
+  try {
+    return registerServe(
+      { baseUrl, apiKey, dataFile: running.dataFile ?? null, readOnly: running.readOnly },
+      env,
+    );
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    warn(
+      `petinv --env local will not find this serve: its record could not be written (${printable(code ?? message)})`,
+    );
+    return undefined;
+  }
+}
+
 export async function runServe(flags: ServeFlags, context: CommandContext): Promise<void> {
   const { env, json } = context;
   // Every option was checked where it is declared; this pair is checked here, before a key is generated or a
@@ -183,6 +211,10 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     throw asCommandError(error);
   });
 
+  // Registered before the readiness line: whoever reads that line finds the serve as local at once.
+  const registration = registerForLocal(running, apiKeys.keys[0] as string, env, (warning) =>
+    say(json ? JSON.stringify({ event: 'warning', message: warning }) : `petinv serve: warning: ${warning}`),
+  );
   if (!isLoopbackHost(running.host)) {
     const warning = `listening on ${running.host}, beyond this machine: API keys travel in clear text over http, readable by anyone on the network path`;
     say(json ? JSON.stringify({ event: 'warning', message: warning }) : `petinv serve: warning: ${warning}`);
@@ -224,6 +256,8 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
   await new Promise<void>((resolve, reject) => {
     const stop = (signal: NodeJS.Signals) => {
       for (const name of names) signals.off(name, stop);
+      // A serve that is stopping is no longer one for clients to find.
+      registration?.unregister();
       // A second signal of either kind while draining means "now": cut the connections; the flush still
       // completes, and a flush that fails is what the exit reports, not the cut.
       let cutBy: string | undefined;
