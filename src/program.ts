@@ -66,6 +66,12 @@ function declareProgram() {
       .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
       .option('--json', 'print data, and failures, as JSON')
       .option('--no-color', 'no colour (NO_COLOR and FORCE_COLOR are honoured too)')
+      .option(
+        '-v, --verbose',
+        'trace each HTTP exchange on stderr, key redacted; -vv adds bodies (PETINV_DEBUG=http, http,body)',
+        (_: string | undefined, level: number) => level + 1,
+        0,
+      )
       .showHelpAfterError('(run with --help for usage)')
       .exitOverride()
       // Help shows a default as its declaration words it, "(default 10000)", not as commander would.

@@ -15,6 +15,7 @@ import {
   type Settings,
 } from '../config/settings';
 import { configError, PetinvError } from '../errors';
+import { createHttpTrace, traceLevel } from '../output/http-trace';
 import type { GlobalFlags } from '../program';
 import type { CommandContext } from './context';
 import { resolveLimits } from './limits';
@@ -110,6 +111,23 @@ export async function connect(flags: GlobalFlags, context: CommandContext): Prom
 
   const dispatcher = proxy ? await createProxyAgent(timeoutMs, proxy.url.href) : createAgent(timeoutMs);
 
+  let transport = undiciTransport(dispatcher, { proxy: proxy && describeProxy(proxy) });
+  let { onRetryWait } = limits;
+  const level = traceLevel(flags.verbose, context.env);
+  if (level !== 0) {
+    const trace = createHttpTrace({
+      level,
+      write: (line) => context.stderr.write(`${line}\n`),
+      secrets: [apiKey],
+    });
+    transport = trace.transport(transport);
+    const shown = onRetryWait;
+    onRetryWait = (wait) => {
+      trace.onRetryWait(wait);
+      shown?.(wait);
+    };
+  }
+
   const client = createClient({
     baseUrl,
     apiKey,
@@ -117,7 +135,8 @@ export async function connect(flags: GlobalFlags, context: CommandContext): Prom
     timeoutMs,
     retries,
     ...limits,
-    transport: undiciTransport(dispatcher, { proxy: proxy && describeProxy(proxy) }),
+    onRetryWait,
+    transport,
     userAgent: `petinv/${version}`,
     onWarning: (message) => context.stderr.write(`petinv: warning: ${message}\n`),
   });
