@@ -273,8 +273,12 @@ const COMMANDS: ReadonlyArray<(program: Program, context: ContextFor) => void> =
       .command('login')
       .description('store the API key of an environment: typed hidden on a terminal, or piped on stdin')
       .addHelpText('after', '\nExample:\n  printf %s "$KEY" | petinv login --env staging')
-      .action(async (_flags, command) =>
-        (await import('./commands/login')).runLogin(globals(command), context(command)),
+      .option('--no-verify', 'store the key without asking the service whether it accepts it')
+      .action(async (flags, command) =>
+        (await import('./commands/login')).runLogin(
+          { ...globals(command), verify: flags.verify },
+          context(command),
+        ),
       ),
   (program, context) =>
     program
@@ -293,6 +297,16 @@ const COMMANDS: ReadonlyArray<(program: Program, context: ContextFor) => void> =
       .command('path')
       .description("print the config file's path")
       .action(async (_flags, command) => (await import('./commands/config')).runConfigPath(context(command))),
+  (program, context) =>
+    program
+      .command('status')
+      .description(
+        'the environment in use, its URL and key and where each came from, and whether the service answers with that key',
+      )
+      .addHelpText('after', '\nExamples:\n  petinv status\n  petinv --env local status --json')
+      .action(async (_flags, command) =>
+        (await import('./commands/status')).runStatus(globals(command), context(command)),
+      ),
   (program, context) =>
     declareServe(program).action(async (flags, command) =>
       (await import('./commands/serve')).runServe(flags, context(command)),

@@ -66,10 +66,19 @@ function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClie
 }
 
 /** Resolves the environment and builds the client, refusing what would fail or leak before any request. */
-export async function connect(flags: GlobalFlags, context: CommandContext): Promise<Connection> {
+export async function connect(
+  flags: GlobalFlags,
+  context: CommandContext,
+  /** A key to use as if it were stored for the environment (login checks one before storing it). */
+  options: { apiKey?: string } = {},
+): Promise<Connection> {
   const { timeout: timeoutMs, retries } = flags;
   const limits = resolveLimits(flags, context);
-  const settings = loadSettings(flags, context);
+  const loaded = loadSettings(flags, context);
+  const settings: Settings =
+    options.apiKey === undefined
+      ? loaded
+      : { ...loaded, apiKey: { value: options.apiKey, source: 'config file', origin: 'petinv login' } };
   const envName = settings.env.value;
 
   if (settings.baseUrl.value === undefined) {
