@@ -91,9 +91,11 @@ export async function connect(
   const apiKey = settings.apiKey.value;
   if (apiKey === undefined) {
     const hint =
-      envName === 'local'
+      envName === 'local' && settings.baseUrl.source === 'default'
         ? `no petinv serve is running; ${START_SERVE} (it stores its key for local), or run: petinv login --env local`
-        : `run: petinv login --env ${envName}`;
+        : envName === 'local'
+          ? 'start petinv serve, which stores its key for local, or run: petinv login --env local'
+          : `run: petinv login --env ${envName}`;
     throw configError(`no API key for ${envName}; ${hint}`);
   }
   const keyProblem = apiKeyProblem(apiKey);

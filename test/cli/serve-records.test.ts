@@ -196,3 +196,36 @@ describe('serve records a client does not trust', () => {
     expect(findRunningServe(env).serve).toBeUndefined();
   });
 });
+
+describe("a running serve's key", () => {
+  it('goes to that serve alone, and PETINV_API_KEY still wins', async () => {
+    const { checkKeyDestination, resolveSettings } = await import('../../src/config/settings');
+    const serve = { baseUrl: 'http://127.0.0.1:5999/v1', apiKey: 'record-key', description: 'pid 1' };
+    const empty = { environments: {} };
+    const settings = resolveSettings({ env: 'local' }, {}, empty, 'config.json', () => serve);
+    expect(settings.apiKey).toMatchObject({ value: 'record-key', source: 'running serve' });
+    expect(() => checkKeyDestination(settings, serve.baseUrl)).not.toThrow();
+    expect(() => checkKeyDestination(settings, 'http://127.0.0.1:6000/v1')).toThrow(
+      'the API key stored for local belongs to http://127.0.0.1:5999; refusing to send it to http://127.0.0.1:6000',
+    );
+    const fromVariable = resolveSettings(
+      { env: 'local' },
+      { PETINV_API_KEY: 'mine' },
+      empty,
+      'c',
+      () => serve,
+    );
+    expect(fromVariable.apiKey.value).toBe('mine');
+    // Not looked for at all when the user gave local an address.
+    const byFlag = resolveSettings(
+      { env: 'local', baseUrl: 'http://127.0.0.1:7000/v1' },
+      {},
+      empty,
+      'c',
+      () => {
+        throw new Error('looked for a serve');
+      },
+    );
+    expect(byFlag.baseUrl.source).toBe('flag');
+  });
+});
