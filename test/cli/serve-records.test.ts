@@ -14,13 +14,16 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findRunningServe, registerServe } from '../../src/config/serve-records';
 import { runMain, type ServedInProcess, serveInProcess } from '../helpers/main';
-import { runPetinv, spawnServer, temporaryDirectory } from '../helpers/serve';
+import { runPetinv, type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
 
 /** `petinv serve` on any port, found by `petinv --env local` through the record it leaves while it runs. */
 
 const made: string[] = [];
 const running: ServedInProcess[] = [];
+const spawned: SpawnedServer[] = [];
 afterEach(async () => {
+  // A test that fails half-way still leaves no serve behind.
+  await Promise.all(spawned.splice(0).map((served) => served.stop('SIGKILL')));
   await Promise.all(running.splice(0).map((served) => served.stop()));
   for (const directory of made.splice(0)) rmSync(directory, { recursive: true, force: true });
 });
@@ -118,6 +121,7 @@ describe('petinv --env local finds a running serve', () => {
   it('ignores the record of a serve killed with SIGKILL, and says to start one', async (context) => {
     const configDir = configDirectory();
     const served = await spawnServer(['--in-memory'], { PETINV_CONFIG_DIR: configDir });
+    spawned.push(served);
     expect(records(configDir)).toHaveLength(1);
     await served.stop('SIGKILL');
     // The record stays behind: only its pid, now gone, tells that it is stale.
