@@ -71,6 +71,12 @@ function declareProgram() {
       .option('--json', 'print data, and failures, as JSON')
       .option('--no-color', 'no colour (NO_COLOR and FORCE_COLOR are honoured too)')
       .option('--no-cache', 'do not keep or reuse the last list (each read of the list is then a full GET)')
+      .option(
+        '-v, --verbose',
+        'trace each HTTP exchange on stderr, key redacted; -vv adds bodies (PETINV_DEBUG=http, http,body)',
+        (_: string | undefined, level: number) => level + 1,
+        0,
+      )
       .showHelpAfterError('(run with --help for usage)')
       .exitOverride()
       // Help shows a default as its declaration words it, "(default 10000)", not as commander would.
@@ -168,7 +174,8 @@ const declareLogin = (program: Program) =>
   program
     .command('login')
     .description('store the API key of an environment: typed hidden on a terminal, or piped on stdin')
-    .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)');
+    .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)')
+    .option('--no-verify', 'store the key without asking the service whether it accepts it');
 export type LoginFlags = OptionsOf<ReturnType<typeof declareLogin>>;
 
 const declareSummary = (program: Program) =>
@@ -322,7 +329,7 @@ const COMMANDS: ReadonlyArray<(program: Program, context: ContextFor) => void> =
   },
   (program, context) =>
     declareLogin(program).action(async (_flags, command) =>
-      (await import('./commands/login')).runLogin(globals(command), context(command)),
+      (await import('./commands/login')).runLogin(command.optsWithGlobals(), context(command)),
     ),
   (program, context) =>
     program
@@ -341,6 +348,16 @@ const COMMANDS: ReadonlyArray<(program: Program, context: ContextFor) => void> =
       .command('path')
       .description("print the config file's path")
       .action(async (_flags, command) => (await import('./commands/config')).runConfigPath(context(command))),
+  (program, context) =>
+    program
+      .command('status')
+      .description(
+        'the environment in use, its URL and key and where each came from, and whether the service answers with that key',
+      )
+      .addHelpText('after', '\nExamples:\n  petinv status\n  petinv --env local status --json')
+      .action(async (_flags, command) =>
+        (await import('./commands/status')).runStatus(globals(command), context(command)),
+      ),
   (program, context) =>
     declareServe(program).action(async (flags, command) =>
       (await import('./commands/serve')).runServe(flags, context(command)),

@@ -6,6 +6,7 @@ import { createAgent, createProxyAgent } from '../api/undici';
 import { readConfigFile } from '../config/file';
 import { cacheDirectory, configFilePath } from '../config/paths';
 import { chooseProxy, describeProxy } from '../config/proxy';
+import { describeServe, findRunningServe } from '../config/serve-records';
 import {
   apiKeyProblem,
   checkBaseUrl,
@@ -15,7 +16,8 @@ import {
   resolveSettings,
   type Settings,
 } from '../config/settings';
-import { configError } from '../errors';
+import { configError, PetinvError } from '../errors';
+import { createHttpTrace, traceLevel } from '../output/http-trace';
 import type { GlobalFlags } from '../program';
 import type { CommandContext } from './context';
 import { resolveLimits } from './limits';
@@ -32,20 +34,54 @@ export function loadSettings(
   context: CommandContext,
   options: ResolveOptions = {},
 ): Settings {
-  return resolveSettings(
-    flags,
-    context.env,
-    readConfigFile(context.env),
-    configFilePath(context.env),
-    options,
-  );
+  const findServe = () => {
+    const { serve } = findRunningServe(context.env);
+    return serve && { baseUrl: serve.baseUrl, apiKey: serve.apiKey, description: describeServe(serve) };
+  };
+  return resolveSettings(flags, context.env, readConfigFile(context.env), configFilePath(context.env), {
+    findServe,
+    ...options,
+  });
+}
+
+/** The hint for `local` when no serve is registered: the commonest reason it does not answer. */
+const START_SERVE = 'start one in another terminal: petinv serve';
+
+/**
+ * `local` with no serve registered falls back to serve's default address; when nothing answers there,
+ * the message says that no serve is running, not merely that an address is unreachable.
+ */
+function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClient {
+  const explain = (error: unknown): never => {
+    if (error instanceof PetinvError && error.body.code === 'network')
+      throw new PetinvError(
+        'network',
+        `no petinv serve is running for local (nothing answers at ${baseUrl}); ${START_SERVE}`,
+        error.body,
+      );
+    throw error;
+  };
+  return {
+    ...client,
+    listInventory: () => client.listInventory().catch(explain),
+    updateInventory: (petId, quantity) => client.updateInventory(petId, quantity).catch(explain),
+  };
 }
 
 /** Resolves the environment and builds the client, refusing what would fail or leak before any request. */
-export async function connect(flags: GlobalFlags, context: CommandContext): Promise<Connection> {
+export async function connect(
+  flags: GlobalFlags,
+  context: CommandContext,
+  /** A key to use as if it were stored for the environment (login checks one before storing it). */
+  options: { apiKey?: string } = {},
+): Promise<Connection> {
   const { timeout: timeoutMs, retries } = flags;
   const limits = resolveLimits(flags, context);
-  const settings = loadSettings(flags, context);
+  const loaded = loadSettings(flags, context);
+  const settings: Settings =
+    options.apiKey === undefined
+      ? loaded
+      : { ...loaded, apiKey: { value: options.apiKey, source: 'config file', origin: 'petinv login' } };
   const envName = settings.env.value;
 
   if (settings.baseUrl.value === undefined) {
@@ -58,9 +94,11 @@ export async function connect(flags: GlobalFlags, context: CommandContext): Prom
   const apiKey = settings.apiKey.value;
   if (apiKey === undefined) {
     const hint =
-      envName === 'local'
-        ? 'start petinv serve, which stores its key for local, or run: petinv login --env local'
-        : `run: petinv login --env ${envName}`;
+      envName === 'local' && settings.baseUrl.source === 'default'
+        ? `no petinv serve is running; ${START_SERVE} (it stores its key for local), or run: petinv login --env local`
+        : envName === 'local'
+          ? 'start petinv serve, which stores its key for local, or run: petinv login --env local'
+          : `run: petinv login --env ${envName}`;
     throw configError(`no API key for ${envName}; ${hint}`);
   }
   const keyProblem = apiKeyProblem(apiKey);
@@ -87,6 +125,23 @@ export async function connect(flags: GlobalFlags, context: CommandContext): Prom
 
   const dispatcher = proxy ? await createProxyAgent(timeoutMs, proxy.url.href) : createAgent(timeoutMs);
 
+  let transport = undiciTransport(dispatcher, { proxy: proxy && describeProxy(proxy) });
+  let { onRetryWait } = limits;
+  const level = traceLevel(flags.verbose, context.env);
+  if (level !== 0) {
+    const trace = createHttpTrace({
+      level,
+      write: (line) => context.stderr.write(`${line}\n`),
+      secrets: [apiKey],
+    });
+    transport = trace.transport(transport);
+    const shown = onRetryWait;
+    onRetryWait = (wait) => {
+      trace.onRetryWait(wait);
+      shown?.(wait);
+    };
+  }
+
   const client = createClient({
     baseUrl,
     apiKey,
@@ -94,7 +149,8 @@ export async function connect(flags: GlobalFlags, context: CommandContext): Prom
     timeoutMs,
     retries,
     ...limits,
-    transport: undiciTransport(dispatcher, { proxy: proxy && describeProxy(proxy) }),
+    onRetryWait,
+    transport,
     userAgent: `petinv/${version}`,
     onWarning: (message) => context.stderr.write(`petinv: warning: ${message}\n`),
     listCache:
@@ -107,5 +163,6 @@ export async function connect(flags: GlobalFlags, context: CommandContext): Prom
             maxBodyBytes: limits.maxBodyBytes,
           }),
   });
-  return { client, settings, envName, baseUrl };
+  const noServe = envName === 'local' && settings.baseUrl.source === 'default';
+  return { client: noServe ? explainNoServe(client, baseUrl) : client, settings, envName, baseUrl };
 }

@@ -3,6 +3,7 @@ import { open } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath, defaultDataFile } from '../config/paths';
+import { loopbackBaseUrl, registerServe, type ServeRegistration } from '../config/serve-records';
 import { isLoopbackHost, UNSENDABLE_KEY_CHARACTER } from '../config/settings';
 import { configError, PetinvError, usageError } from '../errors';
 import { plural } from '../output/plural';
@@ -172,6 +173,33 @@ function asCommandError(error: unknown): unknown {
   return error instanceof ServeError ? configError(error.message) : error;
 }
 
+/**
+ * Leaves a record for `petinv --env local` (see config/serve-records.ts) while serve runs. A serve bound to
+ * an address beyond loopback is not registered: local's key would leave the machine in clear text. A
+ * record that cannot be written is a warning, never a reason to stop serving.
+ */
+function registerForLocal(
+  running: { baseUrl: string; host: string; port: number; dataFile: string | undefined; readOnly: boolean },
+  apiKey: string,
+  env: NodeJS.ProcessEnv,
+  warn: (message: string) => void,
+): ServeRegistration | undefined {
+  const baseUrl = loopbackBaseUrl(running.host, running.port, new URL(running.baseUrl).pathname);
+  if (baseUrl === undefined) return undefined;
+  try {
+    return registerServe(
+      { baseUrl, apiKey, dataFile: running.dataFile ?? null, readOnly: running.readOnly },
+      env,
+    );
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    warn(
+      `petinv --env local will not find this serve: its record could not be written (${printable(code ?? message)})`,
+    );
+    return undefined;
+  }
+}
+
 export async function runServe(flags: ServeFlags, context: CommandContext): Promise<void> {
   const { env, json } = context;
   // Every option was checked where it is declared; this pair is checked here, before a key is generated or a
@@ -207,6 +235,12 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     throw asCommandError(error);
   });
 
+  // Registered before the readiness line, so whoever reads that line finds the serve as local at once; a
+  // record that could not be written is told after it, as the readiness line stays first.
+  const registrationWarnings: string[] = [];
+  const registration = registerForLocal(running, apiKeys.keys[0] as string, env, (warning) =>
+    registrationWarnings.push(warning),
+  );
   // The readiness line first and short (`petinv serve 2>&1 | head -1` is that line); details below it.
   const data = running.dataFile
     ? `${running.dataFile}${running.readOnly ? ' (loaded, never written)' : ''}`
@@ -238,6 +272,8 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     const warning = `listening on ${running.host}, beyond this machine: API keys travel in clear text over http, readable by anyone on the network path`;
     logEvent('warning', { message: warning }, `petinv serve: warning: ${warning}`);
   }
+  for (const warning of registrationWarnings)
+    logEvent('warning', { message: warning }, `petinv serve: warning: ${warning}`);
   if (running.dataFormat === 'array' && !running.readOnly) {
     const notice = `${running.dataFile} is a plain JSON array; serve rewrites it in its own format when it first saves`;
     logEvent('notice', { message: notice }, `petinv serve: ${notice}`);
@@ -249,6 +285,8 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
   await new Promise<void>((resolve, reject) => {
     const stop = (signal: NodeJS.Signals) => {
       for (const name of names) signals.off(name, stop);
+      // A serve that is stopping is no longer one for clients to find.
+      registration?.unregister();
       // A second signal of either kind while draining means "now": cut the connections; the flush still
       // completes, and a flush that fails is what the exit reports, not the cut.
       let cutBy: string | undefined;

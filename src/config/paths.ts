@@ -1,4 +1,6 @@
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import envPaths from 'env-paths';
 
 /** Where petinv keeps its files; every process input comes in through `env` so tests can move it. */
@@ -21,6 +23,28 @@ export function cacheDirectory(env: NodeJS.ProcessEnv): string {
 /** `petinv serve` keeps its inventory here unless --data names another file. */
 export function defaultDataFile(env: NodeJS.ProcessEnv): string {
   return join(env.PETINV_DATA_DIR || systemPaths().data, 'inventory.json');
+}
+
+/**
+ * Where each running `petinv serve` leaves its record for `petinv --env local` (see serve-records.ts). A
+ * PETINV_CONFIG_DIR is a world of its own (its `local` key and its serves go together), so its records live
+ * inside it. Else the user's runtime directory when it is really the user's (after `su` it may be another
+ * user's), else the state directory.
+ */
+export function serveRecordDirectory(env: NodeJS.ProcessEnv): string {
+  if (env.PETINV_CONFIG_DIR) return join(env.PETINV_CONFIG_DIR, 'serves');
+  const runtime = env.XDG_RUNTIME_DIR;
+  if (
+    runtime &&
+    isAbsolute(runtime) &&
+    statSync(runtime, { throwIfNoEntry: false })?.uid === process.getuid?.()
+  )
+    return join(runtime, 'petinv');
+  const state =
+    env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME)
+      ? env.XDG_STATE_HOME
+      : join(homedir(), '.local', 'state');
+  return join(state, 'petinv');
 }
 
 /** The address `petinv serve` listens on by default, which the `local` environment points at. */

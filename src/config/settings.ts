@@ -8,7 +8,7 @@ import { LOCAL_BASE_URL } from './paths';
 export const BUILTIN_ENVIRONMENTS = ['production', 'staging', 'local'] as const;
 export const DEFAULT_ENVIRONMENT = 'production';
 
-export type Source = 'flag' | 'environment variable' | 'config file' | 'default';
+export type Source = 'flag' | 'environment variable' | 'config file' | 'running serve' | 'default';
 
 export interface Resolved<T> {
   value: T;
@@ -23,6 +23,16 @@ export interface Settings {
   apiKey: Resolved<string | undefined>;
   /** For a key from the config file: the base URL stored with it, or the environment's built-in one. */
   keyBaseUrl?: string;
+  /** The running `petinv serve` that `local` found, when its address (and key) came from it. */
+  serve?: RunningServe;
+}
+
+/** What resolveSettings needs of a running serve's record (see serve-records.ts). */
+export interface RunningServe {
+  baseUrl: string;
+  apiKey: string;
+  /** Which serve, in words: pid, data file, start time. */
+  description: string;
 }
 
 export interface SettingsFlags {
@@ -36,6 +46,8 @@ export interface ResolveOptions {
    * `login`, which asks before creating one. Everywhere else it is a typo, and an error that says so.
    */
   allowUnknownEnvironment?: boolean;
+  /** Looks for a running `petinv serve`; asked only for `local` when nothing else sets its address. */
+  findServe?: () => RunningServe | undefined;
 }
 
 /** The environments a name may choose: the built-in ones and those in the config file. */
@@ -98,20 +110,37 @@ export function resolveSettings(
   const stored = file.environments[envName.value];
   const builtinUrl = DEFAULT_BASE_URLS[envName.value];
 
+  const baseUrl = pick(
+    [
+      [flags.baseUrl, 'flag', '--base-url'],
+      [env.PETINV_BASE_URL, 'environment variable', 'PETINV_BASE_URL'],
+      [stored?.baseUrl, 'config file', configPath],
+    ],
+    {
+      value: builtinUrl,
+      source: 'default',
+      origin: builtinUrl ? `built-in address of ${envName.value}` : 'none',
+    },
+  );
+  // A running serve is local's address unless the user gave one, and its key goes with it (and only to it).
+  const serve = baseUrl.source === 'default' && envName.value === 'local' ? options.findServe?.() : undefined;
+  if (serve) {
+    const fromServe = { source: 'running serve', origin: serve.description } as const;
+    return {
+      env: envName,
+      baseUrl: { value: serve.baseUrl, ...fromServe },
+      apiKey: pick([[env.PETINV_API_KEY, 'environment variable', 'PETINV_API_KEY']], {
+        value: serve.apiKey,
+        ...fromServe,
+      }),
+      keyBaseUrl: serve.baseUrl,
+      serve,
+    };
+  }
+
   return {
     env: envName,
-    baseUrl: pick(
-      [
-        [flags.baseUrl, 'flag', '--base-url'],
-        [env.PETINV_BASE_URL, 'environment variable', 'PETINV_BASE_URL'],
-        [stored?.baseUrl, 'config file', configPath],
-      ],
-      {
-        value: builtinUrl,
-        source: 'default',
-        origin: builtinUrl ? `built-in address of ${envName.value}` : 'none',
-      },
-    ),
+    baseUrl,
     apiKey: pick(
       [
         [env.PETINV_API_KEY, 'environment variable', 'PETINV_API_KEY'],
@@ -178,7 +207,9 @@ export function checkBaseUrl(text: string, where: string): string {
  */
 export function checkKeyDestination(settings: Settings, baseUrl: string) {
   const { apiKey, keyBaseUrl, env } = settings;
-  if (apiKey.source !== 'config file' || settings.baseUrl.source === 'config file') return;
+  // A key from a running serve's record is checked like a stored one: it goes to that serve alone.
+  if (apiKey.source !== 'config file' && apiKey.source !== 'running serve') return;
+  if (apiKey.source === 'config file' && settings.baseUrl.source === 'config file') return;
   const name = env.value;
   const target = new URL(baseUrl).origin;
   const fix = `pass that service's key in PETINV_API_KEY, or point ${name} there for good: petinv env set-url ${name} ${displayUrl(baseUrl)}`;

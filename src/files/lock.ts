@@ -55,13 +55,13 @@ function readProc(path: string): string | undefined {
 }
 
 /** Field 22 of /proc/PID/stat: clock ticks from boot to the process's start. */
-function processStartTime(pid: number): string | undefined {
+export function processStartTime(pid: number): string | undefined {
   const stat = readProc(`/proc/${pid}/stat`);
   // The command name (field 2) may hold spaces and parentheses; the fields after its last ')' do not.
   return stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
 }
 
-const bootId = () => readProc('/proc/sys/kernel/random/boot_id')?.trim();
+export const bootId = () => readProc('/proc/sys/kernel/random/boot_id')?.trim();
 
 /** The record a lock taken by `pid` holds; exported for tests that stand in for another process. */
 export function describeLockOwner(pid: number): string {

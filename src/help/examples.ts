@@ -23,10 +23,15 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'env set-url': ['petinv env set-url staging https://staging.petstore.example.com/v1'],
   'env use': ['petinv env use staging'],
   'env remove': ['petinv env remove qa'],
-  login: ['printf %s "$KEY" | petinv login --env staging', 'petinv login --env staging   # typed, hidden'],
+  login: [
+    'printf %s "$KEY" | petinv login --env staging',
+    'petinv login --env staging   # typed, hidden; checked against the service first',
+    'printf %s "$KEY" | petinv login --env qa --create --no-verify',
+  ],
   logout: ['petinv logout --env staging'],
   config: ['petinv config', 'petinv --env staging config --json'],
   'config path': ['petinv config path'],
+  status: ['petinv status', 'petinv --env staging status --json'],
   serve: [
     'petinv serve                         # http://127.0.0.1:4010/v1, then: petinv --env local list',
     'petinv serve --port 0 --json         # a free port; the readiness line as JSON',

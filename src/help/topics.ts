@@ -88,6 +88,10 @@ const environment: HelpTopic = {
           ['`PETINV_CACHE_DIR`', 'directory of the kept lists (default: `$XDG_CACHE_HOME/petinv` on Linux)'],
           ['`PETINV_SERVE_API_KEY`', 'the key `petinv serve` accepts when no `--api-key(-file)` is given'],
           [
+            '`XDG_RUNTIME_DIR`, `XDG_STATE_HOME`',
+            'where running serves leave their records for `local` (see `petinv serve`)',
+          ],
+          [
             '`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`',
             'proxies for requests to the service (lower case too); a loopback service never uses one',
           ],
@@ -95,7 +99,10 @@ const environment: HelpTopic = {
             '`NO_COLOR`, `FORCE_COLOR`',
             'colour: `NO_COLOR` (any value) turns it off, `FORCE_COLOR=1` on in a pipe',
           ],
-          ['`PETINV_DEBUG`', 'print the stack of an unexpected error'],
+          [
+            '`PETINV_DEBUG`',
+            'print the stack of an unexpected error; `http` traces like `-v`, `http,body` like `-vv`',
+          ],
           ['`PETINV_MAX_BODY_SIZE`', 'largest answer petinv reads (like `--max-body-size`)'],
           ['`PETINV_MAX_RETRY_WAIT`', 'most seconds of waiting between retries (like `--max-retry-wait`)'],
           ['`NODE_EXTRA_CA_CERTS`', "a PEM file of a private certificate authority to trust (Node's own)"],

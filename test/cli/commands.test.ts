@@ -108,7 +108,7 @@ describe('login and config', () => {
 
   it('reads the key hidden from a terminal', async () => {
     const configDir = temporaryDirectory();
-    const result = await runMain(['login', '--env', 'local'], {
+    const result = await runMain(['login', '--env', 'local', '--no-verify'], {
       env: { PETINV_CONFIG_DIR: configDir },
       stdinTty: true,
       input: 'typed-key\r',

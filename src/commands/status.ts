@@ -1,0 +1,89 @@
+import { performance } from 'node:perf_hooks';
+import { readConfigFile } from '../config/file';
+import { configFilePath } from '../config/paths';
+import { findRunningServe } from '../config/serve-records';
+import { displayUrl, maskKey, type Resolved } from '../config/settings';
+import { PetinvError, type ServiceErrorBody } from '../errors';
+import { paint } from '../output/inventory';
+import { plural } from '../output/plural';
+import type { GlobalFlags } from '../program';
+import { connect, loadSettings } from './connect';
+import type { CommandContext } from './context';
+
+type Answer = { ok: true; ms: number; pets: number } | { ok: false; error: ServiceErrorBody };
+
+/** Asks the service for the inventory with the settings in effect: whether it answers, and how fast. */
+async function askService(
+  flags: GlobalFlags,
+  context: CommandContext,
+): Promise<{ answer: Answer; failure?: PetinvError }> {
+  try {
+    const { client } = await connect(flags, context);
+    // The spec has no lighter request that proves the key: the list is the one read it offers.
+    const started = performance.now();
+    const items = await client.listInventory();
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    return { answer: { ok: true, ms, pets: items.length } };
+  } catch (error) {
+    if (!(error instanceof PetinvError)) throw error;
+    return { answer: { ok: false, error: error.body }, failure: error };
+  }
+}
+
+/**
+ * The environment in use, its URL and key and where each came from, and whether the service answers with
+ * that key. The report goes to stdout whatever the answer; when the service does not answer, the failure
+ * follows on stderr and sets the exit code, as the same failure would for any other command.
+ */
+export async function runStatus(flags: GlobalFlags, context: CommandContext) {
+  const settings = loadSettings(flags, context);
+  const envName = settings.env.value;
+  const configFile = configFilePath(context.env);
+  const stored = readConfigFile(context.env).environments[envName]?.apiKey !== undefined;
+  const ignored = envName === 'local' ? findRunningServe(context.env).ignored : [];
+  const { answer, failure } = await askService(flags, context);
+
+  const describe = (resolved: Resolved<string | undefined>, show: (value: string) => string) => ({
+    value: resolved.value === undefined ? null : show(resolved.value),
+    source: resolved.source,
+    from: resolved.origin,
+  });
+  const report = {
+    env: describe(settings.env, (value) => value),
+    baseUrl: describe(settings.baseUrl, displayUrl),
+    apiKey: { ...describe(settings.apiKey, maskKey), stored },
+    serve: settings.serve ? { description: settings.serve.description } : null,
+    ignoredServeRecords: ignored,
+    configFile,
+    service: answer,
+  };
+
+  if (context.json) {
+    context.stdout.write(`${JSON.stringify(report)}\n`);
+  } else {
+    const chalk = paint(context.color);
+    const origin = (entry: { source: string; from: string }) =>
+      entry.source === 'default' && entry.from === 'none'
+        ? ''
+        : `  ${chalk.dim(`(${entry.source}${entry.from !== entry.source && entry.from !== configFile ? `: ${entry.from}` : ''})`)}`;
+    const row = (name: string, text: string) => `${name.padEnd(10)}${text}\n`;
+    const none = chalk.dim('(none)');
+    const storedText = stored ? `a key is stored for ${envName}` : `no key is stored for ${envName}`;
+    const verdict = answer.ok
+      ? chalk.green(`answers with this key: ${plural(answer.pets, 'pet')} in ${answer.ms} ms`)
+      : chalk.red(
+          failure?.kind === 'config' || failure?.kind === 'usage'
+            ? 'not asked: see the reason below'
+            : `does not answer with this key (${answer.error.code}${answer.error.status ? `, HTTP ${answer.error.status}` : ''})`,
+        );
+    context.stdout.write(
+      row('env', `${report.env.value}${origin(report.env)}`) +
+        row('base URL', `${report.baseUrl.value ?? none}${origin(report.baseUrl)}`) +
+        row('API key', `${report.apiKey.value ?? none}${origin(report.apiKey)}; ${storedText}`) +
+        ignored.map((reason) => row('ignored', `serve record: ${reason}`)).join('') +
+        row('file', configFile) +
+        row('service', verdict),
+    );
+  }
+  if (failure) throw failure;
+}

@@ -1,0 +1,286 @@
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  type Stats,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import * as z from 'zod/mini';
+import { bootId, processStartTime } from '../files/lock';
+import { serveRecordDirectory } from './paths';
+import { baseUrlProblem, isLoopback } from './settings';
+
+/**
+ * How `petinv --env local` finds a running `petinv serve` on any port: each serve writes a small record
+ * (address, key, pid, data file, start time) in the user's runtime directory while it runs, and removes it
+ * when it stops cleanly. Clients trust a record only when the directory and the file are the user's own
+ * and private, the file is no symlink, its address is loopback, and its process still runs (same pid, same
+ * start time, same boot), so a record left by `kill -9` is ignored.
+ */
+
+const ServeRecordSchema = z.object({
+  version: z.literal(1),
+  pid: z.int().check(z.positive()),
+  host: z.string(),
+  boot: z.optional(z.string()),
+  start: z.optional(z.string()),
+  baseUrl: z.string(),
+  apiKey: z.string().check(z.minLength(1)),
+  dataFile: z.nullable(z.string()),
+  readOnly: z.boolean(),
+  startedAt: z.string(),
+});
+export type ServeRecord = z.output<typeof ServeRecordSchema>;
+
+/** What a serve tells about itself; the rest (pid, host, boot, start time) is the process's own. */
+export interface ServeAnnouncement {
+  baseUrl: string;
+  apiKey: string;
+  dataFile: string | null;
+  readOnly: boolean;
+}
+
+export interface FoundServe extends ServeRecord {
+  path: string;
+}
+
+export interface ServeLookup {
+  directory: string;
+  /** The most recently started serve that is still running, if any. */
+  serve?: FoundServe;
+  /** Why records or the directory were not trusted; stale records are not listed. */
+  ignored: string[];
+}
+
+const RECORD_NAME = /^serve-\d+-[0-9a-f]{8}\.json$/;
+/** A record is a few hundred bytes; anything far larger is not one of ours. */
+const RECORD_LIMIT = 64 * 1024;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+
+const myUid = () => process.getuid?.();
+const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
+
+/** Why a directory or record is not the user's own and private, or undefined when it is. */
+function privacyProblem(stat: Stats, what: string): string | undefined {
+  const uid = myUid();
+  if (uid === undefined) return undefined; // Windows: no POSIX owners or modes.
+  if (stat.uid !== uid) return `${what} belongs to uid ${stat.uid}, not to you (uid ${uid})`;
+  if ((stat.mode & 0o077) !== 0) return `${what} is open to other users (mode ${octal(stat.mode)})`;
+  return undefined;
+}
+
+/** The client's address of a serve listening on `host`: the unspecified addresses are reached on loopback. */
+export function loopbackBaseUrl(host: string, port: number, path: string): string | undefined {
+  const bare = host.replace(/^\[(.*)\]$/, '$1');
+  if (bare === '0.0.0.0') return `http://127.0.0.1:${port}${path}`;
+  if (bare === '::' || bare === '0:0:0:0:0:0:0:0') return `http://[::1]:${port}${path}`;
+  const url = new URL(`http://${bare.includes(':') ? `[${bare}]` : bare}:${port}${path}`);
+  return isLoopback(url) ? url.href.replace(/\/$/, '') : undefined;
+}
+
+/** Whether the process that wrote the record still runs: same host, pid, boot and start time. */
+function stillRunning(record: ServeRecord): boolean {
+  if (record.host !== hostname()) return false;
+  if (record.pid !== process.pid) {
+    try {
+      process.kill(record.pid, 0);
+    } catch {
+      // ESRCH: gone. EPERM: the pid now belongs to another user, so not to the serve that wrote this.
+      return false;
+    }
+  }
+  const boot = bootId();
+  if (record.boot && boot && record.boot !== boot) return false;
+  const start = processStartTime(record.pid);
+  return !(record.start && start && record.start !== start);
+}
+
+/** The directory, checked: absent (undefined), or trusted, or a reason it is not. */
+function checkDirectory(directory: string): { exists: boolean; problem?: string } {
+  let stat: Stats;
+  try {
+    // lstat: a symlink planted at the directory's name could lead anywhere, so it is never followed.
+    stat = lstatSync(directory);
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { exists: false };
+    return { exists: true, problem: `cannot read ${directory} (${code ?? (error as Error).message})` };
+  }
+  if (stat.isSymbolicLink()) return { exists: true, problem: `${directory} is a symbolic link` };
+  if (!stat.isDirectory()) return { exists: true, problem: `${directory} is not a directory` };
+  return { exists: true, problem: privacyProblem(stat, directory) };
+}
+
+/** Reads one record, never through a symlink; a reason when it cannot be trusted. */
+function readRecord(path: string): { record?: ServeRecord; problem?: string } {
+  let fd: number;
+  try {
+    fd = openSync(path, O_RDONLY | O_NOFOLLOW);
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT') return {}; // Removed meanwhile: its serve stopped.
+    if (code === 'ELOOP') return { problem: `${path} is a symbolic link` };
+    return { problem: `cannot read ${path} (${code ?? (error as Error).message})` };
+  }
+  let text: string;
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return { problem: `${path} is not a regular file` };
+    const problem = privacyProblem(stat, path);
+    if (problem) return { problem };
+    if (stat.size > RECORD_LIMIT) return { problem: `${path} is too large to be a serve record` };
+    text = readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { problem: `${path} is not JSON` };
+  }
+  const parsed = ServeRecordSchema.safeParse(raw);
+  if (!parsed.success || !Number.isFinite(Date.parse(parsed.data.startedAt)))
+    return { problem: `${path} is not a serve record` };
+  const url = parsed.data.baseUrl;
+  // The record's key is sent to its address: only to one that never leaves this machine.
+  if (baseUrlProblem(url) !== undefined || !url.startsWith('http://') || !isLoopback(new URL(url)))
+    return { problem: `${path} names an address that is not an http loopback address` };
+  return { record: parsed.data };
+}
+
+/** The serve `petinv --env local` uses: the most recently started one still running, if any. */
+export function findRunningServe(env: NodeJS.ProcessEnv): ServeLookup {
+  const directory = serveRecordDirectory(env);
+  const lookup: ServeLookup = { directory, ignored: [] };
+  const checked = checkDirectory(directory);
+  if (checked.problem) lookup.ignored.push(checked.problem);
+  if (!checked.exists || checked.problem) return lookup;
+  let names: string[];
+  try {
+    names = readdirSync(directory);
+  } catch (error) {
+    lookup.ignored.push(`cannot list ${directory} (${(error as NodeJS.ErrnoException).code})`);
+    return lookup;
+  }
+  for (const name of names) {
+    if (!RECORD_NAME.test(name)) continue;
+    const path = join(directory, name);
+    const { record, problem } = readRecord(path);
+    if (problem) lookup.ignored.push(problem);
+    if (!record || !stillRunning(record)) continue;
+    if (!lookup.serve || Date.parse(record.startedAt) >= Date.parse(lookup.serve.startedAt))
+      lookup.serve = { ...record, path };
+  }
+  return lookup;
+}
+
+/** Creates the records directory, the user's own and private, or says why it cannot be used. */
+function prepareDirectory(directory: string): void {
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const stat = lstatSync(directory);
+  if (stat.isSymbolicLink()) throw new Error(`${directory} is a symbolic link`);
+  if (!stat.isDirectory()) throw new Error(`${directory} is not a directory`);
+  const uid = myUid();
+  if (uid !== undefined && stat.uid !== uid)
+    throw new Error(`${directory} belongs to uid ${stat.uid}, not to you (uid ${uid})`);
+  // Ours: made private if it was not (a umask or an older tool may have left it open).
+  if ((stat.mode & 0o077) !== 0) chmodSync(directory, 0o700);
+}
+
+/** Removes records of this user's serves that died without removing their own (kill -9, a crash). */
+function pruneStaleRecords(directory: string): void {
+  for (const name of readdirSync(directory)) {
+    if (!RECORD_NAME.test(name)) continue;
+    const path = join(directory, name);
+    const { record } = readRecord(path);
+    // Only records this host can judge: another host's serve may be alive (a shared home directory).
+    if (record && record.host === hostname() && !stillRunning(record)) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // Removed by someone else meanwhile.
+      }
+    }
+  }
+}
+
+export interface ServeRegistration {
+  path: string;
+  /** Removes the record; safe to call more than once. */
+  unregister(): void;
+}
+
+/**
+ * Writes this serve's record atomically: whole into a new private file (created exclusively, never through a
+ * symlink), fsynced, then renamed into place, so a reader finds no record or a complete one.
+ */
+export function registerServe(announcement: ServeAnnouncement, env: NodeJS.ProcessEnv): ServeRegistration {
+  const directory = serveRecordDirectory(env);
+  prepareDirectory(directory);
+  pruneStaleRecords(directory);
+  const record: ServeRecord = {
+    version: 1,
+    pid: process.pid,
+    host: hostname(),
+    boot: bootId(),
+    start: processStartTime(process.pid),
+    ...announcement,
+    startedAt: new Date().toISOString(),
+  };
+  const name = `serve-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const path = join(directory, `${name}.json`);
+  const temporary = join(directory, `.${name}.tmp`);
+  const bytes = Buffer.from(`${JSON.stringify(record)}\n`);
+  const fd = openSync(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+  try {
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(temporary, path);
+  } catch (error) {
+    try {
+      closeSync(fd);
+    } catch {
+      // Already closed.
+    }
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Never created whole.
+    }
+    throw error;
+  }
+  let registered = true;
+  return {
+    path,
+    unregister() {
+      if (!registered) return;
+      registered = false;
+      try {
+        unlinkSync(path);
+      } catch {
+        // Already gone (the directory was cleared, as a logout clears XDG_RUNTIME_DIR).
+      }
+    },
+  };
+}
+
+/** One line about a serve, for `petinv config` and `petinv status`. */
+export function describeServe(serve: ServeRecord): string {
+  const data = serve.dataFile === null ? 'in memory' : `data ${serve.dataFile}`;
+  return `petinv serve pid ${serve.pid}, ${data}, started ${serve.startedAt}`;
+}

@@ -1,0 +1,141 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { channel } from 'node:diagnostics_channel';
+import { performance } from 'node:perf_hooks';
+import type { RetryWait } from '../api/client';
+import { type Transport, TransportError } from '../api/transport';
+import { printable } from '../printable';
+
+/**
+ * `-v` and `PETINV_DEBUG=http`: every HTTP exchange on stderr, as curl -v shows it (`>` sent, `<` received,
+ * `*` what petinv did): method and URL, the request headers petinv sends, the status and every response
+ * header as they came off the wire (undici's diagnostics channels), timing, failures and retries with their
+ * reasons. `-vv` (`PETINV_DEBUG=http,body`) adds the bodies, cut short.
+ *
+ * No line ever carries a secret: Authorization and Proxy-Authorization values are replaced, and every
+ * line, whatever it holds (a header a service echoed, a body, a URL), has each secret removed before and
+ * after it is made printable, so a key split by an escape sequence is not rejoined on the terminal.
+ */
+
+export type TraceLevel = 0 | 1 | 2;
+
+export interface HttpTraceOptions {
+  level: 1 | 2;
+  write: (line: string) => void;
+  /** Texts no line may show: the API key. */
+  secrets: readonly string[];
+}
+
+export interface HttpTrace {
+  /** The transport, each exchange traced. */
+  transport: (inner: Transport) => Transport;
+  /** To be told of each wait before a retry (the client's onRetryWait). */
+  onRetryWait: (wait: RetryWait) => void;
+}
+
+const REDACTED = '[redacted]';
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);
+const HEADER_LINE_LIMIT = 1000;
+const BODY_LIMIT = 2000;
+
+/** The level asked for: the count of -v, or PETINV_DEBUG's words `http` (1) and `body` (2). */
+export function traceLevel(verbose: number | boolean | undefined, env: NodeJS.ProcessEnv): TraceLevel {
+  const words = (env.PETINV_DEBUG ?? '').toLowerCase().split(/[\s,]+/);
+  const fromEnv = words.includes('body') ? 2 : words.includes('http') ? 1 : 0;
+  const fromFlag = typeof verbose === 'number' ? verbose : verbose ? 1 : 0;
+  return Math.min(Math.max(fromFlag, fromEnv), 2) as TraceLevel;
+}
+
+interface Attempt {
+  say: (line: string) => void;
+  started: number;
+  /** Whether the wire told its status and headers (undici's channel); else the transport's answer does. */
+  sawHeaders: boolean;
+}
+
+/** The attempt whose request undici is creating right now: how a channel message finds its trace. */
+const creating = new AsyncLocalStorage<Attempt>();
+const attempts = new WeakMap<object, Attempt>();
+let subscribed = false;
+
+const milliseconds = (since: number) => `${(performance.now() - since).toFixed(1)} ms`;
+
+interface HeadersMessage {
+  request: object;
+  response: { statusCode: number; statusText?: string; headers: Array<Buffer | string> };
+}
+
+/** Subscribes once per process; a message about a request no trace created is ignored at once. */
+function subscribeToUndici() {
+  if (subscribed) return;
+  subscribed = true;
+  channel('undici:request:create').subscribe((message) => {
+    const attempt = creating.getStore();
+    if (attempt) attempts.set((message as { request: object }).request, attempt);
+  });
+  channel('undici:request:headers').subscribe((message) => {
+    const { request, response } = message as HeadersMessage;
+    const attempt = attempts.get(request);
+    if (!attempt) return;
+    attempt.sawHeaders = true;
+    const text = response.statusText ? ` ${response.statusText}` : '';
+    attempt.say(`< ${response.statusCode}${text} (headers after ${milliseconds(attempt.started)})`);
+    const { headers } = response;
+    for (let index = 0; index + 1 < headers.length; index += 2) {
+      const name = String(headers[index]);
+      attempt.say(`< ${name}: ${headerValue(name, String(headers[index + 1]))}`);
+    }
+  });
+}
+
+function headerValue(name: string, value: string): string {
+  if (!SECRET_HEADERS.has(name.toLowerCase())) return value;
+  const scheme = /^\s*(\S+)\s/.exec(value)?.[1];
+  return scheme ? `${scheme} ${REDACTED}` : REDACTED;
+}
+
+export function createHttpTrace(options: HttpTraceOptions): HttpTrace {
+  subscribeToUndici();
+  const secrets = options.secrets.filter((secret) => secret.length > 0);
+  const redact = (text: string) =>
+    secrets.reduce((shown, secret) => shown.split(secret).join(REDACTED), text);
+  const longest = Math.max(0, ...secrets.map((secret) => secret.length));
+  // printable shows at most a prefix of limit * 4 + 64 characters; a secret cut at the end of this window
+  // starts beyond that prefix, so it is never shown in part. A body of megabytes is not scanned whole.
+  const say = (line: string, limit = HEADER_LINE_LIMIT) =>
+    options.write(redact(printable(redact(line.slice(0, limit * 4 + 64 + longest)), limit)));
+  const body = (label: string, text: string) => {
+    if (options.level < 2) return;
+    const size = Buffer.byteLength(text);
+    say(`${label} body (${size} bytes): ${text}`, BODY_LIMIT);
+  };
+
+  const transport =
+    (inner: Transport): Transport =>
+    async (request) => {
+      const attempt: Attempt = { say, started: performance.now(), sawHeaders: false };
+      say(`> ${request.method} ${request.url}`);
+      for (const [name, value] of Object.entries(request.headers))
+        say(`> ${name}: ${headerValue(name, value)}`);
+      if (request.body !== undefined) body('>', request.body);
+      try {
+        const response = await creating.run(attempt, () => inner(request));
+        if (!attempt.sawHeaders) say(`< ${response.status}`);
+        say(`* ${response.status} complete after ${milliseconds(attempt.started)}`);
+        body('<', response.text);
+        return response;
+      } catch (error) {
+        const why =
+          error instanceof TransportError ? `${error.reason}: ${error.detail}` : (error as Error).message;
+        say(`* ${request.method} ${request.url} failed after ${milliseconds(attempt.started)} (${why})`);
+        throw error;
+      }
+    };
+
+  const onRetryWait = ({ operation, ms, status, retryAfter }: RetryWait) => {
+    const why =
+      status === undefined ? 'no answer' : `${status}${retryAfter ? ', as its Retry-After asked' : ''}`;
+    say(`* retrying ${operation} in ${ms} ms (${why})`);
+  };
+
+  return { transport, onRetryWait };
+}
