@@ -2,6 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { CommanderError } from '@commander-js/extra-typings';
 import type { CliIo, CommandContext, OutputStream } from './commands/context';
 import { ExitCode, PetinvError } from './errors';
+import { asksForJson } from './output/choose';
 import { wantsColor } from './output/terminal';
 import { printable } from './printable';
 import { buildProgram, type Program } from './program';
@@ -37,13 +38,13 @@ function configureOutput(program: Program, io: CliIo, json: boolean) {
 function contextFor(io: CliIo, output: OutputWatch) {
   return (command: {
     name(): string;
-    optsWithGlobals(): { json?: boolean; color: boolean };
+    optsWithGlobals(): { json?: boolean; output?: string; color: boolean };
   }): CommandContext => {
     output.running = command.name();
     const flags = command.optsWithGlobals();
     return {
       ...io,
-      json: flags.json === true,
+      json: flags.json === true || flags.output === 'json',
       color: wantsColor(io.env, io.stdout.isTTY === true, flags.color !== false),
       outputClosed: output.closed.signal,
     };
@@ -133,7 +134,7 @@ function flushed(stream: OutputStream): Promise<void> {
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const output = watchOutput(io);
   let code: ExitCode = ExitCode.ok;
-  const json = argv.includes('--json');
+  const json = asksForJson(argv);
   try {
     const program = buildProgram((declared) => configureOutput(declared, io, json), contextFor(io, output));
     await program.parseAsync([...argv]);

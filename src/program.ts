@@ -18,6 +18,7 @@ import {
   wholeNumber,
 } from './commands/options';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from './config/paths';
+import { OUTPUT_FORMATS, parseFields, parseOutputFormat } from './output/choose';
 
 /**
  * The commander program. Each option is declared once: its declaration is its type (the flags a command
@@ -64,7 +65,18 @@ function declareProgram() {
         ),
       )
       .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
-      .option('--json', 'print data, and failures, as JSON')
+      .option('--json', 'print data, and failures, as JSON (-o json)')
+      .addOption(
+        parsedOption(
+          '-o, --output <format>',
+          `how data is printed: ${OUTPUT_FORMATS.join(', ')} (default: a table on a terminal, else tsv)`,
+          parseOutputFormat,
+        ),
+      )
+      .addOption(
+        parsedOption('--fields <list>', 'the fields printed, in this order: petId,quantity', parseFields),
+      )
+      .option('--no-headers', 'no heading line in a table or CSV (and no table footer)')
       .option('--no-color', 'no colour (NO_COLOR and FORCE_COLOR are honoured too)')
       .showHelpAfterError('(run with --help for usage)')
       .exitOverride()

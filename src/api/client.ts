@@ -7,14 +7,9 @@ import {
   DEFAULT_TIMEOUT_MS,
   formatBytes,
 } from './defaults';
+import { InventoryStreamError, parseInventoryStream } from './inventory-stream';
 import { parseInventoryJson, serializeUpdate } from './json';
-import {
-  ApiError,
-  describeIssues,
-  type InventoryItem,
-  InventoryItemResponse,
-  InventoryListResponse,
-} from './schemas';
+import { ApiError, describeIssues, type InventoryItem, InventoryItemResponse } from './schemas';
 import { type Transport, TransportError, type TransportResponse } from './transport';
 
 export interface ClientOptions {
@@ -44,6 +39,12 @@ export interface ClientOptions {
 
 export interface InventoryClient {
   listInventory(): Promise<InventoryItem[]>;
+  /**
+   * GET /inventory as it arrives: batches of items, each checked against the contract before it is
+   * handed out. A failure before the first batch is retried like any other; once a batch was handed
+   * out, a failure ends the iteration with a server error (exit 8). Stopping early cancels the answer.
+   */
+  streamInventory(): AsyncIterable<InventoryItem[]>;
   /** PATCH /inventory/{petId}: sets an absolute quantity, so a retry cannot double-count. */
   updateInventory(petId: bigint, quantity: number): Promise<InventoryItem>;
 }
@@ -201,7 +202,26 @@ export function createClient(options: ClientOptions): InventoryClient {
     );
   }
 
-  async function call(method: string, path: string, body?: string, subject?: string): Promise<string> {
+  /**
+   * One request with its retries. The answer's text, or with `read`, what `read` makes of a 2xx answer
+   * whose body is streamed: a network failure or timeout while `read` runs is retried like one before
+   * the answer, so `read` takes only what can still be taken back (see streamInventory).
+   */
+  async function call(method: string, path: string, body?: string, subject?: string): Promise<string>;
+  async function call<T>(
+    method: string,
+    path: string,
+    body: string | undefined,
+    subject: string | undefined,
+    read: (response: TransportResponse) => Promise<T>,
+  ): Promise<T>;
+  async function call<T>(
+    method: string,
+    path: string,
+    body?: string,
+    subject?: string,
+    read?: (response: TransportResponse) => Promise<T>,
+  ): Promise<T | string> {
     const operation = `${method} ${path}`;
     const url = `${baseUrl}${path}`;
     let waitedMs = 0;
@@ -225,6 +245,21 @@ export function createClient(options: ClientOptions): InventoryClient {
       await sleep(delay.ms);
       return true;
     };
+    /** Returns once it has waited for another attempt; throws the error the user sees when none is left. */
+    const retryOrThrow = async (error: unknown, attempt: number): Promise<void> => {
+      if (!(error instanceof TransportError)) throw error;
+      if (error.reason === 'tls') {
+        // The same certificate will be presented again: retrying cannot help.
+        throw new PetinvError(
+          'network',
+          `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${where}: it presented ${printable(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
+          { code: 'tls' },
+        );
+      }
+      if (error.reason === 'too large') throw tooLarge(operation);
+      if (await waitToRetry(attempt)) return;
+      throw unreachable(error, url, attempt === 0 ? '' : ` after ${attempt + 1} attempts`);
+    };
     for (let attempt = 0; ; attempt++) {
       let response: TransportResponse;
       try {
@@ -235,45 +270,11 @@ export function createClient(options: ClientOptions): InventoryClient {
           body,
           timeoutMs,
           maxBodyBytes,
+          stream: read !== undefined,
         });
       } catch (error) {
-        if (!(error instanceof TransportError)) throw error;
-        if (error.reason === 'tls') {
-          // The same certificate will be presented again: retrying cannot help.
-          throw new PetinvError(
-            'network',
-            `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${where}: it presented ${printable(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
-            { code: 'tls' },
-          );
-        }
-        if (error.reason === 'too large') {
-          throw new PetinvError(
-            'server',
-            `the answer from ${where} to ${operation} is larger than ${formatBytes(maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE`,
-            { code: 'body_too_large' },
-          );
-        }
-        if (await waitToRetry(attempt)) continue;
-        const attempts = attempt === 0 ? '' : ` after ${attempt + 1} attempts`;
-        if (error.reason === 'timeout') {
-          throw new PetinvError(
-            'server',
-            `no answer from ${url} within ${timeoutMs} ms in ${where}${attempts}; raise --timeout or try again later`,
-            {
-              code: 'timeout',
-            },
-          );
-        }
-        const advice = error.unreachable
-          ? 'is the proxy up, and the proxy variable right?'
-          : 'is the service up and the base URL right? see petinv config';
-        throw new PetinvError(
-          'network',
-          `cannot reach ${error.unreachable ?? url} in ${where} (${printable(error.detail)})${attempts}; ${advice}`,
-          {
-            code: 'network',
-          },
-        );
+        await retryOrThrow(error, attempt);
+        continue;
       }
       if (RETRYABLE_STATUSES.has(response.status) && (await waitToRetry(attempt, response))) continue;
       noticeDeprecation(operation, response);
@@ -285,8 +286,59 @@ export function createClient(options: ClientOptions): InventoryClient {
             : `it asked for ${Math.ceil(lastRefusedWaitMs / 1000)}s more before a retry, past the ${maxRetryWaitMs / 1000}s petinv waits in all (--max-retry-wait, PETINV_MAX_RETRY_WAIT); raise it, or try again later`;
         throw failure(operation, response.status, response.text, subject, advice);
       }
-      return response.text;
+      if (!read) return response.text;
+      try {
+        return await read(response);
+      } catch (error) {
+        await retryOrThrow(error, attempt);
+      }
     }
+  }
+
+  function tooLarge(operation: string): PetinvError {
+    return new PetinvError(
+      'server',
+      `the answer from ${where} to ${operation} is larger than ${formatBytes(maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE`,
+      { code: 'body_too_large' },
+    );
+  }
+
+  function unreachable(error: TransportError, url: string, attempts: string): PetinvError {
+    if (error.reason === 'timeout') {
+      return new PetinvError(
+        'server',
+        `no answer from ${url} within ${timeoutMs} ms in ${where}${attempts}; raise --timeout or try again later`,
+        {
+          code: 'timeout',
+        },
+      );
+    }
+    const advice = error.unreachable
+      ? 'is the proxy up, and the proxy variable right?'
+      : 'is the service up and the base URL right? see petinv config';
+    return new PetinvError(
+      'network',
+      `cannot reach ${error.unreachable ?? url} in ${where} (${printable(error.detail)})${attempts}; ${advice}`,
+      {
+        code: 'network',
+      },
+    );
+  }
+
+  /**
+   * A failure of a list answer after its first items were handed out: they may be printed already, so it
+   * is not retried, and it is a server error (exit 8) whatever broke it, a cut connection included.
+   */
+  function brokenOff(operation: string, url: string, error: unknown, handedOut: number): PetinvError {
+    if (error instanceof InventoryStreamError) return contractError(operation, error.message);
+    if (!(error instanceof TransportError)) return error as PetinvError;
+    if (error.reason === 'too large') return tooLarge(operation);
+    if (error.reason === 'timeout') return unreachable(error, url, '');
+    return new PetinvError(
+      'server',
+      `the answer from ${where} to ${operation} broke off after ${handedOut} ${handedOut === 1 ? 'item' : 'items'} (${printable(error.detail)})`,
+      { code: 'broken_response' },
+    );
   }
 
   function contractError(operation: string, problem: string): PetinvError {
@@ -319,9 +371,43 @@ export function createClient(options: ClientOptions): InventoryClient {
     return parsed.data;
   }
 
+  async function* streamInventory(): AsyncGenerator<InventoryItem[], void, undefined> {
+    const operation = 'GET /inventory';
+    // The first batch is taken inside the attempt, so a failure before anything was handed out is
+    // retried (or refused) like any other; what follows cannot be taken back.
+    const { batches, first } = await call('GET', '/inventory', undefined, undefined, async (response) => {
+      // A transport that does not stream (a library caller's own) hands over the text.
+      const batches = parseInventoryStream(response.body ?? [response.text]);
+      try {
+        return { batches, first: await batches.next() };
+      } catch (error) {
+        if (error instanceof InventoryStreamError) throw contractError(operation, error.message);
+        throw error;
+      }
+    });
+    let handedOut = 0;
+    try {
+      if (first.done) return;
+      handedOut += first.value.length;
+      yield first.value;
+      for await (const batch of batches) {
+        handedOut += batch.length;
+        yield batch;
+      }
+    } catch (error) {
+      throw brokenOff(operation, `${baseUrl}/inventory`, error, handedOut);
+    } finally {
+      // A consumer that stops early (--limit, a closed pipe) cancels the rest of the body.
+      await batches.return();
+    }
+  }
+
   return {
+    streamInventory,
     async listInventory() {
-      return decode('GET /inventory', await call('GET', '/inventory'), InventoryListResponse);
+      const items: InventoryItem[] = [];
+      for await (const batch of streamInventory()) for (const item of batch) items.push(item);
+      return items;
     },
     async updateInventory(petId, quantity) {
       const path = `/inventory/${petId}`;

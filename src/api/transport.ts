@@ -1,3 +1,4 @@
+import { createDeadline, meteredBody } from './body-stream';
 import { type Dispatcher, requestWith } from './undici';
 
 /** One HTTP exchange, as the client needs it: the transport knows HTTP, the client knows the contract. */
@@ -10,12 +11,16 @@ export interface TransportRequest {
   timeoutMs: number;
   /** A response body larger than this many bytes is cut off with a `too large` TransportError. */
   maxBodyBytes?: number;
+  /** Hand a 2xx answer's body over unread, as `body` (see body-stream.ts); other answers are read as text. */
+  stream?: boolean;
 }
 
 export interface TransportResponse {
   status: number;
   header(name: string): string | null;
   text: string;
+  /** The body as it arrives, when the request asked for a stream and the status is 2xx (`text` is then empty). */
+  body?: AsyncIterable<Uint8Array>;
 }
 
 export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
@@ -118,10 +123,19 @@ function transportError(error: unknown, proxy?: string): TransportError {
  * `proxy` names the proxy the dispatcher goes through, so a failure to reach it is not blamed on the service.
  */
 export function undiciTransport(dispatcher: Dispatcher, options: { proxy?: string } = {}): Transport {
-  return async ({ method, url, headers, body, timeoutMs, maxBodyBytes = Number.POSITIVE_INFINITY }) => {
+  return async ({
+    method,
+    url,
+    headers,
+    body,
+    timeoutMs,
+    maxBodyBytes = Number.POSITIVE_INFINITY,
+    stream,
+  }) => {
     const { origin, pathname, search } = new URL(url);
     // One deadline for the whole attempt; undici's own per-phase timers are too coarse below a second.
-    const signal = AbortSignal.timeout(timeoutMs);
+    const deadline = stream ? createDeadline(timeoutMs) : undefined;
+    const signal = deadline?.signal ?? AbortSignal.timeout(timeoutMs);
     try {
       const response = await requestWith(dispatcher, {
         origin,
@@ -135,12 +149,24 @@ export function undiciTransport(dispatcher: Dispatcher, options: { proxy?: strin
         const value = response.headers[name.toLowerCase()];
         return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
       };
+      if (deadline && response.statusCode >= 200 && response.statusCode < 300) {
+        const chunks = meteredBody(response.body, {
+          declaredLength: header('content-length'),
+          limit: maxBodyBytes,
+          deadline,
+          discard: () => response.body.destroy(),
+          describe: (error) => transportError(signal.aborted ? signal.reason : error, options.proxy),
+        });
+        return { status: response.statusCode, header, text: '', body: chunks };
+      }
       // The signal cuts off the body too, so a trickling or endless one ends within timeoutMs.
       const text = await readText(response.body, header('content-length'), maxBodyBytes, () =>
         response.body.destroy(),
       );
+      deadline?.clear();
       return { status: response.statusCode, header, text };
     } catch (error) {
+      deadline?.clear();
       throw transportError(signal.aborted ? signal.reason : error, options.proxy);
     }
   };
@@ -151,17 +177,37 @@ export function undiciTransport(dispatcher: Dispatcher, options: { proxy?: strin
  * cannot see undici's request API).
  */
 export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Transport {
-  return async ({ method, url, headers, body, timeoutMs, maxBodyBytes = Number.POSITIVE_INFINITY }) => {
+  return async ({
+    method,
+    url,
+    headers,
+    body,
+    timeoutMs,
+    maxBodyBytes = Number.POSITIVE_INFINITY,
+    stream,
+  }) => {
+    const deadline = stream ? createDeadline(timeoutMs) : undefined;
+    const signal = deadline?.signal ?? AbortSignal.timeout(timeoutMs);
     try {
       const response = await fetchImpl(url, {
         method,
         headers,
         body,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal,
         // Never followed: the Authorization header would go along to wherever the redirect points.
         redirect: 'manual',
       });
       const header = (name: string) => response.headers.get(name);
+      if (deadline && response.ok && response.body) {
+        const chunks = meteredBody(response.body as unknown as AsyncIterable<Uint8Array>, {
+          declaredLength: header('content-length'),
+          limit: maxBodyBytes,
+          deadline,
+          discard: () => void response.body?.cancel().catch(() => {}),
+          describe: (error) => transportError(signal.aborted ? signal.reason : error),
+        });
+        return { status: response.status, header, text: '', body: chunks };
+      }
       const text = response.body
         ? await readText(
             response.body as unknown as AsyncIterable<Uint8Array>,
@@ -170,8 +216,10 @@ export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Tran
             () => void response.body?.cancel().catch(() => {}),
           )
         : '';
+      deadline?.clear();
       return { status: response.status, header, text };
     } catch (error) {
+      deadline?.clear();
       throw transportError(error);
     }
   };
