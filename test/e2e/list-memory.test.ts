@@ -68,11 +68,11 @@ function listOf(
     let tail = '';
     let stderr = '';
     let peak = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       for (let at = chunk.indexOf('\n'); at >= 0; at = chunk.indexOf('\n', at + 1)) lines++;
       tail = (tail + chunk).slice(-64);
     });
-    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
     child.stdio[3]?.on('data', (chunk) => (peak += chunk));
     child.on('error', reject);
     child.on('close', (code) =>
