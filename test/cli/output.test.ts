@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { stringifyJson } from '../../src/api/json';
 import { useInventoryServer } from '../helpers/inventory-server';
@@ -84,10 +85,12 @@ describe('-o, --fields, --no-headers', () => {
     );
     const coloured = await petinv(['list', '--limit', '1', '--json'], true);
     expect(coloured.stdout).toContain('\u001b[');
-    expect(JSON.parse(coloured.stdout.replace(/\u001b\[\d+m/g, ''))).toEqual([
+    expect(JSON.parse(stripVTControlCharacters(coloured.stdout))).toEqual([
       { petId: 1, quantity: 12, status: 'available' },
     ]);
-    expect((await petinv(['set', '1', '12', '--json', '--no-color'], true)).stdout).toContain('{\n  "petId": 1,');
+    expect((await petinv(['set', '1', '12', '--json', '--no-color'], true)).stdout).toContain(
+      '{\n  "petId": 1,',
+    );
   });
 
   it('set prints its item in the chosen format too', async () => {

@@ -22,7 +22,7 @@ async function collect(chunks: AsyncIterable<Uint8Array | string> | Iterable<str
   return { batches, error: undefined };
 }
 
-const item = (petId: string, quantity = 1, status = 'sold') =>
+const item = (petId: string, quantity: number | string = 1, status = 'sold') =>
   `{"petId":${petId},"quantity":${quantity},"status":"${status}"}`;
 
 describe('parseInventoryStream', () => {
@@ -83,7 +83,7 @@ describe('parseInventoryStream', () => {
     for (const [bad, message] of [
       [item('9223372036854775808'), '0.petId: must be an integer within int64'],
       ['{"petId":"5","quantity":1,"status":"sold"}', '0.petId: must be a JSON integer'],
-      [item('5', 9007199254740993), '0.quantity: must be an integer a double holds exactly'],
+      [item('5', '9007199254740993'), '0.quantity: must be an integer a double holds exactly'],
       ['{"petId":1,"quantity":1.0,"status":"sold"}', '0.quantity: must be a JSON integer'],
       ['{"petId":1,"petId":2,"quantity":1,"status":"sold"}', 'written twice or with escapes'],
       ['{"petId":01,"quantity":1,"status":"sold"}', 'not JSON'],
