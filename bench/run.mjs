@@ -1,6 +1,6 @@
 // npm run bench: every figure is a ratio against a baseline measured in the same run.
-// `npm run bench -- server` or `-- client` runs one half.
-import { benchClient } from './client.mjs';
+// `npm run bench -- server` or `-- client` runs one half; `-- list` only the million-pet list.
+import { benchClient, benchList } from './client.mjs';
 import { benchLargeInventory, benchServer } from './server.mjs';
 
 const only = process.argv[2];
@@ -9,3 +9,4 @@ if (!only || only === 'server') {
   await benchLargeInventory();
 }
 if (!only || only === 'client') await benchClient();
+if (!only || only === 'client' || only === 'list') await benchList();

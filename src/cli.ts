@@ -3,6 +3,7 @@ import { CommanderError } from '@commander-js/extra-typings';
 import { COMPLETE_COMMAND, runComplete } from './commands/complete';
 import type { CliIo, CommandContext, OutputStream } from './commands/context';
 import { ExitCode, PetinvError } from './errors';
+import { asksForJson } from './output/choose';
 import { isDumbTerminal, wantsColor } from './output/terminal';
 import { printable } from './printable';
 import { buildProgram, type Program } from './program';
@@ -40,13 +41,13 @@ function configureOutput(program: Program, io: CliIo, json: boolean) {
 function contextFor(io: CliIo, output: OutputWatch) {
   return (command: {
     name(): string;
-    optsWithGlobals(): { json?: boolean; color: boolean };
+    optsWithGlobals(): { json?: boolean; output?: string; color: boolean };
   }): CommandContext => {
     output.running = command.name();
     const flags = command.optsWithGlobals();
     return {
       ...io,
-      json: flags.json === true,
+      json: flags.json === true || flags.output === 'json',
       color: wantsColor(io.env, io.stdout.isTTY === true, flags.color !== false),
       outputClosed: output.closed.signal,
     };
@@ -150,7 +151,7 @@ function flushed(stream: OutputStream): Promise<void> {
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const output = watchOutput(io);
   let code: ExitCode = ExitCode.ok;
-  const json = argv.includes('--json');
+  const json = asksForJson(argv);
   // The shell's TAB, not a person: candidates on stdout, nothing else, whatever the words hold.
   if (argv[2] === COMPLETE_COMMAND) {
     const program = buildProgram(() => {}, contextFor(io, output));

@@ -22,6 +22,7 @@ import { catchSubcommandTypos } from './commands/typos';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from './config/paths';
 import { examplesText } from './help/examples';
 import { HELP_TOPICS } from './help/topics';
+import { OUTPUT_FORMATS, parseFields, parseOutputFormat } from './output/choose';
 
 /**
  * The commander program. Each option is declared once: its declaration is its type (the flags a command
@@ -68,7 +69,18 @@ function declareProgram() {
         ),
       )
       .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
-      .option('--json', 'print data, and failures, as JSON')
+      .option('--json', 'print data, and failures, as JSON (-o json)')
+      .addOption(
+        parsedOption(
+          '-o, --output <format>',
+          `how data is printed: ${OUTPUT_FORMATS.join(', ')} (default: a table on a terminal, else tsv)`,
+          parseOutputFormat,
+        ),
+      )
+      .addOption(
+        parsedOption('--fields <list>', 'the fields printed, in this order: petId,quantity', parseFields),
+      )
+      .option('--no-headers', 'no heading line in a table or CSV (and no table footer)')
       .option('--no-color', 'no colour (NO_COLOR and FORCE_COLOR are honoured too)')
       .option('--no-cache', 'do not keep or reuse the last list (each read of the list is then a full GET)')
       .option(

@@ -7,15 +7,10 @@ import {
   DEFAULT_TIMEOUT_MS,
   formatBytes,
 } from './defaults';
+import { InventoryStreamError, parseInventoryStream } from './inventory-stream';
 import { parseInventoryJson, readCanonicalItem, serializeUpdate } from './json';
-import { type ListAnswer, type ListCache, listThroughCache } from './list-cache';
-import {
-  ApiError,
-  describeIssues,
-  type InventoryItem,
-  InventoryItemResponse,
-  InventoryListResponse,
-} from './schemas';
+import { type CachedList, type CacheWriter, copiedInto, isCacheableEtag, type ListCache } from './list-cache';
+import { ApiError, describeIssues, type InventoryItem, InventoryItemResponse } from './schemas';
 import { type Transport, TransportError, type TransportResponse } from './transport';
 
 export interface ClientOptions {
@@ -53,6 +48,12 @@ export interface InventoryClient {
   listInventory(): Promise<InventoryItem[]>;
   /** The list only if it changed since `etag` (If-None-Match; a 304 is `changed: false`); no list cache. */
   pollInventory(etag: string | undefined): Promise<InventoryPoll>;
+  /**
+   * GET /inventory as it arrives: batches of items, each checked against the contract before it is
+   * handed out. A failure before the first batch is retried like any other; once a batch was handed
+   * out, a failure ends the iteration with a server error (exit 8). Stopping early cancels the answer.
+   */
+  streamInventory(): AsyncIterable<InventoryItem[]>;
   /** PATCH /inventory/{petId}: sets an absolute quantity, so a retry cannot double-count. */
   updateInventory(petId: bigint, quantity: number): Promise<InventoryItem>;
 }
@@ -224,14 +225,38 @@ export function createClient(options: ClientOptions): InventoryClient {
     );
   }
 
-  /** One request with its retries; a 304 is an answer only to a conditional request (`ifNoneMatch`). */
+  /** What one request may add: a conditional GET, or a reader of a streamed 2xx (or 304) answer. */
+  interface CallOptions<T> {
+    /** Sent as If-None-Match; a 304 is then an answer (handed to `read`), else a broken contract. */
+    ifNoneMatch?: string;
+    /**
+     * Makes what the caller needs of the answer, its body streamed: a network failure or timeout while it
+     * runs is retried like one before the answer, so `read` takes only what can still be taken back.
+     */
+    read?: (response: TransportResponse) => Promise<T>;
+  }
+
+  /** One request with its retries: the answer, or with `read`, what `read` makes of it. */
   async function call(
     method: string,
     path: string,
     body?: string,
     subject?: string,
-    ifNoneMatch?: string,
-  ): Promise<TransportResponse> {
+  ): Promise<TransportResponse>;
+  async function call<T>(
+    method: string,
+    path: string,
+    body: string | undefined,
+    subject: string | undefined,
+    options: CallOptions<T> & { read: (response: TransportResponse) => Promise<T> },
+  ): Promise<T>;
+  async function call<T>(
+    method: string,
+    path: string,
+    body?: string,
+    subject?: string,
+    { ifNoneMatch, read }: CallOptions<T> = {},
+  ): Promise<T | TransportResponse> {
     const operation = `${method} ${path}`;
     // Built once: the bulk path sends thousands of PATCHes with the same headers.
     const requestHeaders =
@@ -262,6 +287,21 @@ export function createClient(options: ClientOptions): InventoryClient {
       await sleep(delay.ms);
       return true;
     };
+    /** Returns once it has waited for another attempt; throws the error the user sees when none is left. */
+    const retryOrThrow = async (error: unknown, attempt: number): Promise<void> => {
+      if (!(error instanceof TransportError)) throw error;
+      if (error.reason === 'tls') {
+        // The same certificate will be presented again: retrying cannot help.
+        throw new PetinvError(
+          'network',
+          `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${where}: it presented ${printable(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
+          { code: 'tls' },
+        );
+      }
+      if (error.reason === 'too large') throw tooLarge(operation);
+      if (await waitToRetry(attempt)) return;
+      throw unreachable(error, url, attempt === 0 ? '' : ` after ${attempt + 1} attempts`);
+    };
     for (let attempt = 0; ; attempt++) {
       let response: TransportResponse;
       try {
@@ -274,62 +314,80 @@ export function createClient(options: ClientOptions): InventoryClient {
           body,
           timeoutMs,
           maxBodyBytes,
+          stream: read !== undefined,
         });
       } catch (error) {
-        if (!(error instanceof TransportError)) throw error;
-        if (error.reason === 'tls') {
-          // The same certificate will be presented again: retrying cannot help.
-          throw new PetinvError(
-            'network',
-            `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${where}: it presented ${printable(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
-            { code: 'tls' },
-          );
-        }
-        if (error.reason === 'too large') {
-          throw new PetinvError(
-            'server',
-            `the answer from ${where} to ${operation} is larger than ${formatBytes(maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE`,
-            { code: 'body_too_large' },
-          );
-        }
-        if (await waitToRetry(attempt)) continue;
-        const attempts = attempt === 0 ? '' : ` after ${attempt + 1} attempts`;
-        if (error.reason === 'timeout') {
-          throw new PetinvError(
-            'server',
-            `no answer from ${url} within ${timeoutMs} ms in ${where}${attempts}; raise --timeout or try again later`,
-            {
-              code: 'timeout',
-            },
-          );
-        }
-        const advice = error.unreachable
-          ? 'is the proxy up, and the proxy variable right?'
-          : 'is the service up and the base URL right? see petinv config';
-        throw new PetinvError(
-          'network',
-          `cannot reach ${error.unreachable ?? url} in ${where} (${printable(error.detail)})${attempts}; ${advice}`,
-          {
-            code: 'network',
-          },
-        );
+        await retryOrThrow(error, attempt);
+        continue;
       }
       if (RETRYABLE_STATUSES.has(response.status) && (await waitToRetry(attempt, response))) continue;
       noticeDeprecation(operation, response);
-      if (response.status === 304) {
-        if (ifNoneMatch !== undefined) return response;
+      if (response.status === 304 && ifNoneMatch === undefined)
         throw contractError(operation, 'it answered 304 Not Modified to a request that was not conditional');
-      }
-      if (response.status >= 300 && response.status < 400) throw redirected(operation, url, path, response);
-      if (response.status < 200 || response.status > 299) {
+      if (response.status === 304) {
+        // Not modified: what the caller holds still stands.
+      } else if (response.status >= 300 && response.status < 400)
+        throw redirected(operation, url, path, response);
+      else if (response.status < 200 || response.status > 299) {
         const advice =
           lastRefusedWaitMs === undefined
             ? undefined
             : `it asked for ${Math.ceil(lastRefusedWaitMs / 1000)}s more before a retry, past the ${maxRetryWaitMs / 1000}s petinv waits in all (--max-retry-wait, PETINV_MAX_RETRY_WAIT); raise it, or try again later`;
         throw failure(operation, response.status, response.text, subject, advice);
       }
-      return response;
+      if (!read) return response;
+      try {
+        return await read(response);
+      } catch (error) {
+        await retryOrThrow(error, attempt);
+      }
     }
+  }
+
+  function tooLarge(operation: string): PetinvError {
+    return new PetinvError(
+      'server',
+      `the answer from ${where} to ${operation} is larger than ${formatBytes(maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE`,
+      { code: 'body_too_large' },
+    );
+  }
+
+  function unreachable(error: TransportError, url: string, attempts: string): PetinvError {
+    if (error.reason === 'timeout') {
+      return new PetinvError(
+        'server',
+        `no answer from ${url} within ${timeoutMs} ms in ${where}${attempts}; raise --timeout or try again later`,
+        {
+          code: 'timeout',
+        },
+      );
+    }
+    const advice = error.unreachable
+      ? 'is the proxy up, and the proxy variable right?'
+      : 'is the service up and the base URL right? see petinv config';
+    return new PetinvError(
+      'network',
+      `cannot reach ${error.unreachable ?? url} in ${where} (${printable(error.detail)})${attempts}; ${advice}`,
+      {
+        code: 'network',
+      },
+    );
+  }
+
+  /**
+   * A failure of a list answer after its first items were handed out: they may be printed already, so it
+   * is not retried, and it is a server error (exit 8) whatever broke it, a cut connection included.
+   */
+  function brokenOff(operation: string, url: string, error: unknown, handedOut: number): PetinvError {
+    if (error instanceof InventoryStreamError) return contractError(operation, error.message);
+    if (!(error instanceof TransportError)) return error as PetinvError;
+    if (error.reason === 'too large') return tooLarge(operation);
+    if (error.reason === 'timeout') return unreachable(error, url, '');
+    return new PetinvError(
+      'server',
+      `the answer from ${where} to ${operation} broke off after ${handedOut} ${handedOut === 1 ? 'item' : 'items'} (${printable(error.detail)})`,
+      { code: 'broken_response' },
+    );
   }
 
   function contractError(operation: string, problem: string): PetinvError {
@@ -362,20 +420,109 @@ export function createClient(options: ClientOptions): InventoryClient {
     return parsed.data;
   }
 
-  const parseList = (text: string) => decode('GET /inventory', text, InventoryListResponse);
-  async function fetchList(etag?: string): Promise<ListAnswer<InventoryItem>> {
-    const response = await call('GET', '/inventory', undefined, undefined, etag);
-    if (response.status === 304) return { changed: false };
-    const items = parseList(response.text);
-    return { changed: true, items, etag: response.header('etag'), body: response.text };
+  /** The list's batches from a body: the answer's as it arrives, or the kept one after a 304. */
+  function startList(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>) {
+    const batches = parseInventoryStream(chunks);
+    return batches
+      .next()
+      .then((first) => ({ batches, first }))
+      .catch((error: unknown) => {
+        if (error instanceof InventoryStreamError) throw contractError('GET /inventory', error.message);
+        throw error;
+      });
+  }
+
+  /**
+   * Opens GET /inventory and takes its first batch: conditional when a list is kept (`kept`), and then a
+   * 304 reads the kept body through the same parser and checks. A fresh body is copied into the cache as
+   * it passes (`writer`), to be kept only once it was read whole and valid.
+   */
+  async function openList(kept: CachedList | undefined) {
+    return call('GET', '/inventory', undefined, undefined, {
+      ifNoneMatch: kept?.etag,
+      read: async (response) => {
+        if (response.status === 304)
+          return { ...(await startList((kept as CachedList).chunks())), fromCache: true };
+        const etag = response.header('etag');
+        const writer = isCacheableEtag(etag) ? options.listCache?.writer(etag) : undefined;
+        // A transport that does not stream (a library caller's own) hands over the text.
+        const body = response.body ?? [Buffer.from(response.text)];
+        try {
+          return { ...(await startList(writer ? copiedInto(body, writer) : body)), writer, fromCache: false };
+        } catch (error) {
+          writer?.abort();
+          throw error;
+        }
+      },
+    });
+  }
+
+  async function* streamInventory(): AsyncGenerator<InventoryItem[], void, undefined> {
+    const operation = 'GET /inventory';
+    const kept = options.listCache?.open();
+    let list: Awaited<ReturnType<typeof openList>> & { writer?: CacheWriter };
+    try {
+      // The first batch is taken inside the attempt, so a failure before anything was handed out is
+      // retried (or refused) like any other; what follows cannot be taken back.
+      list = await openList(kept).catch(async (error: unknown) => {
+        if (!kept || !(error instanceof PetinvError && error.body.code === 'invalid_response')) throw error;
+        // The kept body no longer reads as a list: forget it, and ask for the whole list.
+        options.listCache?.drop();
+        kept.close();
+        return openList(undefined);
+      });
+    } catch (error) {
+      kept?.close();
+      throw error;
+    }
+    const { batches, first, writer } = list;
+    let handedOut = 0;
+    let whole = false;
+    try {
+      if (!first.done) {
+        handedOut += first.value.length;
+        yield first.value;
+        for await (const batch of batches) {
+          handedOut += batch.length;
+          yield batch;
+        }
+      }
+      whole = true;
+    } catch (error) {
+      if (list.fromCache) options.listCache?.drop();
+      throw brokenOff(operation, `${baseUrl}/inventory`, error, handedOut);
+    } finally {
+      // A consumer that stops early (--limit, a closed pipe) cancels the rest of the body.
+      await batches.return();
+      if (whole) writer?.commit();
+      else writer?.abort();
+      kept?.close();
+    }
   }
 
   return {
-    listInventory: () => listThroughCache(options.listCache, fetchList, parseList),
-    async pollInventory(etag) {
-      const answer = await fetchList(etag);
-      return answer.changed ? { changed: true, items: answer.items, etag: answer.etag ?? undefined } : answer;
+    streamInventory,
+    async listInventory() {
+      const items: InventoryItem[] = [];
+      for await (const batch of streamInventory()) for (const item of batch) items.push(item);
+      return items;
     },
+    pollInventory: (etag) =>
+      call('GET', '/inventory', undefined, undefined, {
+        ifNoneMatch: etag,
+        read: async (response): Promise<InventoryPoll> => {
+          if (response.status === 304) return { changed: false };
+          const items: InventoryItem[] = [];
+          try {
+            for await (const batch of parseInventoryStream(response.body ?? [Buffer.from(response.text)]))
+              for (const item of batch) items.push(item);
+          } catch (error) {
+            if (error instanceof InventoryStreamError) throw contractError('GET /inventory', error.message);
+            throw error;
+          }
+          return { changed: true, items, etag: response.header('etag') ?? undefined };
+        },
+      }),
     async updateInventory(petId, quantity) {
       const path = `/inventory/${petId}`;
       const text = (await call('PATCH', path, serializeUpdate(quantity), `pet ${petId}`)).text;

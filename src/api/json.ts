@@ -79,3 +79,59 @@ export function readCanonicalItem(text: string): InventoryItem | undefined {
   if (petId < INT64_MIN || petId > INT64_MAX || !Number.isSafeInteger(quantity)) return undefined;
   return { petId, quantity, status: match[3] as PetStatus };
 }
+
+/** How stringifyJson lays out its text: indented for a person, and coloured for a terminal. */
+export interface JsonStyle {
+  /** Spaces per level; 0 (the default) is compact, one line. */
+  indent?: number;
+  /** Colours for a terminal, each given the JSON text of a key, a string, a number or a literal. */
+  paint?: {
+    key(text: string): string;
+    string(text: string): string;
+    number(text: string): string;
+    literal(text: string): string;
+  };
+}
+
+/**
+ * JSON text of any value petinv writes, bigints included: a bigint is written as the integer it is
+ * (JSON.stringify refuses bigints, and a double would round a petId above 2^53). As JSON.stringify,
+ * undefined members are left out and a number that is not finite is null.
+ */
+export function stringifyJson(value: unknown, style: JsonStyle = {}, level = 0): string {
+  const { paint } = style;
+  switch (typeof value) {
+    case 'bigint':
+      return paint ? paint.number(String(value)) : String(value);
+    case 'number': {
+      const text = Number.isFinite(value) ? String(value) : 'null';
+      return paint ? (text === 'null' ? paint.literal(text) : paint.number(text)) : text;
+    }
+    case 'string':
+      return paint ? paint.string(JSON.stringify(value)) : JSON.stringify(value);
+    case 'boolean':
+      return paint ? paint.literal(String(value)) : String(value);
+    case 'object':
+      break;
+    default:
+      return paint ? paint.literal('null') : 'null';
+  }
+  if (value === null) return paint ? paint.literal('null') : 'null';
+  const indent = style.indent ?? 0;
+  const inner = indent > 0 ? `\n${' '.repeat(indent * (level + 1))}` : '';
+  const outer = indent > 0 ? `\n${' '.repeat(indent * level)}` : '';
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    const members = value.map((element) => stringifyJson(element ?? null, style, level + 1));
+    return `[${inner}${members.join(`,${inner}`)}${outer}]`;
+  }
+  const members: string[] = [];
+  const colon = indent > 0 ? ': ' : ':';
+  for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
+    if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
+    const name = JSON.stringify(key);
+    members.push(`${paint ? paint.key(name) : name}${colon}${stringifyJson(member, style, level + 1)}`);
+  }
+  if (members.length === 0) return '{}';
+  return `{${inner}${members.join(`,${inner}`)}${outer}}`;
+}

@@ -24,6 +24,11 @@ export interface ListCache {
   open(): CachedList | undefined;
   /** Replaces the entry with a body the service sent with this ETag. */
   store(etag: string, body: string): void;
+  /**
+   * A new entry for a body the service is sending with this ETag, written as it arrives; it replaces the
+   * entry only at `commit`, once the body was read whole and valid. Undefined when nothing can be kept.
+   */
+  writer(etag: string): CacheWriter | undefined;
   /** Forgets the entry: its body did not parse. */
   drop(): void;
 }
@@ -32,8 +37,32 @@ export interface CachedList {
   etag: string;
   /** The cached body, read from the file opened by `open` (a concurrent replacement does not change it). */
   readBody(): string;
+  /** The same, a piece at a time, for a reader that parses as it goes. */
+  chunks(): Iterable<Uint8Array>;
   close(): void;
 }
+
+export interface CacheWriter {
+  add(chunk: Uint8Array): void;
+  /** Keeps what was added as the entry. */
+  commit(): void;
+  /** Forgets what was added; the entry stays as it was. Does nothing after commit. */
+  abort(): void;
+}
+
+/** The chunks of `body` as they pass, each also added to `writer`. */
+export async function* copiedInto(
+  body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  writer: CacheWriter,
+): AsyncGenerator<Uint8Array, void, undefined> {
+  for await (const chunk of body) {
+    writer.add(chunk);
+    yield chunk;
+  }
+}
+
+/** How much of a kept body is read at a time. */
+const READ_CHUNK_BYTES = 1024 * 1024;
 
 export interface ListCacheOptions {
   directory: string;
@@ -130,6 +159,7 @@ export function createListCache(options: ListCacheOptions): ListCache {
           return undefined;
         }
         const { header, bodyStart } = entry;
+        let closed = false;
         return {
           etag: header.etag,
           readBody() {
@@ -142,7 +172,20 @@ export function createListCache(options: ListCacheOptions): ListCache {
             }
             return body.toString('utf8');
           },
-          close: () => fs.closeSync(fd),
+          *chunks() {
+            for (let offset = 0; offset < header.bytes; ) {
+              const piece = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, header.bytes - offset));
+              const read = fs.readSync(fd, piece, 0, piece.length, bodyStart + offset);
+              if (read === 0) throw new Error('the cached list ends early');
+              offset += read;
+              yield piece.subarray(0, read);
+            }
+          },
+          close() {
+            if (closed) return;
+            closed = true;
+            fs.closeSync(fd);
+          },
         };
       } catch {
         fs.closeSync(fd);
@@ -151,28 +194,71 @@ export function createListCache(options: ListCacheOptions): ListCache {
     },
 
     store(etag, body) {
-      if (!isCacheableEtag(etag) || !usableDirectory(true)) return;
-      const bytes = Buffer.from(body, 'utf8');
-      const header = `${JSON.stringify({ format: FORMAT, baseUrl, etag, bytes: bytes.length })}\n`;
-      // Written whole under a fresh name, created exclusively (never through a planted symlink), then renamed
-      // over the entry: a reader sees the old entry or the new one, never half of one.
+      const writer = this.writer(etag);
+      if (!writer) return;
+      writer.add(Buffer.from(body, 'utf8'));
+      writer.commit();
+    },
+
+    writer(etag) {
+      if (!isCacheableEtag(etag) || !usableDirectory(true)) return undefined;
+      // The header comes first but holds the body's length: a line of spaces as long as the longest header
+      // is written first, and the header over it at commit (JSON allows the spaces left after it).
+      const headerFor = (bytes: number) =>
+        Buffer.from(JSON.stringify({ format: FORMAT, baseUrl, etag, bytes }), 'utf8');
+      const headerLength = headerFor(Number.MAX_SAFE_INTEGER).length;
+      // Written under a fresh name, created exclusively (never through a planted symlink), then renamed over
+      // the entry: a reader sees the old entry or the new one, never half of one.
       const temporary = join(directory, `.list-${randomBytes(8).toString('hex')}.tmp`);
       let fd: number | undefined;
-      try {
-        fd = files.openSync(temporary, CREATE_EXCLUSIVE, 0o600);
-        writeFully(files, fd, Buffer.from(header, 'utf8'));
-        writeFully(files, fd, bytes);
-        files.closeSync(fd);
-        fd = undefined;
-        files.renameSync(temporary, path);
-      } catch {
-        if (fd !== undefined) files.closeSync(fd);
+      let bytes = 0;
+      const abort = () => {
+        if (fd === undefined) return;
         try {
+          files.closeSync(fd);
           files.unlinkSync(temporary);
         } catch {
-          // Never created, or already gone.
+          // Already gone.
         }
+        fd = undefined;
+      };
+      try {
+        fd = files.openSync(temporary, CREATE_EXCLUSIVE, 0o600);
+        writeFully(files, fd, Buffer.from(`${' '.repeat(headerLength)}\n`, 'utf8'));
+      } catch {
+        abort();
+        return undefined;
       }
+      // A failed write (a full disk, say) forgets the entry and the rest of the body: the list goes on.
+      return {
+        add(chunk) {
+          if (fd === undefined) return;
+          bytes += chunk.length;
+          try {
+            if (bytes > maxBodyBytes) throw new Error('larger than the answer may be');
+            writeFully(files, fd, chunk);
+          } catch {
+            abort();
+          }
+        },
+        commit() {
+          if (fd === undefined) return;
+          try {
+            writeFully(files, fd, headerFor(bytes), 0);
+            files.closeSync(fd);
+            fd = undefined;
+            files.renameSync(temporary, path);
+          } catch {
+            abort();
+            try {
+              files.unlinkSync(temporary);
+            } catch {
+              // Never renamed, or already gone.
+            }
+          }
+        },
+        abort,
+      };
     },
 
     drop() {
@@ -183,38 +269,4 @@ export function createListCache(options: ListCacheOptions): ListCache {
       }
     },
   };
-}
-
-/** What a conditional GET /inventory found: the items and what to cache, or that the cached ones still hold. */
-export type ListAnswer<Item> =
-  | { changed: false }
-  | { changed: true; items: Item[]; etag: string | null; body: string };
-
-/**
- * The list through the cache: asks with the cached ETag, reuses the cached body (through the same parser)
- * on a 304, and keeps a new body that came with an ETag. A cached body that no longer parses is dropped
- * and the list asked for again, unconditionally.
- */
-export async function listThroughCache<Item>(
-  cache: ListCache | undefined,
-  fetchList: (etag?: string) => Promise<ListAnswer<Item>>,
-  parse: (body: string) => Item[],
-): Promise<Item[]> {
-  const cached = cache?.open();
-  try {
-    let answer = await fetchList(cached?.etag);
-    if (!answer.changed) {
-      try {
-        return parse((cached as CachedList).readBody());
-      } catch {
-        cache?.drop();
-        answer = await fetchList();
-        if (!answer.changed) throw new Error('unreachable: an unconditional request answered 304');
-      }
-    }
-    if (cache && isCacheableEtag(answer.etag)) cache.store(answer.etag, answer.body);
-    return answer.items;
-  } finally {
-    cached?.close();
-  }
 }

@@ -128,11 +128,15 @@ export const ApiError = z.object({
 });
 export type ApiError = z.output<typeof ApiError>;
 
-/** One clause per problem, each naming the field: `quantity: must be an integer`. */
-export function describeIssues(error: z.core.$ZodError): string {
+/**
+ * One clause per problem, each naming the field: `quantity: must be an integer`. `within` is where the
+ * value checked stands in a larger one (`[3]`: the fourth item of a list checked item by item).
+ */
+export function describeIssues(error: z.core.$ZodError, within: readonly PropertyKey[] = []): string {
   return error.issues
     .map((issue) => {
-      const where = issue.path.length > 0 ? issue.path.join('.') : 'body';
+      const path = [...within, ...issue.path];
+      const where = path.length > 0 ? path.map(String).join('.') : 'body';
       if (issue.code === 'unrecognized_keys')
         return `${where}: unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
       if (issue.code === 'invalid_value' && 'values' in issue)

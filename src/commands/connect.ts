@@ -62,8 +62,15 @@ function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClie
     throw error;
   };
   return {
-    ...client,
+    async *streamInventory() {
+      try {
+        yield* client.streamInventory();
+      } catch (error) {
+        explain(error);
+      }
+    },
     listInventory: () => client.listInventory().catch(explain),
+    pollInventory: (etag) => client.pollInventory(etag).catch(explain),
     updateInventory: (petId, quantity) => client.updateInventory(petId, quantity).catch(explain),
   };
 }

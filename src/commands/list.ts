@@ -1,9 +1,12 @@
 import { comparePetIds, type InventoryItem, PET_STATUSES, type PetStatus } from '../api/schemas';
-import { usageError } from '../errors';
-import { type ListFormat, renderItems } from '../output/inventory';
+import { PetinvError, usageError } from '../errors';
+import { chooseOutput } from '../output/choose';
+import type { Exporter } from '../output/exporter';
+import { checkItemFields, itemExporter } from '../output/inventory';
+import { plural } from '../output/plural';
 import type { ListFlags } from '../program';
 import { connect } from './connect';
-import type { CommandContext } from './context';
+import type { CommandContext, OutputStream } from './context';
 
 export const SORT_KEYS = ['petId', 'quantity', 'status'] as const;
 type SortKey = (typeof SORT_KEYS)[number];
@@ -15,7 +18,7 @@ const compareBy: Record<SortKey, (a: InventoryItem, b: InventoryItem) => number>
 };
 
 /** Checks every option before the request, so a typo costs nothing. */
-function parseListOptions(flags: ListFlags) {
+function parseListOptions(flags: ListFlags, context: CommandContext) {
   const statuses = flags.status?.split(',').map((status) => status.trim());
   for (const status of statuses ?? []) {
     if (!(PET_STATUSES as readonly string[]).includes(status)) {
@@ -25,9 +28,13 @@ function parseListOptions(flags: ListFlags) {
   const sort = flags.sort;
   if (sort !== undefined && !(SORT_KEYS as readonly string[]).includes(sort))
     throw usageError(`--sort ${sort}: must be one of ${SORT_KEYS.join(', ')}`);
-  if ([flags.ndjson, flags.csv].filter(Boolean).length > 1)
-    throw usageError('choose one of --json, --ndjson and --csv');
-  if (flags.watch && flags.csv)
+  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv', [
+    [flags.ndjson, 'ndjson', '--ndjson'],
+    [flags.csv, 'csv', '--csv'],
+    [flags.table, 'table', '--table'],
+  ]);
+  checkItemFields(output);
+  if (flags.watch && output.format === 'csv')
     throw usageError('--watch prints a table on a terminal, else JSON lines; not --csv');
   if (!flags.watch && (flags.interval !== undefined || flags.initial))
     throw usageError(`${flags.initial ? '--initial' : '--interval'} goes with --watch`);
@@ -37,30 +44,85 @@ function parseListOptions(flags: ListFlags) {
     sort: sort as SortKey | undefined,
     reverse: flags.reverse === true,
     limit: flags.limit,
+    output,
   };
 }
+type ListOptions = ReturnType<typeof parseListOptions>;
 
-function selectItems(items: InventoryItem[], options: ReturnType<typeof parseListOptions>): InventoryItem[] {
-  const { statuses, low, limit } = options;
-  // `items` is this command's own copy of the answer, so filtering and sorting may work in place.
-  let selected = items;
-  if (statuses || low !== undefined) {
-    selected = items.filter(
-      (item) => (!statuses || statuses.has(item.status)) && (low === undefined || item.quantity <= low),
-    );
-  }
+const selected = (options: ListOptions) => {
+  const { statuses, low } = options;
+  return (item: InventoryItem) =>
+    (!statuses || statuses.has(item.status)) && (low === undefined || item.quantity <= low);
+};
+
+/** The whole list as the options choose it: filtered, sorted, limited (what --watch shows at each poll). */
+function selectItems(items: InventoryItem[], options: ListOptions): InventoryItem[] {
+  // `items` is this command's own copy of the answer, so sorting may work in place.
+  const chosen = options.statuses || options.low !== undefined ? items.filter(selected(options)) : items;
   // Without --sort the service's own order stands.
-  if (options.sort) selected.sort(compareBy[options.sort]);
-  if (options.reverse) selected.reverse();
-  return limit === undefined ? selected : selected.slice(0, limit);
+  if (options.sort) chosen.sort(compareBy[options.sort]);
+  if (options.reverse) chosen.reverse();
+  return options.limit === undefined ? chosen : chosen.slice(0, options.limit);
+}
+
+/** Resolves once the stream can take more, or once it was closed (the entry then decides the status). */
+function drained(stream: OutputStream, closed: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      closed?.removeEventListener('abort', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    closed?.addEventListener('abort', done);
+  });
+}
+
+/**
+ * Writes the list as the answer arrives, one batch of items at a time, when nothing needs the whole list
+ * first (--sort and --reverse do, and the table, for its widths). Memory then holds a batch, whatever
+ * the size of the inventory. --limit without --sort stops reading once it has its pets.
+ */
+async function writeList(
+  batches: AsyncIterable<InventoryItem[]>,
+  options: ListOptions,
+  exporter: Exporter<InventoryItem>,
+  context: CommandContext,
+  /** How many items were written so far, for the message of a failure that comes after them. */
+  progress: { written: number },
+): Promise<void> {
+  const filter = options.statuses || options.low !== undefined;
+  const keep = selected(options);
+  const wholeList = options.sort !== undefined || options.reverse || options.output.format === 'table';
+  let left = wholeList ? Number.POSITIVE_INFINITY : (options.limit ?? Number.POSITIVE_INFINITY);
+  const kept: InventoryItem[] = [];
+  if (left === 0) return;
+  for await (const batch of batches) {
+    let items = filter ? batch.filter(keep) : batch;
+    if (wholeList) {
+      for (const item of items) kept.push(item);
+      continue;
+    }
+    if (items.length > left) items = items.slice(0, left);
+    left -= items.length;
+    const text = exporter.rows(items);
+    if (context.outputClosed?.aborted) return;
+    progress.written += items.length;
+    if (text !== '' && !context.stdout.write(text)) await drained(context.stdout, context.outputClosed);
+    if (left === 0 || context.outputClosed?.aborted) break;
+  }
+  if (wholeList)
+    context.stdout.write(
+      exporter.rows(selectItems(kept, { ...options, statuses: undefined, low: undefined })),
+    );
 }
 
 export async function runList(flags: ListFlags, context: CommandContext): Promise<void> {
-  const options = parseListOptions(flags);
+  const options = parseListOptions(flags, context);
   const { client, envName } = await connect(flags, context);
   if (flags.watch) {
     const { watchInventory } = await import('./watch');
-    const screen = context.stdout.isTTY === true && !context.json && !flags.ndjson;
+    const screen = context.stdout.isTTY === true && !context.json && options.output.format !== 'ndjson';
     return watchInventory(
       {
         client,
@@ -73,15 +135,21 @@ export async function runList(flags: ListFlags, context: CommandContext): Promis
       context,
     );
   }
-  const items = selectItems(await client.listInventory(), options);
-  const format: ListFormat = context.json
-    ? 'json'
-    : flags.ndjson
-      ? 'ndjson'
-      : flags.csv
-        ? 'csv'
-        : flags.table || context.stdout.isTTY
-          ? 'table'
-          : 'tsv';
-  context.stdout.write(renderItems(items, format, { color: context.color, envName }));
+  const exporter = itemExporter(options.output, envName);
+  const progress = { written: 0 };
+  try {
+    await writeList(client.streamInventory(), options, exporter, context, progress);
+  } catch (error) {
+    // Lines already written cannot be taken back: say plainly that the output is incomplete. JSON
+    // output is left without its closing bracket, so no JSON reader takes it for the whole list.
+    if (error instanceof PetinvError && progress.written > 0) {
+      const incomplete = `; the output stops after ${plural(progress.written, 'pet')} and is incomplete`;
+      throw new PetinvError(error.kind, `${error.message}${incomplete}`, {
+        ...error.body,
+        message: `${error.body.message}${incomplete}`,
+      });
+    }
+    throw error;
+  }
+  if (!context.outputClosed?.aborted) context.stdout.write(exporter.end());
 }

@@ -1,10 +1,10 @@
-import { serializeItem } from '../api/json';
 import type { InventoryItem } from '../api/schemas';
 import { applyBulk } from '../bulk/apply';
 import { planBulk, rehearseBulk } from '../bulk/plan';
 import { reportBulk } from '../bulk/report';
 import { usageError } from '../errors';
-import { renderItems } from '../output/inventory';
+import { chooseOutput, type OutputChoice } from '../output/choose';
+import { checkItemFields, itemExporter } from '../output/inventory';
 import type { SetFlags } from '../program';
 import { confirmChange, parsePetIdArgument, parseQuantityArgument } from './arguments';
 import { connect } from './connect';
@@ -12,13 +12,10 @@ import type { CommandContext } from './context';
 import { DEFAULT_CONCURRENCY } from './options';
 import { readCurrent, writePlan } from './plan';
 
-/** One updated item: a row on a terminal, a TSV line in a pipe, the item itself with --json. */
-function writeItem(item: InventoryItem, context: CommandContext, envName: string) {
-  if (context.json) context.stdout.write(`${serializeItem(item)}\n`);
-  else
-    context.stdout.write(
-      renderItems([item], context.stdout.isTTY ? 'table' : 'tsv', { color: context.color, envName }),
-    );
+/** One updated item: a row on a terminal, a TSV line in a pipe, the item itself with --json; or as -o says. */
+function writeItem(item: InventoryItem, output: OutputChoice, context: CommandContext, envName: string) {
+  const exporter = itemExporter(output, envName, 'one');
+  context.stdout.write(exporter.rows([item]) + exporter.end());
 }
 
 export async function runSet(
@@ -35,6 +32,8 @@ export async function runSet(
     const petId = parsePetIdArgument(petIdText);
     const quantity = parseQuantityArgument(quantityText);
     refuseBulkOnlyOptions(flags);
+    const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+    checkItemFields(output);
     const { client, envName } = await connect(flags, context);
     if (flags.dryRun) {
       const before = await readCurrent(client, petId, envName);
@@ -42,7 +41,7 @@ export async function runSet(
       return;
     }
     await confirmChange(envName, `Set pet ${petId} to ${quantity}`, flags.yes, context);
-    writeItem(await client.updateInventory(petId, quantity), context, envName);
+    writeItem(await client.updateInventory(petId, quantity), output, context, envName);
     return;
   }
   if (quantityText !== undefined || (flags.file !== undefined && petIdText !== undefined)) {

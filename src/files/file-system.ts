@@ -9,8 +9,8 @@ import { promisify } from 'node:util';
  */
 export interface FileSystem {
   openSync(path: string, flags: number, mode?: number): number;
-  /** Writes at most `length` bytes of `buffer` from `offset`; may write fewer. */
-  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number;
+  /** Writes at most `length` bytes of `buffer` from `offset` (at `position`, else where the file is); may write fewer. */
+  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position?: number): number;
   fsync(fd: number): Promise<void>;
   fdatasync(fd: number): Promise<void>;
   ftruncateSync(fd: number, length: number): void;
@@ -26,7 +26,7 @@ const fdatasyncAsync = promisify(fs.fdatasync);
 
 export const nodeFileSystem: FileSystem = {
   openSync: (path, flags, mode) => fs.openSync(path, flags, mode),
-  writeSync: (fd, buffer, offset, length) => fs.writeSync(fd, buffer, offset, length),
+  writeSync: (fd, buffer, offset, length, position) => fs.writeSync(fd, buffer, offset, length, position),
   fsync: (fd) => fsyncAsync(fd),
   fdatasync: (fd) => fdatasyncAsync(fd),
   ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
@@ -62,10 +62,11 @@ export const APPEND_NO_FOLLOW = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW;
 export const READ_NO_FOLLOW = O_RDONLY | O_NOFOLLOW;
 
 /** Writes every byte, however many calls the kernel needs; throws what the first failing call throws. */
-export function writeFully(files: FileSystem, fd: number, buffer: Uint8Array): void {
+export function writeFully(files: FileSystem, fd: number, buffer: Uint8Array, position?: number): void {
   let offset = 0;
   while (offset < buffer.length) {
-    const written = files.writeSync(fd, buffer, offset, buffer.length - offset);
+    const at = position === undefined ? undefined : position + offset;
+    const written = files.writeSync(fd, buffer, offset, buffer.length - offset, at);
     // A write that makes no progress would loop for ever: the disk is as good as full.
     if (written <= 0)
       throw Object.assign(new Error('no space left on device (write made no progress)'), { code: 'ENOSPC' });

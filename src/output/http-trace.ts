@@ -109,6 +109,24 @@ export function createHttpTrace(options: HttpTraceOptions): HttpTrace {
     say(`${label} body (${size} bytes): ${text}`, BODY_LIMIT);
   };
 
+  /** A streamed body (the list) passes as it arrives; its end, and its start with -vv, are told then. */
+  async function* tracedBody(chunks: AsyncIterable<Uint8Array>, status: number, attempt: Attempt) {
+    const kept: Buffer[] = [];
+    let keptBytes = 0;
+    let size = 0;
+    for await (const chunk of chunks) {
+      size += chunk.byteLength;
+      if (options.level >= 2 && keptBytes < BODY_LIMIT * 4) {
+        kept.push(Buffer.from(chunk));
+        keptBytes += chunk.byteLength;
+      }
+      yield chunk;
+    }
+    say(`* ${status} complete after ${milliseconds(attempt.started)}`);
+    if (options.level >= 2)
+      say(`< body (${size} bytes): ${Buffer.concat(kept).toString('utf8')}`, BODY_LIMIT);
+  }
+
   const transport =
     (inner: Transport): Transport =>
     async (request) => {
@@ -120,6 +138,7 @@ export function createHttpTrace(options: HttpTraceOptions): HttpTrace {
       try {
         const response = await creating.run(attempt, () => inner(request));
         if (!attempt.sawHeaders) say(`< ${response.status}`);
+        if (response.body) return { ...response, body: tracedBody(response.body, response.status, attempt) };
         say(`* ${response.status} complete after ${milliseconds(attempt.started)}`);
         body('<', response.text);
         return response;

@@ -1,78 +1,69 @@
-import { Chalk } from 'chalk';
-import { serializeItem } from '../api/json';
 import type { InventoryItem, PetStatus } from '../api/schemas';
+import type { OutputChoice } from './choose';
+import { type Column, chooseColumns, createExporter, type Exporter } from './exporter';
 import { plural } from './plural';
+import { paint } from './terminal';
 
-export type ListFormat = 'table' | 'tsv' | 'json' | 'ndjson' | 'csv';
+export { paint };
 
-export interface RenderOptions {
-  color: boolean;
-  /** Named in the table's footer line. */
-  envName: string;
-}
-
-/** chalk is always built from the edge's decision, because chalk alone ignores NO_COLOR. */
-export const paint = (color: boolean) => new Chalk({ level: color ? 1 : 0 });
-
-export function statusPainter(color: boolean): (status: PetStatus) => string {
+const statusPainters = (color: boolean): Record<PetStatus, (text: string) => string> => {
   const chalk = paint(color);
-  const painters: Record<PetStatus, (text: string) => string> = {
-    available: chalk.green,
-    pending: chalk.yellow,
-    sold: chalk.dim,
-  };
+  return { available: chalk.green, pending: chalk.yellow, sold: chalk.dim };
+};
+const painted = { on: statusPainters(true), off: statusPainters(false) };
+
+/** A status word, coloured by what it means when `color` is on. */
+export function statusPainter(color: boolean): (status: PetStatus) => string {
+  const painters = color ? painted.on : painted.off;
   return (status) => painters[status](status);
 }
 
-const HEADER = ['PET ID', 'STATUS', 'QUANTITY'] as const;
+/** An inventory item's columns, in every format: `--fields petId,quantity` picks among them by key. */
+export const ITEM_COLUMNS: readonly Column<InventoryItem>[] = [
+  { key: 'petId', heading: 'PET ID', value: (item) => item.petId, align: 'right' },
+  {
+    key: 'status',
+    heading: 'STATUS',
+    value: (item) => item.status,
+    minWidth: 'available'.length,
+    paint: (text, item, color) => (color ? painted.on[item.status](text) : text),
+  },
+  { key: 'quantity', heading: 'QUANTITY', value: (item) => item.quantity, align: 'right' },
+];
 
-/**
- * The terminal table. cli-table3 lays out a table in time quadratic in its rows (a 100,000-pet store
- * would take minutes), and these three columns need no wrapping, so rows are padded here in one pass.
- */
-function renderTable(items: readonly InventoryItem[], options: RenderOptions): string {
-  const chalk = paint(options.color);
-  const paintStatus = statusPainter(options.color);
-  let idWidth = HEADER[0].length;
-  let quantityWidth = HEADER[2].length;
-  let units = 0n;
-  for (const item of items) {
-    idWidth = Math.max(idWidth, String(item.petId).length);
-    quantityWidth = Math.max(quantityWidth, String(item.quantity).length);
-    units += BigInt(item.quantity);
-  }
-  const statusWidth = 'available'.length;
-  const lines = new Array<string>(items.length + 2);
-  lines[0] = chalk.bold(
-    `${HEADER[0].padStart(idWidth)}  ${HEADER[1].padEnd(statusWidth)}  ${HEADER[2].padStart(quantityWidth)}`,
-  );
-  let line = 1;
-  for (const item of items) {
-    const gap = ' '.repeat(statusWidth - item.status.length);
-    lines[line++] =
-      `${String(item.petId).padStart(idWidth)}  ${paintStatus(item.status)}${gap}  ${String(item.quantity).padStart(quantityWidth)}`;
-  }
-  const pets = plural(items.length, 'pet');
-  lines[line] = chalk.dim(`${pets} · ${plural(units, 'unit')} · ${options.envName}`);
-  return `${lines.join('\n')}\n`;
+/** The order of an item's fields in JSON: the service's own (petId, quantity, status). */
+export const ITEM_JSON_FIELDS = ['petId', 'quantity', 'status'] as const;
+
+/** The table's last line: `12 pets · 186 units · local`. */
+export const inventoryFooter =
+  (envName: string) =>
+  (items: readonly InventoryItem[]): string => {
+    let units = 0n;
+    for (const item of items) units += BigInt(item.quantity);
+    return `${plural(items.length, 'pet')} · ${plural(units, 'unit')} · ${envName}`;
+  };
+
+/** JSON keeps the service's field order (petId, quantity, status) unless --fields gives one. */
+function itemFields(output: OutputChoice): readonly string[] | undefined {
+  const json = output.format === 'json' || output.format === 'ndjson';
+  return output.fields ?? (json ? ITEM_JSON_FIELDS : undefined);
 }
 
-export function renderItems(
-  items: readonly InventoryItem[],
-  format: ListFormat,
-  options: RenderOptions,
-): string {
-  if (items.length === 0 && format !== 'table' && format !== 'json' && format !== 'csv') return '';
-  switch (format) {
-    case 'table':
-      return renderTable(items, options);
-    case 'json':
-      return `[${items.map(serializeItem).join(',')}]\n`;
-    case 'ndjson':
-      return `${items.map(serializeItem).join('\n')}\n`;
-    case 'csv':
-      return `petId,status,quantity\n${items.map((item) => `${item.petId},${item.status},${item.quantity}\n`).join('')}`;
-    case 'tsv':
-      return items.map((item) => `${item.petId}\t${item.status}\t${item.quantity}\n`).join('');
-  }
+/** Refuses a --fields name that is not an item's, before anything is sent. */
+export function checkItemFields(output: OutputChoice): void {
+  chooseColumns(ITEM_COLUMNS, itemFields(output));
+}
+
+/** Items in the chosen format: a list, or with `shape: 'one'` one item (an object in JSON). */
+export function itemExporter(
+  output: OutputChoice,
+  envName: string,
+  shape: 'list' | 'one' = 'list',
+): Exporter<InventoryItem> {
+  return createExporter(ITEM_COLUMNS, {
+    ...output,
+    fields: itemFields(output),
+    shape,
+    footer: inventoryFooter(envName),
+  });
 }

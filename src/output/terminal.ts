@@ -1,3 +1,8 @@
+import { Chalk } from 'chalk';
+
+/** chalk is always built from the edge's decision, because chalk alone ignores NO_COLOR. */
+export const paint = (color: boolean) => new Chalk({ level: color ? 1 : 0 });
+
 /**
  * Whether stdout gets colour, decided once at the edge: --no-color and NO_COLOR win, FORCE_COLOR
  * turns it on even when piped (FORCE_COLOR=0 turns it off), otherwise only a terminal gets colour, and

@@ -88,7 +88,9 @@ describe('-v traces every exchange', () => {
     const http = await runMain(['list'], { env: env(server.baseUrl, { PETINV_DEBUG: 'http' }) });
     expect(http.stderr).toContain(`> GET ${server.baseUrl}/inventory`);
     expect(http.stderr).not.toContain('body');
-    const bodies = await runMain(['list', '--no-cache'], { env: env(server.baseUrl, { PETINV_DEBUG: 'http,body' }) });
+    const bodies = await runMain(['list', '--no-cache'], {
+      env: env(server.baseUrl, { PETINV_DEBUG: 'http,body' }),
+    });
     expect(bodies.stderr).toContain(body);
 
     const quiet = await runMain(['list'], { env: env(server.baseUrl) });

@@ -26,14 +26,14 @@ export class FaultyFiles implements FileSystem {
     return nodeFileSystem.openSync(path, flags, mode);
   }
 
-  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number {
+  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position?: number): number {
     this.calls.write++;
     let allowed = Math.min(length, this.maxWrite ?? length);
     if (this.spaceLeft !== undefined) {
       if (this.spaceLeft <= 0) throw failure('ENOSPC');
       allowed = Math.min(allowed, this.spaceLeft);
     }
-    const written = nodeFileSystem.writeSync(fd, buffer, offset, allowed);
+    const written = nodeFileSystem.writeSync(fd, buffer, offset, allowed, position);
     if (this.spaceLeft !== undefined) this.spaceLeft -= written;
     return written;
   }

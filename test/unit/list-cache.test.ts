@@ -10,12 +10,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createListCache,
-  type ListCacheOptions,
-  listCacheFile,
-  listThroughCache,
-} from '../../src/api/list-cache';
+import { createClient } from '../../src/api/client';
+import { createListCache, type ListCacheOptions, listCacheFile } from '../../src/api/list-cache';
+import type { Transport } from '../../src/api/transport';
 import { FaultyFiles } from '../helpers/faulty-files';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -147,26 +144,46 @@ describe('the list cache', () => {
   });
 });
 
-describe('listThroughCache', () => {
-  const parse = (body: string) => JSON.parse(body) as unknown[];
+describe('the client with a list cache', () => {
+  const item = (petId: number) => `{"petId":${petId},"quantity":1,"status":"sold"}`;
 
   it('reuses the cached body on a 304, and asks again in full when that body no longer parses', async () => {
     const { cache, file } = cacheIn();
     const asked: (string | undefined)[] = [];
-    let current = { etag: '"a"', body: '[1]' };
-    const fetchList = async (etag?: string) => {
+    let current = { etag: '"a"', body: `[${item(1)}]` };
+    const transport: Transport = async (request) => {
+      const etag = request.headers['If-None-Match'];
       asked.push(etag);
-      if (etag === current.etag) return { changed: false as const };
-      return { changed: true as const, items: parse(current.body), etag: current.etag, body: current.body };
+      if (etag === current.etag) return { status: 304, header: () => null, text: '' };
+      const { etag: sent, body } = current;
+      return { status: 200, header: (name) => (name === 'etag' ? sent : null), text: body };
     };
-    expect(await listThroughCache(cache, fetchList, parse)).toEqual([1]);
-    expect(await listThroughCache(cache, fetchList, parse)).toEqual([1]);
-    current = { etag: '"b"', body: '[2]' };
-    expect(await listThroughCache(cache, fetchList, parse)).toEqual([2]);
+    const client = createClient({ baseUrl: BASE, apiKey: 'key', transport, listCache: cache });
+    const petIds = async () => (await client.listInventory()).map((listed) => Number(listed.petId));
+    expect(await petIds()).toEqual([1]);
+    expect(await petIds()).toEqual([1]);
+    current = { etag: '"b"', body: `[${item(2)}]` };
+    expect(await petIds()).toEqual([2]);
     // Same length, so only the parse can tell.
-    writeFileSync(file, readFileSync(file, 'utf8').replace('[2]', '[2,'), { mode: 0o600 });
-    expect(await listThroughCache(cache, fetchList, parse)).toEqual([2]);
+    writeFileSync(file, readFileSync(file, 'utf8').replace(`[${item(2)}]`, `[${item(2)},`), { mode: 0o600 });
+    expect(await petIds()).toEqual([2]);
     expect(asked).toEqual([undefined, '"a"', '"a"', '"b"', undefined]);
-    expect(bodyOf(cache)).toEqual({ etag: '"b"', body: '[2]' });
+    expect(bodyOf(cache)).toEqual({ etag: '"b"', body: `[${item(2)}]` });
+  });
+
+  it('keeps a body only once it was read whole: a list stopped early keeps the old entry', async () => {
+    const { cache } = cacheIn();
+    cache.store('"old"', `[${item(1)}]`);
+    const body = `[${Array.from({ length: 5000 }, (_, index) => item(index + 1)).join(',')}]`;
+    const transport: Transport = async () => ({
+      status: 200,
+      header: (name) => (name === 'etag' ? '"new"' : null),
+      text: body,
+    });
+    const client = createClient({ baseUrl: BASE, apiKey: 'key', transport, listCache: cache });
+    for await (const _batch of client.streamInventory()) break;
+    expect(bodyOf(cache)?.etag).toBe('"old"');
+    expect((await client.listInventory()).length).toBe(5000);
+    expect(bodyOf(cache)).toEqual({ etag: '"new"', body });
   });
 });

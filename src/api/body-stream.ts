@@ -1,0 +1,85 @@
+import { TransportError } from './transport';
+
+/**
+ * A streamed answer's body, for a caller that reads it as it arrives (the list). Two things differ from a
+ * body read whole: the limit is counted as the chunks pass, and the attempt's deadline counts only the
+ * time spent waiting for the service, not the time the caller holds a chunk (writing it to a pipe that
+ * `less` reads slowly, say): a slow reader of petinv's output is not a slow service.
+ */
+
+/** A deadline that can stop its clock: `signal` aborts with a TimeoutError once `ms` have run. */
+export interface Deadline {
+  readonly signal: AbortSignal;
+  pause(): void;
+  resume(): void;
+  clear(): void;
+}
+
+export function createDeadline(ms: number, now = () => performance.now()): Deadline {
+  const controller = new AbortController();
+  let left = ms;
+  let since = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline: Deadline = {
+    signal: controller.signal,
+    resume() {
+      if (timer !== undefined || controller.signal.aborted) return;
+      since = now();
+      timer = setTimeout(
+        () => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')),
+        Math.max(left, 0),
+      );
+      // As AbortSignal.timeout's own timer: it never keeps the process alive by itself.
+      timer.unref();
+    },
+    pause() {
+      if (timer === undefined) return;
+      clearTimeout(timer);
+      timer = undefined;
+      left -= now() - since;
+    },
+    clear() {
+      deadline.pause();
+      left = 0;
+    },
+  };
+  deadline.resume();
+  return deadline;
+}
+
+/**
+ * The chunks of a body, cut off with a `too large` TransportError once they pass `limit` (or at once when
+ * the declared length does), each failure turned into a TransportError by `describe`.
+ */
+export async function* meteredBody(
+  chunks: AsyncIterable<Uint8Array>,
+  options: {
+    declaredLength: string | null;
+    limit: number;
+    deadline: Deadline;
+    /** Drops a body that will not be read. */
+    discard: () => void;
+    describe: (error: unknown) => TransportError;
+  },
+): AsyncGenerator<Uint8Array, void, undefined> {
+  const { limit, deadline } = options;
+  try {
+    if (options.declaredLength !== null && Number(options.declaredLength) > limit) {
+      options.discard();
+      throw new TransportError('too large', String(limit));
+    }
+    let size = 0;
+    for await (const chunk of chunks) {
+      size += chunk.byteLength;
+      // Leaving the loop cancels the body: the rest is never read.
+      if (size > limit) throw new TransportError('too large', String(limit));
+      deadline.pause();
+      yield chunk;
+      deadline.resume();
+    }
+  } catch (error) {
+    throw options.describe(error);
+  } finally {
+    deadline.clear();
+  }
+}

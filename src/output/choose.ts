@@ -1,0 +1,76 @@
+import type { CommandContext } from '../commands/context';
+import { usageError } from '../errors';
+
+/** What -o takes. This module stays light: src/program.ts loads it at every start for the parsers below. */
+export const OUTPUT_FORMATS = ['table', 'tsv', 'csv', 'json', 'ndjson'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+export function parseOutputFormat(text: string, flag: string): OutputFormat {
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(text))
+    throw usageError(`${flag} ${text}: must be one of ${OUTPUT_FORMATS.join(', ')}`);
+  return text as OutputFormat;
+}
+
+/** `--fields petId,quantity`: names, in order; each command checks them against its own columns. */
+export function parseFields(text: string, flag: string): string[] {
+  const fields = text.split(',').map((field) => field.trim());
+  if (fields.some((field) => field === ''))
+    throw usageError(`${flag} ${text}: must be names separated by commas`);
+  return fields;
+}
+
+/** Whether a command line asks for JSON (`--json`, `-o json`): its failures are then JSON too. */
+export function asksForJson(argv: readonly string[]): boolean {
+  return argv.some(
+    (arg, index) =>
+      arg === '--json' ||
+      arg === '--output=json' ||
+      arg === '-ojson' ||
+      ((arg === '-o' || arg === '--output') && argv[index + 1] === 'json'),
+  );
+}
+
+/** The output options every command that prints data shares (declared once in src/program.ts). */
+export interface OutputFlags {
+  output?: OutputFormat;
+  json?: boolean;
+  fields?: string[];
+  headers?: boolean;
+}
+
+export interface OutputChoice {
+  format: OutputFormat;
+  fields?: readonly string[];
+  headers: boolean;
+  color: boolean;
+  /** JSON for a person: indented (and coloured) on a terminal, compact in a pipe. */
+  pretty: boolean;
+}
+
+/**
+ * The format a command writes in: `-o` or one of its shorthands (`--json`, and a command's own such as
+ * list's `--csv`), else `fallback`, which a command usually makes a table on a terminal and TSV in a
+ * pipe. Two that disagree are a usage error, not a guess.
+ */
+export function chooseOutput(
+  flags: OutputFlags,
+  context: CommandContext,
+  fallback: OutputFormat,
+  shorthands: ReadonlyArray<readonly [given: boolean | undefined, format: OutputFormat, flag: string]> = [],
+): OutputChoice {
+  const given = [
+    ...(flags.output ? [[flags.output, `-o ${flags.output}`] as const] : []),
+    ...(flags.json ? [['json', '--json'] as const] : []),
+    ...shorthands.filter(([on]) => on).map(([, format, flag]) => [format, flag] as const),
+  ];
+  const formats = new Set(given.map(([format]) => format));
+  if (formats.size > 1) throw usageError(`choose one of ${given.map(([, flag]) => flag).join(', ')}`);
+  const format = given[0]?.[0] ?? fallback;
+  return {
+    format,
+    fields: flags.fields,
+    headers: flags.headers !== false,
+    color: context.color,
+    pretty: context.stdout.isTTY === true,
+  };
+}

@@ -1,0 +1,218 @@
+import { type JsonStyle, stringifyJson } from '../api/json';
+import { usageError } from '../errors';
+import type { OutputFormat } from './choose';
+import { paint } from './terminal';
+
+/**
+ * Values out, one writer picks the format (as gh's Exporter does): a command describes its rows by their
+ * columns and hands the rows over; this module writes them as a table, TSV, CSV, JSON or NDJSON, with
+ * the columns --fields chose, in that order. Rows can come in batches as they arrive: every format but
+ * the table writes each batch at once, and only `end()` completes the output (the table, JSON's `]`),
+ * so output that stops before `end()` is visibly incomplete to a JSON reader.
+ */
+
+export type { OutputFormat } from './choose';
+
+export interface Column<Row> {
+  /** Its key in JSON, its heading in CSV, and its name for --fields. */
+  key: string;
+  /** Its heading in the table. */
+  heading: string;
+  value(row: Row): bigint | number | string | boolean | null;
+  /** Numbers are right-aligned in the table. */
+  align?: 'right';
+  /** The table's least width for it, so that its layout does not jump with the data. */
+  minWidth?: number;
+  /** Colour for the table on a terminal, given the cell's text (padding stays outside the colour). */
+  paint?: (text: string, row: Row, color: boolean) => string;
+}
+
+export interface ExportOptions<Row> {
+  format: OutputFormat;
+  /** --fields: column keys, in the order wanted; all columns when undefined. */
+  fields?: readonly string[];
+  /** The heading line of the table and CSV (and the table's footer); --no-headers turns it off. */
+  headers: boolean;
+  color: boolean;
+  /** JSON indented (and coloured, with `color`) for a person at a terminal; compact otherwise. */
+  pretty: boolean;
+  /** `one`: a single row, written as one object in JSON rather than an array of one. */
+  shape?: 'list' | 'one';
+  /** The table's last line, given every row (a summary such as "12 pets · 186 units"). */
+  footer?: (rows: readonly Row[]) => string;
+}
+
+export interface Exporter<Row> {
+  /** The text for these rows, to be written now (the table keeps them for `end`). */
+  rows(rows: readonly Row[]): string;
+  /** The text that completes the output. */
+  end(): string;
+}
+
+/** The columns --fields names, in its order; an unknown name is a usage error listing the known ones. */
+export function chooseColumns<Row>(
+  columns: readonly Column<Row>[],
+  fields?: readonly string[],
+): Column<Row>[] {
+  if (fields === undefined) return [...columns];
+  return fields.map((field) => {
+    const column = columns.find((candidate) => candidate.key === field);
+    if (!column)
+      throw usageError(
+        `--fields: "${field}" is not a field here; choose from ${columns.map((c) => c.key).join(', ')}`,
+      );
+    return column;
+  });
+}
+
+const csvCell = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+const textOf = (value: ReturnType<Column<unknown>['value']>) => (value === null ? '' : String(value));
+
+function jsonStyle(options: { pretty: boolean; color: boolean }): JsonStyle {
+  if (!options.pretty) return {};
+  if (!options.color) return { indent: 2 };
+  const chalk = paint(true);
+  return {
+    indent: 2,
+    paint: { key: chalk.blue, string: chalk.green, number: (text) => text, literal: chalk.yellow },
+  };
+}
+
+export function createExporter<Row>(
+  allColumns: readonly Column<Row>[],
+  options: ExportOptions<Row>,
+): Exporter<Row> {
+  const columns = chooseColumns(allColumns, options.fields);
+  switch (options.format) {
+    case 'table':
+      return tableExporter(columns, options);
+    case 'tsv':
+      return lines(columns, (row) => columns.map((column) => textOf(column.value(row))).join('\t'));
+    case 'csv': {
+      const heading = options.headers ? `${columns.map((column) => csvCell(column.key)).join(',')}\n` : '';
+      return lines(
+        columns,
+        (row) => columns.map((column) => csvCell(textOf(column.value(row)))).join(','),
+        heading,
+      );
+    }
+    case 'ndjson':
+      return lines(columns, jsonRow(columns, {}));
+    case 'json':
+      return jsonExporter(columns, options);
+  }
+}
+
+/** One row as a JSON object of the chosen columns. */
+function jsonRow<Row>(columns: readonly Column<Row>[], style: JsonStyle): (row: Row) => string {
+  if (style.indent) {
+    return (row) =>
+      stringifyJson(Object.fromEntries(columns.map((column) => [column.key, column.value(row)])), style, 1);
+  }
+  const keys = columns.map((column, index) => `${index === 0 ? '{' : ','}${JSON.stringify(column.key)}:`);
+  return (row) => {
+    let text = '';
+    for (let index = 0; index < columns.length; index++)
+      text += (keys[index] as string) + stringifyJson((columns[index] as Column<Row>).value(row));
+    return `${text}}`;
+  };
+}
+
+/** A line per row, after `heading` (written with the first rows, or at the end when there are none). */
+function lines<Row>(
+  _columns: readonly Column<Row>[],
+  line: (row: Row) => string,
+  heading = '',
+): Exporter<Row> {
+  let headed = false;
+  const head = () => {
+    if (headed) return '';
+    headed = true;
+    return heading;
+  };
+  return {
+    rows(rows) {
+      if (rows.length === 0) return '';
+      let text = head();
+      for (const row of rows) text += `${line(row)}\n`;
+      return text;
+    },
+    end: head,
+  };
+}
+
+function jsonExporter<Row>(columns: readonly Column<Row>[], options: ExportOptions<Row>): Exporter<Row> {
+  const style = jsonStyle(options);
+  const row = jsonRow(columns, style);
+  if (options.shape === 'one') {
+    let written = false;
+    return {
+      rows(rows) {
+        if (rows.length === 0) return '';
+        written = true;
+        return `${style.indent ? stringifyJson(Object.fromEntries(columns.map((c) => [c.key, c.value(rows[0] as Row)])), style) : row(rows[0] as Row)}\n`;
+      },
+      end: () => (written ? '' : 'null\n'),
+    };
+  }
+  const separator = style.indent ? ',\n  ' : ',';
+  let started = false;
+  return {
+    rows(rows) {
+      if (rows.length === 0) return '';
+      const text = rows.map(row).join(separator);
+      if (started) return separator + text;
+      started = true;
+      return style.indent ? `[\n  ${text}` : `[${text}`;
+    },
+    end: () => (started ? (style.indent ? '\n]\n' : ']\n') : '[]\n'),
+  };
+}
+
+/**
+ * The terminal table. cli-table3 lays out a table in time quadratic in its rows (a 100,000-pet store
+ * would take minutes), and these columns need no wrapping, so rows are padded here in one pass.
+ */
+function tableExporter<Row>(columns: readonly Column<Row>[], options: ExportOptions<Row>): Exporter<Row> {
+  const kept: Row[] = [];
+  return {
+    rows(rows) {
+      for (const row of rows) kept.push(row);
+      return '';
+    },
+    end() {
+      const chalk = paint(options.color);
+      const cells = kept.map((row) => columns.map((column) => textOf(column.value(row))));
+      const widths = columns.map((column, index) =>
+        cells.reduce(
+          (width, row) => Math.max(width, (row[index] as string).length),
+          Math.max(column.minWidth ?? 0, options.headers ? column.heading.length : 0),
+        ),
+      );
+      const last = columns.length - 1;
+      const pad = (text: string, shown: string, index: number) => {
+        const gap = ' '.repeat(Math.max((widths[index] as number) - text.length, 0));
+        if (columns[index]?.align === 'right') return gap + shown;
+        return index === last ? shown : shown + gap;
+      };
+      const lines: string[] = [];
+      if (options.headers)
+        lines.push(
+          chalk.bold(columns.map((column, index) => pad(column.heading, column.heading, index)).join('  ')),
+        );
+      for (let at = 0; at < kept.length; at++) {
+        const row = kept[at] as Row;
+        lines.push(
+          (cells[at] as string[])
+            .map((text, index) => {
+              const painter = columns[index]?.paint;
+              return pad(text, painter ? painter(text, row, options.color) : text, index);
+            })
+            .join('  '),
+        );
+      }
+      if (options.headers && options.footer) lines.push(chalk.dim(options.footer(kept)));
+      return lines.length > 0 ? `${lines.join('\n')}\n` : '';
+    },
+  };
+}

@@ -1,0 +1,157 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runMain } from '../helpers/main';
+import { temporaryDirectory } from '../helpers/serve';
+
+/**
+ * The list as it streams, against a service whose answer breaks after a while. Each scenario writes its
+ * body in pieces some milliseconds apart, so the client sees them as separate chunks, as it would from a
+ * far service.
+ */
+const item = (petId: number | string, status = 'sold') =>
+  `{"petId":${petId},"quantity":1,"status":"${status}"}`;
+const items = (from: number, count: number) =>
+  Array.from({ length: count }, (_, i) => item(from + i)).join(',');
+
+function writeInTurn(res: ServerResponse, pieces: Array<string | ((res: ServerResponse) => void)>) {
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  const next = () => {
+    const piece = pieces.shift();
+    if (piece === undefined || res.destroyed) return;
+    if (typeof piece === 'function') piece(res);
+    else res.write(piece);
+    setTimeout(next, 30);
+  };
+  next();
+}
+
+const scenarios: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
+  'cut-mid-item': (_req, res) =>
+    writeInTurn(res, [`[${items(1, 2000)},`, `${items(2001, 2000)},`, '{"petId":4001,"qua', (r) => r.end()]),
+  'cut-early': (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(`[${item(1)},{"petId":2,"qua`);
+  },
+  'connection-cut': (_req, res) =>
+    writeInTurn(res, [`[${items(1, 2000)},`, `${items(2001, 2000)},`, (r) => r.socket?.destroy()]),
+  'bad-item-late': (_req, res) =>
+    writeInTurn(res, [
+      `[${items(1, 2000)},`,
+      `${items(2001, 2000)},`,
+      `${item(4001, 'lost')}]`,
+      (r) => r.end(),
+    ]),
+  'big-ids': (_req, res) =>
+    writeInTurn(res, [
+      `[${item('9223372036854775807')},`,
+      `${item('9007199254740993')},`,
+      `${item('-9223372036854775808')}]`,
+      (r) => r.end(),
+    ]),
+  endless(_req, res) {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write('[');
+    const chunk = Buffer.from(`${item(1)},`.repeat(1000));
+    const pump = () => {
+      while (!res.destroyed && res.write(chunk)) {}
+      if (!res.destroyed) res.once('drain', pump);
+    };
+    pump();
+  },
+};
+
+let hostile: Server;
+let origin: string;
+beforeAll(async () => {
+  hostile = createServer((req, res) => scenarios[String(req.url).split('/')[1] ?? '']?.(req, res));
+  await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(hostile.address() as { port: number }).port}`;
+});
+afterAll(() => {
+  hostile.closeAllConnections();
+  return new Promise((resolve) => hostile.close(resolve));
+});
+
+const list = (scenario: string, args: string[] = []) =>
+  runMain(['list', '--retries', '0', ...args], {
+    env: {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      PETINV_ENV: 'local',
+      PETINV_BASE_URL: `${origin}/${scenario}/v1`,
+      PETINV_API_KEY: 'k',
+    },
+  });
+
+const lines = (text: string) => text.split('\n').slice(0, -1);
+
+describe('petinv list streams the answer', () => {
+  it('keeps int64 petIds exact in every format as they stream', async () => {
+    expect((await list('big-ids')).stdout).toBe(
+      '9223372036854775807\tsold\t1\n9007199254740993\tsold\t1\n-9223372036854775808\tsold\t1\n',
+    );
+    expect((await list('big-ids', ['--json'])).stdout).toBe(
+      `[${item('9223372036854775807')},${item('9007199254740993')},${item('-9223372036854775808')}]\n`,
+    );
+  });
+
+  it('a body cut mid-item after output began: exit 8, whole lines only, and the output said to be incomplete', async () => {
+    const result = await list('cut-mid-item');
+    expect(result.code).toBe(8);
+    const printed = lines(result.stdout);
+    expect(printed.length).toBeGreaterThan(0);
+    expect(printed.length).toBeLessThanOrEqual(4000);
+    expect(printed).toEqual(printed.map((_, index) => `${index + 1}\tsold\t1`));
+    expect(result.stderr).toBe(
+      `petinv: the answer from local to GET /inventory does not match the contract: not JSON (the body ends before its array is closed, after 4000 items); the output stops after ${printed.length} pets and is incomplete\n`,
+    );
+  });
+
+  it('with --json, broken output never parses as a complete document, and the error is JSON', async () => {
+    const result = await list('cut-mid-item', ['--json']);
+    expect(result.code).toBe(8);
+    expect(result.stdout.startsWith(`[${item(1)},`)).toBe(true);
+    expect(() => JSON.parse(result.stdout)).toThrow();
+    const error = JSON.parse(result.stderr).error;
+    expect(error.code).toBe('invalid_response');
+    expect(error.message).toMatch(/the output stops after \d+ pets and is incomplete$/);
+  });
+
+  it('a body that breaks in its first piece is refused before anything is printed', async () => {
+    const result = await list('cut-early');
+    expect(result).toEqual({
+      code: 8,
+      stdout: '',
+      stderr:
+        'petinv: the answer from local to GET /inventory does not match the contract: not JSON (the body ends before its array is closed, after 1 item)\n',
+    });
+  });
+
+  it('a connection cut after output began is exit 8, not a retry that would print the list twice', async () => {
+    const result = await runMain(['list'], {
+      env: {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        PETINV_ENV: 'local',
+        PETINV_BASE_URL: `${origin}/connection-cut/v1`,
+        PETINV_API_KEY: 'k',
+      },
+    });
+    expect(result.code).toBe(8);
+    const printed = lines(result.stdout);
+    expect(new Set(printed).size).toBe(printed.length);
+    expect(result.stderr).toMatch(
+      /^petinv: the answer from local to GET \/inventory broke off after \d+ items \(.+\); the output stops after \d+ pets and is incomplete\n$/,
+    );
+  });
+
+  it('checks the contract item by item: a bad item after 4000 good ones is exit 8, naming it', async () => {
+    const result = await list('bad-item-late', ['--csv']);
+    expect(result.code).toBe(8);
+    expect(result.stdout.startsWith('petId,status,quantity\n1,sold,1\n')).toBe(true);
+    expect(result.stderr).toContain('4000.status: must be one of available, pending, sold');
+  });
+
+  it('--limit without --sort stops reading once it has its pets, even from an endless answer', async () => {
+    const result = await list('endless', ['--limit', '3', '--ndjson']);
+    expect(result).toEqual({ code: 0, stdout: `${item(1)}\n`.repeat(3), stderr: '' });
+  });
+});
