@@ -62,7 +62,7 @@ export async function* copiedInto(
 }
 
 /** How much of a kept body is read at a time. */
-const READ_CHUNK_BYTES = 1024 * 1024;
+const READ_CHUNK_BYTES = 64 * 1024;
 
 export interface ListCacheOptions {
   directory: string;
