@@ -35,3 +35,32 @@ export function printable(text: string, maxLength = 200): string {
   // each bad line of a bulk run, quoted in its message, would hold up to 64 KiB until the run ends.
   return Buffer.from(line, 'utf8').toString('utf8');
 }
+
+const REDACTED = '[redacted]';
+
+/**
+ * printable(), with each secret (the API key) shown as `[redacted]` wherever it appears: whole in the text,
+ * rejoined once escape sequences between its characters are removed, or cut at the end of the line (a
+ * service that echoes the key can place it where the line is cut, and its first characters would show).
+ */
+export function printableWithout(text: string, secrets: readonly string[], maxLength = 200): string {
+  const hidden = secrets.filter((secret) => secret.length > 0);
+  if (hidden.length === 0) return printable(text, maxLength);
+  const redact = (shown: string) =>
+    hidden.reduce((result, secret) => result.split(secret).join(REDACTED), shown);
+  // As printable, only a bounded prefix is looked at; it reaches past printable's own by a secret's length,
+  // so a secret that starts inside printable's window is whole in it.
+  const window = maxLength * 4 + 64 + Math.max(...hidden.map((secret) => secret.length));
+  const cut = text.length > window;
+  let line = redact(printable(redact(cut ? text.slice(0, window) : text), maxLength));
+  // Redaction shortens the text, so printable may not see that it was cut: say so as printable would.
+  if (cut && !line.endsWith('…')) line = `${line}…`;
+  if (!line.endsWith('…')) return line;
+  const before = line.slice(0, -1);
+  for (const secret of hidden) {
+    for (let length = Math.min(secret.length - 1, before.length); length > 0; length--) {
+      if (before.endsWith(secret.slice(0, length))) return `${before.slice(0, -length)}${REDACTED}…`;
+    }
+  }
+  return line;
+}

@@ -1,5 +1,5 @@
 import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
-import { printable } from '../printable';
+import { printableWithout } from '../printable';
 import {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_RETRY_WAIT_MS,
@@ -120,6 +120,9 @@ export function createClient(options: ClientOptions): InventoryClient {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const random = options.random ?? Math.random;
   const warned = new Set<string>();
+  // The service's words reach a terminal and logs: never with the key, should the service echo it.
+  const withoutKey = (text: string, maxLength?: number) =>
+    printableWithout(text, [options.apiKey], maxLength);
   const headers: Record<string, string> = {
     Authorization: `Bearer ${options.apiKey}`,
     Accept: 'application/json',
@@ -139,8 +142,8 @@ export function createClient(options: ClientOptions): InventoryClient {
     const sunset = response.header('sunset');
     if (deprecation === null && sunset === null) return;
     const parts = [
-      deprecation !== null && `Deprecation: ${printable(deprecation, 80)}`,
-      sunset !== null && `Sunset: ${printable(sunset, 80)}`,
+      deprecation !== null && `Deprecation: ${withoutKey(deprecation, 80)}`,
+      sunset !== null && `Sunset: ${withoutKey(sunset, 80)}`,
     ].filter(Boolean);
     warnOnce(
       `${operation} is deprecated by the service in ${where} (${parts.join('; ')}); it may stop working`,
@@ -164,9 +167,9 @@ export function createClient(options: ClientOptions): InventoryClient {
     // The HTTP status decides the kind even when the body's own `status` disagrees.
     const kind = kindOfStatus(status);
     // The service's words reach a terminal, and --json output, only as one bounded printable line.
-    const code = body ? printable(body.code, 64) : `http_${status}`;
-    const message = body && printable(body.message);
-    const shownText = printable(text);
+    const code = body ? withoutKey(body.code, 64) : `http_${status}`;
+    const message = body && withoutKey(body.message);
+    const shownText = withoutKey(text);
     const detail = body ? `${status} ${code}: ${message}` : `${status}${shownText ? `: ${shownText}` : ''}`;
     const errorBody = { code, message: message ?? `HTTP ${status}`, status };
     switch (kind) {
@@ -209,11 +212,11 @@ export function createClient(options: ClientOptions): InventoryClient {
     let suggestion = '<url>';
     let shown = 'no Location';
     if (location !== null) {
-      shown = `Location: ${printable(location)}`;
+      shown = `Location: ${withoutKey(location)}`;
       try {
         const target = new URL(location, url);
         if (target.pathname.endsWith(path) && target.search === '' && /^https?:$/.test(target.protocol))
-          suggestion = printable(`${target.origin}${target.pathname.slice(0, -path.length)}`);
+          suggestion = withoutKey(`${target.origin}${target.pathname.slice(0, -path.length)}`);
       } catch {
         // Not a URL: the user picks the new address.
       }
@@ -294,7 +297,7 @@ export function createClient(options: ClientOptions): InventoryClient {
         // The same certificate will be presented again: retrying cannot help.
         throw new PetinvError(
           'network',
-          `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${where}: it presented ${printable(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
+          `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${where}: it presented ${withoutKey(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
           { code: 'tls' },
         );
       }
@@ -367,7 +370,7 @@ export function createClient(options: ClientOptions): InventoryClient {
       : 'is the service up and the base URL right? see petinv config';
     return new PetinvError(
       'network',
-      `cannot reach ${error.unreachable ?? url} in ${where} (${printable(error.detail)})${attempts}; ${advice}`,
+      `cannot reach ${error.unreachable ?? url} in ${where} (${withoutKey(error.detail)})${attempts}; ${advice}`,
       {
         code: 'network',
       },
@@ -385,7 +388,7 @@ export function createClient(options: ClientOptions): InventoryClient {
     if (error.reason === 'timeout') return unreachable(error, url, '');
     return new PetinvError(
       'server',
-      `the answer from ${where} to ${operation} broke off after ${handedOut} ${handedOut === 1 ? 'item' : 'items'} (${printable(error.detail)})`,
+      `the answer from ${where} to ${operation} broke off after ${handedOut} ${handedOut === 1 ? 'item' : 'items'} (${withoutKey(error.detail)})`,
       { code: 'broken_response' },
     );
   }
@@ -393,7 +396,7 @@ export function createClient(options: ClientOptions): InventoryClient {
   function contractError(operation: string, problem: string): PetinvError {
     return new PetinvError(
       'server',
-      `the answer from ${where} to ${operation} does not match the contract: ${printable(problem, 300)}`,
+      `the answer from ${where} to ${operation} does not match the contract: ${withoutKey(problem, 300)}`,
       {
         code: 'invalid_response',
       },

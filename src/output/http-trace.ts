@@ -3,7 +3,7 @@ import { channel } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import type { RetryWait } from '../api/client';
 import { type Transport, TransportError } from '../api/transport';
-import { printable } from '../printable';
+import { printableWithout } from '../printable';
 
 /**
  * `-v` and `PETINV_DEBUG=http`: every HTTP exchange on stderr, as curl -v shows it (`>` sent, `<` received,
@@ -96,13 +96,8 @@ function headerValue(name: string, value: string): string {
 export function createHttpTrace(options: HttpTraceOptions): HttpTrace {
   subscribeToUndici();
   const secrets = options.secrets.filter((secret) => secret.length > 0);
-  const redact = (text: string) =>
-    secrets.reduce((shown, secret) => shown.split(secret).join(REDACTED), text);
-  const longest = Math.max(0, ...secrets.map((secret) => secret.length));
-  // printable shows at most a prefix of limit * 4 + 64 characters; a secret cut at the end of this window
-  // starts beyond that prefix, so it is never shown in part. A body of megabytes is not scanned whole.
   const say = (line: string, limit = HEADER_LINE_LIMIT) =>
-    options.write(redact(printable(redact(line.slice(0, limit * 4 + 64 + longest)), limit)));
+    options.write(printableWithout(line, secrets, limit));
   const body = (label: string, text: string) => {
     if (options.level < 2) return;
     const size = Buffer.byteLength(text);

@@ -81,7 +81,7 @@ const petinv = (scenario: string, args: string[], extra: { env?: NodeJS.ProcessE
       PETINV_CONFIG_DIR: temporaryDirectory(),
       PETINV_ENV: 'local',
       PETINV_BASE_URL: `${origin}/${scenario}/v1`,
-      PETINV_API_KEY: 'k',
+      PETINV_API_KEY: 'hostile-test-key',
       ...extra.env,
     },
     input: extra.input,

@@ -170,3 +170,59 @@ describe('the config file in commands', () => {
     expect(error.message).toBe(`cannot write config directory ${configDir} (ENOTDIR)`);
   });
 });
+
+describe('a service that echoes the key', () => {
+  /** Answers each base path its own way, the key in what it says: an error, a redirect, a warning header. */
+  let echoing: Server;
+  let origin: string;
+  beforeAll(async () => {
+    echoing = createServer((req: IncomingMessage, res: ServerResponse) => {
+      const key = (req.headers.authorization ?? '').slice('Bearer '.length);
+      const split = key.split('').join('\u001b[m');
+      if (req.url?.startsWith('/refuses/'))
+        res
+          .writeHead(401, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ code: 'unauthorized', message: `no such key ${key}`, status: 401 }));
+      else if (req.url?.startsWith('/fails/')) res.writeHead(500).end(`bad token ${split}`);
+      else if (req.url?.startsWith('/moves/'))
+        res.writeHead(302, { Location: `https://elsewhere.example/v1/inventory?k=${key}` }).end();
+      else if (req.url?.startsWith('/warns/'))
+        res.writeHead(200, { Deprecation: `for ${key}`, 'Content-Type': 'application/json' }).end('[]');
+      // -vv shows at most 2000 characters of a body: the key starts just before the cut.
+      else res.writeHead(500).end(`${'x'.repeat(1970)}${split}`);
+    });
+    await new Promise<void>((resolve) => echoing.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(echoing.address() as { port: number }).port}`;
+  });
+  afterAll(() => new Promise((resolve) => echoing.close(resolve)));
+
+  it('never shows it on stderr: errors, --json errors, a Location, a warning, a body cut by -vv', async () => {
+    const run = (path: string, ...args: string[]) =>
+      runMain(['list', '--retries', '0', ...args], {
+        env: {
+          PETINV_CONFIG_DIR: temporaryDirectory(),
+          PETINV_API_KEY: KEY,
+          PETINV_BASE_URL: `${origin}${path}`,
+        },
+      });
+    const refused = await run('/refuses/v1');
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain('(401 unauthorized: no such key [redacted])');
+    const refusedJson = await run('/refuses/v1', '--json');
+    expect(JSON.parse(refusedJson.stderr).error.message).toBe('no such key [redacted]');
+    const failed = await run('/fails/v1');
+    expect(failed.code).toBe(8);
+    expect(failed.stderr).toContain('(500: bad token [redacted])');
+    const moved = await run('/moves/v1');
+    expect(moved.code).toBe(3);
+    expect(moved.stderr).toContain('Location: https://elsewhere.example/v1/inventory?k=[redacted])');
+    const warned = await run('/warns/v1');
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toContain('(Deprecation: for [redacted])');
+    const traced = await run('/cut/v1', '-vv');
+    expect(traced.code).toBe(8);
+    expect(traced.stderr).toMatch(/^< body \(\d+ bytes\): x+\[redacted\]…$/m);
+    for (const result of [refused, refusedJson, failed, moved, warned, traced])
+      expect(result.stderr).not.toMatch(/key-s|ey-safety|0123456789/);
+  });
+});

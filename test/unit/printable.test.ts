@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { printable } from '../../src/printable';
+import { printable, printableWithout } from '../../src/printable';
 
 describe('printable: outside text made safe for a terminal', () => {
   it.each([
@@ -33,5 +33,32 @@ describe('printable: outside text made safe for a terminal', () => {
     const shown = printable(huge, 50);
     expect(shown).toMatch(/^start y+…$/);
     expect(shown).toHaveLength(50);
+  });
+});
+
+describe('printableWithout: service text with the API key hidden', () => {
+  const KEY = 'pk_secret-0123456789abcdef';
+
+  it('hides the key whole, and rejoined once the escape sequences inside it are removed', () => {
+    expect(printableWithout(`bad key ${KEY}!`, [KEY])).toBe('bad key [redacted]!');
+    const split = KEY.split('').join('\u001b[m');
+    expect(printableWithout(`bad key ${split}!`, [KEY])).toBe('bad key [redacted]!');
+  });
+
+  it('never shows the start of a key that the line is cut through', () => {
+    const split = KEY.split('').join('\u001b[m');
+    for (let pad = 180; pad < 200; pad++) {
+      const shown = printableWithout(`${'a'.repeat(pad)}${split}`, [KEY], 200);
+      expect(shown.endsWith('…'), shown).toBe(true);
+      expect(shown).not.toContain('pk_');
+    }
+    // Padded with escape sequences, the key reaches past the part of the text that is looked at.
+    const shown = printableWithout(`${'\u001b[m'.repeat(240)}${'a'.repeat(100)}${split}`, [KEY], 200);
+    expect(shown).toMatch(/^a+\[redacted\]…$/);
+  });
+
+  it('is printable itself when there is no key to hide', () => {
+    expect(printableWithout('a\u001b[2Jb', [])).toBe('ab');
+    expect(printableWithout('x'.repeat(500), [''], 20)).toBe(`${'x'.repeat(19)}…`);
   });
 });
