@@ -108,6 +108,24 @@ function splitBaseUrl(baseUrl: string): { origin: string; basePath: string } | u
     : undefined;
 }
 
+/** Weak comparison (RFC 9110 8.8.3.2): W/"x" and "x" name the same list. */
+const opaqueTag = (etag: string) => etag.trim().replace(/^W\//, '');
+
+/**
+ * Whether a 304 confirms the list held under `sent`: one that names another ETag speaks of another list
+ * (RFC 9111 4.3.4), so the list held is not used. A 304 that names none refers to the request's.
+ */
+function confirms(answered: string | null, sent: string): boolean {
+  return answered === null || opaqueTag(answered) === opaqueTag(sent);
+}
+
+/** A 304 that names another ETag than the one asked about: the list is asked for again, whole. */
+class StaleTagError extends Error {
+  constructor(operation: string) {
+    super(`${operation}: a 304 Not Modified that names another ETag than the one asked about`);
+  }
+}
+
 /** The HTTP client of the inventory service: auth, timeouts, retries, and every answer checked against the contract. */
 export function createClient(options: ClientOptions): InventoryClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -327,6 +345,8 @@ export function createClient(options: ClientOptions): InventoryClient {
       noticeDeprecation(operation, response);
       if (response.status === 304 && ifNoneMatch === undefined)
         throw contractError(operation, 'it answered 304 Not Modified to a request that was not conditional');
+      if (response.status === 304 && !confirms(response.header('etag'), ifNoneMatch as string))
+        throw new StaleTagError(operation);
       if (response.status === 304) {
         // Not modified: what the caller holds still stands.
       } else if (response.status >= 300 && response.status < 400)
@@ -468,8 +488,11 @@ export function createClient(options: ClientOptions): InventoryClient {
       // The first batch is taken inside the attempt, so a failure before anything was handed out is
       // retried (or refused) like any other; what follows cannot be taken back.
       list = await openList(kept).catch(async (error: unknown) => {
-        if (!kept || !(error instanceof PetinvError && error.body.code === 'invalid_response')) throw error;
-        // The kept body no longer reads as a list: forget it, and ask for the whole list.
+        const stale = error instanceof StaleTagError;
+        if (!kept || !(stale || (error instanceof PetinvError && error.body.code === 'invalid_response')))
+          throw error;
+        // The kept body no longer reads as a list, or the service's 304 is about another list: forget it,
+        // and ask for the whole list.
         options.listCache?.drop();
         kept.close();
         return openList(undefined);
@@ -503,6 +526,25 @@ export function createClient(options: ClientOptions): InventoryClient {
     }
   }
 
+  /** A conditional GET /inventory for list --watch: its own list in memory, no list cache. */
+  function poll(etag: string | undefined): Promise<InventoryPoll> {
+    return call('GET', '/inventory', undefined, undefined, {
+      ifNoneMatch: etag,
+      read: async (response): Promise<InventoryPoll> => {
+        if (response.status === 304) return { changed: false };
+        const items: InventoryItem[] = [];
+        try {
+          for await (const batch of parseInventoryStream(response.body ?? [Buffer.from(response.text)]))
+            for (const item of batch) items.push(item);
+        } catch (error) {
+          if (error instanceof InventoryStreamError) throw contractError('GET /inventory', error.message);
+          throw error;
+        }
+        return { changed: true, items, etag: response.header('etag') ?? undefined };
+      },
+    });
+  }
+
   return {
     streamInventory,
     async listInventory() {
@@ -511,20 +553,9 @@ export function createClient(options: ClientOptions): InventoryClient {
       return items;
     },
     pollInventory: (etag) =>
-      call('GET', '/inventory', undefined, undefined, {
-        ifNoneMatch: etag,
-        read: async (response): Promise<InventoryPoll> => {
-          if (response.status === 304) return { changed: false };
-          const items: InventoryItem[] = [];
-          try {
-            for await (const batch of parseInventoryStream(response.body ?? [Buffer.from(response.text)]))
-              for (const item of batch) items.push(item);
-          } catch (error) {
-            if (error instanceof InventoryStreamError) throw contractError('GET /inventory', error.message);
-            throw error;
-          }
-          return { changed: true, items, etag: response.header('etag') ?? undefined };
-        },
+      poll(etag).catch((error: unknown) => {
+        if (error instanceof StaleTagError) return poll(undefined);
+        throw error;
       }),
     async updateInventory(petId, quantity) {
       const path = `/inventory/${petId}`;

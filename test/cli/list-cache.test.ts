@@ -93,15 +93,19 @@ describe('conditional lists against petinv serve', () => {
 describe('a service without ETags, or one that answers 304 unasked', () => {
   let server: Server;
   const seen: IncomingHttpHeaders[] = [];
-  let answer: (headers: IncomingHttpHeaders) => { status: number; body: string } = () => ({
+  let answer: (headers: IncomingHttpHeaders) => {
+    status: number;
+    body: string;
+    etag?: string;
+  } = () => ({
     status: 200,
     body: '[{"petId":9,"quantity":1,"status":"sold"}]',
   });
   beforeAll(async () => {
     server = createServer((req, res) => {
       seen.push(req.headers);
-      const { status, body } = answer(req.headers);
-      res.writeHead(status, { 'Content-Type': 'application/json' }).end(body);
+      const { status, body, etag } = answer(req.headers);
+      res.writeHead(status, { 'Content-Type': 'application/json', ...(etag && { ETag: etag }) }).end(body);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   });
@@ -124,5 +128,27 @@ describe('a service without ETags, or one that answers 304 unasked', () => {
     const result = await runMain(['list'], { env });
     expect(result.code).toBe(8);
     expect(result.stderr).toMatch(/304 Not Modified to a request that was not conditional/);
+  });
+
+  it('never shows a kept list for a 304 that names another ETag: it asks again for the whole list', async () => {
+    const { port } = server.address() as { port: number };
+    freshEnv(`http://127.0.0.1:${port}/v1`);
+    const kept = '[{"petId":9,"quantity":1,"status":"sold"}]';
+    const current = '[{"petId":9,"quantity":5,"status":"sold"}]';
+    answer = () => ({ status: 200, body: kept, etag: '"one"' });
+    expect((await runMain(['list'], { env })).stdout).toBe('9\tsold\t1\n');
+    seen.length = 0;
+    // A 304 about another list (its ETag is not the one asked about), and that list to an unconditional GET.
+    answer = (headers) =>
+      headers['if-none-match']
+        ? { status: 304, body: '', etag: '"two"' }
+        : { status: 200, body: current, etag: '"two"' };
+    expect(await runMain(['list'], { env })).toEqual({ code: 0, stdout: '9\tsold\t5\n', stderr: '' });
+    expect(seen.map((headers) => headers['if-none-match'])).toEqual(['"one"', undefined]);
+    // The same tag, weak or not, confirms the list kept.
+    seen.length = 0;
+    answer = () => ({ status: 304, body: '', etag: 'W/"two"' });
+    expect(await runMain(['list'], { env })).toEqual({ code: 0, stdout: '9\tsold\t5\n', stderr: '' });
+    expect(seen.map((headers) => headers['if-none-match'])).toEqual(['"two"']);
   });
 });

@@ -179,3 +179,31 @@ describe('petinv list --watch when the service fails', () => {
     expect(watch.stderr()).toMatch(/refused the API key/);
   });
 });
+
+describe('petinv list --watch against a 304 that names another ETag', () => {
+  it('takes it to speak of another list, and asks for that list whole', async () => {
+    let quantity = 1;
+    // Every conditional poll is a 304, with the ETag of the list as it is now: it changes with the list.
+    const server = createServer((req, res) => {
+      const etag = `"${quantity}"`;
+      if (req.headers['if-none-match']) res.writeHead(304, { ETag: etag }).end();
+      else
+        res
+          .writeHead(200, { 'Content-Type': 'application/json', ETag: etag })
+          .end(`[{"petId":1,"quantity":${quantity},"status":"sold"}]`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+      const watch = startMain(['list', '--watch', '--interval', '0.1', '--initial'], {
+        env: { ...env, PETINV_BASE_URL: baseUrl },
+      });
+      await until(() => watch.stdout().includes('"to":1'), 'the initial state');
+      quantity = 2;
+      await until(() => watch.stdout().includes('"from":1,"to":2'), 'the change');
+      expect(await stopWith(watch)).toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
