@@ -117,6 +117,19 @@ export async function connect(
     throw configError(`the API key for ${envName} (from ${settings.apiKey.origin}) ${keyProblem}; ${fix}`);
   }
   checkKeyDestination(settings, baseUrl);
+  // With no serve found, local's address is only serve's default port, and whatever holds it (another
+  // user's process included) would be handed the stored key: that key goes only to a serve petinv found
+  // running (its record), or to an address the user chose.
+  if (
+    envName === 'local' &&
+    settings.baseUrl.source === 'default' &&
+    settings.apiKey.source === 'config file'
+  )
+    throw new PetinvError(
+      'network',
+      `no petinv serve is running for local (none left a record), so its stored API key is sent nowhere; ${START_SERVE}, or point local at a service: petinv env set-url local http://127.0.0.1:PORT/v1`,
+      { code: 'network' },
+    );
 
   const url = new URL(baseUrl);
   const proxy = chooseProxy(url, context.env);

@@ -9,7 +9,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { connect as connectSocket } from 'node:net';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findRunningServe, registerServe } from '../../src/config/serve-records';
@@ -44,18 +44,6 @@ const records = (configDir: string) =>
   existsSync(join(configDir, 'serves'))
     ? readdirSync(join(configDir, 'serves')).filter((name) => name.endsWith('.json'))
     : [];
-
-/** Whether something listens on serve's default port, which `local` falls back to with no serve registered. */
-function defaultPortInUse(): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connectSocket(4010, '127.0.0.1');
-    socket.on('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
 
 describe('petinv --env local finds a running serve', () => {
   it('on a port chosen at random, with its key, from a private record removed at a clean stop', async () => {
@@ -126,15 +114,31 @@ describe('petinv --env local finds a running serve', () => {
     await served.stop('SIGKILL');
     // The record stays behind: only its pid, now gone, tells that it is stale.
     expect(records(configDir)).toHaveLength(1);
-    if (await defaultPortInUse()) context.skip(); // Another process owns serve's default port here.
 
-    const result = await runPetinv(['--env', 'local', 'list', '--retries', '0'], {
-      env: { PETINV_CONFIG_DIR: configDir },
+    // Whatever holds serve's default port now (another user's process, say) is never handed the key.
+    const squatter = createServer();
+    const connections: unknown[] = [];
+    squatter.on('connection', (socket) => {
+      connections.push(socket);
+      socket.destroy();
     });
-    expect(result.code).toBe(7);
-    expect(result.stderr).toBe(
-      'petinv: no petinv serve is running for local (nothing answers at http://127.0.0.1:4010/v1); start one in another terminal: petinv serve\n',
-    );
+    const listening = await new Promise<boolean>((resolve) => {
+      squatter.once('error', () => resolve(false));
+      squatter.listen(4010, '127.0.0.1', () => resolve(true));
+    });
+    if (!listening) context.skip(); // Another process owns serve's default port here.
+    try {
+      const result = await runPetinv(['--env', 'local', 'list', '--retries', '0'], {
+        env: { PETINV_CONFIG_DIR: configDir },
+      });
+      expect(result.code).toBe(7);
+      expect(result.stderr).toBe(
+        'petinv: no petinv serve is running for local (none left a record), so its stored API key is sent nowhere; start one in another terminal: petinv serve, or point local at a service: petinv env set-url local http://127.0.0.1:PORT/v1\n',
+      );
+      expect(connections).toHaveLength(0);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
   });
 });
 
