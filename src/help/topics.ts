@@ -51,7 +51,7 @@ const exitCodes: HelpTopic = {
           ['10', 'aborted: a production change was not confirmed; serve cut off by a second signal'],
           [
             '130',
-            'interrupted: Ctrl-C (at the login prompt too), as a shell reports a command SIGINT stopped',
+            'interrupted: Ctrl-C (at the login prompt too; serve after its clean stop), as a shell reports a command SIGINT stopped',
           ],
           [
             '141',
