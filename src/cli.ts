@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { CommanderError } from '@commander-js/extra-typings';
+import { stringifyJson } from './api/json';
 import { COMPLETE_COMMAND, runComplete } from './commands/complete';
 import type { CliIo, CommandContext, OutputStream } from './commands/context';
 import { ExitCode, PetinvError } from './errors';
@@ -59,7 +60,7 @@ function contextFor(io: CliIo, output: OutputWatch) {
  * "exitCode"}}`, `status` being the HTTP status or null when no service answered.
  */
 function jsonError(body: { code: string; message: string; status: number | null }, exitCode: ExitCode) {
-  return `${JSON.stringify({ error: { code: body.code, message: body.message, status: body.status, exitCode } })}\n`;
+  return `${stringifyJson({ error: { code: body.code, message: body.message, status: body.status, exitCode } })}\n`;
 }
 
 /** The one place where a failure becomes a message and an exit code. */

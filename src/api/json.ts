@@ -47,7 +47,12 @@ export function parseInventoryJson(text: string): unknown {
   return value;
 }
 
-/** The exact wire form of an item; petId is written as a bare integer, never rounded. */
+/**
+ * The exact wire form of an item; petId is written as a bare integer, never rounded. The server's answers
+ * and the data file's journal lines use this template rather than stringifyJson: it is their hot path
+ * (every GET and PATCH), and an item's three fields need no general writer. Everything else petinv
+ * prints as JSON goes through stringifyJson.
+ */
 export function serializeItem(item: InventoryItem): string {
   return `{"petId":${item.petId},"quantity":${item.quantity},"status":"${item.status}"}`;
 }

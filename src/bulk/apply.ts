@@ -1,9 +1,10 @@
 import type { InventoryClient } from '../api/client';
 import type { CommandContext } from '../commands/context';
+import type { Exporter } from '../output/exporter';
 import { createProgress } from '../output/progress';
 import type { SetFlags } from '../program';
 import type { BulkEntry, BulkInput } from './input';
-import { resultJson } from './report';
+import { type BulkRow, resultJson, resultRow } from './report';
 import { type BulkOutcome, runBulk } from './run';
 
 export interface AppliedBulk {
@@ -22,8 +23,11 @@ export async function applyBulk(
   flags: SetFlags,
   concurrency: number,
   context: CommandContext,
+  /** -o table|tsv|csv: a row per result as it completes (the table waits for the end). */
+  rows?: Exporter<BulkRow>,
 ): Promise<AppliedBulk> {
-  const streamed = context.json || flags.ndjson;
+  // Results streamed to stdout (and rows on a terminal) leave no room for a bar.
+  const streamed = context.json || flags.ndjson || rows !== undefined;
   const progress = createProgress(streamed ? 0 : input.entries.length, context.stderr);
   const interrupt = new AbortController();
   let inFlight = 0;
@@ -49,8 +53,12 @@ export async function applyBulk(
       onResult: (result) => {
         progress.advance(result.ok);
         if (flags.ndjson) context.stdout.write(`${resultJson(result)}\n`);
-        else if (!result.ok && !context.json)
-          progress.print(`petinv: ${input.unit} ${result.line}: ${result.error.message}\n`);
+        else {
+          const text = rows?.rows([resultRow(result)]) ?? '';
+          if (text !== '') context.stdout.write(text);
+          if (!result.ok && !context.json)
+            progress.print(`petinv: ${input.unit} ${result.line}: ${result.error.message}\n`);
+        }
       },
       outputClosed: context.outputClosed,
       interrupted: interrupt.signal,

@@ -3,10 +3,11 @@ import type { InventoryClient } from '../api/client';
 import type { CommandContext } from '../commands/context';
 import { writePlan } from '../commands/plan';
 import { PetinvError, usageError } from '../errors';
+import type { OutputChoice } from '../output/choose';
 import { plural } from '../output/plural';
 import type { SetFlags } from '../program';
 import { type BulkInput, readBulkInput } from './input';
-import { skippedJson } from './report';
+import { skippedJson, skippedResult } from './report';
 
 /** The bulk input as a stream: stdin, or the file, read as it arrives (see readBulkInput). */
 function openBulkSource(flags: SetFlags, context: CommandContext): Promise<AsyncIterable<Buffer | string>> {
@@ -69,7 +70,7 @@ export async function planBulk(flags: SetFlags, context: CommandContext): Promis
 export async function rehearseBulk(
   input: BulkInput,
   client: InventoryClient,
-  flags: SetFlags,
+  output: OutputChoice,
   context: CommandContext,
   envName: string,
 ) {
@@ -80,7 +81,7 @@ export async function rehearseBulk(
     before: current.get(entry.petId),
   }));
   // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already).
-  writePlan(plan, 'bulk', flags.ndjson === true, context, envName, input.problems.map(skippedJson));
+  writePlan(plan, 'bulk', output, context, envName, input.problems.map(skippedResult));
   // The real run would end in exit 9: so must its rehearsal, or `--dry-run && set` goes ahead.
   const skipped = input.problems.length;
   if (skipped > 0)

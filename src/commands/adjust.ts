@@ -1,10 +1,35 @@
-import { serializeItem } from '../api/json';
+import type { InventoryItem } from '../api/schemas';
 import { usageError } from '../errors';
+import { chooseOutput, refuseFieldsInJson } from '../output/choose';
+import { type Column, chooseColumns, exportRows } from '../output/exporter';
 import type { AdjustFlags } from '../program';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
 import { connect } from './connect';
 import type { CommandContext } from './context';
-import { readCurrent, writePlan } from './plan';
+import { PLAN_COLUMNS, readCurrent, writePlan } from './plan';
+
+interface Adjusted {
+  petId: bigint;
+  from: number;
+  item: InventoryItem;
+}
+
+/**
+ * What adjust did: `petId<TAB>before<TAB>after` in a pipe (as `list` prints its rows), and with --json
+ * `{"petId","from","to","item"}`, the item only in JSON.
+ */
+const ADJUSTED_COLUMNS: readonly Column<Adjusted>[] = [
+  { key: 'petId', heading: 'PET ID', value: (row) => row.petId, align: 'right' },
+  { key: 'from', heading: 'BEFORE', value: (row) => row.from, align: 'right' },
+  { key: 'to', heading: 'AFTER', value: (row) => row.item.quantity, align: 'right' },
+  {
+    key: 'item',
+    heading: 'ITEM',
+    // The service's field order, whatever order the answer's object has.
+    value: ({ item }) => ({ petId: item.petId, quantity: item.quantity, status: item.status }),
+    jsonOnly: true,
+  },
+];
 
 /**
  * Reads the current quantity, then sets the sum. The service has no atomic increment, so a change
@@ -18,13 +43,17 @@ export async function runAdjust(
 ) {
   const petId = parsePetIdArgument(petIdText);
   const delta = parseIntegerArgument(deltaText, 'delta');
+  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  if (flags.dryRun) refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
+  if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
+  else chooseColumns(ADJUSTED_COLUMNS, output.fields, output.format);
   const { client, envName } = await connect(flags, context);
   const current = await readCurrent(client, petId, envName);
   const target = current.quantity + delta;
   if (!Number.isSafeInteger(target))
     throw usageError(`pet ${petId}: ${current.quantity} ${deltaText} is out of range`);
   if (flags.dryRun) {
-    writePlan([{ petId, to: target, before: current }], 'single', false, context, envName);
+    writePlan([{ petId, to: target, before: current }], 'single', output, context, envName);
     return;
   }
   await confirmChange(
@@ -33,15 +62,12 @@ export async function runAdjust(
     flags.yes,
     context,
   );
-  const updated = await client.updateInventory(petId, target);
-  if (context.json) {
-    context.stdout.write(
-      `{"petId":${petId},"from":${current.quantity},"to":${updated.quantity},"item":${serializeItem(updated)}}\n`,
-    );
-  } else if (context.stdout.isTTY) {
-    context.stdout.write(`${petId}: ${current.quantity} → ${updated.quantity}\n`);
-  } else {
-    // In a pipe, fields a script can cut: petId<TAB>before<TAB>after, as `list` prints its rows.
-    context.stdout.write(`${petId}\t${current.quantity}\t${updated.quantity}\n`);
+  const item = await client.updateInventory(petId, target);
+  if (context.stdout.isTTY && !output.explicit) {
+    context.stdout.write(`${petId}: ${current.quantity} → ${item.quantity}\n`);
+    return;
   }
+  context.stdout.write(
+    exportRows(ADJUSTED_COLUMNS, { ...output, shape: 'one' }, [{ petId, from: current.quantity, item }]),
+  );
 }

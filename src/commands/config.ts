@@ -1,12 +1,18 @@
 import { configFilePath } from '../config/paths';
 import { displayUrl, maskKey, type Resolved } from '../config/settings';
+import { chooseOutput, refuseFieldsInJson } from '../output/choose';
+import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
 import { paint } from '../output/inventory';
+import { SETTING_COLUMNS, settingRow } from '../output/settings';
 import type { GlobalFlags } from '../program';
 import { loadSettings } from './connect';
 import type { CommandContext } from './context';
 
 /** Shows the settings a command would use and where each came from; the key only masked. */
 export function runConfigShow(flags: GlobalFlags, context: CommandContext) {
+  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  refuseFieldsInJson(output, 'config');
+  if (output.explicit && output.format !== 'json') chooseColumns(SETTING_COLUMNS, output.fields);
   const settings = loadSettings(flags, context);
   const path = configFilePath(context.env);
   const describe = (
@@ -24,8 +30,18 @@ export function runConfigShow(flags: GlobalFlags, context: CommandContext) {
     apiKey: describe(settings.apiKey, maskKey),
     configFile: path,
   };
-  if (context.json) {
-    context.stdout.write(`${JSON.stringify(shown)}\n`);
+  if (output.format === 'json') {
+    context.stdout.write(jsonDocument(shown, output));
+    return;
+  }
+  if (output.explicit) {
+    const rows = [
+      settingRow('env', shown.env),
+      settingRow('baseUrl', shown.baseUrl),
+      settingRow('apiKey', shown.apiKey),
+      { setting: 'configFile', value: path, source: null, from: null },
+    ];
+    context.stdout.write(exportRows(SETTING_COLUMNS, output, rows));
     return;
   }
   const chalk = paint(context.color);

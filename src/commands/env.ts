@@ -9,6 +9,8 @@ import {
   resolveSettings,
 } from '../config/settings';
 import { usageError } from '../errors';
+import { chooseOutput } from '../output/choose';
+import { type Column, chooseColumns, exportRows } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { printable } from '../printable';
 import type { GlobalFlags } from '../program';
@@ -21,12 +23,37 @@ function checkEnvName(name: string): string {
   return name;
 }
 
+interface EnvRow {
+  name: string;
+  current: boolean;
+  baseUrl: string | null;
+  hasKey: boolean;
+}
+
+/** In the table's order, the current marker in a column of its own (`*` or empty) in the text formats. */
+const ENV_COLUMNS: readonly Column<EnvRow>[] = [
+  { key: 'current', heading: '', value: (row) => row.current, text: (row) => (row.current ? '*' : '') },
+  { key: 'name', heading: 'ENVIRONMENT', value: (row) => row.name },
+  { key: 'baseUrl', heading: 'BASE URL', value: (row) => row.baseUrl },
+  {
+    key: 'hasKey',
+    heading: 'API KEY',
+    value: (row) => row.hasKey,
+    text: (row) => (row.hasKey ? 'key' : 'no key'),
+  },
+];
+/** JSON's field order, as it has always been: `[{"name","current","baseUrl","hasKey"}]`. */
+const ENV_JSON_FIELDS = ['name', 'current', 'baseUrl', 'hasKey'];
+
 export function runEnvList(flags: GlobalFlags, context: CommandContext) {
+  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const json = output.format === 'json' || output.format === 'ndjson';
+  const fields = output.fields ?? (json ? ENV_JSON_FIELDS : undefined);
+  const columns = chooseColumns(ENV_COLUMNS, fields, output.format);
   const file = readConfigFile(context.env);
   const path = configFilePath(context.env);
   const settings = resolveSettings(flags, context.env, file, path);
-  const names = knownEnvironments(file);
-  const rows = names.map((name) => {
+  const rows: EnvRow[] = knownEnvironments(file).map((name) => {
     // What is stored for each environment; PETINV_BASE_URL and PETINV_API_KEY override only the one in use.
     const resolved = resolveSettings({ env: name }, {}, file, path);
     return {
@@ -36,34 +63,28 @@ export function runEnvList(flags: GlobalFlags, context: CommandContext) {
       hasKey: resolved.apiKey.value !== undefined,
     };
   });
-  if (context.json) {
-    context.stdout.write(`${JSON.stringify(rows)}\n`);
-    return;
-  }
-  if (!context.stdout.isTTY) {
-    // The table's columns in the table's order, the current marker in a column of its own (empty or *).
-    for (const row of rows)
-      context.stdout.write(
-        `${row.current ? '*' : ''}\t${row.name}\t${row.baseUrl ?? ''}\t${row.hasKey ? 'key' : 'no key'}\n`,
-      );
+  if (output.format !== 'table') {
+    context.stdout.write(exportRows(ENV_COLUMNS, { ...output, fields }, rows));
     return;
   }
   const chalk = paint(context.color);
+  // cli-table3 for a handful of rows, with a hint where something is missing.
+  const cell: Record<string, (row: EnvRow) => string> = {
+    current: (row) => (row.current ? chalk.green('*') : ''),
+    name: (row) => (row.current ? chalk.bold(row.name) : row.name),
+    baseUrl: (row) => row.baseUrl ?? chalk.dim(`not set: petinv env set-url ${row.name} <url>`),
+    hasKey: (row) => (row.hasKey ? 'set' : chalk.dim(`none: petinv login --env ${row.name}`)),
+  };
   const table = new Table({
-    head: ['', 'ENVIRONMENT', 'BASE URL', 'API KEY'],
+    head: output.headers ? columns.map((column) => column.heading) : [],
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
     style: { head: context.color ? ['bold'] : [], border: context.color ? ['grey'] : [] },
   });
-  for (const row of rows) {
-    table.push([
-      row.current ? chalk.green('*') : '',
-      row.current ? chalk.bold(row.name) : row.name,
-      row.baseUrl ?? chalk.dim(`not set: petinv env set-url ${row.name} <url>`),
-      row.hasKey ? 'set' : chalk.dim(`none: petinv login --env ${row.name}`),
-    ]);
-  }
+  for (const row of rows)
+    table.push(columns.map((column) => (cell[column.key] as (row: EnvRow) => string)(row)));
   context.stdout.write(`${table.toString()}\n`);
-  context.stdout.write(chalk.dim(`current: ${settings.env.value} (from ${settings.env.origin})\n`));
+  if (output.headers)
+    context.stdout.write(chalk.dim(`current: ${settings.env.value} (from ${settings.env.origin})\n`));
 }
 
 export async function runEnvUse(name: string, context: CommandContext) {

@@ -1,6 +1,9 @@
 import type { InventoryClient } from '../api/client';
+import { stringifyJson } from '../api/json';
 import type { InventoryItem } from '../api/schemas';
 import { PetinvError } from '../errors';
+import type { OutputChoice } from '../output/choose';
+import { type Column, exportRows, jsonDocument } from '../output/exporter';
 import { plural } from '../output/plural';
 import type { CommandContext } from './context';
 
@@ -12,10 +15,20 @@ export interface PlannedChange {
   before: InventoryItem | undefined;
 }
 
-/** The JSON form of a planned change, the same for `set`, `adjust` and bulk dry runs. */
-export function planJson({ petId, to, before }: PlannedChange): string {
-  return `{"petId":${petId},"from":${before?.quantity ?? null},"to":${to},"found":${before !== undefined}}`;
-}
+/** A planned change as a row, and in JSON `{"petId","from","to","found"}`, the same for set, adjust and bulk. */
+export const PLAN_COLUMNS: readonly Column<PlannedChange>[] = [
+  { key: 'petId', heading: 'PET ID', value: (step) => step.petId, align: 'right' },
+  { key: 'from', heading: 'BEFORE', value: (step) => step.before?.quantity ?? null, align: 'right' },
+  { key: 'to', heading: 'AFTER', value: (step) => step.to, align: 'right' },
+  { key: 'found', heading: 'FOUND', value: (step) => step.before !== undefined },
+];
+
+const planValue = ({ petId, to, before }: PlannedChange) => ({
+  petId,
+  from: before?.quantity ?? null,
+  to,
+  found: before !== undefined,
+});
 
 function planLine({ petId, to, before }: PlannedChange, envName: string): string {
   if (!before) return `${petId}: not in the inventory of ${envName}\n`;
@@ -23,31 +36,38 @@ function planLine({ petId, to, before }: PlannedChange, envName: string): string
 }
 
 /**
- * Prints a dry run: a line per change (`42: 7 → 9`), or JSON with --json (one array for bulk input, one
- * object for a single pet), or NDJSON; then one line on stderr saying that nothing was written.
+ * Prints a dry run: a line per change (`42: 7 → 9`), or JSON (one array for bulk input, one object for a
+ * single pet), or NDJSON, or with -o, --fields or --no-headers the changes as rows in that format; then
+ * one line on stderr saying that nothing was written.
  */
 export function writePlan(
   plan: readonly PlannedChange[],
   form: 'single' | 'bulk',
-  ndjson: boolean,
+  output: OutputChoice,
   context: CommandContext,
   envName: string,
-  /** Results for skipped input lines, as JSON: with --json they head the array. */
-  skipped: readonly string[] = [],
+  /** Results for skipped input lines: with JSON they head the array. */
+  skipped: readonly object[] = [],
 ) {
-  if (context.json)
-    context.stdout.write(
-      form === 'single' && plan.length === 1
-        ? `${planJson(plan[0] as PlannedChange)}\n`
-        : `[${[...skipped, ...plan.map(planJson)].join(',')}]\n`,
+  const { stdout } = context;
+  if (output.format === 'json')
+    stdout.write(
+      jsonDocument(
+        form === 'single' && plan.length === 1
+          ? planValue(plan[0] as PlannedChange)
+          : [...skipped, ...plan.map(planValue)],
+        output,
+      ),
     );
-  else if (ndjson) context.stdout.write(plan.map((step) => `${planJson(step)}\n`).join(''));
-  else context.stdout.write(plan.map((step) => planLine(step, envName)).join(''));
+  else if (output.format === 'ndjson')
+    stdout.write(plan.map((step) => `${stringifyJson(planValue(step))}\n`).join(''));
+  else if (output.explicit) stdout.write(exportRows(PLAN_COLUMNS, output, plan));
+  else stdout.write(plan.map((step) => planLine(step, envName)).join(''));
   const missing = plan.filter((step) => !step.before).length;
   const changes = plan.length - missing;
   // With --json, stderr carries JSON lines only, as the summary of a real run does.
   if (context.json) {
-    context.stderr.write(`${JSON.stringify({ dryRun: { changes, unknown: missing, written: 0 } })}\n`);
+    context.stderr.write(`${stringifyJson({ dryRun: { changes, unknown: missing, written: 0 } })}\n`);
     return;
   }
   const unknown = form === 'bulk' ? `, ${plural(missing, 'unknown pet')}` : '';

@@ -300,11 +300,20 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
       logEvent('stopping', { signal }, `petinv serve: ${signal}, finishing requests in flight${flushing}`);
       running.close().then(
         () => {
-          if (cutBy === undefined) resolve();
-          else
+          if (cutBy !== undefined)
             reject(
               new PetinvError('aborted', `${cutBy}: requests in flight were cut off`, { code: 'aborted' }),
             );
+          // Ctrl-C is exit 130 for every command, as a shell shows it; serve still stops cleanly first.
+          // The stopping line has said it all, so only --json adds its one error line.
+          else if (signal === 'SIGINT')
+            reject(
+              new PetinvError('interrupted', '', {
+                code: 'interrupted',
+                message: 'stopped by SIGINT (Ctrl-C) after a clean stop',
+              }),
+            );
+          else resolve();
         },
         (error: unknown) => reject(asCommandError(error)),
       );

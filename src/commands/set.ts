@@ -1,16 +1,17 @@
 import type { InventoryItem } from '../api/schemas';
 import { applyBulk } from '../bulk/apply';
 import { planBulk, rehearseBulk } from '../bulk/plan';
-import { reportBulk } from '../bulk/report';
+import { reportBulk, resultExporter } from '../bulk/report';
 import { usageError } from '../errors';
-import { chooseOutput, type OutputChoice } from '../output/choose';
+import { chooseOutput, type OutputChoice, refuseFieldsInJson } from '../output/choose';
+import { chooseColumns } from '../output/exporter';
 import { checkItemFields, itemExporter } from '../output/inventory';
 import type { SetFlags } from '../program';
 import { confirmChange, parsePetIdArgument, parseQuantityArgument } from './arguments';
 import { connect } from './connect';
 import type { CommandContext } from './context';
 import { DEFAULT_CONCURRENCY } from './options';
-import { readCurrent, writePlan } from './plan';
+import { PLAN_COLUMNS, readCurrent, writePlan } from './plan';
 
 /** One updated item: a row on a terminal, a TSV line in a pipe, the item itself with --json; or as -o says. */
 function writeItem(item: InventoryItem, output: OutputChoice, context: CommandContext, envName: string) {
@@ -33,11 +34,14 @@ export async function runSet(
     const quantity = parseQuantityArgument(quantityText);
     refuseBulkOnlyOptions(flags);
     const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
-    checkItemFields(output);
+    if (flags.dryRun) {
+      refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
+      chooseColumns(PLAN_COLUMNS, output.fields, output.format);
+    } else checkItemFields(output);
     const { client, envName } = await connect(flags, context);
     if (flags.dryRun) {
       const before = await readCurrent(client, petId, envName);
-      writePlan([{ petId, to: quantity, before }], 'single', false, context, envName);
+      writePlan([{ petId, to: quantity, before }], 'single', output, context, envName);
       return;
     }
     await confirmChange(envName, `Set pet ${petId} to ${quantity}`, flags.yes, context);
@@ -67,13 +71,23 @@ function refuseBulkOnlyOptions(flags: SetFlags) {
 }
 
 /** A bulk run in three steps: plan (read and check the input), apply (send it), report (results, summary, exit). */
-async function runBulkSet(flags: SetFlags, context: CommandContext) {
-  if (context.json && flags.ndjson) throw usageError('choose one of --json and --ndjson');
+async function runBulkSet(given: SetFlags, context: CommandContext) {
+  const output = chooseOutput(given, context, context.stdout.isTTY ? 'table' : 'tsv', [
+    [given.ndjson, 'ndjson', '--ndjson'],
+  ]);
+  // Their JSON and NDJSON shapes are documented (results, skipped lines, entries never sent): no --fields.
+  refuseFieldsInJson(output, given.dryRun ? 'a dry run' : 'bulk results', ['json', 'ndjson']);
+  if (given.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
+  // -o ndjson is --ndjson, which bulk input reads everywhere below.
+  const flags = { ...given, ndjson: output.format === 'ndjson' || undefined };
+  // Without -o, --fields or --no-headers a run prints its summary only; with them, a row per result.
+  const rows =
+    output.explicit && !flags.ndjson && !context.json && !flags.dryRun ? resultExporter(output) : undefined;
   const input = await planBulk(flags, context);
   const { client, envName } = await connect(flags, context);
-  if (flags.dryRun) return rehearseBulk(input, client, flags, context, envName);
+  if (flags.dryRun) return rehearseBulk(input, client, output, context, envName);
   await confirmChange(envName, `Apply ${input.entries.length} updates`, flags.yes, context);
   const concurrency = flags.concurrency ?? DEFAULT_CONCURRENCY;
-  const { outcome, seconds } = await applyBulk(input, client, flags, concurrency, context);
-  reportBulk(outcome, input, flags, context, envName, seconds);
+  const { outcome, seconds } = await applyBulk(input, client, flags, concurrency, context, rows);
+  reportBulk(outcome, input, flags, context, envName, seconds, rows);
 }

@@ -4,8 +4,11 @@ import { configFilePath } from '../config/paths';
 import { findRunningServe } from '../config/serve-records';
 import { displayUrl, maskKey, type Resolved } from '../config/settings';
 import { PetinvError, type ServiceErrorBody } from '../errors';
+import { chooseOutput, refuseFieldsInJson } from '../output/choose';
+import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
+import { type DescribedSetting, SETTING_COLUMNS, type SettingRow, settingRow } from '../output/settings';
 import type { GlobalFlags } from '../program';
 import { connect, loadSettings } from './connect';
 import type { CommandContext } from './context';
@@ -30,12 +33,59 @@ async function askService(
   }
 }
 
+interface StatusReport {
+  env: DescribedSetting;
+  baseUrl: DescribedSetting;
+  apiKey: DescribedSetting & { stored: boolean };
+  ignoredServeRecords: string[];
+  configFile: string;
+  service: Answer;
+}
+
+/**
+ * The report as rows: the settings as config has them, then whether a key is stored, each serve record
+ * ignored, the config file, and the service's answer (`ok`, or its error code, with the figures or the
+ * message in `from`).
+ */
+function statusRows(report: StatusReport): SettingRow[] {
+  const { service } = report;
+  return [
+    settingRow('env', report.env),
+    settingRow('baseUrl', report.baseUrl),
+    settingRow('apiKey', report.apiKey),
+    { setting: 'keyStored', value: report.apiKey.stored, source: 'config file', from: report.configFile },
+    ...report.ignoredServeRecords.map((reason) => ({
+      setting: 'ignoredServeRecord',
+      value: reason,
+      source: null,
+      from: null,
+    })),
+    { setting: 'configFile', value: report.configFile, source: null, from: null },
+    service.ok
+      ? {
+          setting: 'service',
+          value: 'ok',
+          source: 'service',
+          from: `${service.pets} pets in ${service.ms} ms`,
+        }
+      : {
+          setting: 'service',
+          value: service.error.code,
+          source: service.error.status === null ? null : `HTTP ${service.error.status}`,
+          from: service.error.message,
+        },
+  ];
+}
+
 /**
  * The environment in use, its URL and key and where each came from, and whether the service answers with
  * that key. The report goes to stdout whatever the answer; when the service does not answer, the failure
  * follows on stderr and sets the exit code, as the same failure would for any other command.
  */
 export async function runStatus(flags: GlobalFlags, context: CommandContext) {
+  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  refuseFieldsInJson(output, 'status');
+  if (output.explicit && output.format !== 'json') chooseColumns(SETTING_COLUMNS, output.fields);
   const settings = loadSettings(flags, context);
   const envName = settings.env.value;
   const configFile = configFilePath(context.env);
@@ -58,8 +108,10 @@ export async function runStatus(flags: GlobalFlags, context: CommandContext) {
     service: answer,
   };
 
-  if (context.json) {
-    context.stdout.write(`${JSON.stringify(report)}\n`);
+  if (output.format === 'json') {
+    context.stdout.write(jsonDocument(report, output));
+  } else if (output.explicit) {
+    context.stdout.write(exportRows(SETTING_COLUMNS, output, statusRows(report)));
   } else {
     const chalk = paint(context.color);
     const origin = (entry: { source: string; from: string }) =>

@@ -1,20 +1,39 @@
-import { renderSummary, summarizeInventory, summaryJson } from '../output/summary';
+import { chooseOutput, refuseFieldsInJson } from '../output/choose';
+import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
+import {
+  renderSummary,
+  SUMMARY_COLUMNS,
+  summarizeInventory,
+  summaryFooter,
+  summaryRows,
+  summaryValue,
+} from '../output/summary';
 import type { SummaryFlags } from '../program';
 import { connect } from './connect';
 import type { CommandContext } from './context';
 
-/** Pets and units per status, low stock and the largest stocks, in one pass over the list. */
+/**
+ * Pets and units per status, low stock and the largest stocks, in one pass over the list: the chart (or
+ * its lines in a pipe), one JSON object, or with -o, --fields or --no-headers a row per status.
+ */
 export async function runSummary(flags: SummaryFlags, context: CommandContext): Promise<void> {
+  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  refuseFieldsInJson(output, 'summary');
+  if (output.explicit) chooseColumns(SUMMARY_COLUMNS, output.fields);
   const { client, envName } = await connect(flags, context);
   const summary = summarizeInventory(await client.listInventory(), flags.low, flags.top);
   const { stdout } = context;
-  stdout.write(
-    context.json
-      ? summaryJson(summary, envName)
-      : renderSummary(summary, {
-          color: context.color,
-          envName,
-          columns: stdout.isTTY ? (stdout.columns ?? 80) : undefined,
-        }),
-  );
+  if (output.format === 'json') stdout.write(jsonDocument(summaryValue(summary, envName), output));
+  else if (output.explicit)
+    stdout.write(
+      exportRows(SUMMARY_COLUMNS, { ...output, footer: summaryFooter(envName) }, summaryRows(summary)),
+    );
+  else
+    stdout.write(
+      renderSummary(summary, {
+        color: context.color,
+        envName,
+        columns: stdout.isTTY ? (stdout.columns ?? 80) : undefined,
+      }),
+    );
 }

@@ -51,7 +51,7 @@ const exitCodes: HelpTopic = {
           ['10', 'aborted: a production change was not confirmed; serve cut off by a second signal'],
           [
             '130',
-            'interrupted: Ctrl-C (at the login prompt too), as a shell reports a command SIGINT stopped',
+            'interrupted: Ctrl-C (at the login prompt too; serve after its clean stop), as a shell reports a command SIGINT stopped',
           ],
           [
             '141',
@@ -138,6 +138,12 @@ const formats: HelpTopic = {
             '`[{"name","current","baseUrl","hasKey"}]`',
           ],
           [
+            '`config`, `status`',
+            'the report a person reads (`-o tsv`: `setting<TAB>value<TAB>source<TAB>from`)',
+            'one object',
+          ],
+          ['`summary`', 'the report, without bars (`-o tsv`: `status<TAB>pets<TAB>units`)', 'one object'],
+          [
             '`--dry-run`',
             '`42: 12 → 7`, a line per change',
             '`{"petId","from","to","found"}` (an array for bulk)',
@@ -153,6 +159,14 @@ const formats: HelpTopic = {
     {
       paragraph:
         'An item is `{"petId":42,"quantity":7,"status":"sold"}`. A bulk result is `{"input":3,"ok":true,"item":{…}}`, `{"input":4,"ok":false,"petId":43,"quantity":-1,"error":{…}}` or, for a bad input line, `{"input":2,"ok":false,"skipped":true,"error":{…}}`; `input` is the line number, or the position in a JSON array.',
+    },
+    {
+      paragraph:
+        '`-o table|tsv|csv|ndjson`, `--fields` and `--no-headers` work on every command that prints data, as rows: `list` and `set` an item a row; `env` an environment a row (`current,name,baseUrl,hasKey`); `config` and `status` a setting a row (`setting,value,source,from`; status adds `keyStored`, any `ignoredServeRecord`, `configFile`, and `service` with `ok` or the error code); `summary` a status a row (`status,pets,units`); `adjust` `petId,from,to` (`item` in JSON only); a dry run `petId,from,to,found`; a bulk run a result a row as each completes (`input,result,petId,quantity,status,error,message`, `result` being `updated`, `failed` or `not sent`; skipped lines stay on stderr). Without any of them a command prints its own view: the reports of `config`, `status` and `summary`, `42: 7 → 12` for `adjust` on a terminal and for a dry run, nothing but the summary for a bulk run.',
+    },
+    {
+      paragraph:
+        '`--fields` is a usage error (exit 2, before anything is sent) where the JSON has a shape of its own: the one object of `config`, `status` and `summary`, and the JSON and NDJSON of dry runs and bulk results. `--json` is `-o json` everywhere, and `set --ndjson` is `-o ndjson`.',
     },
     {
       paragraph:

@@ -45,6 +45,12 @@ export interface OutputChoice {
   color: boolean;
   /** JSON for a person: indented (and coloured) on a terminal, compact in a pipe. */
   pretty: boolean;
+  /**
+   * Whether the command line asked for a shape (-o, a shorthand, --fields or --no-headers). A command
+   * with a view of its own for people (config's report, summary's chart, `42: 7 → 12`) prints that view
+   * only when nothing was asked for, and the rows in the chosen format otherwise.
+   */
+  explicit: boolean;
 }
 
 /**
@@ -72,5 +78,21 @@ export function chooseOutput(
     headers: flags.headers !== false,
     color: context.color,
     pretty: context.stdout.isTTY === true,
+    explicit: given.length > 0 || flags.fields !== undefined || flags.headers === false,
   };
+}
+
+/**
+ * Refuses --fields where the JSON has a documented shape of its own (a report object, a bulk result)
+ * rather than one object per row: a usage error, before anything is sent.
+ */
+export function refuseFieldsInJson(
+  output: OutputChoice,
+  what: string,
+  shaped: readonly OutputFormat[] = ['json'],
+): void {
+  if (output.fields !== undefined && shaped.includes(output.format))
+    throw usageError(
+      `--fields does not apply to ${what} in ${output.format}, which has a shape of its own (see petinv help formats)`,
+    );
 }

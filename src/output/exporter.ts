@@ -18,7 +18,11 @@ export interface Column<Row> {
   key: string;
   /** Its heading in the table. */
   heading: string;
-  value(row: Row): bigint | number | string | boolean | null;
+  value(row: Row): bigint | number | string | boolean | null | { readonly [key: string]: unknown };
+  /** Its text in the table, TSV and CSV, where that differs from its JSON value (`*` for `true`). */
+  text?: (row: Row) => string;
+  /** A nested value (an item), in JSON and NDJSON only: the other formats neither show nor offer it. */
+  jsonOnly?: true;
   /** Numbers are right-aligned in the table. */
   align?: 'right';
   /** The table's least width for it, so that its layout does not jump with the data. */
@@ -51,9 +55,12 @@ export interface Exporter<Row> {
 
 /** The columns --fields names, in its order; an unknown name is a usage error listing the known ones. */
 export function chooseColumns<Row>(
-  columns: readonly Column<Row>[],
+  allColumns: readonly Column<Row>[],
   fields?: readonly string[],
+  format?: OutputFormat,
 ): Column<Row>[] {
+  const json = format === 'json' || format === 'ndjson';
+  const columns = json ? allColumns : allColumns.filter((column) => !column.jsonOnly);
   if (fields === undefined) return [...columns];
   return fields.map((field) => {
     const column = columns.find((candidate) => candidate.key === field);
@@ -67,6 +74,26 @@ export function chooseColumns<Row>(
 
 const csvCell = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
 const textOf = (value: ReturnType<Column<unknown>['value']>) => (value === null ? '' : String(value));
+const cellText = <Row>(column: Column<Row>, row: Row) =>
+  column.text ? column.text(row) : textOf(column.value(row));
+/** Each column's text function, chosen once rather than per row (a list can be a million rows). */
+const cellTexts = <Row>(columns: readonly Column<Row>[]) =>
+  columns.map((column) => column.text ?? ((row: Row) => textOf(column.value(row))));
+
+/** One JSON document (a report object, say) as --json prints it: pretty on a terminal, one line in a pipe. */
+export function jsonDocument(value: unknown, options: { pretty: boolean; color: boolean }): string {
+  return `${stringifyJson(value, jsonStyle(options))}\n`;
+}
+
+/** All the rows at once, in the chosen format (what a command with a few rows prints). */
+export function exportRows<Row>(
+  columns: readonly Column<Row>[],
+  options: ExportOptions<Row>,
+  rows: readonly Row[],
+): string {
+  const exporter = createExporter(columns, options);
+  return exporter.rows(rows) + exporter.end();
+}
 
 function jsonStyle(options: { pretty: boolean; color: boolean }): JsonStyle {
   if (!options.pretty) return {};
@@ -82,19 +109,18 @@ export function createExporter<Row>(
   allColumns: readonly Column<Row>[],
   options: ExportOptions<Row>,
 ): Exporter<Row> {
-  const columns = chooseColumns(allColumns, options.fields);
+  const columns = chooseColumns(allColumns, options.fields, options.format);
   switch (options.format) {
     case 'table':
       return tableExporter(columns, options);
-    case 'tsv':
-      return lines(columns, (row) => columns.map((column) => textOf(column.value(row))).join('\t'));
+    case 'tsv': {
+      const texts = cellTexts(columns);
+      return lines(columns, (row) => texts.map((text) => text(row)).join('\t'));
+    }
     case 'csv': {
       const heading = options.headers ? `${columns.map((column) => csvCell(column.key)).join(',')}\n` : '';
-      return lines(
-        columns,
-        (row) => columns.map((column) => csvCell(textOf(column.value(row)))).join(','),
-        heading,
-      );
+      const texts = cellTexts(columns);
+      return lines(columns, (row) => texts.map((text) => csvCell(text(row))).join(','), heading);
     }
     case 'ndjson':
       return lines(columns, jsonRow(columns, {}));
@@ -182,7 +208,7 @@ function tableExporter<Row>(columns: readonly Column<Row>[], options: ExportOpti
     },
     end() {
       const chalk = paint(options.color);
-      const cells = kept.map((row) => columns.map((column) => textOf(column.value(row))));
+      const cells = kept.map((row) => columns.map((column) => cellText(column, row)));
       const widths = columns.map((column, index) =>
         cells.reduce(
           (width, row) => Math.max(width, (row[index] as string).length),

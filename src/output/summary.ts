@@ -1,5 +1,5 @@
-import { serializeItem } from '../api/json';
 import { type InventoryItem, PET_STATUSES, type PetStatus } from '../api/schemas';
+import type { Column } from './exporter';
 import { paint, statusPainter } from './inventory';
 import { plural } from './plural';
 
@@ -70,13 +70,53 @@ export function summarizeInventory(
 }
 
 /** One JSON object; units and petIds written as exact integers, as everywhere in petinv's JSON. */
-export function summaryJson(summary: InventorySummary, envName: string): string {
-  const statuses = PET_STATUSES.map(
-    (status) =>
-      `"${status}":{"pets":${summary.statuses[status].pets},"units":${summary.statuses[status].units}}`,
-  ).join(',');
-  return `{"env":${JSON.stringify(envName)},"pets":${summary.pets},"units":${summary.units},"statuses":{${statuses}},"low":{"atMost":${summary.low.atMost},"pets":${summary.low.pets}},"largest":[${summary.largest.map(serializeItem).join(',')}]}\n`;
+export function summaryValue(summary: InventorySummary, envName: string) {
+  return {
+    env: envName,
+    pets: summary.pets,
+    units: summary.units,
+    statuses: Object.fromEntries(
+      PET_STATUSES.map((status) => [
+        status,
+        { pets: summary.statuses[status].pets, units: summary.statuses[status].units },
+      ]),
+    ),
+    low: { atMost: summary.low.atMost, pets: summary.low.pets },
+    largest: summary.largest.map(({ petId, quantity, status }) => ({ petId, quantity, status })),
+  };
 }
+
+/** The summary as rows, one per status, for -o table|tsv|csv|ndjson and --fields. */
+export interface StatusSummaryRow {
+  status: PetStatus;
+  pets: number;
+  units: bigint;
+}
+
+export const SUMMARY_COLUMNS: readonly Column<StatusSummaryRow>[] = [
+  {
+    key: 'status',
+    heading: 'STATUS',
+    value: (row) => row.status,
+    minWidth: 'available'.length,
+    paint: (_text, row, color) => statusPainter(color)(row.status),
+  },
+  { key: 'pets', heading: 'PETS', value: (row) => row.pets, align: 'right' },
+  { key: 'units', heading: 'UNITS', value: (row) => row.units, align: 'right' },
+];
+
+/** The table's last line, as the chart's first: `12 pets · 186 units · local`. */
+export const summaryFooter =
+  (envName: string) =>
+  (rows: readonly StatusSummaryRow[]): string => {
+    let units = 0n;
+    for (const row of rows) units += row.units;
+    const pets = rows.reduce((total, row) => total + row.pets, 0);
+    return `${plural(pets, 'pet')} · ${plural(units, 'unit')} · ${envName}`;
+  };
+
+export const summaryRows = (summary: InventorySummary): StatusSummaryRow[] =>
+  PET_STATUSES.map((status) => ({ status, ...summary.statuses[status] }));
 
 const EIGHTHS = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bearer, jsonBody, request } from '../helpers/http';
@@ -78,19 +78,32 @@ describe('petinv serve as a process', () => {
     await first.stop();
   });
 
-  it.each(['SIGTERM', 'SIGINT'] as const)(
-    'on %s finishes the request in flight, flushes and exits 0',
-    async (signal) => {
+  it.each([
+    ['SIGTERM', 0],
+    ['SIGINT', 130],
+  ] as const)(
+    'on %s finishes the request in flight, flushes, removes its record and exits %i',
+    async (signal, status) => {
       const data = join(temporaryDirectory(), 'inventory.json');
-      const server = await spawnServer(['--data', data, '--api-key', KEY, '--latency', '1000']);
+      const configDir = temporaryDirectory();
+      const server = await spawnServer(['--data', data, '--api-key', KEY, '--latency', '1000'], {
+        PETINV_CONFIG_DIR: configDir,
+      });
+      expect(readdirSync(join(configDir, 'serves'))).toHaveLength(1);
       const pending = request(`${server.baseUrl}/inventory/3`, jsonBody(KEY, '{"quantity":321}'));
       // Well inside the latency: the request has reached the server, its answer has not left.
       await new Promise((resolve) => setTimeout(resolve, 400));
       server.child.kill(signal);
       const response = await pending;
       expect(response.status).toBe(200);
-      expect(await server.exited).toEqual({ code: 0, signal: null });
+      // Ctrl-C is 130 for every command, serve's clean stop included; SIGTERM is a stop asked for.
+      expect(await server.exited).toEqual({ code: status, signal: null });
       expect(readFileSync(data, 'utf8')).toContain('{"petId":3,"quantity":321,');
+      expect(readdirSync(join(configDir, 'serves'))).toEqual([]);
+      const lastLine = server.stderr().trimEnd().split('\n').at(-1) ?? '';
+      if (signal === 'SIGINT')
+        expect(JSON.parse(lastLine)).toMatchObject({ error: { code: 'interrupted', exitCode: 130 } });
+      else expect(server.stderr()).not.toContain('"error"');
       await expect(request(`${server.baseUrl}/inventory`, { headers: bearer(KEY) })).rejects.toThrow();
     },
   );
