@@ -60,6 +60,25 @@ async function optionValues(option: Option, current: string, env: NodeJS.Process
   return { files: false, candidates: values(choices ?? []) };
 }
 
+/**
+ * `petinv help NAME...`: the commands (and, first, the help topics), following the names already typed
+ * down to their subcommands (`help env <TAB>` offers set-url, use, remove).
+ */
+async function helpValues(program: Command, names: readonly string[]): Promise<Candidate[]> {
+  let command = program;
+  for (const name of names) {
+    const next = command.commands.find((sub) => sub.name() === name && isVisible(sub));
+    if (next === undefined) return [];
+    command = next;
+  }
+  if (command !== program) return subcommands(command).filter((sub) => sub.value !== 'help');
+  const { HELP_TOPICS } = await import('../help/topics');
+  return [
+    ...subcommands(program).filter((sub) => sub.value !== 'help'),
+    ...HELP_TOPICS.map((topic) => ({ value: topic.name, description: topic.summary })),
+  ];
+}
+
 /** The candidates for the positional argument `name` of `command` (env use <env>, completion <shell>). */
 async function argumentValues(command: Command, index: number, env: NodeJS.ProcessEnv): Promise<Candidate[]> {
   const argument = command.registeredArguments[index] ?? command.registeredArguments.at(-1);
@@ -104,6 +123,7 @@ export async function completeWords(
   let command = program;
   let pending: Option | undefined;
   let positionals = 0;
+  const helpNames: string[] = [];
   let onlyArguments = false;
   const used = new Set<string>();
   for (const word of before) {
@@ -120,11 +140,17 @@ export async function completeWords(
       const sub =
         positionals === 0 ? command.commands.find((candidate) => candidate.name() === word) : undefined;
       if (sub) command = sub;
-      else positionals++;
+      else {
+        positionals++;
+        helpNames.push(word);
+      }
     }
   }
 
   if (pending) return optionValues(pending, current, env);
+  const isHelp = command.name() === 'help' && command.parent === program;
+  if (isHelp && !current.startsWith('-'))
+    return { files: false, candidates: await helpValues(program, helpNames) };
   if (current.startsWith('-') && !onlyArguments) {
     const options = [
       ...optionsOf(command).filter(

@@ -89,5 +89,42 @@ export function renderWatchScreen(
     footer,
   ];
   // Home, each line cleared past its end, and the rest of the screen cleared: a redraw without flicker.
-  return `\x1b[H${lines.join('\x1b[K\n')}\x1b[K\x1b[J`;
+  const fitted = lines.map((line) => fitLine(line, options.columns));
+  return `\x1b[H${fitted.join('\x1b[K\n')}\x1b[K\x1b[J`;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: colour sequences start with ESC
+const SGR = /\x1b\[[0-9;]*m/y;
+
+/**
+ * `line` cut to `columns` visible characters, the last one `…` when cut. A line longer than the window
+ * would wrap onto the next one, and the frame, sized to the window's rows, would scroll its header away.
+ * Colour sequences take no room; every character of a frame is one column wide.
+ */
+export function fitLine(line: string, columns: number): string {
+  const room = Math.max(1, columns);
+  let visible = 0;
+  let at = 0;
+  while (at < line.length) {
+    SGR.lastIndex = at;
+    if (SGR.test(line)) {
+      at = SGR.lastIndex;
+      continue;
+    }
+    const next = at + ((line.codePointAt(at) as number) > 0xffff ? 2 : 1);
+    visible++;
+    if (visible === room && next < line.length && hasVisibleAfter(line, next))
+      return `${line.slice(0, at)}…\x1b[0m`;
+    at = next;
+  }
+  return line;
+}
+
+function hasVisibleAfter(line: string, from: number): boolean {
+  for (let at = from; at < line.length; ) {
+    SGR.lastIndex = at;
+    if (!SGR.test(line)) return true;
+    at = SGR.lastIndex;
+  }
+  return false;
 }

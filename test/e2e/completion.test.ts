@@ -95,6 +95,31 @@ describe('petinv __complete answers from the declarations', () => {
     expect((await complete('completion', '')).values).toEqual(['bash', 'zsh', 'fish']);
   });
 
+  it('help: the commands and the help topics, then the subcommands of the command named', async () => {
+    const top = await complete('help', '');
+    expect(top.values).toEqual([
+      'list',
+      'set',
+      'adjust',
+      'summary',
+      'env',
+      'login',
+      'logout',
+      'config',
+      'status',
+      'serve',
+      'completion',
+      'exit-codes',
+      'environment',
+      'formats',
+    ]);
+    expect(top.lines).toContain('exit-codes\twhat each exit status means');
+    expect((await complete('--json', 'help', 'e')).values).toEqual(['env', 'exit-codes', 'environment']);
+    expect((await complete('help', 'env', '')).values).toEqual(['set-url', 'use', 'remove']);
+    expect((await complete('help', 'config', '')).values).toEqual(['path']);
+    expect((await complete('help', 'list', '')).values).toEqual([]);
+  });
+
   it('file names after --file, --data and --api-key-file, and nowhere else', async () => {
     expect((await complete('set', '--file', '')).directive).toBe(':files');
     expect((await complete('serve', '--data', 'x')).directive).toBe(':files');

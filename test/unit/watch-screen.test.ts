@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import type { InventoryItem } from '../../src/api/schemas';
+import { fitLine, renderWatchScreen, type WatchScreenState } from '../../src/watch/screen';
+
+const ESCAPE = String.fromCharCode(27);
+const visible = (line: string) => line.replace(new RegExp(`${ESCAPE}\\[[0-9;]*[A-Za-z]`, 'g'), '');
+
+/** The frame's lines as a terminal shows them: cursor moves and line clears taken out. */
+const frameLines = (frame: string) => frame.replace(`${ESCAPE}[H`, '').split('\n').map(visible);
+
+const items: InventoryItem[] = Array.from({ length: 12 }, (_, index) => ({
+  petId: BigInt(index + 1),
+  quantity: 10 + index,
+  status: 'available',
+}));
+
+const state: WatchScreenState = {
+  view: items,
+  marks: new Map([[3n, { petId: 3n, from: 20, to: 12, status: 'available' }]]),
+  envName: 'production',
+  intervalMs: 2000,
+  changedAt: new Date(2026, 10, 22, 8, 9, 53),
+  checkedAt: new Date(2026, 10, 22, 8, 9, 59),
+  lost: 'cannot reach http://127.0.0.1:4010/v1/inventory in production (ECONNREFUSED) after 4 attempts',
+};
+
+describe('renderWatchScreen fits the window', () => {
+  it('no line is wider than the window, so none wraps and scrolls the header away', () => {
+    for (const color of [false, true]) {
+      for (const columns of [80, 60, 40]) {
+        const lines = frameLines(renderWatchScreen(state, { color, columns, rows: 10 }));
+        expect(lines.length).toBeLessThanOrEqual(10);
+        for (const line of lines) expect(line.length).toBeLessThanOrEqual(columns);
+        expect(lines[0]).toMatch(/^petinv list --watch · production/);
+        expect(lines.at(-1)).toMatch(/^12 pets · 186 units · 7 more below/);
+      }
+    }
+  });
+
+  it('a line that fits is left whole, colour included', () => {
+    const lines = frameLines(renderWatchScreen(state, { color: false, columns: 200, rows: 30 }));
+    expect(lines[0]).toBe(
+      'petinv list --watch · production · every 2s · last change 08:09:53 · last check 08:09:59',
+    );
+    expect(lines).toContain('     3  available        12  ▼ was 20');
+  });
+});
+
+describe('fitLine', () => {
+  it('cuts to the visible width, ending in … and a colour reset; colour codes take no room', () => {
+    expect(fitLine('abcdef', 6)).toBe('abcdef');
+    expect(fitLine('abcdefg', 6)).toBe('abcde…\x1b[0m');
+    expect(fitLine('\x1b[1mabcdef\x1b[0m', 6)).toBe('\x1b[1mabcdef\x1b[0m');
+    expect(fitLine('\x1b[1mabc\x1b[0mdefg', 6)).toBe('\x1b[1mabc\x1b[0mde…\x1b[0m');
+    expect(fitLine('', 6)).toBe('');
+  });
+});
