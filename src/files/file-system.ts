@@ -11,6 +11,8 @@ export interface FileSystem {
   openSync(path: string, flags: number, mode?: number): number;
   /** Writes at most `length` bytes of `buffer` from `offset` (at `position`, else where the file is); may write fewer. */
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position?: number): number;
+  /** writeSync in the thread pool: the main thread goes on while the kernel writes. */
+  write(fd: number, buffer: Uint8Array, offset: number, length: number): Promise<number>;
   fsync(fd: number): Promise<void>;
   fdatasync(fd: number): Promise<void>;
   ftruncateSync(fd: number, length: number): void;
@@ -27,6 +29,12 @@ const fdatasyncAsync = promisify(fs.fdatasync);
 export const nodeFileSystem: FileSystem = {
   openSync: (path, flags, mode) => fs.openSync(path, flags, mode),
   writeSync: (fd, buffer, offset, length, position) => fs.writeSync(fd, buffer, offset, length, position),
+  write: (fd, buffer, offset, length) =>
+    new Promise((resolve, reject) =>
+      fs.write(fd, buffer, offset, length, null, (error, written) =>
+        error ? reject(error) : resolve(written),
+      ),
+    ),
   fsync: (fd) => fsyncAsync(fd),
   fdatasync: (fd) => fdatasyncAsync(fd),
   ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
@@ -68,6 +76,21 @@ export function writeFully(files: FileSystem, fd: number, buffer: Uint8Array, po
     const at = position === undefined ? undefined : position + offset;
     const written = files.writeSync(fd, buffer, offset, buffer.length - offset, at);
     // A write that makes no progress would loop for ever: the disk is as good as full.
+    if (written <= 0)
+      throw Object.assign(new Error('no space left on device (write made no progress)'), { code: 'ENOSPC' });
+    offset += written;
+  }
+}
+
+/** writeFully in the thread pool, one call after another. */
+export async function writeFullyInBackground(
+  files: FileSystem,
+  fd: number,
+  buffer: Uint8Array,
+): Promise<void> {
+  let offset = 0;
+  while (offset < buffer.length) {
+    const written = await files.write(fd, buffer, offset, buffer.length - offset);
     if (written <= 0)
       throw Object.assign(new Error('no space left on device (write made no progress)'), { code: 'ENOSPC' });
     offset += written;

@@ -1,14 +1,26 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { HttpError } from './errors';
 
 const digest = (text: string) => hash('sha256', text, 'buffer');
+
+/**
+ * The Authorization header a connection last sent that was valid. A client sends the same header on every
+ * request of a kept-alive connection; comparing it with what the same connection sent before spares a
+ * hash per request (a tenth of the GET path's JavaScript), and reveals nothing about a key that connection
+ * has not already proved it holds.
+ */
+const VERIFIED = Symbol('the last valid Authorization header on this connection');
+type VerifiedSocket = Socket & { [VERIFIED]?: string };
 
 /** A check of `Authorization: Bearer <key>` against `apiKeys`; throws a 401 HttpError when it fails. */
 export function createAuthenticator(apiKeys: readonly string[]): (req: IncomingMessage) => void {
   const digests = apiKeys.map(digest);
   return (req) => {
     const header = req.headers.authorization;
+    const socket = req.socket as VerifiedSocket | null;
+    if (header !== undefined && socket?.[VERIFIED] === header) return;
     const challenge = { 'WWW-Authenticate': 'Bearer realm="petinv"' };
     if (!header)
       throw new HttpError(
@@ -29,5 +41,6 @@ export function createAuthenticator(apiKeys: readonly string[]): (req: IncomingM
       throw new HttpError('unauthorized', 'the API key is not valid', {
         'WWW-Authenticate': 'Bearer realm="petinv", error="invalid_token"',
       });
+    if (socket) socket[VERIFIED] = header;
   };
 }

@@ -11,6 +11,7 @@ import {
   nodeFileSystem,
   StorageError,
   writeFully,
+  writeFullyInBackground,
 } from '../files/file-system';
 import { type DataFileFormat, journalLines, SNAPSHOT_PREFIX, SNAPSHOT_SUFFIX } from './data-format';
 import { createDataDirectory, loadInventory } from './data-load';
@@ -30,6 +31,17 @@ import { ServeError } from './errors';
  */
 
 const MIN_JOURNAL_ENTRIES = 1024;
+
+/** A batch of journal lines on its way to disk, and the one waiting for it. */
+interface JournalCommit {
+  bytes: Buffer;
+  entries: number;
+  done: (error: StorageError | null) => void;
+  /** Where its lines begin in the journal, once its write has begun. */
+  start: number;
+  state: 'waiting' | 'writing' | 'syncing' | 'synced' | 'failed';
+  error?: StorageError;
+}
 /** After a failed snapshot the next try waits, doubling from this up to the maximum: never a tight loop. */
 const SNAPSHOT_RETRY_MIN_MS = 1000;
 const SNAPSHOT_RETRY_MAX_MS = 60_000;
@@ -103,8 +115,12 @@ export class InventoryFile {
   private journalBytes: number;
   /** A cut-back whose truncation failed: retried before the next append. */
   private repairTo: number | undefined;
-  private appending = false;
-  /** Waiting for the append under way to end, its cut-back included. */
+  /** Appends not yet answered, in the order they were made: answered in that order. */
+  private commits: JournalCommit[] = [];
+  /** Writes and syncs handed to the thread pool and not yet back. */
+  private operations = 0;
+  private cuttingBack = false;
+  /** Waiting for every append to be answered, cut-backs included. */
   private appendWaiters: (() => void)[] = [];
   private snapshotFailures = 0;
   private nextSnapshotAt = 0;
@@ -186,58 +202,110 @@ export class InventoryFile {
   /**
    * Makes `changes` durable: calls `done` with null once their journal lines are fdatasynced, or with a
    * StorageError when they could not be written whole, and then their lines are cut from the journal.
-   * One append at a time: the next is called only after `done`.
+   * Several appends may be under way: their writes go to the thread pool one after another (so the lines
+   * land in order and the main thread never waits on a write behind a sync), each synced as soon as it is
+   * written, and they are answered strictly in order. When one fails, nothing more is written until
+   * everything under way is back; the journal is then cut back to where the failed one began, it is
+   * refused, and the appends after it are written again from there.
    */
   append(changes: readonly InventoryItem[], done: (error: StorageError | null) => void): void {
+    this.commits.push({
+      bytes: journalLines(changes),
+      entries: changes.length,
+      done,
+      start: 0,
+      state: 'waiting',
+    });
+    this.writeNext();
+  }
+
+  private writeNext(): void {
+    if (this.commits.some((commit) => commit.state === 'writing' || commit.state === 'failed')) return;
+    const commit = this.commits.find((candidate) => candidate.state === 'waiting');
+    if (!commit) return;
     const { files } = this;
-    const finish = (error: StorageError | null) => {
-      this.appending = false;
-      const waiters = this.appendWaiters;
-      this.appendWaiters = [];
-      for (const resolve of waiters) resolve();
-      done(error);
-    };
-    this.appending = true;
     if (this.repairTo !== undefined) {
       try {
         files.ftruncateSync(this.journal, this.repairTo);
         this.repairTo = undefined;
       } catch (error) {
-        finish(new StorageError(`cannot cut back journal ${this.journalPath}`, error));
+        this.fail(commit, new StorageError(`cannot cut back journal ${this.journalPath}`, error));
         return;
       }
     }
-    const start = this.journalBytes;
-    const bytes = journalLines(changes);
-    try {
-      writeFully(files, this.journal, bytes);
-    } catch (error) {
-      this.cutBack(start).then(() =>
-        finish(new StorageError(`cannot append to journal ${this.journalPath}`, error)),
-      );
+    commit.state = 'writing';
+    commit.start = this.journalBytes;
+    this.operations++;
+    writeFullyInBackground(files, this.journal, commit.bytes).then(
+      () => {
+        this.operations--;
+        this.journalBytes = commit.start + commit.bytes.length;
+        commit.state = 'syncing';
+        this.operations++;
+        files.fdatasync(this.journal).then(
+          () => {
+            this.operations--;
+            commit.state = 'synced';
+            this.answer();
+          },
+          (error: unknown) => {
+            this.operations--;
+            const cause = error ?? new Error('fdatasync failed');
+            this.fail(commit, new StorageError(`cannot make journal ${this.journalPath} durable`, cause));
+          },
+        );
+        this.writeNext();
+      },
+      (error: unknown) => {
+        this.operations--;
+        this.fail(commit, new StorageError(`cannot append to journal ${this.journalPath}`, error));
+      },
+    );
+  }
+
+  private fail(commit: JournalCommit, error: StorageError): void {
+    commit.state = 'failed';
+    commit.error = error;
+    this.answer();
+  }
+
+  /** Answers the appends at the head that are synced; at a failed one, once nothing is under way, cuts back. */
+  private answer(): void {
+    while (this.commits[0]?.state === 'synced') {
+      const commit = this.commits.shift() as JournalCommit;
+      this.journalEntries += commit.entries;
+      commit.done(null);
+    }
+    const failed = this.commits.find((commit) => commit.state === 'failed');
+    if (!failed || this.operations > 0) {
+      this.notifyIfSettled();
       return;
     }
-    this.journalBytes = start + bytes.length;
-    files.fdatasync(this.journal).then(
-      () => {
-        this.journalEntries += changes.length;
-        finish(null);
-      },
-      (error: unknown) =>
-        this.cutBack(start).then(() =>
-          finish(
-            new StorageError(
-              `cannot make journal ${this.journalPath} durable`,
-              error ?? new Error('fdatasync failed'),
-            ),
-          ),
-        ),
-    );
+    // Everything written after the failed one goes too: a later sync cannot vouch for lines before it.
+    if (this.cuttingBack) return;
+    this.cuttingBack = true;
+    void this.cutBack(failed.start).then(() => {
+      this.cuttingBack = false;
+      const index = this.commits.indexOf(failed);
+      // Answered ones cannot follow a failed one: answer() stops at the first that is not synced.
+      this.commits.splice(index, 1);
+      for (const later of this.commits) later.state = 'waiting';
+      failed.done(failed.error as StorageError);
+      this.writeNext();
+      this.notifyIfSettled();
+    });
+  }
+
+  private notifyIfSettled(): void {
+    if (this.commits.length > 0) return;
+    const waiters = this.appendWaiters;
+    this.appendWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /** Resolves once no append is under way. */
   private appendsSettled(): Promise<void> {
-    if (!this.appending) return Promise.resolve();
+    if (this.commits.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.appendWaiters.push(resolve));
   }
 

@@ -38,6 +38,10 @@ export class FaultyFiles implements FileSystem {
     return written;
   }
 
+  async write(fd: number, buffer: Uint8Array, offset: number, length: number): Promise<number> {
+    return this.writeSync(fd, buffer, offset, length);
+  }
+
   async fsync(fd: number): Promise<void> {
     this.calls.sync++;
     await this.holdSyncs;

@@ -85,12 +85,12 @@ describe('the data file under faults', () => {
     files.failSync = 'EIO';
     let release: () => void = () => {};
     files.holdSyncs = new Promise<void>((resolve) => (release = resolve));
-    // The second update arrives while the first commit syncs: it waits, never written over a failing one.
+    // The second update arrives while the first commit syncs: it is written behind it, cut back with the
+    // failed one, written again from there, and refused when its own sync fails too.
     const first = Promise.allSettled([store.setQuantity(2n, 22)]);
     await new Promise((resolve) => setImmediate(resolve));
     const second = Promise.allSettled([store.setQuantity(3n, 33)]);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(readFileSync(`${path}.journal`, 'utf8')).not.toContain('"quantity":33');
     release();
     const outcomes = [...(await first), ...(await second)];
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
@@ -129,6 +129,48 @@ describe('the data file under faults', () => {
     await file.close();
     const loaded = await reload(path);
     expect([loaded.get(1n), loaded.get(2n) === 22, loaded.get(3n)]).toEqual([11, false, 33]);
+  });
+
+  it('cuts back a batch synced behind a failed one, writes it again where the failed one began, and answers in order', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const files = new FaultyFiles();
+    const { file } = await openStore(path, files);
+    const line = (petId: number, quantity: number) => ({
+      petId: BigInt(petId),
+      quantity,
+      status: 'sold' as const,
+    });
+    const before = readFileSync(`${path}.journal`, 'utf8');
+    // The first sync is held, then fails; every later one succeeds at once.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const sync = files.fdatasync.bind(files);
+    files.fdatasync = async () => {
+      files.fdatasync = sync;
+      await held;
+      throw Object.assign(new Error('EIO: injected by the test'), { code: 'EIO' });
+    };
+    const answers: string[] = [];
+    const answered = (name: string, change: ReturnType<typeof line>) =>
+      new Promise<void>((resolve) =>
+        file.append([change], (error) => {
+          answers.push(`${name}:${error ? 'refused' : 'durable'}`);
+          resolve();
+        }),
+      );
+    const a = answered('a', line(1, 11));
+    const b = answered('b', line(2, 22));
+    // b is written and synced behind a's held sync, but not answered before a.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(readFileSync(`${path}.journal`, 'utf8')).toContain('"quantity":22');
+    expect(answers).toEqual([]);
+    release();
+    await Promise.all([a, b]);
+    expect(answers).toEqual(['a:refused', 'b:durable']);
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(`${before}{"petId":2,"quantity":22}\n`);
+    await file.close();
+    const loaded = await reload(path);
+    expect([loaded.get(1n) === 11, loaded.get(2n)]).toEqual([false, 22]);
   });
 
   it('never renames a snapshot cut short by ENOSPC over the data file, and keeps the journal', async () => {

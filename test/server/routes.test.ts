@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { Agent, createServer, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/schemas';
@@ -208,6 +208,35 @@ describe('auth: 401 with WWW-Authenticate: Bearer, before anything else', () => 
   });
   it('a wrong method without a key is 401, not 405', async () => {
     expectError(await request(`${url}/inventory`, { method: 'DELETE' }), 401, 'unauthorized');
+  });
+  it('checks every request of a kept-alive connection, after a valid key too', async () => {
+    // The connection remembers its last valid header; a different one on it is checked anew.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const statusOn = (headers: Record<string, string>) =>
+      new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+        const req = httpRequest(`${url}/inventory`, { headers, agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const statuses = [];
+      for (const headers of [
+        bearer(KEY),
+        bearer('not-the-key'),
+        {},
+        { Authorization: `Basic ${KEY}` },
+        bearer(OTHER_KEY),
+        bearer(KEY),
+      ])
+        statuses.push(await statusOn(headers));
+      expect(statuses.map(({ status }) => status)).toEqual([200, 401, 401, 401, 200, 200]);
+      expect(statuses.slice(1).every(({ reused }) => reused)).toBe(true);
+    } finally {
+      agent.destroy();
+    }
   });
 });
 
