@@ -1,0 +1,171 @@
+import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
+import { printable } from '../printable';
+import { formatBytes } from './defaults';
+import { InventoryStreamError } from './inventory-stream';
+import { ApiError } from './schemas';
+import { TransportError, type TransportResponse } from './transport';
+
+/** What every message of one client names: where it failed, and the limits it ran with. */
+export interface ErrorContext {
+  /** The environment's name, or the base URL when it has none. */
+  where: string;
+  timeoutMs: number;
+  maxBodyBytes: number;
+}
+
+function kindOfStatus(status: number): ErrorKind {
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 404) return 'notFound';
+  if (status >= 400 && status < 500 && status !== 408 && status !== 429) return 'rejected';
+  return 'server';
+}
+
+/** The errors a client's user reads: each says what happened, in which environment, and what to do next. */
+export function clientErrors({ where, timeoutMs, maxBodyBytes }: ErrorContext) {
+  function failure(
+    operation: string,
+    status: number,
+    text: string,
+    subject?: string,
+    advice = 'try again later',
+  ): PetinvError {
+    let body: ServiceErrorBody | undefined;
+    try {
+      const parsed = ApiError.safeParse(JSON.parse(text));
+      if (parsed.success) body = parsed.data;
+    } catch {
+      // Not JSON: described below from the status alone.
+    }
+    // The HTTP status decides the kind even when the body's own `status` disagrees.
+    const kind = kindOfStatus(status);
+    // The service's words reach a terminal, and --json output, only as one bounded printable line.
+    const code = body ? printable(body.code, 64) : `http_${status}`;
+    const message = body && printable(body.message);
+    const shownText = printable(text);
+    const detail = body ? `${status} ${code}: ${message}` : `${status}${shownText ? `: ${shownText}` : ''}`;
+    const errorBody = { code, message: message ?? `HTTP ${status}`, status };
+    switch (kind) {
+      case 'auth':
+        return new PetinvError(
+          kind,
+          `the service refused the API key for ${where} (${detail}); run: petinv login --env ${where}`,
+          errorBody,
+        );
+      case 'notFound':
+        return subject
+          ? new PetinvError(kind, `${subject} not found in ${where} (${detail})`, errorBody)
+          : new PetinvError(
+              kind,
+              `${operation} not found in ${where} (${detail}); check the base URL: petinv env set-url ${where} <url>`,
+              errorBody,
+            );
+      case 'rejected':
+        return new PetinvError(kind, `the service rejected ${operation} in ${where} (${detail})`, errorBody);
+      default:
+        return new PetinvError(
+          kind,
+          `the service failed ${operation} in ${where} (${detail}); ${advice}`,
+          errorBody,
+        );
+    }
+  }
+
+  /**
+   * A redirect is never followed (the Authorization header would go along to wherever it points); the
+   * error names where it points and how to move the environment there if the service really moved.
+   */
+  function redirected(
+    operation: string,
+    url: string,
+    path: string,
+    response: TransportResponse,
+  ): PetinvError {
+    const location = response.header('location');
+    let suggestion = '<url>';
+    let shown = 'no Location';
+    if (location !== null) {
+      shown = `Location: ${printable(location)}`;
+      try {
+        const target = new URL(location, url);
+        if (target.pathname.endsWith(path) && target.search === '' && /^https?:$/.test(target.protocol))
+          suggestion = printable(`${target.origin}${target.pathname.slice(0, -path.length)}`);
+      } catch {
+        // Not a URL: the user picks the new address.
+      }
+    }
+    return new PetinvError(
+      'config',
+      `the service in ${where} answered ${operation} with a redirect (${response.status}, ${shown}); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url ${where} ${suggestion}`,
+      { code: 'redirect', message: `redirect (${response.status}) not followed`, status: response.status },
+    );
+  }
+
+  /** A certificate that cannot be trusted: the same one will be presented again, so it is never retried. */
+  function untrusted(error: TransportError, url: string): PetinvError {
+    return new PetinvError(
+      'network',
+      `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${where}: it presented ${printable(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
+      { code: 'tls' },
+    );
+  }
+
+  function tooLarge(operation: string): PetinvError {
+    return new PetinvError(
+      'server',
+      `the answer from ${where} to ${operation} is larger than ${formatBytes(maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE`,
+      { code: 'body_too_large' },
+    );
+  }
+
+  function unreachable(error: TransportError, url: string, attempts: string): PetinvError {
+    if (error.reason === 'timeout') {
+      return new PetinvError(
+        'server',
+        `no answer from ${url} within ${timeoutMs} ms in ${where}${attempts}; raise --timeout or try again later`,
+        {
+          code: 'timeout',
+        },
+      );
+    }
+    const advice = error.unreachable
+      ? 'is the proxy up, and the proxy variable right?'
+      : 'is the service up and the base URL right? see petinv config';
+    return new PetinvError(
+      'network',
+      `cannot reach ${error.unreachable ?? url} in ${where} (${printable(error.detail)})${attempts}; ${advice}`,
+      {
+        code: 'network',
+      },
+    );
+  }
+
+  function contractError(operation: string, problem: string): PetinvError {
+    return new PetinvError(
+      'server',
+      `the answer from ${where} to ${operation} does not match the contract: ${printable(problem, 300)}`,
+      {
+        code: 'invalid_response',
+      },
+    );
+  }
+
+  /**
+   * A failure of a list answer after its first items were handed out: they may be printed already, so it
+   * is not retried, and it is a server error (exit 8) whatever broke it, a cut connection included.
+   */
+  function brokenOff(operation: string, url: string, error: unknown, handedOut: number): PetinvError {
+    if (error instanceof InventoryStreamError) return contractError(operation, error.message);
+    if (!(error instanceof TransportError)) return error as PetinvError;
+    if (error.reason === 'too large') return tooLarge(operation);
+    if (error.reason === 'timeout') return unreachable(error, url, '');
+    return new PetinvError(
+      'server',
+      `the answer from ${where} to ${operation} broke off after ${handedOut} ${handedOut === 1 ? 'item' : 'items'} (${printable(error.detail)})`,
+      { code: 'broken_response' },
+    );
+  }
+
+  return { failure, redirected, untrusted, tooLarge, unreachable, contractError, brokenOff };
+}
+
+export type ClientErrors = ReturnType<typeof clientErrors>;
