@@ -1,8 +1,8 @@
 import { version } from '../../package.json';
 import { createClient, type InventoryClient } from '../api/client';
 import { createListCache } from '../api/list-cache';
-import { undiciTransport } from '../api/transport';
 import { createAgent, createProxyAgent } from '../api/undici';
+import { undiciTransport } from '../api/undici-transport';
 import { readConfigFile } from '../config/file';
 import { cacheDirectory, configFilePath } from '../config/paths';
 import { chooseProxy, describeProxy } from '../config/proxy';
