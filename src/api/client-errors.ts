@@ -21,8 +21,10 @@ function kindOfStatus(status: number): ErrorKind {
 }
 
 /** The errors a client's user reads: each says what happened, in which environment, and what to do next. */
-export function clientErrors({ where, timeoutMs, maxBodyBytes }: ErrorContext) {
-  function failure(
+export class ClientErrors {
+  constructor(private readonly context: ErrorContext) {}
+
+  failure(
     operation: string,
     status: number,
     text: string,
@@ -48,23 +50,27 @@ export function clientErrors({ where, timeoutMs, maxBodyBytes }: ErrorContext) {
       case 'auth':
         return new PetinvError(
           kind,
-          `the service refused the API key for ${where} (${detail}); run: petinv login --env ${where}`,
+          `the service refused the API key for ${this.context.where} (${detail}); run: petinv login --env ${this.context.where}`,
           errorBody,
         );
       case 'notFound':
         return subject
-          ? new PetinvError(kind, `${subject} not found in ${where} (${detail})`, errorBody)
+          ? new PetinvError(kind, `${subject} not found in ${this.context.where} (${detail})`, errorBody)
           : new PetinvError(
               kind,
-              `${operation} not found in ${where} (${detail}); check the base URL: petinv env set-url ${where} <url>`,
+              `${operation} not found in ${this.context.where} (${detail}); check the base URL: petinv env set-url ${this.context.where} <url>`,
               errorBody,
             );
       case 'rejected':
-        return new PetinvError(kind, `the service rejected ${operation} in ${where} (${detail})`, errorBody);
+        return new PetinvError(
+          kind,
+          `the service rejected ${operation} in ${this.context.where} (${detail})`,
+          errorBody,
+        );
       default:
         return new PetinvError(
           kind,
-          `the service failed ${operation} in ${where} (${detail}); ${advice}`,
+          `the service failed ${operation} in ${this.context.where} (${detail}); ${advice}`,
           errorBody,
         );
     }
@@ -74,12 +80,7 @@ export function clientErrors({ where, timeoutMs, maxBodyBytes }: ErrorContext) {
    * A redirect is never followed (the Authorization header would go along to wherever it points); the
    * error names where it points and how to move the environment there if the service really moved.
    */
-  function redirected(
-    operation: string,
-    url: string,
-    path: string,
-    response: TransportResponse,
-  ): PetinvError {
+  redirected(operation: string, url: string, path: string, response: TransportResponse): PetinvError {
     const location = response.header('location');
     let suggestion = '<url>';
     let shown = 'no Location';
@@ -95,33 +96,33 @@ export function clientErrors({ where, timeoutMs, maxBodyBytes }: ErrorContext) {
     }
     return new PetinvError(
       'config',
-      `the service in ${where} answered ${operation} with a redirect (${response.status}, ${shown}); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url ${where} ${suggestion}`,
+      `the service in ${this.context.where} answered ${operation} with a redirect (${response.status}, ${shown}); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url ${this.context.where} ${suggestion}`,
       { code: 'redirect', message: `redirect (${response.status}) not followed`, status: response.status },
     );
   }
 
   /** A certificate that cannot be trusted: the same one will be presented again, so it is never retried. */
-  function untrusted(error: TransportError, url: string): PetinvError {
+  untrusted(error: TransportError, url: string): PetinvError {
     return new PetinvError(
       'network',
-      `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${where}: it presented ${printable(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
+      `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${this.context.where}: it presented ${printable(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
       { code: 'tls' },
     );
   }
 
-  function tooLarge(operation: string): PetinvError {
+  tooLarge(operation: string): PetinvError {
     return new PetinvError(
       'server',
-      `the answer from ${where} to ${operation} is larger than ${formatBytes(maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE`,
+      `the answer from ${this.context.where} to ${operation} is larger than ${formatBytes(this.context.maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE`,
       { code: 'body_too_large' },
     );
   }
 
-  function unreachable(error: TransportError, url: string, attempts: string): PetinvError {
+  unreachable(error: TransportError, url: string, attempts: string): PetinvError {
     if (error.reason === 'timeout') {
       return new PetinvError(
         'server',
-        `no answer from ${url} within ${timeoutMs} ms in ${where}${attempts}; raise --timeout or try again later`,
+        `no answer from ${url} within ${this.context.timeoutMs} ms in ${this.context.where}${attempts}; raise --timeout or try again later`,
         {
           code: 'timeout',
         },
@@ -132,17 +133,17 @@ export function clientErrors({ where, timeoutMs, maxBodyBytes }: ErrorContext) {
       : 'is the service up and the base URL right? see petinv config';
     return new PetinvError(
       'network',
-      `cannot reach ${error.unreachable ?? url} in ${where} (${printable(error.detail)})${attempts}; ${advice}`,
+      `cannot reach ${error.unreachable ?? url} in ${this.context.where} (${printable(error.detail)})${attempts}; ${advice}`,
       {
         code: 'network',
       },
     );
   }
 
-  function contractError(operation: string, problem: string): PetinvError {
+  contractError(operation: string, problem: string): PetinvError {
     return new PetinvError(
       'server',
-      `the answer from ${where} to ${operation} does not match the contract: ${printable(problem, 300)}`,
+      `the answer from ${this.context.where} to ${operation} does not match the contract: ${printable(problem, 300)}`,
       {
         code: 'invalid_response',
       },
@@ -153,19 +154,15 @@ export function clientErrors({ where, timeoutMs, maxBodyBytes }: ErrorContext) {
    * A failure of a list answer after its first items were handed out: they may be printed already, so it
    * is not retried, and it is a server error (exit 8) whatever broke it, a cut connection included.
    */
-  function brokenOff(operation: string, url: string, error: unknown, handedOut: number): PetinvError {
-    if (error instanceof InventoryStreamError) return contractError(operation, error.message);
+  brokenOff(operation: string, url: string, error: unknown, handedOut: number): PetinvError {
+    if (error instanceof InventoryStreamError) return this.contractError(operation, error.message);
     if (!(error instanceof TransportError)) return error as PetinvError;
-    if (error.reason === 'too large') return tooLarge(operation);
-    if (error.reason === 'timeout') return unreachable(error, url, '');
+    if (error.reason === 'too large') return this.tooLarge(operation);
+    if (error.reason === 'timeout') return this.unreachable(error, url, '');
     return new PetinvError(
       'server',
-      `the answer from ${where} to ${operation} broke off after ${handedOut} ${handedOut === 1 ? 'item' : 'items'} (${printable(error.detail)})`,
+      `the answer from ${this.context.where} to ${operation} broke off after ${handedOut} ${handedOut === 1 ? 'item' : 'items'} (${printable(error.detail)})`,
       { code: 'broken_response' },
     );
   }
-
-  return { failure, redirected, untrusted, tooLarge, unreachable, contractError, brokenOff };
 }
-
-export type ClientErrors = ReturnType<typeof clientErrors>;

@@ -1,4 +1,4 @@
-import { type ClientErrors, clientErrors } from './client-errors';
+import { ClientErrors } from './client-errors';
 import {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_RETRY_WAIT_MS,
@@ -87,7 +87,7 @@ export function createClient(options: ClientOptions): InventoryClient {
   const where = options.envName ?? baseUrl;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const errors = clientErrors({ where, timeoutMs, maxBodyBytes });
+  const errors = new ClientErrors({ where, timeoutMs, maxBodyBytes });
   const call = createCall({
     baseUrl,
     apiKey: options.apiKey,

@@ -132,19 +132,10 @@ function retryPlan(settings: RequestSettings, operation: string, url: string) {
   return { waitToRetry, retryOrThrow, refusedWaitAdvice };
 }
 
-/** The requests of one client: auth, timeouts, retries, and one warning per Deprecation header. */
-export function createCall(settings: RequestSettings): Call {
-  const { baseUrl, where, timeoutMs, maxBodyBytes, transport, errors } = settings;
+/** One warning per distinct Deprecation or Sunset header a client meets. */
+function deprecationNotices(where: string, onWarning: ((message: string) => void) | undefined) {
   const warned = new Set<string>();
-  const headers: Record<string, string> = {
-    Authorization: `Bearer ${settings.apiKey}`,
-    Accept: 'application/json',
-    ...(settings.userAgent ? { 'User-Agent': settings.userAgent } : {}),
-  };
-  const headersWithBody = { ...headers, 'Content-Type': 'application/json' };
-  const split = splitBaseUrl(baseUrl);
-
-  function noticeDeprecation(operation: string, response: TransportResponse) {
+  return (operation: string, response: TransportResponse) => {
     const deprecation = response.header('deprecation');
     const sunset = response.header('sunset');
     if (deprecation === null && sunset === null) return;
@@ -155,8 +146,42 @@ export function createCall(settings: RequestSettings): Call {
     const message = `${operation} is deprecated by the service in ${where} (${parts.join('; ')}); it may stop working`;
     if (warned.has(message)) return;
     warned.add(message);
-    settings.onWarning?.(message);
-  }
+    onWarning?.(message);
+  };
+}
+
+/** Makes each request's transport request; the headers are built once, as the bulk path sends thousands. */
+function requestBuilder({ baseUrl, apiKey, userAgent, timeoutMs, maxBodyBytes }: RequestSettings) {
+  const headers: Record<string, string> = {
+    Authorization: `Bearer ${apiKey}`,
+    Accept: 'application/json',
+    ...(userAgent ? { 'User-Agent': userAgent } : {}),
+  };
+  const headersWithBody = { ...headers, 'Content-Type': 'application/json' };
+  const split = splitBaseUrl(baseUrl);
+  return (method: string, path: string, body: string | undefined, ifNoneMatch?: string, stream = false) => ({
+    method,
+    url: `${baseUrl}${path}`,
+    origin: split?.origin,
+    path: split && split.basePath + path,
+    headers:
+      ifNoneMatch !== undefined
+        ? { ...headers, 'If-None-Match': ifNoneMatch }
+        : body === undefined
+          ? headers
+          : headersWithBody,
+    body,
+    timeoutMs,
+    maxBodyBytes,
+    stream,
+  });
+}
+
+/** The requests of one client: auth, timeouts, retries, and one warning per Deprecation header. */
+export function createCall(settings: RequestSettings): Call {
+  const { transport, errors } = settings;
+  const noticeDeprecation = deprecationNotices(settings.where, settings.onWarning);
+  const buildRequest = requestBuilder(settings);
 
   async function call<T>(
     method: string,
@@ -166,25 +191,8 @@ export function createCall(settings: RequestSettings): Call {
     { ifNoneMatch, read }: CallOptions<T> = {},
   ): Promise<T | TransportResponse> {
     const operation = `${method} ${path}`;
-    // Built once: the bulk path sends thousands of PATCHes with the same headers.
-    const requestHeaders =
-      ifNoneMatch !== undefined
-        ? { ...headers, 'If-None-Match': ifNoneMatch }
-        : body === undefined
-          ? headers
-          : headersWithBody;
-    const url = `${baseUrl}${path}`;
-    const request = {
-      method,
-      url,
-      origin: split?.origin,
-      path: split && split.basePath + path,
-      headers: requestHeaders,
-      body,
-      timeoutMs,
-      maxBodyBytes,
-      stream: read !== undefined,
-    };
+    const request = buildRequest(method, path, body, ifNoneMatch, read !== undefined);
+    const { url } = request;
     const retry = retryPlan(settings, operation, url);
     for (let attempt = 0; ; attempt++) {
       let response: TransportResponse;
