@@ -10,7 +10,8 @@ import {
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
 import type { CommandTable, Program } from '../program';
 
-const declareServe = (program: Program) =>
+/** Where serve listens, what it keeps and whom it lets in. */
+const declareServeData = (program: Program) =>
   program
     .command('serve')
     .description(
@@ -39,7 +40,11 @@ const declareServe = (program: Program) =>
       wholeNumber('--seed <count>', 'pets in a new inventory', 0, 10_000_000).default(
         ...byDefault(SERVE_DEFAULTS.seed),
       ),
-    )
+    );
+
+/** The faults serve can play, its limits, and its log. */
+const declareServe = (program: Program) =>
+  declareServeData(program)
     .addOption(
       parsedOption(
         '--latency <ms>',
