@@ -18,9 +18,9 @@ export {
   TransportError,
   type TransportRequest,
   type TransportResponse,
-  undiciTransport,
 } from './api/transport';
 export { createAgent } from './api/undici';
+export { undiciTransport } from './api/undici-transport';
 export { ExitCode, PetinvError } from './errors';
 export { ServeError } from './server/errors';
 export { type RunningServer, type ServeOptions, startInventoryServer } from './server/start';

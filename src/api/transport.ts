@@ -1,6 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import { createDeadline, type Deadline, meteredBody } from './body-stream';
-import type { Dispatcher } from './undici';
+import { createDeadline, meteredBody } from './body-stream';
 
 /** One HTTP exchange, as the client needs it: the transport knows HTTP, the client knows the contract. */
 export interface TransportRequest {
@@ -52,7 +51,7 @@ export class TransportError extends Error {
  * A body decoded to text as it arrives, bounded: nothing is copied whole more than once (the pieces,
  * then the text). A StringDecoder, unlike a TextDecoder, costs next to nothing to make for each answer.
  */
-class BodyText {
+export class BodyText {
   private readonly decoder = new StringDecoder('utf8');
   private readonly pieces: string[] = [];
   private size = 0;
@@ -120,7 +119,7 @@ function tlsProblem(code: string): string | undefined {
   return undefined;
 }
 
-function transportError(error: unknown, proxy?: string): TransportError {
+export function transportError(error: unknown, proxy?: string): TransportError {
   if (error instanceof TransportError) return error;
   const { code, name, message, cause } = error as {
     code?: string;
@@ -140,226 +139,6 @@ function transportError(error: unknown, proxy?: string): TransportError {
     if (refused) return new TransportError('network', `${proxy} answered ${refused[1]} to CONNECT`);
   }
   return new TransportError('network', cause?.code ?? code ?? cause?.message ?? message ?? String(error));
-}
-
-/** The origin and the path of an absolute URL, as a dispatcher wants them. */
-function splitUrl(url: string): { origin: string; path: string } {
-  const { origin, pathname, search } = new URL(url);
-  return { origin, path: pathname + search };
-}
-
-type RawHeaders = Record<string, string | string[] | undefined>;
-
-/** A header by name, repeated values joined as HTTP allows. */
-const headerReader = (headers: RawHeaders) => (name: string) => {
-  const value = headers[name.toLowerCase()];
-  return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
-};
-
-/** Chunks a streamed body's reader may be behind by before undici is asked to stop reading the socket. */
-const QUEUED_CHUNKS = 16;
-
-/**
- * A streamed body's chunks as undici delivers them, for one reader: undici is paused while the reader is
- * behind and resumed when it catches up, so memory stays bounded whatever the size of the body. A reader
- * that leaves early drops the connection.
- */
-class ChunkQueue implements AsyncIterable<Uint8Array> {
-  private readonly chunks: Uint8Array[] = [];
-  private ended = false;
-  private error: Error | undefined;
-  private wake: (() => void) | undefined;
-
-  constructor(
-    private readonly controller: Dispatcher.DispatchController,
-    private readonly cancel: () => void,
-  ) {}
-
-  push(chunk: Uint8Array) {
-    this.chunks.push(chunk);
-    if (this.chunks.length >= QUEUED_CHUNKS) this.controller.pause();
-    this.notify();
-  }
-
-  end() {
-    this.ended = true;
-    this.notify();
-  }
-
-  fail(error: Error) {
-    this.error ??= error;
-    this.notify();
-  }
-
-  private notify() {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array, void, undefined> {
-    let finished = false;
-    try {
-      for (;;) {
-        const chunk = this.chunks.shift();
-        if (chunk !== undefined) {
-          if (this.chunks.length === 0) this.controller.resume();
-          yield chunk;
-        } else if (this.error) throw this.error;
-        else if (this.ended) {
-          finished = true;
-          return;
-        } else await new Promise<void>((resolve) => (this.wake = resolve));
-      }
-    } finally {
-      if (!finished) this.cancel();
-    }
-  }
-}
-
-/**
- * One exchange as an undici dispatch handler: the body is decoded as it arrives, straight into text,
- * with no stream, async iterator, AbortSignal or async resource in between (together they were most of
- * a bulk run's client CPU per update). Settles its promise exactly once; later events are ignored. With
- * `stream`, a 2xx answer settles at its headers, and its body is handed over as it arrives (the list).
- */
-class Exchange implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | undefined;
-  private settled = false;
-  private status = 0;
-  private headers: RawHeaders = {};
-  private readonly body = new BodyText();
-  private readonly timer: NodeJS.Timeout | undefined;
-  /** For a streamed body: a deadline that counts only the time spent waiting for the service. */
-  private readonly deadline: Deadline | undefined;
-  private queue: ChunkQueue | undefined;
-
-  constructor(
-    private readonly maxBodyBytes: number,
-    timeoutMs: number,
-    private readonly resolve: (response: TransportResponse) => void,
-    private readonly reject: (error: TransportError) => void,
-    private readonly proxy: string | undefined,
-    stream: boolean,
-  ) {
-    const timedOut = () => this.fail(new TransportError('timeout', 'TimeoutError'));
-    // One deadline for the whole attempt, the body included; undici's own per-phase timers are too coarse
-    // below a second. A request still waiting for a connection fails at once and is dropped when it gets one.
-    if (stream) {
-      this.deadline = createDeadline(timeoutMs);
-      this.deadline.signal.addEventListener('abort', timedOut, { once: true });
-    } else this.timer = setTimeout(timedOut, timeoutMs);
-  }
-
-  private stopClock() {
-    clearTimeout(this.timer);
-    this.deadline?.clear();
-  }
-
-  private fail(error: TransportError) {
-    if (this.queue) {
-      // Settled already: the reader of the body learns it.
-      this.controller?.abort(error);
-      this.queue.fail(error);
-      return;
-    }
-    if (this.settled) return;
-    this.settled = true;
-    this.stopClock();
-    this.controller?.abort(error);
-    this.reject(error);
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController) {
-    this.controller = controller;
-    if (this.settled) controller.abort(new TransportError('timeout', 'TimeoutError'));
-  }
-
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: RawHeaders) {
-    // 1xx answers are interim: the real one follows.
-    if (statusCode < 200 || this.settled) return;
-    this.status = statusCode;
-    this.headers = headers;
-    const declared = headers['content-length'];
-    // Left unread, the body would hold the connection, and petinv's exit, until the deadline.
-    if (typeof declared === 'string' && Number(declared) > this.maxBodyBytes) return this.tooLarge();
-    if (this.deadline && statusCode < 300) this.startStream(controller);
-  }
-
-  private startStream(controller: Dispatcher.DispatchController) {
-    const deadline = this.deadline as Deadline;
-    const queue = new ChunkQueue(controller, () =>
-      controller.abort(new TransportError('network', 'not read')),
-    );
-    this.queue = queue;
-    this.settled = true;
-    const header = headerReader(this.headers);
-    const body = meteredBody(queue, {
-      declaredLength: header('content-length'),
-      limit: this.maxBodyBytes,
-      deadline,
-      discard: () => controller.abort(new TransportError('network', 'not read')),
-      describe: (error) => transportError(error, this.proxy),
-    });
-    this.resolve({ status: this.status, header, text: '', body });
-  }
-
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer) {
-    if (this.queue) return this.queue.push(chunk);
-    if (this.settled) return;
-    // Past the limit the body is cut off: the connection is dropped, the rest never read.
-    if (!this.body.add(chunk, this.maxBodyBytes)) this.tooLarge();
-  }
-
-  onResponseEnd() {
-    if (this.queue) return this.queue.end();
-    if (this.settled) return;
-    this.settled = true;
-    this.stopClock();
-    this.resolve({ status: this.status, header: headerReader(this.headers), text: this.body.text() });
-  }
-
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
-    this.fail(transportError(error, this.proxy));
-  }
-
-  private tooLarge() {
-    this.fail(new TransportError('too large', String(this.maxBodyBytes)));
-  }
-}
-
-/**
- * The transport petinv uses: undici's dispatcher API (an Agent, or a proxy agent) with a handler of its
- * own, which costs a fraction of the request API's or fetch's CPU per request: what lets a bulk run keep
- * up with the server. `proxy` names the proxy the dispatcher goes through, so a failure to reach it is not
- * blamed on the service.
- */
-export function undiciTransport(dispatcher: Dispatcher, options: { proxy?: string } = {}): Transport {
-  return (request) =>
-    new Promise((resolve, reject) => {
-      const { origin, path } =
-        request.origin !== undefined && request.path !== undefined
-          ? { origin: request.origin, path: request.path }
-          : splitUrl(request.url);
-      const exchange = new Exchange(
-        request.maxBodyBytes ?? Number.POSITIVE_INFINITY,
-        request.timeoutMs,
-        resolve,
-        reject,
-        options.proxy,
-        request.stream === true,
-      );
-      try {
-        const { method, headers, body } = request;
-        dispatcher.dispatch(
-          { origin, path, method: method as Dispatcher.HttpMethod, headers, body },
-          exchange,
-        );
-      } catch (error) {
-        // A request the dispatcher refuses outright (a closed agent, an invalid header).
-        exchange.onResponseError(undefined as never, error as Error);
-      }
-    });
 }
 
 /**

@@ -1,8 +1,9 @@
 import { version } from '../../package.json';
-import { createClient, type InventoryClient } from '../api/client';
+import { createClient, type InventoryClient, type RetryWait } from '../api/client';
 import { createListCache } from '../api/list-cache';
-import { undiciTransport } from '../api/transport';
+import type { Transport } from '../api/transport';
 import { createAgent, createProxyAgent } from '../api/undici';
+import { undiciTransport } from '../api/undici-transport';
 import { readConfigFile } from '../config/file';
 import { cacheDirectory, configFilePath } from '../config/paths';
 import { chooseProxy, describeProxy } from '../config/proxy';
@@ -75,22 +76,9 @@ function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClie
   };
 }
 
-/** Resolves the environment and builds the client, refusing what would fail or leak before any request. */
-export async function connect(
-  flags: GlobalFlags,
-  context: CommandContext,
-  /** A key to use as if it were stored for the environment (login checks one before storing it). */
-  options: { apiKey?: string } = {},
-): Promise<Connection> {
-  const { timeout: timeoutMs, retries } = flags;
-  const limits = resolveLimits(flags, context);
-  const loaded = loadSettings(flags, context);
-  const settings: Settings =
-    options.apiKey === undefined
-      ? loaded
-      : { ...loaded, apiKey: { value: options.apiKey, source: 'config file', origin: 'petinv login' } };
+/** The environment's base URL and API key, or the config error that says what is missing or wrong. */
+function endpointOf(settings: Settings): { baseUrl: string; apiKey: string } {
   const envName = settings.env.value;
-
   if (settings.baseUrl.value === undefined) {
     throw configError(`no base URL for ${envName}; set one: petinv env set-url ${envName} https://<host>/v1`);
   }
@@ -130,7 +118,21 @@ export async function connect(
       `no petinv serve is running for local (none left a record), so its stored API key is sent nowhere; ${START_SERVE}, or point local at a service: petinv env set-url local http://127.0.0.1:PORT/v1`,
       { code: 'network' },
     );
+  return { baseUrl, apiKey };
+}
 
+/**
+ * How requests travel to `baseUrl`: directly or through the proxy the environment names, traced with -v;
+ * refused when the key would leave the machine in clear text.
+ */
+async function transportTo(
+  baseUrl: string,
+  apiKey: string,
+  envName: string,
+  flags: GlobalFlags,
+  context: CommandContext,
+  onRetryWait: ((wait: RetryWait) => void) | undefined,
+): Promise<{ transport: Transport; onRetryWait: ((wait: RetryWait) => void) | undefined }> {
   const url = new URL(baseUrl);
   const proxy = chooseProxy(url, context.env);
   // The key leaves this machine unencrypted only over http to a host that is not loopback. Through a proxy
@@ -143,24 +145,49 @@ export async function connect(
     );
   }
 
+  const timeoutMs = flags.timeout;
   const dispatcher = proxy ? await createProxyAgent(timeoutMs, proxy.url.href) : createAgent(timeoutMs);
-
-  let transport = undiciTransport(dispatcher, { proxy: proxy && describeProxy(proxy) });
-  let { onRetryWait } = limits;
+  const transport = undiciTransport(dispatcher, { proxy: proxy && describeProxy(proxy) });
   const level = traceLevel(flags.verbose, context.env);
-  if (level !== 0) {
-    const trace = createHttpTrace({
-      level,
-      write: (line) => context.stderr.write(`${line}\n`),
-      secrets: [apiKey],
-    });
-    transport = trace.transport(transport);
-    const shown = onRetryWait;
-    onRetryWait = (wait) => {
+  if (level === 0) return { transport, onRetryWait };
+  const trace = createHttpTrace({
+    level,
+    write: (line) => context.stderr.write(`${line}\n`),
+    secrets: [apiKey],
+  });
+  return {
+    transport: trace.transport(transport),
+    onRetryWait: (wait) => {
       trace.onRetryWait(wait);
-      shown?.(wait);
-    };
-  }
+      onRetryWait?.(wait);
+    },
+  };
+}
+
+/** Resolves the environment and builds the client, refusing what would fail or leak before any request. */
+export async function connect(
+  flags: GlobalFlags,
+  context: CommandContext,
+  /** A key to use as if it were stored for the environment (login checks one before storing it). */
+  options: { apiKey?: string } = {},
+): Promise<Connection> {
+  const { timeout: timeoutMs, retries } = flags;
+  const limits = resolveLimits(flags, context);
+  const loaded = loadSettings(flags, context);
+  const settings: Settings =
+    options.apiKey === undefined
+      ? loaded
+      : { ...loaded, apiKey: { value: options.apiKey, source: 'config file', origin: 'petinv login' } };
+  const envName = settings.env.value;
+  const { baseUrl, apiKey } = endpointOf(settings);
+  const { transport, onRetryWait } = await transportTo(
+    baseUrl,
+    apiKey,
+    envName,
+    flags,
+    context,
+    limits.onRetryWait,
+  );
 
   const client = createClient({
     baseUrl,

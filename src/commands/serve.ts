@@ -1,172 +1,15 @@
-import { randomBytes } from 'node:crypto';
-import { open } from 'node:fs/promises';
-import type { Writable } from 'node:stream';
-import { readConfigFile, updateConfigFile } from '../config/file';
-import { configFilePath, defaultDataFile } from '../config/paths';
+import { defaultDataFile } from '../config/paths';
 import { loopbackBaseUrl, registerServe, type ServeRegistration } from '../config/serve-records';
-import { isLoopbackHost, UNSENDABLE_KEY_CHARACTER } from '../config/settings';
+import { isLoopbackHost } from '../config/settings';
 import { configError, PetinvError, usageError } from '../errors';
 import { plural } from '../output/plural';
+import { eventOf, formatLogEntry, type LogEvent, printable, serveLog } from '../output/serve-log';
 import type { ServeFlags } from '../program';
 import type { RequestLogEntry } from '../server/app';
 import { ServeError } from '../server/errors';
-import { startInventoryServer } from '../server/start';
+import { type RunningServer, startInventoryServer } from '../server/start';
 import type { CommandContext } from './context';
-
-interface ResolvedKeys {
-  keys: string[];
-  source: string;
-  generated?: string;
-}
-
-/** What a client can send in `Authorization: Bearer <key>`: visible ASCII, nothing else. */
-
-/** Why no client could send this key, or undefined when one can; the key itself is never repeated. */
-function unsendable(key: string): string | undefined {
-  if (key === '') return 'a key is empty';
-  if (UNSENDABLE_KEY_CHARACTER.test(key))
-    return 'a key holds white space, a control character or a non-ASCII character, which no client can send';
-  return undefined;
-}
-
-function checkKeys(keys: readonly string[], where: string) {
-  for (const key of keys) {
-    const problem = unsendable(key);
-    if (problem) throw usageError(`${where}: ${problem}`);
-  }
-}
-
-/** A key file larger than this is not a key file (and /dev/zero must not hang the start). */
-const KEY_FILE_LIMIT = 1024 * 1024;
-
-/** Keys one per line; blank lines (and so a trailing newline) are skipped, and a CR before a LF too. */
-async function readKeyFile(path: string): Promise<string[]> {
-  let text: string;
-  try {
-    const file = await open(path, 'r');
-    try {
-      const buffer = Buffer.alloc(KEY_FILE_LIMIT + 1);
-      let size = 0;
-      let bytesRead: number;
-      do {
-        ({ bytesRead } = await file.read(buffer, size, buffer.length - size));
-        size += bytesRead;
-      } while (bytesRead > 0 && size < buffer.length);
-      if (size > KEY_FILE_LIMIT) throw usageError(`--api-key-file ${path}: larger than 1 MiB`);
-      text = buffer.toString('utf8', 0, size);
-    } finally {
-      await file.close();
-    }
-  } catch (error) {
-    if (error instanceof PetinvError) throw error;
-    const { code } = error as NodeJS.ErrnoException;
-    throw configError(`cannot read --api-key-file ${path} (${code ?? (error as Error).message})`);
-  }
-  const keys: string[] = [];
-  for (const [index, raw] of text.split('\n').entries()) {
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (line.trim() === '') continue;
-    checkKeys([line], `--api-key-file ${path}, line ${index + 1}`);
-    keys.push(line);
-  }
-  if (keys.length === 0) throw usageError(`--api-key-file ${path} holds no key`);
-  return keys;
-}
-
-/**
- * --api-key and --api-key-file together, else PETINV_SERVE_API_KEY, else the key stored for `local`,
- * else a new one stored there. A key no client could send is refused before anything starts.
- */
-async function resolveServeKeys(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<ResolvedKeys> {
-  const fromFlag = flags.apiKey ?? [];
-  checkKeys(fromFlag, '--api-key');
-  if (flags.apiKeyFile !== undefined) {
-    const fromFile = await readKeyFile(flags.apiKeyFile);
-    const source = `--api-key-file ${flags.apiKeyFile}`;
-    return {
-      keys: [...fromFlag, ...fromFile],
-      source: fromFlag.length > 0 ? `--api-key and ${source}` : source,
-    };
-  }
-  if (fromFlag.length > 0) return { keys: fromFlag, source: '--api-key' };
-  const fromEnv = env.PETINV_SERVE_API_KEY;
-  if (fromEnv !== undefined) {
-    checkKeys([fromEnv], 'PETINV_SERVE_API_KEY');
-    return { keys: [fromEnv], source: 'PETINV_SERVE_API_KEY' };
-  }
-  const stored = readConfigFile(env).environments.local?.apiKey;
-  if (stored) {
-    const problem = unsendable(stored);
-    if (problem)
-      throw configError(
-        `the local environment's key in ${configFilePath(env)} cannot be used: ${problem}; store another with petinv login --env local`,
-      );
-    return { keys: [stored], source: `the local environment's key in ${configFilePath(env)}` };
-  }
-  const generated = `pk_${randomBytes(24).toString('base64url')}`;
-  const path = await updateConfigFile((config) => {
-    config.environments.local = { ...config.environments.local, apiKey: generated };
-  }, env);
-  return { keys: [generated], source: `generated, stored for the local environment in ${path}`, generated };
-}
-
-/** Control characters from outside (a path, a fault's message) never reach the operator's terminal raw. */
-const printable = (text: string) =>
-  text.replace(/\p{Cc}/gu, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
-
-function formatLogEntry(entry: RequestLogEntry): string {
-  if ('event' in entry)
-    return entry.event === 'client_error'
-      ? `client error ${entry.code}: answered ${entry.status}`
-      : `refused ${entry.count} new connection(s): ${entry.limit} open, the --max-connections limit`;
-  const request = printable(`${entry.method} ${entry.path}`);
-  if ('fault' in entry) return `${request} unexpected fault: ${printable(entry.fault)}`;
-  if ('aborted' in entry) return `${request} aborted by the client after ${entry.ms}ms`;
-  return `${request} ${entry.status} ${entry.ms}ms`;
-}
-
-/** What a JSON log line calls each entry, so that `jq 'select(.event == "request")'` finds them. */
-function eventOf(entry: RequestLogEntry): string {
-  if ('event' in entry) return entry.event;
-  if ('fault' in entry) return 'fault';
-  if ('aborted' in entry) return 'request_aborted';
-  return 'request';
-}
-
-/**
- * Writes lines to stderr until it breaks (EPIPE: `petinv serve 2>&1 | head -1`), then nothing: a lost
- * log is no reason to stop serving.
- */
-function lineWriter(stream: Writable): (line: string) => void {
-  let broken = false;
-  stream.on('error', () => {
-    broken = true;
-  });
-  return (line) => {
-    if (broken || stream.destroyed || !stream.writable) return;
-    try {
-      stream.write(`${line}\n`);
-    } catch {
-      broken = true;
-    }
-  };
-}
-
-/**
- * One log event: with --json a line `{"time","event",...fields}`, else the time and the text, and any
- * details on indented lines of their own below it (so the first line stays short). Every event carries
- * the time in UTC (ISO 8601, milliseconds), so a log kept for days still reads in order.
- */
-type LogEvent = (event: string, fields: object, text: string, details?: readonly string[]) => void;
-
-function serveLog(stream: Writable, json: boolean): LogEvent {
-  const say = lineWriter(stream);
-  return (event, fields, text, details = []) => {
-    const time = new Date().toISOString();
-    if (json) say(JSON.stringify({ time, event, ...fields }));
-    else say([`${time} ${text}`, ...details.map((detail) => `  ${detail}`)].join('\n'));
-  };
-}
+import { type ResolvedKeys, resolveServeKeys } from './serve-keys';
 
 /** A start or stop the machine refused is a config failure (exit 3) with the server's own message. */
 function asCommandError(error: unknown): unknown {
@@ -241,7 +84,17 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
   const registration = registerForLocal(running, apiKeys.keys[0] as string, env, (warning) =>
     registrationWarnings.push(warning),
   );
-  // The readiness line first and short (`petinv serve 2>&1 | head -1` is that line); details below it.
+  announce(logEvent, running, apiKeys, registrationWarnings);
+  await untilStopped(logEvent, running, registration, context.signals);
+}
+
+/** The readiness line, first and short (`petinv serve 2>&1 | head -1` is that line); details below it. */
+function announce(
+  logEvent: LogEvent,
+  running: RunningServer,
+  apiKeys: ResolvedKeys,
+  registrationWarnings: readonly string[],
+) {
   const data = running.dataFile
     ? `${running.dataFile}${running.readOnly ? ' (loaded, never written)' : ''}`
     : 'in memory';
@@ -278,11 +131,20 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     const notice = `${running.dataFile} is a plain JSON array; serve rewrites it in its own format when it first saves`;
     logEvent('notice', { message: notice }, `petinv serve: ${notice}`);
   }
+}
 
-  // The process's own signals in the bin, an EventEmitter in a test.
-  const { signals } = context;
+/**
+ * Serves until SIGINT or SIGTERM (the process's own signals in the bin, an EventEmitter in a test), then
+ * finishes the requests in flight and flushes; resolves once all is written.
+ */
+function untilStopped(
+  logEvent: LogEvent,
+  running: RunningServer,
+  registration: ServeRegistration | undefined,
+  signals: CommandContext['signals'],
+): Promise<void> {
   const names = ['SIGINT', 'SIGTERM'] as const;
-  await new Promise<void>((resolve, reject) => {
+  return new Promise<void>((resolve, reject) => {
     const stop = (signal: NodeJS.Signals) => {
       for (const name of names) signals.off(name, stop);
       // A serve that is stopping is no longer one for clients to find.

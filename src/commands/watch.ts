@@ -34,37 +34,16 @@ function isTransient(error: unknown): error is PetinvError {
 }
 
 /**
- * `petinv list --watch`: polls the list with conditional requests (a 304 costs nothing), and shows what
- * changed: a table redrawn in place on a terminal, or one JSON line per change. A poll that fails after the
- * client's own retries is retried on the same backoff, the lost connection told once, and its return once;
- * any other failure ends the watch with its exit code. Ctrl-C (or SIGTERM) ends it with 0, the terminal as
- * it was; a closed stdout ends it as every command ends then (141).
+ * What ends a watch: Ctrl-C, SIGTERM or a closed stdout. `pause` waits between polls, ended at once by a
+ * stop and leaving no timer to hold the process; `release` lets go of the signals.
  */
-export async function watchInventory(options: WatchOptions, context: CommandContext): Promise<void> {
-  const { client, envName, view, intervalMs, mode } = options;
-  const { stdout, stderr } = context;
+function watchStop(context: CommandContext) {
   const stopping = new AbortController();
   const stop = () => stopping.abort();
   const signals: StopSignal[] = ['SIGINT', 'SIGTERM'];
   for (const signal of signals) context.signals.on(signal, stop);
   context.outputClosed?.addEventListener('abort', stop);
   const stopped = new Promise<void>((resolve) => stopping.signal.addEventListener('abort', () => resolve()));
-
-  // On a terminal the header says it; a stderr elsewhere (a log file) gets the line.
-  const tellStderr = mode === 'events' || stderr.isTTY !== true;
-  const state: WatchScreenState = { view: [], marks: new Map(), envName, intervalMs };
-  // A change stays marked this long, so one made between two glances is not missed (the header says when).
-  const markMs = Math.max(10_000, 5 * intervalMs);
-  const marks = new Map<bigint, { change: InventoryChange; at: number }>();
-  const draw = () =>
-    stdout.write(
-      renderWatchScreen(state, {
-        color: context.color,
-        columns: stdout.columns ?? 80,
-        rows: (stdout as { rows?: number }).rows ?? 24,
-      }),
-    );
-  /** Waits between polls; a stop ends the wait at once, and leaves no timer to hold the process. */
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
       const done = () => {
@@ -75,16 +54,82 @@ export async function watchInventory(options: WatchOptions, context: CommandCont
       const timer = setTimeout(done, ms);
       stopping.signal.addEventListener('abort', done);
     });
+  const release = () => {
+    for (const signal of signals) context.signals.off(signal, stop);
+    context.outputClosed?.removeEventListener('abort', stop);
+  };
+  return { signal: stopping.signal, stopped, pause, release };
+}
+
+/** The redrawn table: its marks of recent changes, and the drawing. */
+function watchScreen(state: WatchScreenState, context: CommandContext) {
+  const { stdout } = context;
+  // A change stays marked this long, so one made between two glances is not missed (the header says when).
+  const markMs = Math.max(10_000, 5 * state.intervalMs);
+  const marks = new Map<bigint, { change: InventoryChange; at: number }>();
+  const draw = () =>
+    stdout.write(
+      renderWatchScreen(state, {
+        color: context.color,
+        columns: stdout.columns ?? 80,
+        rows: (stdout as { rows?: number }).rows ?? 24,
+      }),
+    );
+  return {
+    draw,
+    mark(changes: readonly InventoryChange[], at: Date) {
+      for (const change of changes) marks.set(change.petId, { change, at: at.getTime() });
+      state.changedAt = at;
+    },
+    /** Drops the marks older than markMs, and draws. */
+    redraw(at: Date) {
+      for (const [petId, mark] of marks) if (at.getTime() - mark.at > markMs) marks.delete(petId);
+      state.marks = new Map([...marks].map(([petId, mark]) => [petId, mark.change]));
+      draw();
+    },
+  };
+}
+
+type Known = { index: InventoryIndex; view: InventoryItem[] };
+
+/** The changes a changed list brings: against what was known, or with --initial, the first state itself. */
+function changesOf(known: Known | undefined, next: Known, options: WatchOptions): InventoryChange[] {
+  if (known) return changesBetween(known.index, next.index, known.view, next.view);
+  if (options.mode === 'events' && options.initial)
+    return next.view.map((item) => ({
+      petId: item.petId,
+      from: null,
+      to: item.quantity,
+      status: item.status,
+    }));
+  return [];
+}
+
+/**
+ * `petinv list --watch`: polls the list with conditional requests (a 304 costs nothing), and shows what
+ * changed: a table redrawn in place on a terminal, or one JSON line per change. A poll that fails after the
+ * client's own retries is retried on the same backoff, the lost connection told once, and its return once;
+ * any other failure ends the watch with its exit code. Ctrl-C (or SIGTERM) ends it with 0, the terminal as
+ * it was; a closed stdout ends it as every command ends then (141).
+ */
+export async function watchInventory(options: WatchOptions, context: CommandContext): Promise<void> {
+  const { client, envName, view, intervalMs, mode } = options;
+  const { stdout, stderr } = context;
+  const stop = watchStop(context);
+  // On a terminal the header says it; a stderr elsewhere (a log file) gets the line.
+  const tellStderr = mode === 'events' || stderr.isTTY !== true;
+  const state: WatchScreenState = { view: [], marks: new Map(), envName, intervalMs };
+  const screen = watchScreen(state, context);
 
   let etag: string | undefined;
-  let known: { index: InventoryIndex; view: InventoryItem[] } | undefined;
+  let known: Known | undefined;
   let failures = 0;
   if (mode === 'screen') stdout.write(ENTER_SCREEN);
   try {
-    while (!stopping.signal.aborted) {
+    while (!stop.signal.aborted) {
       let poll: Awaited<ReturnType<InventoryClient['pollInventory']>> | undefined;
       try {
-        poll = await Promise.race([client.pollInventory(etag), stopped.then(() => undefined)]);
+        poll = await Promise.race([client.pollInventory(etag), stop.stopped.then(() => undefined)]);
       } catch (error) {
         if (!isTransient(error)) throw error;
         failures++;
@@ -93,8 +138,8 @@ export async function watchInventory(options: WatchOptions, context: CommandCont
             `petinv: lost the connection to ${envName}: ${printable(error.message, 300)}; still trying\n`,
           );
         state.lost = printable(error.body.message, 120);
-        if (mode === 'screen') draw();
-        await pause(Math.max(intervalMs, retryDelayMs(failures, null, Math.random).ms));
+        if (mode === 'screen') screen.draw();
+        await stop.pause(Math.max(intervalMs, retryDelayMs(failures, null, Math.random).ms));
         continue;
       }
       if (poll === undefined) break;
@@ -108,35 +153,19 @@ export async function watchInventory(options: WatchOptions, context: CommandCont
       if (poll.changed) {
         etag = poll.etag;
         const next = { index: indexInventory(poll.items), view: view(poll.items) };
-        let changes: InventoryChange[] = [];
-        if (known) changes = changesBetween(known.index, next.index, known.view, next.view);
-        else if (mode === 'events' && options.initial)
-          changes = next.view.map((item) => ({
-            petId: item.petId,
-            from: null,
-            to: item.quantity,
-            status: item.status,
-          }));
+        const changes = changesOf(known, next, options);
         const first = known === undefined;
         known = next;
         state.view = next.view;
         if (mode === 'events') {
           if (changes.length > 0) stdout.write(changes.map((change) => changeJson(change, at)).join(''));
-        } else if (!first && changes.length > 0) {
-          for (const change of changes) marks.set(change.petId, { change, at: at.getTime() });
-          state.changedAt = at;
-        }
+        } else if (!first && changes.length > 0) screen.mark(changes, at);
       }
-      if (mode === 'screen') {
-        for (const [petId, mark] of marks) if (at.getTime() - mark.at > markMs) marks.delete(petId);
-        state.marks = new Map([...marks].map(([petId, mark]) => [petId, mark.change]));
-      }
-      if (mode === 'screen') draw();
-      await pause(intervalMs);
+      if (mode === 'screen') screen.redraw(at);
+      await stop.pause(intervalMs);
     }
   } finally {
     if (mode === 'screen' && !stdout.destroyed) stdout.write(LEAVE_SCREEN);
-    for (const signal of signals) context.signals.off(signal, stop);
-    context.outputClosed?.removeEventListener('abort', stop);
+    stop.release();
   }
 }

@@ -68,27 +68,25 @@ export function environmentNameProblem(name: string): string | undefined {
 /** Built-in base URLs: only `local` has one, `petinv serve`'s default address. */
 const DEFAULT_BASE_URLS: Record<string, string> = { local: LOCAL_BASE_URL };
 
-/**
- * The one place where precedence is decided: flag > environment variable > config file > default.
- * The API key has no flag, so it never appears on a command line.
- */
-export function resolveSettings(
+/** The first candidate that is set, in order of precedence, with where it came from; else the fallback. */
+function pick<T>(
+  candidates: Array<[T | undefined, Source, string]>,
+  fallback: Resolved<T | undefined>,
+): Resolved<T | undefined> {
+  for (const [value, source, origin] of candidates) {
+    if (value !== undefined && value !== '') return { value, source, origin };
+  }
+  return fallback;
+}
+
+/** The environment in use, refused when its name is not one or it is not known (unless allowed). */
+function resolveEnvironment(
   flags: SettingsFlags,
   env: NodeJS.ProcessEnv,
   file: ConfigFile,
   configPath: string,
-  options: ResolveOptions = {},
-): Settings {
-  const pick = <T>(
-    candidates: Array<[T | undefined, Source, string]>,
-    fallback: Resolved<T | undefined>,
-  ): Resolved<T | undefined> => {
-    for (const [value, source, origin] of candidates) {
-      if (value !== undefined && value !== '') return { value, source, origin };
-    }
-    return fallback;
-  };
-
+  options: ResolveOptions,
+): Resolved<string> {
   const envName = pick(
     [
       [flags.env, 'flag', '--env'],
@@ -107,6 +105,21 @@ export function resolveSettings(
     const message = `unknown environment ${name} (from ${envName.origin}); ${nearest ? `did you mean ${nearest}? ` : ''}known: ${known.join(', ')}; to add it: petinv env set-url ${name} https://<host>/v1`;
     throw envName.source === 'config file' ? configError(message) : usageError(message);
   }
+  return envName;
+}
+
+/**
+ * The one place where precedence is decided: flag > environment variable > config file > default.
+ * The API key has no flag, so it never appears on a command line.
+ */
+export function resolveSettings(
+  flags: SettingsFlags,
+  env: NodeJS.ProcessEnv,
+  file: ConfigFile,
+  configPath: string,
+  options: ResolveOptions = {},
+): Settings {
+  const envName = resolveEnvironment(flags, env, file, configPath, options);
   const stored = file.environments[envName.value];
   const builtinUrl = DEFAULT_BASE_URLS[envName.value];
 

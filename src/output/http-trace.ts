@@ -46,7 +46,7 @@ export function traceLevel(verbose: number | boolean | undefined, env: NodeJS.Pr
 }
 
 interface Attempt {
-  say: (line: string) => void;
+  say: (line: string, limit?: number) => void;
   started: number;
   /** Whether the wire told its status and headers (undici's channel); else the transport's answer does. */
   sawHeaders: boolean;
@@ -93,6 +93,28 @@ function headerValue(name: string, value: string): string {
   return scheme ? `${scheme} ${REDACTED}` : REDACTED;
 }
 
+/** A streamed body (the list) passes as it arrives; its end, and its start with -vv, are told then. */
+async function* tracedBody(
+  chunks: AsyncIterable<Uint8Array>,
+  status: number,
+  attempt: Attempt,
+  level: number,
+) {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let size = 0;
+  for await (const chunk of chunks) {
+    size += chunk.byteLength;
+    if (level >= 2 && keptBytes < BODY_LIMIT * 4) {
+      kept.push(Buffer.from(chunk));
+      keptBytes += chunk.byteLength;
+    }
+    yield chunk;
+  }
+  attempt.say(`* ${status} complete after ${milliseconds(attempt.started)}`);
+  if (level >= 2) attempt.say(`< body (${size} bytes): ${Buffer.concat(kept).toString('utf8')}`, BODY_LIMIT);
+}
+
 export function createHttpTrace(options: HttpTraceOptions): HttpTrace {
   subscribeToUndici();
   const secrets = options.secrets.filter((secret) => secret.length > 0);
@@ -103,24 +125,6 @@ export function createHttpTrace(options: HttpTraceOptions): HttpTrace {
     const size = Buffer.byteLength(text);
     say(`${label} body (${size} bytes): ${text}`, BODY_LIMIT);
   };
-
-  /** A streamed body (the list) passes as it arrives; its end, and its start with -vv, are told then. */
-  async function* tracedBody(chunks: AsyncIterable<Uint8Array>, status: number, attempt: Attempt) {
-    const kept: Buffer[] = [];
-    let keptBytes = 0;
-    let size = 0;
-    for await (const chunk of chunks) {
-      size += chunk.byteLength;
-      if (options.level >= 2 && keptBytes < BODY_LIMIT * 4) {
-        kept.push(Buffer.from(chunk));
-        keptBytes += chunk.byteLength;
-      }
-      yield chunk;
-    }
-    say(`* ${status} complete after ${milliseconds(attempt.started)}`);
-    if (options.level >= 2)
-      say(`< body (${size} bytes): ${Buffer.concat(kept).toString('utf8')}`, BODY_LIMIT);
-  }
 
   const transport =
     (inner: Transport): Transport =>
@@ -133,7 +137,8 @@ export function createHttpTrace(options: HttpTraceOptions): HttpTrace {
       try {
         const response = await creating.run(attempt, () => inner(request));
         if (!attempt.sawHeaders) say(`< ${response.status}`);
-        if (response.body) return { ...response, body: tracedBody(response.body, response.status, attempt) };
+        if (response.body)
+          return { ...response, body: tracedBody(response.body, response.status, attempt, options.level) };
         say(`* ${response.status} complete after ${milliseconds(attempt.started)}`);
         body('<', response.text);
         return response;

@@ -15,7 +15,7 @@ import {
 import { DEFAULT_SEED_COUNT } from '../../src/server/start';
 import { runMain } from '../helpers/main';
 
-/** Each option is declared once, in src/program.ts: its parser, its default and what help says of it. */
+/** Each option is declared once, in src/program.ts or src/program/: its parser, its default and what help says of it. */
 
 /** Help with each option on one line, so a description is found whatever the width wraps. */
 async function help(args: string[]): Promise<string> {

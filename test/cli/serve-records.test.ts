@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findRunningServe, registerServe } from '../../src/config/serve-records';
 import { runMain, type ServedInProcess, serveInProcess } from '../helpers/main';
-import { runPetinv, type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
+import { type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
 
 /** `petinv serve` on any port, found by `petinv --env local` through the record it leaves while it runs. */
 
@@ -128,7 +128,7 @@ describe('petinv --env local finds a running serve', () => {
     });
     if (!listening) context.skip(); // Another process owns serve's default port here.
     try {
-      const result = await runPetinv(['--env', 'local', 'list', '--retries', '0'], {
+      const result = await runMain(['--env', 'local', 'list', '--retries', '0'], {
         env: { PETINV_CONFIG_DIR: configDir },
       });
       expect(result.code).toBe(7);

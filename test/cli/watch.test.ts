@@ -126,9 +126,13 @@ describe('petinv list --watch when the service fails', () => {
   let failing = false;
   let status = 503;
   let quantity = 1;
+  let answered = 0;
+  let failed = 0;
   let baseUrl: string;
   beforeAll(async () => {
     server = createServer((_req, res) => {
+      answered++;
+      if (failing) failed++;
       if (failing)
         res
           .writeHead(status, { 'Content-Type': 'application/json' })
@@ -152,11 +156,14 @@ describe('petinv list --watch when the service fails', () => {
       const watch = startMain(['--retries', '0', 'list', '--watch', '--interval', '0.1'], {
         env: { ...env, PETINV_BASE_URL: baseUrl },
       });
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      const first = answered;
+      await until(() => answered > first, 'the first poll');
       failing = true;
+      failed = 0;
       await watch.stderrLine('lost the connection');
-      // Several failed polls later (the backoff starts at the interval), still one line.
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      // A further failed poll (the backoff starts at the interval) is not told again; each more one
+      // lengthens the backoff, and so the wait for the return, without telling more.
+      await until(() => failed >= 2, 'a second failed poll');
       failing = false;
       quantity = failure + 1;
       await watch.stderrLine('is back');

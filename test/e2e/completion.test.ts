@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMain } from '../helpers/main';
-import { PETINV_BIN, runPetinv } from '../helpers/serve';
+import { PETINV_BIN } from '../helpers/serve';
 
 /**
  * The completion scripts in real shells, calling the built bin's `__complete` as a TAB would. bash is
@@ -23,7 +23,7 @@ beforeAll(async () => {
   env = { PETINV_CONFIG_DIR: join(home, 'config'), HOME: home, ZDOTDIR: home };
   expect((await runMain(['env', 'set-url', 'qa-east', 'https://qa.example/v1'], { env })).code).toBe(0);
   for (const shell of ['bash', 'zsh', 'fish']) {
-    const printed = await runPetinv(['completion', shell], { env });
+    const printed = await runMain(['completion', shell], { env });
     expect(printed.code).toBe(0);
     writeFileSync(join(home, `petinv.${shell}`), printed.stdout);
     script[shell] = join(home, `petinv.${shell}`);

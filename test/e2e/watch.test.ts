@@ -2,14 +2,8 @@ import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cleanEnv,
-  PETINV_BIN,
-  runPetinv,
-  type SpawnedServer,
-  spawnServer,
-  temporaryDirectory,
-} from '../helpers/serve';
+import { runMain } from '../helpers/main';
+import { cleanEnv, PETINV_BIN, type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
 
 /** The built bin: `petinv list --watch` in a pipe sees changes another process makes, and ends on EPIPE. */
 
@@ -68,7 +62,7 @@ describe('petinv list --watch, whole processes', () => {
           .filter((line) => line.includes('"status":304')).length >= 3,
     );
     expect(printed).toBe('');
-    expect((await runPetinv(['set', '5', '123'], { env })).code).toBe(0);
+    expect((await runMain(['set', '5', '123'], { env })).code).toBe(0);
     const event = JSON.parse(String((await watch.lines.next()).value));
     expect(event).toMatchObject({ petId: 5, to: 123, status: expect.any(String) });
     expect(typeof event.from).toBe('number');
@@ -81,7 +75,7 @@ describe('petinv list --watch, whole processes', () => {
     expect(JSON.parse(String((await watch.lines.next()).value)).petId).toBe(1);
     watch.child.stdout.destroy();
     // A pipe tells its writer that the reader left only when it writes: the next change does.
-    expect((await runPetinv(['set', '6', '321'], { env })).code).toBe(0);
+    expect((await runMain(['set', '6', '321'], { env })).code).toBe(0);
     expect(await watch.exited).toBe(141);
     expect(watch.child.stderr.read()).toBeNull();
   });

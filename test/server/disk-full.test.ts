@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statfsSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runPetinv, type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
+import { runMain } from '../helpers/main';
+import { type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
 
 /**
  * The real thing, where the machine allows it (root, tmpfs): a small file system that enforces its size
@@ -35,7 +36,9 @@ afterAll(() => {
 describe.skipIf(!readOnlyMount)('petinv serve on a read-only mount (root only)', () => {
   it('stops at start with one line and exit code 3', async () => {
     const data = join(readOnlyMount ?? '', 'missing', 'inventory.json');
-    const result = await runPetinv(['serve', '--port', '0', '--api-key', KEY, '--data', data]);
+    const result = await runMain(['serve', '--port', '0', '--api-key', KEY, '--data', data], {
+      env: { PETINV_CONFIG_DIR: temporaryDirectory() },
+    });
     expect(result.code).toBe(3);
     expect(result.stderr).toBe(
       `petinv: cannot create the directory of data file ${data}: the file system is read-only\n`,
@@ -163,7 +166,7 @@ describe.skipIf(!mountPoint)('petinv serve on a real, nearly full disk (tmpfs, r
     const directory = join(mountPoint ?? '', 'twice');
     mkdirSync(directory);
     const data = join(directory, 'inventory.json');
-    const server = await spawnServer(['--data', data, '--api-key', KEY, '--latency', '1500', '--quiet']);
+    const server = await spawnServer(['--data', data, '--api-key', KEY, '--latency', '1000', '--quiet']);
     await burst(server, (sent) => sent >= 8);
     leaveFree(mountPoint ?? '', 0);
     // A request held by --latency keeps the stop draining while the second signal arrives.

@@ -15,7 +15,8 @@ import { ServeError } from '../../src/server/errors';
 import { lockDataFile } from '../../src/server/lock';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
-import { runPetinv, spawnServer, temporaryDirectory } from '../helpers/serve';
+import { runMain } from '../helpers/main';
+import { spawnServer, temporaryDirectory } from '../helpers/serve';
 
 const KEY = 'files-test-key';
 const running: RunningServer[] = [];
@@ -259,7 +260,9 @@ describe('file-system failures at start', () => {
     const directory = temporaryDirectory();
     writeFileSync(join(directory, 'plain-file'), '');
     for (const data of [join(directory, 'plain-file', 'inventory.json'), '/proc/petinv/inventory.json']) {
-      const result = await runPetinv(['serve', '--port', '0', '--api-key', KEY, '--data', data]);
+      const result = await runMain(['serve', '--port', '0', '--api-key', KEY, '--data', data], {
+        env: { PETINV_CONFIG_DIR: temporaryDirectory() },
+      });
       expect(result.code).toBe(3);
       expect(result.stderr).toMatch(/^petinv: cannot (use|create the directory of) data file .*: .+\n$/);
       expect(result.stderr).not.toContain('unexpected');

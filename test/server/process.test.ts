@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bearer, jsonBody, request } from '../helpers/http';
-import { runPetinv, spawnServer, temporaryDirectory } from '../helpers/serve';
+import { runMain } from '../helpers/main';
+import { spawnServer, temporaryDirectory } from '../helpers/serve';
 
 /** What needs serve as a real process: kill -9, signals from outside, a second process on the data file. */
 
@@ -70,7 +71,10 @@ describe('petinv serve as a process', () => {
   it('refuses a second server on the same data file', async () => {
     const data = join(temporaryDirectory(), 'inventory.json');
     const first = await spawnServer(['--data', data, '--api-key', KEY]);
-    const second = await runPetinv(['serve', '--port', '0', '--data', data, '--api-key', KEY]);
+    // The refused start needs no process of its own: the lock's holder is one.
+    const second = await runMain(['serve', '--port', '0', '--data', data, '--api-key', KEY], {
+      env: { PETINV_CONFIG_DIR: temporaryDirectory() },
+    });
     expect(second.code).toBe(3);
     expect(second.stderr).toContain(
       `data file ${data} is in use by another petinv serve (pid ${first.child.pid})`,

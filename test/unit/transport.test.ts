@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import { Agent, MockAgent, ProxyAgent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { TransportError, undiciTransport } from '../../src/api/transport';
+import { TransportError } from '../../src/api/transport';
+import { undiciTransport } from '../../src/api/undici-transport';
 import { closedPort } from '../helpers/serve';
 
 describe('undiciTransport with MockAgent', () => {

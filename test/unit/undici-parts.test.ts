@@ -4,12 +4,12 @@ import { join, relative } from 'node:path';
 import * as undici from 'undici';
 import undiciPackage from 'undici/package.json' with { type: 'json' };
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { undiciTransport } from '../../src/api/transport';
 import { createAgent } from '../../src/api/undici';
+import { undiciTransport } from '../../src/api/undici-transport';
 
 /**
  * src/api/undici.ts imports one of undici's internal modules (lib/dispatcher/agent.js) to spare the CLI's
- * start the rest of undici; src/api/transport.ts drives it with `dispatch` and a handler of its own. Internals can move in any
+ * start the rest of undici; src/api/undici-transport.ts drives it with `dispatch` and a handler of its own. Internals can move in any
  * release; these tests fail loudly when they do, rather than a user's `petinv list` failing.
  */
 

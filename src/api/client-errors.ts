@@ -1,0 +1,193 @@
+import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
+import { printableWithout } from '../printable';
+import { formatBytes } from './defaults';
+import { InventoryStreamError } from './inventory-stream';
+import { ApiError } from './schemas';
+import { TransportError, type TransportResponse } from './transport';
+
+/** What every message of one client names: where it failed, and the limits it ran with. */
+export interface ErrorContext {
+  /** The environment's name, or the base URL when it has none. */
+  where: string;
+  /** Never shown, should the service echo it: the API key. */
+  secrets: readonly string[];
+  timeoutMs: number;
+  maxBodyBytes: number;
+}
+
+function kindOfStatus(status: number): ErrorKind {
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 404) return 'notFound';
+  if (status >= 400 && status < 500 && status !== 408 && status !== 429) return 'rejected';
+  return 'server';
+}
+
+/** The errors a client's user reads: each says what happened, in which environment, and what to do next. */
+export class ClientErrors {
+  constructor(private readonly context: ErrorContext) {}
+
+  /** The service's words as one bounded printable line, without the key. */
+  shown(text: string, maxLength?: number): string {
+    return printableWithout(text, this.context.secrets, maxLength);
+  }
+
+  failure(
+    operation: string,
+    status: number,
+    text: string,
+    subject?: string,
+    advice = 'try again later',
+  ): PetinvError {
+    let body: ServiceErrorBody | undefined;
+    try {
+      const parsed = ApiError.safeParse(JSON.parse(text));
+      if (parsed.success) body = parsed.data;
+    } catch {
+      // Not JSON: described below from the status alone.
+    }
+    // The HTTP status decides the kind even when the body's own `status` disagrees.
+    const kind = kindOfStatus(status);
+    // The service's words reach a terminal, and --json output, only as one bounded printable line.
+    const code = body ? this.shown(body.code, 64) : `http_${status}`;
+    const message = body && this.shown(body.message);
+    const shownText = this.shown(text);
+    const detail = body ? `${status} ${code}: ${message}` : `${status}${shownText ? `: ${shownText}` : ''}`;
+    const errorBody = { code, message: message ?? `HTTP ${status}`, status };
+    switch (kind) {
+      case 'auth':
+        return new PetinvError(
+          kind,
+          `the service refused the API key for ${this.context.where} (${detail}); run: petinv login --env ${this.context.where}`,
+          errorBody,
+        );
+      case 'notFound':
+        return subject
+          ? new PetinvError(kind, `${subject} not found in ${this.context.where} (${detail})`, errorBody)
+          : new PetinvError(
+              kind,
+              `${operation} not found in ${this.context.where} (${detail}); check the base URL: petinv env set-url ${this.context.where} <url>`,
+              errorBody,
+            );
+      case 'rejected':
+        return new PetinvError(
+          kind,
+          `the service rejected ${operation} in ${this.context.where} (${detail})`,
+          errorBody,
+        );
+      default:
+        return new PetinvError(
+          kind,
+          `the service failed ${operation} in ${this.context.where} (${detail}); ${advice}`,
+          errorBody,
+        );
+    }
+  }
+
+  /**
+   * A redirect is never followed (the Authorization header would go along to wherever it points); the
+   * error names where it points and how to move the environment there if the service really moved.
+   */
+  redirected(operation: string, url: string, path: string, response: TransportResponse): PetinvError {
+    const location = response.header('location');
+    let suggestion = '<url>';
+    let shown = 'no Location';
+    if (location !== null) {
+      shown = `Location: ${this.shown(location)}`;
+      try {
+        const target = new URL(location, url);
+        if (target.pathname.endsWith(path) && target.search === '' && /^https?:$/.test(target.protocol))
+          suggestion = this.shown(`${target.origin}${target.pathname.slice(0, -path.length)}`);
+      } catch {
+        // Not a URL: the user picks the new address.
+      }
+    }
+    return new PetinvError(
+      'config',
+      `the service in ${this.context.where} answered ${operation} with a redirect (${response.status}, ${shown}); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url ${this.context.where} ${suggestion}`,
+      { code: 'redirect', message: `redirect (${response.status}) not followed`, status: response.status },
+    );
+  }
+
+  /** A certificate that cannot be trusted: the same one will be presented again, so it is never retried. */
+  untrusted(error: TransportError, url: string): PetinvError {
+    return new PetinvError(
+      'network',
+      `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${this.context.where}: it presented ${this.shown(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
+      { code: 'tls' },
+    );
+  }
+
+  tooLarge(operation: string): PetinvError {
+    return new PetinvError(
+      'server',
+      `the answer from ${this.context.where} to ${operation} is larger than ${formatBytes(this.context.maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE`,
+      { code: 'body_too_large' },
+    );
+  }
+
+  unreachable(error: TransportError, url: string, attempts: string): PetinvError {
+    if (error.reason === 'timeout') {
+      return new PetinvError(
+        'server',
+        `no answer from ${url} within ${this.context.timeoutMs} ms in ${this.context.where}${attempts}; raise --timeout or try again later`,
+        {
+          code: 'timeout',
+        },
+      );
+    }
+    const advice = error.unreachable
+      ? 'is the proxy up, and the proxy variable right?'
+      : 'is the service up and the base URL right? see petinv config';
+    return new PetinvError(
+      'network',
+      `cannot reach ${error.unreachable ?? url} in ${this.context.where} (${this.shown(error.detail)})${attempts}; ${advice}`,
+      {
+        code: 'network',
+      },
+    );
+  }
+
+  contractError(operation: string, problem: string): PetinvError {
+    return new PetinvError(
+      'server',
+      `the answer from ${this.context.where} to ${operation} does not match the contract: ${this.shown(problem, 300)}`,
+      {
+        code: 'invalid_response',
+      },
+    );
+  }
+
+  /**
+   * A failure of a list answer after its first items were handed out: they may be printed already, so it
+   * is not retried, and it is a server error (exit 8) whatever broke it, a cut connection included.
+   */
+  brokenOff(operation: string, url: string, error: unknown, handedOut: number): PetinvError {
+    if (error instanceof InventoryStreamError) return this.contractError(operation, error.message);
+    if (!(error instanceof TransportError)) return error as PetinvError;
+    if (error.reason === 'too large') return this.tooLarge(operation);
+    if (error.reason === 'timeout') return this.unreachable(error, url, '');
+    return new PetinvError(
+      'server',
+      `the answer from ${this.context.where} to ${operation} broke off after ${handedOut} ${handedOut === 1 ? 'item' : 'items'} (${this.shown(error.detail)})`,
+      { code: 'broken_response' },
+    );
+  }
+}
+
+/** Weak comparison (RFC 9110 8.8.3.2): W/"x" and "x" name the same list. */
+const opaqueTag = (etag: string) => etag.trim().replace(/^W\//, '');
+
+/**
+ * Whether a 304 confirms the list held under `sent`: one that names another ETag speaks of another list
+ * (RFC 9111 4.3.4), so the list held is not used. A 304 that names none refers to the request's.
+ */
+export function confirms(answered: string | null, sent: string): boolean {
+  return answered === null || opaqueTag(answered) === opaqueTag(sent);
+}
+
+/** A 304 that names another ETag than the one asked about: the list is asked for again, whole. */
+export class StaleTagError extends Error {
+  constructor(operation: string) {
+    super(`${operation}: a 304 Not Modified that names another ETag than the one asked about`);
+  }
+}

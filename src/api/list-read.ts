@@ -1,0 +1,137 @@
+import { PetinvError } from '../errors';
+import type { InventoryPoll } from './client';
+import { type ClientErrors, StaleTagError } from './client-errors';
+import { InventoryStreamError, parseInventoryStream } from './inventory-stream';
+import { type CachedList, type CacheWriter, copiedInto, isCacheableEtag, type ListCache } from './list-cache';
+import type { Call } from './request';
+import type { InventoryItem } from './schemas';
+import type { TransportResponse } from './transport';
+
+const OPERATION = 'GET /inventory';
+
+/** What reading the list needs of its client. */
+export interface ListReading {
+  call: Call;
+  errors: ClientErrors;
+  /** The list's own address, for messages. */
+  url: string;
+  listCache?: ListCache;
+}
+
+/** A body as chunks: a transport that does not stream (a library caller's own) hands over the text. */
+const chunksOf = (response: TransportResponse) => response.body ?? [Buffer.from(response.text)];
+
+/** The list's batches from a body: the answer's as it arrives, or the kept one after a 304. */
+function startList(errors: ClientErrors, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>) {
+  const batches = parseInventoryStream(chunks);
+  return batches
+    .next()
+    .then((first) => ({ batches, first }))
+    .catch((error: unknown) => {
+      if (error instanceof InventoryStreamError) throw errors.contractError(OPERATION, error.message);
+      throw error;
+    });
+}
+
+/**
+ * Opens GET /inventory and takes its first batch: conditional when a list is kept (`kept`), and then a
+ * 304 reads the kept body through the same parser and checks. A fresh body is copied into the cache as
+ * it passes (`writer`), to be kept only once it was read whole and valid.
+ */
+async function openList({ call, errors, listCache }: ListReading, kept: CachedList | undefined) {
+  return call('GET', '/inventory', undefined, undefined, {
+    ifNoneMatch: kept?.etag,
+    read: async (response) => {
+      if (response.status === 304)
+        return { ...(await startList(errors, (kept as CachedList).chunks())), fromCache: true };
+      const etag = response.header('etag');
+      const writer = isCacheableEtag(etag) ? listCache?.writer(etag) : undefined;
+      const body = chunksOf(response);
+      try {
+        return {
+          ...(await startList(errors, writer ? copiedInto(body, writer) : body)),
+          writer,
+          fromCache: false,
+        };
+      } catch (error) {
+        writer?.abort();
+        throw error;
+      }
+    },
+  });
+}
+
+/** GET /inventory as it arrives, revalidated against the list cache when there is one. */
+export async function* streamInventory(
+  reading: ListReading,
+): AsyncGenerator<InventoryItem[], void, undefined> {
+  const { listCache, errors } = reading;
+  const kept = listCache?.open();
+  let list: Awaited<ReturnType<typeof openList>> & { writer?: CacheWriter };
+  try {
+    // The first batch is taken inside the attempt, so a failure before anything was handed out is
+    // retried (or refused) like any other; what follows cannot be taken back.
+    list = await openList(reading, kept).catch(async (error: unknown) => {
+      const stale = error instanceof StaleTagError;
+      if (!kept || !(stale || (error instanceof PetinvError && error.body.code === 'invalid_response')))
+        throw error;
+      // The kept body no longer reads as a list, or the service's 304 is about another list: forget it,
+      // and ask for the whole list.
+      listCache?.drop();
+      kept.close();
+      return openList(reading, undefined);
+    });
+  } catch (error) {
+    kept?.close();
+    throw error;
+  }
+  const { batches, first, writer } = list;
+  let handedOut = 0;
+  let whole = false;
+  try {
+    if (!first.done) {
+      handedOut += first.value.length;
+      yield first.value;
+      for await (const batch of batches) {
+        handedOut += batch.length;
+        yield batch;
+      }
+    }
+    whole = true;
+  } catch (error) {
+    if (list.fromCache) listCache?.drop();
+    throw errors.brokenOff(OPERATION, reading.url, error, handedOut);
+  } finally {
+    // A consumer that stops early (--limit, a closed pipe) cancels the rest of the body.
+    await batches.return();
+    if (whole) writer?.commit();
+    else writer?.abort();
+    kept?.close();
+  }
+}
+
+/** The list only if it changed since `etag`; no list cache. A 304 about another list asks again, whole. */
+export function pollInventory(reading: ListReading, etag: string | undefined): Promise<InventoryPoll> {
+  return poll(reading, etag).catch((error: unknown) => {
+    if (error instanceof StaleTagError) return poll(reading, undefined);
+    throw error;
+  });
+}
+
+function poll({ call, errors }: ListReading, etag: string | undefined): Promise<InventoryPoll> {
+  return call('GET', '/inventory', undefined, undefined, {
+    ifNoneMatch: etag,
+    read: async (response): Promise<InventoryPoll> => {
+      if (response.status === 304) return { changed: false };
+      const items: InventoryItem[] = [];
+      try {
+        for await (const batch of parseInventoryStream(chunksOf(response)))
+          for (const item of batch) items.push(item);
+      } catch (error) {
+        if (error instanceof InventoryStreamError) throw errors.contractError(OPERATION, error.message);
+        throw error;
+      }
+      return { changed: true, items, etag: response.header('etag') ?? undefined };
+    },
+  });
+}

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import { readConfigFile, updateConfigFile } from '../config/file';
+import { configFilePath } from '../config/paths';
+import { UNSENDABLE_KEY_CHARACTER } from '../config/settings';
+import { configError, PetinvError, usageError } from '../errors';
+import type { ServeFlags } from '../program';
+
+export interface ResolvedKeys {
+  keys: string[];
+  source: string;
+  generated?: string;
+}
+
+/** What a client can send in `Authorization: Bearer <key>`: visible ASCII, nothing else. */
+
+/** Why no client could send this key, or undefined when one can; the key itself is never repeated. */
+function unsendable(key: string): string | undefined {
+  if (key === '') return 'a key is empty';
+  if (UNSENDABLE_KEY_CHARACTER.test(key))
+    return 'a key holds white space, a control character or a non-ASCII character, which no client can send';
+  return undefined;
+}
+
+function checkKeys(keys: readonly string[], where: string) {
+  for (const key of keys) {
+    const problem = unsendable(key);
+    if (problem) throw usageError(`${where}: ${problem}`);
+  }
+}
+
+/** A key file larger than this is not a key file (and /dev/zero must not hang the start). */
+const KEY_FILE_LIMIT = 1024 * 1024;
+
+/** Keys one per line; blank lines (and so a trailing newline) are skipped, and a CR before a LF too. */
+async function readKeyFile(path: string): Promise<string[]> {
+  let text: string;
+  try {
+    const file = await open(path, 'r');
+    try {
+      const buffer = Buffer.alloc(KEY_FILE_LIMIT + 1);
+      let size = 0;
+      let bytesRead: number;
+      do {
+        ({ bytesRead } = await file.read(buffer, size, buffer.length - size));
+        size += bytesRead;
+      } while (bytesRead > 0 && size < buffer.length);
+      if (size > KEY_FILE_LIMIT) throw usageError(`--api-key-file ${path}: larger than 1 MiB`);
+      text = buffer.toString('utf8', 0, size);
+    } finally {
+      await file.close();
+    }
+  } catch (error) {
+    if (error instanceof PetinvError) throw error;
+    const { code } = error as NodeJS.ErrnoException;
+    throw configError(`cannot read --api-key-file ${path} (${code ?? (error as Error).message})`);
+  }
+  const keys: string[] = [];
+  for (const [index, raw] of text.split('\n').entries()) {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (line.trim() === '') continue;
+    checkKeys([line], `--api-key-file ${path}, line ${index + 1}`);
+    keys.push(line);
+  }
+  if (keys.length === 0) throw usageError(`--api-key-file ${path} holds no key`);
+  return keys;
+}
+
+/**
+ * --api-key and --api-key-file together, else PETINV_SERVE_API_KEY, else the key stored for `local`,
+ * else a new one stored there. A key no client could send is refused before anything starts.
+ */
+export async function resolveServeKeys(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<ResolvedKeys> {
+  const fromFlag = flags.apiKey ?? [];
+  checkKeys(fromFlag, '--api-key');
+  if (flags.apiKeyFile !== undefined) {
+    const fromFile = await readKeyFile(flags.apiKeyFile);
+    const source = `--api-key-file ${flags.apiKeyFile}`;
+    return {
+      keys: [...fromFlag, ...fromFile],
+      source: fromFlag.length > 0 ? `--api-key and ${source}` : source,
+    };
+  }
+  if (fromFlag.length > 0) return { keys: fromFlag, source: '--api-key' };
+  const fromEnv = env.PETINV_SERVE_API_KEY;
+  if (fromEnv !== undefined) {
+    checkKeys([fromEnv], 'PETINV_SERVE_API_KEY');
+    return { keys: [fromEnv], source: 'PETINV_SERVE_API_KEY' };
+  }
+  const stored = readConfigFile(env).environments.local?.apiKey;
+  if (stored) {
+    const problem = unsendable(stored);
+    if (problem)
+      throw configError(
+        `the local environment's key in ${configFilePath(env)} cannot be used: ${problem}; store another with petinv login --env local`,
+      );
+    return { keys: [stored], source: `the local environment's key in ${configFilePath(env)}` };
+  }
+  const generated = `pk_${randomBytes(24).toString('base64url')}`;
+  const path = await updateConfigFile((config) => {
+    config.environments.local = { ...config.environments.local, apiKey: generated };
+  }, env);
+  return { keys: [generated], source: `generated, stored for the local environment in ${path}`, generated };
+}

@@ -1,0 +1,60 @@
+import type { Writable } from 'node:stream';
+import type { RequestLogEntry } from '../server/app';
+
+/** Control characters from outside (a path, a fault's message) never reach the operator's terminal raw. */
+export const printable = (text: string) =>
+  text.replace(/\p{Cc}/gu, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+
+export function formatLogEntry(entry: RequestLogEntry): string {
+  if ('event' in entry)
+    return entry.event === 'client_error'
+      ? `client error ${entry.code}: answered ${entry.status}`
+      : `refused ${entry.count} new connection(s): ${entry.limit} open, the --max-connections limit`;
+  const request = printable(`${entry.method} ${entry.path}`);
+  if ('fault' in entry) return `${request} unexpected fault: ${printable(entry.fault)}`;
+  if ('aborted' in entry) return `${request} aborted by the client after ${entry.ms}ms`;
+  return `${request} ${entry.status} ${entry.ms}ms`;
+}
+
+/** What a JSON log line calls each entry, so that `jq 'select(.event == "request")'` finds them. */
+export function eventOf(entry: RequestLogEntry): string {
+  if ('event' in entry) return entry.event;
+  if ('fault' in entry) return 'fault';
+  if ('aborted' in entry) return 'request_aborted';
+  return 'request';
+}
+
+/**
+ * Writes lines to stderr until it breaks (EPIPE: `petinv serve 2>&1 | head -1`), then nothing: a lost
+ * log is no reason to stop serving.
+ */
+function lineWriter(stream: Writable): (line: string) => void {
+  let broken = false;
+  stream.on('error', () => {
+    broken = true;
+  });
+  return (line) => {
+    if (broken || stream.destroyed || !stream.writable) return;
+    try {
+      stream.write(`${line}\n`);
+    } catch {
+      broken = true;
+    }
+  };
+}
+
+/**
+ * One log event: with --json a line `{"time","event",...fields}`, else the time and the text, and any
+ * details on indented lines of their own below it (so the first line stays short). Every event carries
+ * the time in UTC (ISO 8601, milliseconds), so a log kept for days still reads in order.
+ */
+export type LogEvent = (event: string, fields: object, text: string, details?: readonly string[]) => void;
+
+export function serveLog(stream: Writable, json: boolean): LogEvent {
+  const say = lineWriter(stream);
+  return (event, fields, text, details = []) => {
+    const time = new Date().toISOString();
+    if (json) say(JSON.stringify({ time, event, ...fields }));
+    else say([`${time} ${text}`, ...details.map((detail) => `  ${detail}`)].join('\n'));
+  };
+}

@@ -1,0 +1,110 @@
+import {
+  byDefault,
+  DEFAULT_CONCURRENCY,
+  parsedOption,
+  parseIntervalSeconds,
+  wholeNumber,
+} from '../commands/options';
+import type { CommandTable, OptionsOf, Program } from '../program';
+
+/** The inventory's own commands: reading it (list, summary) and changing it (set, adjust). */
+
+const declareList = (program: Program) =>
+  program
+    .command('list')
+    .description('list the stock of every pet: a table on a terminal, tab-separated lines in a pipe')
+    .option('--table', 'a table even in a pipe (for less -R, say)')
+    .option('--ndjson', 'one JSON item per line')
+    .option('--csv', 'CSV with a header line')
+    .option('--status <list>', 'only these statuses, comma-separated (available,pending,sold)')
+    .addOption(wholeNumber('--low <n>', 'only pets with a quantity of at most N', 0, Number.MAX_SAFE_INTEGER))
+    .option('--sort <key>', "sort by petId, quantity or status (default: the service's order)")
+    .option('--reverse', 'reverse the order')
+    .addOption(wholeNumber('--limit <n>', 'at most N pets', 0, Number.MAX_SAFE_INTEGER))
+    .option(
+      '--watch',
+      'poll and show changes: a table redrawn in place, or one JSON line per change in a pipe',
+    )
+    .addOption(
+      parsedOption(
+        '--interval <seconds>',
+        'with --watch: seconds between polls (default 2)',
+        parseIntervalSeconds,
+      ),
+    )
+    .option('--initial', 'with --watch in a pipe: the current state first, one line per pet');
+export type ListFlags = OptionsOf<ReturnType<typeof declareList>>;
+
+const declareSet = (program: Program) =>
+  program
+    .command('set')
+    .argument('[petId]', 'the pet to update, or - to read bulk updates from stdin')
+    .argument('[quantity]', 'the new quantity')
+    .description(
+      'set the quantity of one pet, or of many with --file F or -\n(the service marks this operation, PATCH /inventory/{petId}, experimental)',
+    )
+    .option('--file <file>', 'bulk updates: lines "petId quantity", NDJSON items, or a JSON array')
+    .option('--strict', 'bulk: send nothing if any line is bad')
+    .addOption(
+      wholeNumber(
+        '--concurrency <n>',
+        `bulk: updates in flight at once (default ${DEFAULT_CONCURRENCY})`,
+        1,
+        256,
+      ),
+    )
+    .option('--dry-run', 'show each change against current stock; write nothing')
+    .option('--ndjson', 'bulk: one JSON result per line as each completes')
+    .option('-y, --yes', 'do not ask for confirmation on production');
+export type SetFlags = OptionsOf<ReturnType<typeof declareSet>>;
+
+const declareAdjust = (program: Program) =>
+  program
+    .command('adjust')
+    .argument('<petId>', 'the pet to adjust')
+    .argument('<delta>', 'how much to add, like +5 or -2')
+    .description('add to or take from a quantity: reads it, then sets the sum (not atomic)')
+    .option('--dry-run', 'show the change against current stock; write nothing')
+    .option('-y, --yes', 'do not ask for confirmation on production');
+export type AdjustFlags = OptionsOf<ReturnType<typeof declareAdjust>>;
+
+const declareSummary = (program: Program) =>
+  program
+    .command('summary')
+    .description('pets and units per status, low stock and the largest stocks; a bar chart on a terminal')
+    .addOption(
+      wholeNumber(
+        '--low <n>',
+        'count the pets with a quantity of at most N',
+        0,
+        Number.MAX_SAFE_INTEGER,
+      ).default(...byDefault(0)),
+    )
+    .addOption(
+      wholeNumber('--top <n>', 'how many of the largest stocks to show', 0, 1000).default(...byDefault(5)),
+    );
+export type SummaryFlags = OptionsOf<ReturnType<typeof declareSummary>>;
+
+export const INVENTORY_COMMANDS: CommandTable = [
+  (program, context) =>
+    declareList(program).action(async (_flags, command) =>
+      (await import('../commands/list')).runList(command.optsWithGlobals(), context(command)),
+    ),
+  (program, context) =>
+    declareSet(program).action(async (petId, quantity, _flags, command) =>
+      (await import('../commands/set')).runSet(petId, quantity, command.optsWithGlobals(), context(command)),
+    ),
+  (program, context) =>
+    declareAdjust(program).action(async (petId, delta, _flags, command) =>
+      (await import('../commands/adjust')).runAdjust(
+        petId,
+        delta,
+        command.optsWithGlobals(),
+        context(command),
+      ),
+    ),
+  (program, context) =>
+    declareSummary(program).action(async (_flags, command) =>
+      (await import('../commands/summary')).runSummary(command.optsWithGlobals(), context(command)),
+    ),
+];

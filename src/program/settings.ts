@@ -1,0 +1,79 @@
+import type { ChosenCommand, CommandTable, OptionsOf, Program } from '../program';
+
+/** The commands that keep the settings: environments, keys and what is in effect. */
+
+const globals = (command: ChosenCommand) => command.optsWithGlobals();
+
+const declareLogin = (program: Program) =>
+  program
+    .command('login')
+    .description('store the API key of an environment: typed hidden on a terminal, or piped on stdin')
+    .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)')
+    .option('--no-verify', 'store the key without asking the service whether it accepts it');
+export type LoginFlags = OptionsOf<ReturnType<typeof declareLogin>>;
+
+export const SETTINGS_COMMANDS: CommandTable = [
+  (program, context) => {
+    const env = program
+      .command('env')
+      .description('list environments and mark the current one; set-url, use, remove')
+      .action(async (_flags, command) =>
+        (await import('../commands/env')).runEnvList(globals(command), context(command)),
+      );
+    env
+      .command('set-url')
+      .argument('<env>')
+      .argument('<url>', 'base URL ending in /v1')
+      .description('set the base URL of an environment, adding it if new')
+      .action(async (name, url, _flags, command) =>
+        (await import('../commands/env')).runEnvSetUrl(name, url, context(command)),
+      );
+    env
+      .command('use')
+      .argument('<env>')
+      .description('make an environment the current one')
+      .action(async (name, _flags, command) =>
+        (await import('../commands/env')).runEnvUse(name, context(command)),
+      );
+    env
+      .command('remove')
+      .argument('<env>')
+      .description('forget the URL and key stored for an environment')
+      .action(async (name, _flags, command) =>
+        (await import('../commands/env')).runEnvRemove(name, context(command)),
+      );
+  },
+  (program, context) =>
+    declareLogin(program).action(async (_flags, command) =>
+      (await import('../commands/login')).runLogin(command.optsWithGlobals(), context(command)),
+    ),
+  (program, context) =>
+    program
+      .command('logout')
+      .description('forget the API key of an environment')
+      .action(async (_flags, command) =>
+        (await import('../commands/login')).runLogout(globals(command), context(command)),
+      ),
+  (program, context) =>
+    program
+      .command('config')
+      .description('show the settings in effect and where each came from (key masked)')
+      .action(async (_flags, command) =>
+        (await import('../commands/config')).runConfigShow(globals(command), context(command)),
+      )
+      .command('path')
+      .description("print the config file's path")
+      .action(async (_flags, command) =>
+        (await import('../commands/config')).runConfigPath(context(command)),
+      ),
+  (program, context) =>
+    program
+      .command('status')
+      .description(
+        'the environment in use, its URL and key and where each came from, and whether the service answers with that key',
+      )
+      .addHelpText('after', '\nExamples:\n  petinv status\n  petinv --env local status --json')
+      .action(async (_flags, command) =>
+        (await import('../commands/status')).runStatus(globals(command), context(command)),
+      ),
+];
