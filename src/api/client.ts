@@ -34,6 +34,8 @@ export interface ClientOptions {
   onRetryWait?: (wait: RetryWait) => void;
   /** Told once per distinct warning, such as a Deprecation header. */
   onWarning?: (message: string) => void;
+  /** What to do when the service refuses the key (401, 403); by default, to log in to `envName` again. */
+  refusedKeyAdvice?: string;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
   /** The last list and its ETag, revalidated by every listInventory (src/api/list-cache.ts); none by default. */
@@ -173,7 +175,7 @@ export function createClient(options: ClientOptions): InventoryClient {
       case 'auth':
         return new PetinvError(
           kind,
-          `the service refused the API key for ${where} (${detail}); run: petinv login --env ${where}`,
+          `the service refused the API key for ${where} (${detail}); ${options.refusedKeyAdvice ?? `run: petinv login --env ${where}`}`,
           errorBody,
         );
       case 'notFound':

@@ -48,6 +48,18 @@ export function loadSettings(
 const START_SERVE = 'start one in another terminal: petinv serve';
 
 /**
+ * What to do about a key the service refuses, by where the key came from: logging in again does not help
+ * while PETINV_API_KEY (which wins over the stored key) or a running serve's record supplies it.
+ */
+function refusedKeyAdvice(settings: Settings, envName: string): string {
+  const { source, origin } = settings.apiKey;
+  if (source === 'environment variable')
+    return `the key came from ${origin}, which wins over a stored key: fix it, or unset it to use the key stored by petinv login --env ${envName}`;
+  if (source === 'running serve') return `the key came from ${origin}; restart that serve`;
+  return `run: petinv login --env ${envName}`;
+}
+
+/**
  * `local` with no serve registered falls back to serve's default address; when nothing answers there,
  * the message says that no serve is running, not merely that an address is unreachable.
  */
@@ -160,6 +172,7 @@ export async function connect(
     transport,
     userAgent: `petinv/${version}`,
     onWarning: (message) => context.stderr.write(`petinv: warning: ${message}\n`),
+    refusedKeyAdvice: refusedKeyAdvice(settings, envName),
     listCache:
       flags.cache === false
         ? undefined

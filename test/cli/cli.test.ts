@@ -276,11 +276,26 @@ describe('exit codes', () => {
     });
     expect(insecure.code).toBe(7);
   });
-  it('4: authentication', async () => {
+  it('4: authentication, with advice that fits where the key came from', async () => {
     const result = await petinv(['list'], { env: { PETINV_API_KEY: 'wrong' } });
     expect(result.code).toBe(4);
+    // Logging in again would not help: the variable wins over any stored key.
     expect(result.stderr).toBe(
-      'petinv: the service refused the API key for local (401 unauthorized: the API key is not valid); run: petinv login --env local\n',
+      'petinv: the service refused the API key for local (401 unauthorized: the API key is not valid); the key came from PETINV_API_KEY, which wins over a stored key: fix it, or unset it to use the key stored by petinv login --env local\n',
+    );
+    const stored = {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      PETINV_ENV: 'qa',
+      PETINV_BASE_URL: '',
+      PETINV_API_KEY: '',
+    };
+    expect((await petinv(['env', 'set-url', 'qa', server.baseUrl], { env: stored })).code).toBe(0);
+    const login = await petinv(['login', '--no-verify'], { env: stored, input: 'wrong' });
+    expect(login.code).toBe(0);
+    const refused = await petinv(['list'], { env: stored });
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toBe(
+      'petinv: the service refused the API key for qa (401 unauthorized: the API key is not valid); run: petinv login --env qa\n',
     );
   });
   it('5: not found', async () => {
