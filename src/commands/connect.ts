@@ -6,7 +6,7 @@ import { createAgent, createProxyAgent } from '../api/undici';
 import { readConfigFile } from '../config/file';
 import { cacheDirectory, configFilePath } from '../config/paths';
 import { chooseProxy, describeProxy } from '../config/proxy';
-import { describeServe, findRunningServe } from '../config/serve-records';
+import { findServeForLocal } from '../config/serve-records';
 import {
   apiKeyProblem,
   checkBaseUrl,
@@ -34,12 +34,8 @@ export function loadSettings(
   context: CommandContext,
   options: ResolveOptions = {},
 ): Settings {
-  const findServe = () => {
-    const { serve } = findRunningServe(context.env);
-    return serve && { baseUrl: serve.baseUrl, apiKey: serve.apiKey, description: describeServe(serve) };
-  };
   return resolveSettings(flags, context.env, readConfigFile(context.env), configFilePath(context.env), {
-    findServe,
+    findServe: () => findServeForLocal(context.env),
     ...options,
   });
 }

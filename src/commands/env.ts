@@ -1,6 +1,7 @@
 import Table from 'cli-table3';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
+import { findServeForLocal } from '../config/serve-records';
 import {
   BUILTIN_ENVIRONMENTS,
   checkBaseUrl,
@@ -26,9 +27,11 @@ export function runEnvList(flags: GlobalFlags, context: CommandContext) {
   const path = configFilePath(context.env);
   const settings = resolveSettings(flags, context.env, file, path);
   const names = knownEnvironments(file);
+  // `local` without a URL of its own points at the running serve, as every command that uses it does.
+  const findServe = () => findServeForLocal(context.env);
   const rows = names.map((name) => {
     // What is stored for each environment; PETINV_BASE_URL and PETINV_API_KEY override only the one in use.
-    const resolved = resolveSettings({ env: name }, {}, file, path);
+    const resolved = resolveSettings({ env: name }, {}, file, path, { findServe });
     return {
       name,
       current: name === settings.env.value,
