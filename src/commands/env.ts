@@ -57,16 +57,21 @@ export function runEnvList(flags: GlobalFlags, context: CommandContext) {
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
     style: { head: context.color ? ['bold'] : [], border: context.color ? ['grey'] : [] },
   });
+  // The hints go below the table, once: in every row they made it wider than an 80-column terminal.
   for (const row of rows) {
     table.push([
       row.current ? chalk.green('*') : '',
       row.current ? chalk.bold(row.name) : row.name,
-      row.baseUrl ?? chalk.dim(`not set: petinv env set-url ${row.name} <url>`),
-      row.hasKey ? 'set' : chalk.dim(`none: petinv login --env ${row.name}`),
+      row.baseUrl ?? chalk.dim('not set'),
+      row.hasKey ? 'set' : chalk.dim('none'),
     ]);
   }
   context.stdout.write(`${table.toString()}\n`);
-  context.stdout.write(chalk.dim(`current: ${settings.env.value} (from ${settings.env.origin})\n`));
+  context.stdout.write(`${chalk.dim(`current: ${settings.env.value} (from ${settings.env.origin})`)}\n`);
+  if (rows.some((row) => row.baseUrl === null))
+    context.stdout.write(`${chalk.dim('set a base URL: petinv env set-url NAME https://<host>/v1')}\n`);
+  if (rows.some((row) => !row.hasKey))
+    context.stdout.write(`${chalk.dim('store a key: petinv login --env NAME')}\n`);
 }
 
 export async function runEnvUse(name: string, context: CommandContext) {

@@ -434,6 +434,16 @@ describe('environments', () => {
       from: join(dir, 'config.json'),
     });
     expect((await run(['config', 'path'])).stdout).toBe(`${join(dir, 'config.json')}\n`);
+    // On an 80-column terminal the table fits (it was 101 wide); what to do about what is missing follows it, once.
+    const table = (
+      await runMain(['env'], { env: { PETINV_CONFIG_DIR: dir, NO_COLOR: '1' }, tty: true, columns: 80 })
+    ).stdout;
+    for (const line of table.split('\n').filter((row) => /^[┌│└]/.test(row)))
+      expect(line.length, line).toBeLessThanOrEqual(80);
+    expect(table).toContain('│ * │ staging     │ https://staging.example/v1 │ none    │');
+    expect(table).toContain(
+      'set a base URL: petinv env set-url NAME https://<host>/v1\nstore a key: petinv login --env NAME\n',
+    );
     expect((await run(['env', 'remove', 'staging'])).code).toBe(0);
     expect(JSON.parse((await run(['config', '--json'])).stdout).env.value).toBe('production');
   });
