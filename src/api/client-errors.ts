@@ -11,6 +11,8 @@ export interface ErrorContext {
   where: string;
   /** Never shown, should the service echo it: the API key. */
   secrets: readonly string[];
+  /** What to do about a refused key, which depends on where the key came from. */
+  refusedKeyAdvice?: string;
   timeoutMs: number;
   maxBodyBytes: number;
 }
@@ -57,7 +59,7 @@ export class ClientErrors {
       case 'auth':
         return new PetinvError(
           kind,
-          `the service refused the API key for ${this.context.where} (${detail}); run: petinv login --env ${this.context.where}`,
+          `the service refused the API key for ${this.context.where} (${detail}); ${this.context.refusedKeyAdvice ?? `run: petinv login --env ${this.context.where}`}`,
           errorBody,
         );
       case 'notFound':

@@ -35,6 +35,8 @@ export interface ClientOptions {
   onRetryWait?: (wait: RetryWait) => void;
   /** Told once per distinct warning, such as a Deprecation header. */
   onWarning?: (message: string) => void;
+  /** What to do when the service refuses the key (401, 403); by default, to log in to `envName` again. */
+  refusedKeyAdvice?: string;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
   /** The last list and its ETag, revalidated by every listInventory (src/api/list-cache.ts); none by default. */
@@ -88,7 +90,13 @@ export function createClient(options: ClientOptions): InventoryClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   // The service's words reach a terminal and logs: never with the key, should the service echo it.
-  const errors = new ClientErrors({ where, secrets: [options.apiKey], timeoutMs, maxBodyBytes });
+  const errors = new ClientErrors({
+    where,
+    secrets: [options.apiKey],
+    refusedKeyAdvice: options.refusedKeyAdvice,
+    timeoutMs,
+    maxBodyBytes,
+  });
   const call = createCall({
     baseUrl,
     apiKey: options.apiKey,

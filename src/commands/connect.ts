@@ -7,7 +7,7 @@ import { undiciTransport } from '../api/undici-transport';
 import { readConfigFile } from '../config/file';
 import { cacheDirectory, configFilePath } from '../config/paths';
 import { chooseProxy, describeProxy } from '../config/proxy';
-import { describeServe, findRunningServe } from '../config/serve-records';
+import { findServeForLocal } from '../config/serve-records';
 import {
   apiKeyProblem,
   checkBaseUrl,
@@ -35,18 +35,26 @@ export function loadSettings(
   context: CommandContext,
   options: ResolveOptions = {},
 ): Settings {
-  const findServe = () => {
-    const { serve } = findRunningServe(context.env);
-    return serve && { baseUrl: serve.baseUrl, apiKey: serve.apiKey, description: describeServe(serve) };
-  };
   return resolveSettings(flags, context.env, readConfigFile(context.env), configFilePath(context.env), {
-    findServe,
+    findServe: () => findServeForLocal(context.env),
     ...options,
   });
 }
 
 /** The hint for `local` when no serve is registered: the commonest reason it does not answer. */
 const START_SERVE = 'start one in another terminal: petinv serve';
+
+/**
+ * What to do about a key the service refuses, by where the key came from: logging in again does not help
+ * while PETINV_API_KEY (which wins over the stored key) or a running serve's record supplies it.
+ */
+function refusedKeyAdvice(settings: Settings, envName: string): string {
+  const { source, origin } = settings.apiKey;
+  if (source === 'environment variable')
+    return `the key came from ${origin}, which wins over a stored key: fix it, or unset it to use the key stored by petinv login --env ${envName}`;
+  if (source === 'running serve') return `the key came from ${origin}; restart that serve`;
+  return `run: petinv login --env ${envName}`;
+}
 
 /**
  * `local` with no serve registered falls back to serve's default address; when nothing answers there,
@@ -200,6 +208,7 @@ export async function connect(
     transport,
     userAgent: `petinv/${version}`,
     onWarning: (message) => context.stderr.write(`petinv: warning: ${message}\n`),
+    refusedKeyAdvice: refusedKeyAdvice(settings, envName),
     listCache:
       flags.cache === false
         ? undefined

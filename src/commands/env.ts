@@ -1,6 +1,7 @@
 import Table from 'cli-table3';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
+import { findServeForLocal } from '../config/serve-records';
 import {
   BUILTIN_ENVIRONMENTS,
   checkBaseUrl,
@@ -53,9 +54,11 @@ export function runEnvList(flags: GlobalFlags, context: CommandContext) {
   const file = readConfigFile(context.env);
   const path = configFilePath(context.env);
   const settings = resolveSettings(flags, context.env, file, path);
+  // `local` without a URL of its own points at the running serve, as every command that uses it does.
+  const findServe = () => findServeForLocal(context.env);
   const rows: EnvRow[] = knownEnvironments(file).map((name) => {
     // What is stored for each environment; PETINV_BASE_URL and PETINV_API_KEY override only the one in use.
-    const resolved = resolveSettings({ env: name }, {}, file, path);
+    const resolved = resolveSettings({ env: name }, {}, file, path, { findServe });
     return {
       name,
       current: name === settings.env.value,
@@ -72,19 +75,24 @@ export function runEnvList(flags: GlobalFlags, context: CommandContext) {
   const cell: Record<string, (row: EnvRow) => string> = {
     current: (row) => (row.current ? chalk.green('*') : ''),
     name: (row) => (row.current ? chalk.bold(row.name) : row.name),
-    baseUrl: (row) => row.baseUrl ?? chalk.dim(`not set: petinv env set-url ${row.name} <url>`),
-    hasKey: (row) => (row.hasKey ? 'set' : chalk.dim(`none: petinv login --env ${row.name}`)),
+    baseUrl: (row) => row.baseUrl ?? chalk.dim('not set'),
+    hasKey: (row) => (row.hasKey ? 'set' : chalk.dim('none')),
   };
   const table = new Table({
     head: output.headers ? columns.map((column) => column.heading) : [],
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
     style: { head: context.color ? ['bold'] : [], border: context.color ? ['grey'] : [] },
   });
+  // The hints go below the table, once: in every row they made it wider than an 80-column terminal.
   for (const row of rows)
     table.push(columns.map((column) => (cell[column.key] as (row: EnvRow) => string)(row)));
   context.stdout.write(`${table.toString()}\n`);
-  if (output.headers)
-    context.stdout.write(chalk.dim(`current: ${settings.env.value} (from ${settings.env.origin})\n`));
+  if (!output.headers) return;
+  context.stdout.write(`${chalk.dim(`current: ${settings.env.value} (from ${settings.env.origin})`)}\n`);
+  if (rows.some((row) => row.baseUrl === null))
+    context.stdout.write(`${chalk.dim('set a base URL: petinv env set-url NAME https://<host>/v1')}\n`);
+  if (rows.some((row) => !row.hasKey))
+    context.stdout.write(`${chalk.dim('store a key: petinv login --env NAME')}\n`);
 }
 
 export async function runEnvUse(name: string, context: CommandContext) {

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { bootId, processStartTime } from '../files/lock';
 import { serveRecordDirectory } from './paths';
+import type { RunningServe } from './settings';
 import { baseUrlProblem, isLoopback } from './settings';
 
 /**
@@ -283,4 +284,10 @@ export function registerServe(announcement: ServeAnnouncement, env: NodeJS.Proce
 export function describeServe(serve: ServeRecord): string {
   const data = serve.dataFile === null ? 'in memory' : `data ${serve.dataFile}`;
   return `petinv serve pid ${serve.pid}, ${data}, started ${serve.startedAt}`;
+}
+
+/** The running serve `local` points at, as resolveSettings takes it (its findServe option). */
+export function findServeForLocal(env: NodeJS.ProcessEnv): RunningServe | undefined {
+  const { serve } = findRunningServe(env);
+  return serve && { baseUrl: serve.baseUrl, apiKey: serve.apiKey, description: describeServe(serve) };
 }

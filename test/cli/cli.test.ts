@@ -276,11 +276,26 @@ describe('exit codes', () => {
     });
     expect(insecure.code).toBe(7);
   });
-  it('4: authentication', async () => {
+  it('4: authentication, with advice that fits where the key came from', async () => {
     const result = await petinv(['list'], { env: { PETINV_API_KEY: 'wrong' } });
     expect(result.code).toBe(4);
+    // Logging in again would not help: the variable wins over any stored key.
     expect(result.stderr).toBe(
-      'petinv: the service refused the API key for local (401 unauthorized: the API key is not valid); run: petinv login --env local\n',
+      'petinv: the service refused the API key for local (401 unauthorized: the API key is not valid); the key came from PETINV_API_KEY, which wins over a stored key: fix it, or unset it to use the key stored by petinv login --env local\n',
+    );
+    const stored = {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      PETINV_ENV: 'qa',
+      PETINV_BASE_URL: '',
+      PETINV_API_KEY: '',
+    };
+    expect((await petinv(['env', 'set-url', 'qa', server.baseUrl], { env: stored })).code).toBe(0);
+    const login = await petinv(['login', '--no-verify'], { env: stored, input: 'wrong' });
+    expect(login.code).toBe(0);
+    const refused = await petinv(['list'], { env: stored });
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toBe(
+      'petinv: the service refused the API key for qa (401 unauthorized: the API key is not valid); run: petinv login --env qa\n',
     );
   });
   it('5: not found', async () => {
@@ -419,6 +434,16 @@ describe('environments', () => {
       from: join(dir, 'config.json'),
     });
     expect((await run(['config', 'path'])).stdout).toBe(`${join(dir, 'config.json')}\n`);
+    // On an 80-column terminal the table fits (it was 101 wide); what to do about what is missing follows it, once.
+    const table = (
+      await runMain(['env'], { env: { PETINV_CONFIG_DIR: dir, NO_COLOR: '1' }, tty: true, columns: 80 })
+    ).stdout;
+    for (const line of table.split('\n').filter((row) => /^[┌│└]/.test(row)))
+      expect(line.length, line).toBeLessThanOrEqual(80);
+    expect(table).toContain('│ * │ staging     │ https://staging.example/v1 │ none    │');
+    expect(table).toContain(
+      'set a base URL: petinv env set-url NAME https://<host>/v1\nstore a key: petinv login --env NAME\n',
+    );
     expect((await run(['env', 'remove', 'staging'])).code).toBe(0);
     expect(JSON.parse((await run(['config', '--json'])).stdout).env.value).toBe('production');
   });

@@ -73,6 +73,21 @@ describe('petinv --env local finds a running serve', () => {
     expect(records(configDir)).toEqual([]);
   });
 
+  it('petinv env shows local at the running serve, with its key, as the commands that use local find it', async () => {
+    const configDir = configDirectory();
+    const served = await serve(configDir, ['--in-memory']);
+    const env = { PETINV_CONFIG_DIR: configDir };
+    const listed = await runMain(['env'], { env });
+    expect(listed.stdout.split('\n')).toContain(`\tlocal\t${served.baseUrl}\tkey`);
+    const json = JSON.parse((await runMain(['env', '--json'], { env })).stdout);
+    expect(json.find((row: { name: string }) => row.name === 'local')).toEqual({
+      name: 'local',
+      current: false,
+      baseUrl: served.baseUrl,
+      hasKey: true,
+    });
+  });
+
   it('unless the user set a URL for local, which wins', async () => {
     const configDir = configDirectory();
     await serve(configDir, ['--in-memory']);
