@@ -1,6 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InventoryStreamError, parseInventoryStream } from '../../src/api/inventory-stream';
 import { parseInventoryJson } from '../../src/api/json';
+import { describeIssues, InventoryItemResponse } from '../../src/api/schemas';
 
 /** Feeds `text` in pieces cut at `cuts` (as bytes, so a cut may fall inside a UTF-8 character). */
 async function* pieces(text: string, cuts: number[]): AsyncGenerator<Uint8Array> {
@@ -108,5 +110,39 @@ describe('parseInventoryStream', () => {
     const { error } = await collect([text]);
     expect(error).toBeInstanceOf(InventoryStreamError);
     expect(error?.message).toContain(message);
+  });
+
+  it('checks an item of the usual form by hand exactly as the schema does, at and around every bound', async () => {
+    // Digits the usual form's expression reads (up to 19 of petId, 16 of quantity), biased to the bounds.
+    const digits = (most: number, bounds: string[]) =>
+      fc.oneof(
+        fc.constantFrom(...bounds),
+        fc.bigInt({ min: 0n, max: 10n ** BigInt(most) - 1n }).map(String),
+        fc.integer({ min: 1, max: most }).map((length) => '9'.repeat(length)),
+      );
+    const petId = fc.tuple(
+      fc.boolean(),
+      digits(19, ['0', '9223372036854775807', '9223372036854775808', '9223372036854775809']),
+    );
+    const quantity = fc.tuple(
+      fc.boolean(),
+      digits(16, ['0', '9007199254740991', '9007199254740992', '9007199254740993']),
+    );
+    const status = fc.constantFrom('available', 'pending', 'sold');
+    await fc.assert(
+      fc.asyncProperty(petId, quantity, status, async ([petIdMinus, petIdDigits], [minus, digits], state) => {
+        const text = item(`${petIdMinus ? '-' : ''}${petIdDigits}`, `${minus ? '-' : ''}${digits}`, state);
+        const schema = InventoryItemResponse.safeParse((parseInventoryJson(`[${text}]`) as unknown[])[0]);
+        const { batches, error } = await collect([`[${text}]`]);
+        if (schema.success) {
+          expect(error, text).toBeUndefined();
+          expect(batches.flat(), text).toEqual([schema.data]);
+        } else {
+          expect(batches, text).toEqual([]);
+          expect(error?.message, text).toBe(describeIssues(schema.error, [0]));
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
