@@ -192,7 +192,7 @@ const BULK_CONCURRENCY = 8;
  * as runWrk measures wrk.
  */
 function timeProcessCpu(args, env) {
-  const quoted = [process.execPath, ...args].map((arg) => `'${arg}'`).join(' ');
+  const quoted = [process.execPath, ...args].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn('bash', ['-c', `${quoted} >/dev/null || exit; times`], {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import {
   CREATE_EXCLUSIVE,
   type FileSystem,
+  makeDirectories,
   nodeFileSystem,
   READ_NO_FOLLOW,
   writeFully,
@@ -132,7 +133,8 @@ export function createListCache(options: ListCacheOptions): ListCache {
       const stat = fs.lstatSync(directory, { throwIfNoEntry: false });
       if (!stat) {
         if (!create) return false;
-        fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
+        // Not Node 20's recursive mkdirSync, which never returns for a path it cannot make (under /proc).
+        makeDirectories(directory, 0o700);
         return usableDirectory(false);
       }
       return stat.isDirectory() && trusted(stat);

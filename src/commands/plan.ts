@@ -82,8 +82,11 @@ export async function readCurrent(
   petId: bigint,
   envName: string,
 ): Promise<InventoryItem> {
-  const current = (await client.listInventory()).find((item) => item.petId === petId);
-  if (current) return current;
+  // The list is read only up to the pet: the rest of the answer is never parsed, nor kept.
+  for await (const batch of client.streamInventory()) {
+    const current = batch.find((item) => item.petId === petId);
+    if (current) return current;
+  }
   throw new PetinvError('notFound', `pet ${petId} not found in ${envName} (it is not in the inventory)`, {
     code: 'pet_not_found',
     status: 404,

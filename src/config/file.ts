@@ -3,7 +3,6 @@ import {
   closeSync,
   fstatSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readFileSync,
   type Stats,
@@ -12,6 +11,7 @@ import {
 import * as z from 'zod/mini';
 import { describeIssues } from '../api/schemas';
 import { configError, PetinvError } from '../errors';
+import { makeDirectories } from '../files/file-system';
 import { printable } from '../printable';
 import { locateJsonSyntaxError } from './json-position';
 import { withFileLock } from './lock';
@@ -147,7 +147,8 @@ function writeFailure(what: string, path: string, error: unknown) {
 
 function prepareDirectory(directory: string) {
   try {
-    mkdirSync(directory, { recursive: true, mode: 0o700 });
+    // Not Node 20's recursive mkdirSync, which never returns for a path it cannot make (under /proc).
+    makeDirectories(directory, 0o700);
   } catch (error) {
     throw writeFailure('config directory', directory, error);
   }

@@ -6,7 +6,6 @@ import {
   fstatSync,
   fsyncSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -18,6 +17,7 @@ import {
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
+import { makeDirectories } from '../files/file-system';
 import { bootId, processStartTime } from '../files/lock';
 import { serveRecordDirectory } from './paths';
 import type { RunningServe } from './settings';
@@ -190,7 +190,8 @@ export function findRunningServe(env: NodeJS.ProcessEnv): ServeLookup {
 
 /** Creates the records directory, the user's own and private, or says why it cannot be used. */
 function prepareDirectory(directory: string): void {
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  // Not Node 20's recursive mkdirSync, which never returns for a path it cannot make (under /proc).
+  makeDirectories(directory, 0o700);
   const stat = lstatSync(directory);
   if (stat.isSymbolicLink()) throw new Error(`${directory} is a symbolic link`);
   if (!stat.isDirectory()) throw new Error(`${directory} is not a directory`);

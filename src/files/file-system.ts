@@ -42,23 +42,23 @@ export const nodeFileSystem: FileSystem = {
   renameSync: (from, to) => fs.renameSync(from, to),
   linkSync: (existing, newPath) => fs.linkSync(existing, newPath),
   unlinkSync: (path) => fs.unlinkSync(path),
-  mkdirSync: makeDirectories,
+  mkdirSync: (path) => makeDirectories(path),
 };
 
 /**
  * mkdir -p, one level at a time. Node 20's recursive mkdirSync never returns when a directory cannot
  * be made in a parent that exists (ENOENT under /proc, say); this fails with that error instead.
  */
-function makeDirectories(path: string): void {
+export function makeDirectories(path: string, mode?: number): void {
   try {
-    fs.mkdirSync(path);
+    fs.mkdirSync(path, { mode });
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     if (code === 'EEXIST' && fs.statSync(path).isDirectory()) return;
     const parent = dirname(path);
     if (code !== 'ENOENT' || parent === path || fs.existsSync(parent)) throw error;
-    makeDirectories(parent);
-    fs.mkdirSync(path);
+    makeDirectories(parent, mode);
+    fs.mkdirSync(path, { mode });
   }
 }
 

@@ -10,6 +10,7 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'petinv list --watch --status sold    # redrawn every 2 s; in a pipe, a JSON line per change',
   ],
   summary: ['petinv summary --low 3', 'petinv summary --json | jq .units'],
+  get: ['petinv get 42                        # one pet, as list shows it', 'petinv get 42 --json'],
   set: [
     'petinv set 42 7',
     "petinv list --json | jq 'map(.quantity = 0)' | petinv set -",

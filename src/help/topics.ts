@@ -130,6 +130,7 @@ const formats: HelpTopic = {
             '`petId<TAB>status<TAB>quantity` (`--csv`: with a header line; `--ndjson`: an item a line; `--table`: the table)',
             'one array of items',
           ],
+          ['`get ID`', '`petId<TAB>status<TAB>quantity`', 'the item'],
           ['`set ID N`', '`petId<TAB>status<TAB>quantity`, the updated item', 'the item'],
           ['`adjust ID D`', '`petId<TAB>before<TAB>after`', '`{"petId","from","to","item"}`'],
           [

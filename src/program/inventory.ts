@@ -35,6 +35,15 @@ const declareList = (program: Program) =>
     .option('--initial', 'with --watch in a pipe: the current state first, one line per pet');
 export type ListFlags = OptionsOf<ReturnType<typeof declareList>>;
 
+const declareGet = (program: Program) =>
+  program
+    .command('get')
+    .argument('<petId>', 'the pet to show')
+    .description(
+      'show one pet: a table row on a terminal, a tab-separated line in a pipe, the item with --json',
+    );
+export type GetFlags = OptionsOf<ReturnType<typeof declareGet>>;
+
 const declareSet = (program: Program) =>
   program
     .command('set')
@@ -89,6 +98,10 @@ export const INVENTORY_COMMANDS: CommandTable = [
   (program, context) =>
     declareList(program).action(async (_flags, command) =>
       (await import('../commands/list')).runList(command.optsWithGlobals(), context(command)),
+    ),
+  (program, context) =>
+    declareGet(program).action(async (petId, _flags, command) =>
+      (await import('../commands/get')).runGet(petId, command.optsWithGlobals(), context(command)),
     ),
   (program, context) =>
     declareSet(program).action(async (petId, quantity, _flags, command) =>

@@ -55,6 +55,7 @@ describe('petinv __complete answers from the declarations', () => {
     expect(top.directive).toBe(':values');
     expect(top.values).toEqual([
       'list',
+      'get',
       'set',
       'adjust',
       'summary',
@@ -99,6 +100,7 @@ describe('petinv __complete answers from the declarations', () => {
     const top = await complete('help', '');
     expect(top.values).toEqual([
       'list',
+      'get',
       'set',
       'adjust',
       'summary',
@@ -149,6 +151,7 @@ describe.skipIf(!installed('bash'))('bash (skipped when bash is not installed)',
         ['petinv', ''],
         [
           'list',
+          'get',
           'set',
           'adjust',
           'summary',

@@ -144,6 +144,19 @@ describe('the list cache', () => {
   });
 });
 
+describe('a cache directory that cannot be made', () => {
+  it('is skipped at once: under /proc, Node 20 recursive mkdir would never return', () => {
+    const cache = createListCache({
+      directory: '/proc/petinv-no-such-dir/petinv',
+      envName: 'local',
+      baseUrl: BASE,
+      maxBodyBytes: 1 << 20,
+    });
+    expect(cache.writer('"v1"')).toBeUndefined();
+    expect(cache.open()).toBeUndefined();
+  });
+});
+
 describe('the client with a list cache', () => {
   const item = (petId: number) => `{"petId":${petId},"quantity":1,"status":"sold"}`;
 
