@@ -1,32 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
-import { temporaryDirectory } from '../helpers/serve';
 
 const KEY = 'dry-run-key';
-let server: RunningServer;
+const served = useInventoryServer(KEY);
+const { requests } = served;
 let env: NodeJS.ProcessEnv;
-const requests: string[] = [];
-
-beforeAll(async () => {
-  server = await startInventoryServer({
-    port: 0,
-    apiKeys: [KEY],
-    seed: 12,
-    log: (entry) => {
-      if ('method' in entry) requests.push(`${entry.method} ${entry.path}`);
-    },
-  });
-  env = {
-    PETINV_CONFIG_DIR: temporaryDirectory(),
-    PETINV_ENV: 'production',
-    PETINV_BASE_URL: server.baseUrl,
-    PETINV_API_KEY: KEY,
-  };
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  requests.length = 0;
+beforeAll(() => {
+  env = { ...served.env, PETINV_ENV: 'production' };
 });
 
 const petinv = (args: string[]) => runMain(args, { env });

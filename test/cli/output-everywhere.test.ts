@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
-import { temporaryDirectory } from '../helpers/serve';
 
 /**
  * -o, --fields and --no-headers on every command that prints data (env, config, status, summary, adjust,
@@ -9,29 +8,11 @@ import { temporaryDirectory } from '../helpers/serve';
  */
 
 const KEY = 'output-everywhere-key';
-let server: RunningServer;
+const served = useInventoryServer(KEY);
+const { requests } = served;
 let env: NodeJS.ProcessEnv;
-const requests: string[] = [];
-
-beforeAll(async () => {
-  server = await startInventoryServer({
-    port: 0,
-    apiKeys: [KEY],
-    seed: 12,
-    log: (entry) => {
-      if ('method' in entry) requests.push(`${entry.method} ${entry.path}`);
-    },
-  });
-  env = {
-    PETINV_CONFIG_DIR: temporaryDirectory(),
-    PETINV_ENV: 'local',
-    PETINV_BASE_URL: server.baseUrl,
-    PETINV_API_KEY: KEY,
-  };
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  requests.length = 0;
+beforeAll(() => {
+  env = { ...served.env };
 });
 
 const petinv = (args: string[], options: { tty?: boolean; input?: string } = {}) =>
@@ -84,7 +65,7 @@ describe('config and status', () => {
     expect((await petinv(['config'])).stdout).toMatch(/^env {6}local/);
     const tsv = (await petinv(['config', '-o', 'tsv'])).stdout.split('\n');
     expect(tsv[0]).toBe('env\tlocal\tenvironment variable\tPETINV_ENV');
-    expect(tsv[1]).toBe(`baseUrl\t${server.baseUrl}\tenvironment variable\tPETINV_BASE_URL`);
+    expect(tsv[1]).toBe(`baseUrl\t${served.server.baseUrl}\tenvironment variable\tPETINV_BASE_URL`);
     expect(tsv[2]).toMatch(/^apiKey\toutp… \(21 characters\)\tenvironment variable\tPETINV_API_KEY$/);
     expect(tsv.slice(3)).toEqual([`configFile\t${env.PETINV_CONFIG_DIR}/config.json\t\t`, '']);
     expect((await petinv(['config', '--fields', 'setting,source', '-o', 'csv'])).stdout).toMatch(
