@@ -1,0 +1,83 @@
+import * as fs from 'node:fs';
+import type { CachedList } from './list-cache';
+
+/**
+ * One list cache entry on disk: a header line (JSON: format, base URL, ETag, body length), padded with
+ * spaces, then the body exactly as the service sent it. See list-cache.ts for when an entry is trusted.
+ */
+
+/** How much of a kept body is read at a time. */
+const READ_CHUNK_BYTES = 64 * 1024;
+
+const FORMAT = 'petinv list cache 1';
+/** The header line (format, base URL, ETag, body length) is read in one go; longer is not ours. */
+const MAX_HEADER_BYTES = 16 * 1024;
+/** An ETag petinv can send back as it came: visible ASCII, bounded. */
+const SENDABLE_ETAG = /^[\x21-\x7e]{1,1024}$/;
+
+export function isCacheableEtag(etag: string | null | undefined): etag is string {
+  return typeof etag === 'string' && SENDABLE_ETAG.test(etag);
+}
+
+interface Header {
+  format: string;
+  baseUrl: string;
+  etag: string;
+  bytes: number;
+}
+
+export function readHeader(fd: number, size: number): { header: Header; bodyStart: number } | undefined {
+  const head = Buffer.alloc(Math.min(size, MAX_HEADER_BYTES));
+  const read = fs.readSync(fd, head, 0, head.length, 0);
+  const newline = head.subarray(0, read).indexOf(10);
+  if (newline < 0) return undefined;
+  try {
+    const header = JSON.parse(head.subarray(0, newline).toString('utf8')) as Partial<Header>;
+    if (
+      header?.format !== FORMAT ||
+      typeof header.baseUrl !== 'string' ||
+      !isCacheableEtag(header.etag) ||
+      header.bytes !== size - newline - 1
+    )
+      return undefined;
+    return { header: header as Header, bodyStart: newline + 1 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The body of an opened entry, read from `fd` (a concurrent replacement of the file does not change it). */
+export function cachedList(fd: number, header: Header, bodyStart: number): CachedList {
+  let closed = false;
+  return {
+    etag: header.etag,
+    readBody() {
+      const body = Buffer.allocUnsafe(header.bytes);
+      let offset = 0;
+      while (offset < header.bytes) {
+        const read = fs.readSync(fd, body, offset, header.bytes - offset, bodyStart + offset);
+        if (read === 0) throw new Error('the cached list ends early');
+        offset += read;
+      }
+      return body.toString('utf8');
+    },
+    *chunks() {
+      for (let offset = 0; offset < header.bytes; ) {
+        const piece = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, header.bytes - offset));
+        const read = fs.readSync(fd, piece, 0, piece.length, bodyStart + offset);
+        if (read === 0) throw new Error('the cached list ends early');
+        offset += read;
+        yield piece.subarray(0, read);
+      }
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      fs.closeSync(fd);
+    },
+  };
+}
+
+export function entryHeader(baseUrl: string, etag: string, bytes: number): Buffer {
+  return Buffer.from(JSON.stringify({ format: FORMAT, baseUrl, etag, bytes }), 'utf8');
+}
