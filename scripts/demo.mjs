@@ -13,7 +13,12 @@ import {
 const home = temporaryDirectory('petinv-demo-');
 // Removed however the demo ends, a serve that fails to start included.
 process.once('exit', removeTemporaryDirectories);
-const env = { ...process.env, PETINV_CONFIG_DIR: join(home, 'config') };
+// Key, data and kept lists in a temporary home, so the demo leaves your own configuration and cache alone.
+const env = {
+  ...process.env,
+  PETINV_CONFIG_DIR: join(home, 'config'),
+  PETINV_CACHE_DIR: join(home, 'cache'),
+};
 
 const { child: server, ready } = await spawnReadyServer(
   [petinv, 'serve', '--port', '0', '--data', join(home, 'inventory.json'), '--json', '--quiet'],
