@@ -14,7 +14,6 @@ export interface FileSystem {
   /** writeSync in the thread pool: the main thread goes on while the kernel writes. */
   write(fd: number, buffer: Uint8Array, offset: number, length: number): Promise<number>;
   fsync(fd: number): Promise<void>;
-  fdatasync(fd: number): Promise<void>;
   ftruncateSync(fd: number, length: number): void;
   closeSync(fd: number): void;
   renameSync(from: string, to: string): void;
@@ -24,7 +23,6 @@ export interface FileSystem {
 }
 
 const fsyncAsync = promisify(fs.fsync);
-const fdatasyncAsync = promisify(fs.fdatasync);
 
 export const nodeFileSystem: FileSystem = {
   openSync: (path, flags, mode) => fs.openSync(path, flags, mode),
@@ -36,7 +34,6 @@ export const nodeFileSystem: FileSystem = {
       ),
     ),
   fsync: (fd) => fsyncAsync(fd),
-  fdatasync: (fd) => fdatasyncAsync(fd),
   ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
   closeSync: (fd) => fs.closeSync(fd),
   renameSync: (from, to) => fs.renameSync(from, to),
@@ -62,11 +59,15 @@ export function makeDirectories(path: string, mode?: number): void {
   }
 }
 
-const { O_WRONLY, O_RDONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW } = fs.constants;
+const { O_WRONLY, O_RDONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_DSYNC } = fs.constants;
 /** A new file that must not exist yet: never follows a planted symlink, never truncates a stranger's file. */
 export const CREATE_EXCLUSIVE = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
-/** The journal: appended to, created when absent, and never reached through a symlink. */
-export const APPEND_NO_FOLLOW = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW;
+/**
+ * The journal: appended to, created when absent, never reached through a symlink, and each write durable
+ * when it returns (O_DSYNC, as a write and an fdatasync are): one trip to the thread pool per commit
+ * rather than two, which the durable PATCH bench shows as about a sixth more updates per second.
+ */
+export const JOURNAL_APPEND = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_DSYNC;
 export const READ_NO_FOLLOW = O_RDONLY | O_NOFOLLOW;
 
 /** Writes every byte, however many calls the kernel needs; throws what the first failing call throws. */

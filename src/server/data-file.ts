@@ -1,9 +1,9 @@
 import { serializeItems } from '../api/json';
 import type { InventoryItem } from '../api/schemas';
 import {
-  APPEND_NO_FOLLOW,
   describeFileSystemError,
   type FileSystem,
+  JOURNAL_APPEND,
   nodeFileSystem,
   type StorageError,
 } from '../files/file-system';
@@ -18,10 +18,11 @@ import { closeQuietly, permissionsOf, replaceSnapshot, syncDirectory } from './s
  * - `inventory.json` wraps the very bytes GET /inventory serves. It is only ever replaced whole: written
  *   to a new temporary file of unpredictable name, fsynced, renamed into place, the directory fsynced.
  *   A snapshot that could not be written whole is removed, and the journal is kept.
- * - `inventory.json.journal` holds one line per change made since that snapshot, appended and
- *   fdatasynced before the change is acknowledged. Entries set absolute quantities, so replaying one
- *   that the snapshot already holds changes nothing. An append that fails, or whose sync fails, is cut
- *   back to the last complete line before anything else is appended, and its changes are refused.
+ * - `inventory.json.journal` holds one line per change made since that snapshot, appended with O_DSYNC
+ *   (durable when the write returns) before the change is acknowledged. Entries set absolute quantities,
+ *   so replaying one that the snapshot already holds changes nothing. An append that fails (ENOSPC, or
+ *   EIO from its sync) is cut back to the last complete line before anything else is appended, and its
+ *   changes are refused.
  * A crash mid-append leaves at most a torn last journal line, never acknowledged, which the next start
  * drops. When the journal grows past a quarter of the inventory, a new snapshot replaces it.
  */
@@ -47,7 +48,7 @@ async function openJournal(
   let fd: number;
   try {
     // The journal holds the same inventory: it is created as private as the data file.
-    fd = files.openSync(path, APPEND_NO_FOLLOW, permissions);
+    fd = files.openSync(path, JOURNAL_APPEND, permissions);
   } catch (error) {
     throw new ServeError(`cannot open journal ${path}: ${describeFileSystemError(error)}`);
   }

@@ -10,13 +10,12 @@ interface JournalCommit {
   done: (error: StorageError | null) => void;
   /** Where its lines begin in the journal, once its write has begun. */
   start: number;
-  state: 'waiting' | 'writing' | 'syncing' | 'synced' | 'failed';
-  error?: StorageError;
 }
 
 /**
- * The journal's commit pipeline (see data-file.ts for the file layout): appends written in order, each
- * fdatasynced, answered strictly in order, and a failed one cut back before anything else is written.
+ * The journal's commit pipeline (see data-file.ts for the file layout): appends written one after another,
+ * each durable once its write returns (the journal is opened with O_DSYNC), answered in order, and a failed
+ * one cut back before anything else is written.
  */
 export class Journal {
   /** Lines acknowledged since the last snapshot. */
@@ -24,11 +23,8 @@ export class Journal {
   private bytes: number;
   /** A cut-back whose truncation failed: retried before the next append. */
   private repairTo: number | undefined;
-  /** Appends not yet answered, in the order they were made: answered in that order. */
+  /** Appends not yet answered, in the order they were made: the first one may be under way. */
   private commits: JournalCommit[] = [];
-  /** Writes and syncs handed to the thread pool and not yet back. */
-  private operations = 0;
-  private cuttingBack = false;
   /** Waiting for every append to be answered, cut-backs included. */
   private settledWaiters: (() => void)[] = [];
 
@@ -47,13 +43,11 @@ export class Journal {
   }
 
   /**
-   * Makes `changes` durable: calls `done` with null once their journal lines are fdatasynced, or with a
+   * Makes `changes` durable: calls `done` with null once their journal lines are on disk, or with a
    * StorageError when they could not be written whole, and then their lines are cut from the journal.
-   * Several appends may be under way: their writes go to the thread pool one after another (so the lines
-   * land in order and the main thread never waits on a write behind a sync), each synced as soon as it is
-   * written, and they are answered strictly in order. When one fails, nothing more is written until
-   * everything under way is back; the journal is then cut back to where the failed one began, it is
-   * refused, and the appends after it are written again from there.
+   * Appends made while one is under way wait for it: its write is its sync (O_DSYNC), a single trip to
+   * the thread pool, and the batch behind it grows meanwhile. When one fails, the journal is cut back to
+   * where it began, it is refused, and the next is written from there.
    */
   append(changes: readonly InventoryItem[], done: (error: StorageError | null) => void): void {
     this.commits.push({
@@ -61,9 +55,8 @@ export class Journal {
       entries: changes.length,
       done,
       start: 0,
-      state: 'waiting',
     });
-    this.writeNext();
+    if (this.commits.length === 1) this.writeNext();
   }
 
   /** Resolves once no append is under way. */
@@ -88,91 +81,47 @@ export class Journal {
     closeQuietly(this.files, this.fd);
   }
 
+  /** Writes the first append, which nothing is writing yet; when there is none, wakes settled() waiters. */
   private writeNext(): void {
-    if (this.commits.some((commit) => commit.state === 'writing' || commit.state === 'failed')) return;
-    const commit = this.commits.find((candidate) => candidate.state === 'waiting');
-    if (!commit) return;
+    const commit = this.commits[0];
+    if (!commit) {
+      const waiters = this.settledWaiters;
+      this.settledWaiters = [];
+      for (const resolve of waiters) resolve();
+      return;
+    }
     if (this.repairTo !== undefined) {
       try {
         this.files.ftruncateSync(this.fd, this.repairTo);
         this.repairTo = undefined;
       } catch (error) {
-        this.fail(commit, new StorageError(`cannot cut back journal ${this.path}`, error));
+        this.finish(commit, new StorageError(`cannot cut back journal ${this.path}`, error));
         return;
       }
     }
-    commit.state = 'writing';
     commit.start = this.bytes;
-    this.operations++;
     writeFullyInBackground(this.files, this.fd, commit.bytes).then(
       () => {
-        this.operations--;
         this.bytes = commit.start + commit.bytes.length;
-        this.sync(commit);
-        this.writeNext();
+        this.appliedEntries += commit.entries;
+        this.finish(commit, null);
       },
       (error: unknown) => {
-        this.operations--;
-        this.fail(commit, new StorageError(`cannot append to journal ${this.path}`, error));
+        // Whatever part of it reached the file goes: durable before the failure is answered, so a crash
+        // cannot bring the refused lines back.
+        void this.cutBack(commit.start).then(() =>
+          this.finish(commit, new StorageError(`cannot append to journal ${this.path}`, error)),
+        );
       },
     );
   }
 
-  private sync(commit: JournalCommit): void {
-    commit.state = 'syncing';
-    this.operations++;
-    this.files.fdatasync(this.fd).then(
-      () => {
-        this.operations--;
-        commit.state = 'synced';
-        this.answer();
-      },
-      (error: unknown) => {
-        this.operations--;
-        const cause = error ?? new Error('fdatasync failed');
-        this.fail(commit, new StorageError(`cannot make journal ${this.path} durable`, cause));
-      },
-    );
-  }
-
-  private fail(commit: JournalCommit, error: StorageError): void {
-    commit.state = 'failed';
-    commit.error = error;
-    this.answer();
-  }
-
-  /** Answers the appends at the head that are synced; at a failed one, once nothing is under way, cuts back. */
-  private answer(): void {
-    while (this.commits[0]?.state === 'synced') {
-      const commit = this.commits.shift() as JournalCommit;
-      this.appliedEntries += commit.entries;
-      commit.done(null);
-    }
-    const failed = this.commits.find((commit) => commit.state === 'failed');
-    if (!failed || this.operations > 0) {
-      this.notifyIfSettled();
-      return;
-    }
-    // Everything written after the failed one goes too: a later sync cannot vouch for lines before it.
-    if (this.cuttingBack) return;
-    this.cuttingBack = true;
-    void this.cutBack(failed.start).then(() => {
-      this.cuttingBack = false;
-      const index = this.commits.indexOf(failed);
-      // Answered ones cannot follow a failed one: answer() stops at the first that is not synced.
-      this.commits.splice(index, 1);
-      for (const later of this.commits) later.state = 'waiting';
-      failed.done(failed.error as StorageError);
-      this.writeNext();
-      this.notifyIfSettled();
-    });
-  }
-
-  private notifyIfSettled(): void {
-    if (this.commits.length > 0) return;
-    const waiters = this.settledWaiters;
-    this.settledWaiters = [];
-    for (const resolve of waiters) resolve();
+  /** Answers the first append and starts the next: the disk works again before the answers go out. */
+  private finish(commit: JournalCommit, error: StorageError | null): void {
+    this.commits.shift();
+    if (this.commits.length > 0) this.writeNext();
+    commit.done(error);
+    if (this.commits.length === 0) this.writeNext();
   }
 
   /** Truncates the journal to `length`, its last complete line; never rejects. */
@@ -180,7 +129,6 @@ export class Journal {
     this.bytes = length;
     try {
       this.files.ftruncateSync(this.fd, length);
-      // Durable before the failure is answered, so a crash cannot bring the refused lines back.
       await this.files.fsync(this.fd);
     } catch {
       this.repairTo = length;

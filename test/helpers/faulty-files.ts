@@ -4,22 +4,23 @@ const failure = (code: string) => Object.assign(new Error(`${code}: injected by 
 
 /**
  * The real file system with faults on demand: a disk that fills up after so many bytes (the write that
- * crosses the line is short, the next one fails with ENOSPC), writes that are always short, and syncs,
- * renames or opens that fail.
+ * crosses the line is short, the next one fails with ENOSPC), writes that are always short, journal
+ * writes that are held or fail as their sync would (EIO), and renames that fail.
  */
 export class FaultyFiles implements FileSystem {
   /** Bytes that still fit on the "disk"; undefined for no limit. */
   spaceLeft: number | undefined;
   /** Every write stores at most this many bytes (a short write, not an error). */
   maxWrite: number | undefined;
-  failSync: string | undefined;
+  /** Writes in the background (the journal's, made with O_DSYNC) store their bytes, then fail with this code. */
+  failBackgroundWrite: string | undefined;
   failRename: string | undefined;
   /** Runs before each open: lets a test act at a chosen moment, as another process would. */
   beforeOpen: ((path: string) => void) | undefined;
   /** Counts, for tests that check what was attempted. */
   readonly calls = { write: 0, sync: 0, rename: 0 };
-  /** While set, every sync waits for it before it succeeds or fails: lets a test overlap two commits. */
-  holdSyncs: Promise<void> | undefined;
+  /** While set, every write in the background waits for it: lets a test make updates arrive meanwhile. */
+  holdBackgroundWrites: Promise<void> | undefined;
 
   openSync(path: string, flags: number, mode?: number): number {
     this.beforeOpen?.(path);
@@ -39,21 +40,16 @@ export class FaultyFiles implements FileSystem {
   }
 
   async write(fd: number, buffer: Uint8Array, offset: number, length: number): Promise<number> {
-    return this.writeSync(fd, buffer, offset, length);
+    await this.holdBackgroundWrites;
+    const written = this.writeSync(fd, buffer, offset, length);
+    // As when the bytes reached the page cache and the sync that O_DSYNC makes failed.
+    if (this.failBackgroundWrite) throw failure(this.failBackgroundWrite);
+    return written;
   }
 
   async fsync(fd: number): Promise<void> {
     this.calls.sync++;
-    await this.holdSyncs;
-    if (this.failSync) throw failure(this.failSync);
     return nodeFileSystem.fsync(fd);
-  }
-
-  async fdatasync(fd: number): Promise<void> {
-    this.calls.sync++;
-    await this.holdSyncs;
-    if (this.failSync) throw failure(this.failSync);
-    return nodeFileSystem.fdatasync(fd);
   }
 
   ftruncateSync(fd: number, length: number): void {
