@@ -121,6 +121,25 @@ export const InventoryListResponse = z.array(InventoryItemResponse);
 export const InventoryUpdate = z.strictObject({ quantity: Quantity }, { error: 'must be a JSON object' });
 export type InventoryUpdate = z.output<typeof InventoryUpdate>;
 
+/**
+ * InventoryUpdate.safeParse for the server's PATCH path: the usual body, an object holding only a
+ * quantity within Quantity's bounds, is taken as it is; anything else goes to the schema, which also
+ * words what is wrong (a property test shows both give the same answers).
+ */
+export function parseInventoryUpdate(raw: unknown): ReturnType<typeof InventoryUpdate.safeParse> {
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
+    const { quantity } = raw as { quantity?: unknown };
+    if (
+      Number.isInteger(quantity) &&
+      (quantity as number) >= 0 &&
+      (quantity as number) <= QUANTITY_MAX &&
+      Object.keys(raw).length === 1
+    )
+      return { success: true, data: { quantity: quantity as number } };
+  }
+  return InventoryUpdate.safeParse(raw);
+}
+
 export const ApiError = z.object({
   code: z.string(),
   message: z.string(),

@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializeItem } from '../api/json';
-import { describeIssues, InventoryUpdate, PET_ID_RULE, parsePetId } from '../api/schemas';
+import {
+  describeIssues,
+  type InventoryUpdate,
+  PET_ID_RULE,
+  parseInventoryUpdate,
+  parsePetId,
+} from '../api/schemas';
 import { StorageError } from '../files/file-system';
 import { HttpError } from './errors';
 import { checkBodyEncoding, decodePathSegment, isJsonContentType, quoted, readBody } from './request';
@@ -76,7 +82,7 @@ async function readUpdate(req: IncomingMessage): Promise<InventoryUpdate> {
   } catch (error) {
     throw new HttpError('malformed_json', `the body is not valid JSON: ${(error as Error).message}`);
   }
-  const update = InventoryUpdate.safeParse(raw);
+  const update = parseInventoryUpdate(raw);
   if (!update.success) throw new HttpError('invalid_body', describeIssues(update.error));
   return update.data;
 }
