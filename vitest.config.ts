@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -9,8 +10,12 @@ export default defineConfig({
     setupFiles: ['test/setup/temporary-files.ts', 'test/helpers/cache-home.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
-    // Spawned servers and CLIs are real processes; two cores do not want more than two at a time.
-    maxWorkers: 2,
+    // Test files share a worker process rather than starting one each (a fork per file cost more CPU than
+    // the tests themselves): each file still gets its own temporary and cache directories from the setup
+    // files, and a file that changes a global (nock) puts it back. Most of a worker's time is spent waiting
+    // on the real servers and CLIs it spawns, so two workers per core keep the cores busy.
+    isolate: false,
+    maxWorkers: availableParallelism() * 2,
     // .ci/run reads the counts from this report to print its closing line.
     reporters: ['default', ['json', { outputFile: 'node_modules/.cache/vitest-report.json' }]],
   },

@@ -8,6 +8,9 @@ const BASE = 'https://inventory.test/v1';
 const BIG = '9223372036854775807';
 
 beforeAll(() => {
+  // Test files share their worker (isolate: false): nock activates on its first import only, and is
+  // restored after this file so the files after it meet the real fetch and http.
+  if (!nock.isActive()) nock.activate();
   // Anything nock does not intercept fails the test instead of reaching a network.
   nock.disableNetConnect();
 });
@@ -16,7 +19,10 @@ afterEach(() => {
   nock.cleanAll();
   expect(pending).toEqual([]);
 });
-afterAll(() => nock.enableNetConnect());
+afterAll(() => {
+  nock.enableNetConnect();
+  nock.restore();
+});
 
 function makeClient(overrides: Partial<Parameters<typeof createClient>[0]> = {}) {
   const sleeps: number[] = [];
