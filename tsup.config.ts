@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Plugin } from 'esbuild';
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
 /**
  * undici's HTTP/1 client loads its HTTP/2 client, and with it node:http2, at start-up, although petinv never
@@ -25,6 +25,27 @@ const lazyHttp2: Plugin = {
 };
 
 /**
+ * commander requires node:child_process at load, for executable subcommands, which petinv does not have;
+ * child_process brings dgram and net's socket lists with it, about 2 ms of every cold start. The bundle
+ * requires it when commander first spawns instead. As above, the build fails if the line changes.
+ */
+const LAZY_CHILD_PROCESS = {
+  from: "const childProcess = require('node:child_process');",
+  to: "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };",
+};
+const lazyCommanderChildProcess: Plugin = {
+  name: 'petinv-lazy-commander-child-process',
+  setup(build) {
+    build.onLoad({ filter: /commander[\\/]lib[\\/]command\.js$/ }, async ({ path }) => {
+      const source = await readFile(path, 'utf8');
+      if (!source.includes(LAZY_CHILD_PROCESS.from))
+        throw new Error(`${path} no longer has "${LAZY_CHILD_PROCESS.from}": see tsup.config.ts`);
+      return { contents: source.replace(LAZY_CHILD_PROCESS.from, LAZY_CHILD_PROCESS.to), loader: 'js' };
+    });
+  },
+};
+
+/**
  * The full undici, which only a proxied request loads (src/api/undici.ts), stays what it is on disk: a
  * dependency, loaded from node_modules when a proxy is used, rather than 700 KB parsed at every start.
  * The parts of undici a direct request uses (`undici/lib/...`) are bundled.
@@ -36,19 +57,10 @@ const undiciIndexOnDisk: Plugin = {
   },
 };
 
-export default defineConfig({
-  // manual.ts renders the man page and the README's help topics at build (scripts/docs.mjs); not shipped.
-  entry: ['src/cli.ts', 'src/index.ts', 'src/help/manual.ts'],
-  format: ['esm'],
+/** What both builds bundle, and how. */
+const shared = {
   target: 'node20',
   platform: 'node',
-  // One file per entry, no shared chunks: Node's ES module loader pays for each file it reads (a read
-  // through the thread pool, a compile, a link), and `petinv list` loaded about 30 chunks, a third of its
-  // start-up. A command's modules are still evaluated only when it runs (esbuild wraps each module that
-  // is imported dynamically), so `petinv list` never runs the server's code, it only reads past it.
-  splitting: false,
-  dts: { entry: 'src/index.ts' },
-  clean: true,
   // Bundling what the commands load saves resolving and reading dozens of files at each start.
   // conf stays external: it is imported dynamically, by the commands that write the config file only.
   noExternal: [
@@ -60,10 +72,37 @@ export default defineConfig({
     'undici',
     'cli-table3',
   ],
-  // commander and undici are CommonJS; inside an ES module bundle its require() of node built-ins needs this.
-  banner: {
-    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-  },
   sourcemap: false,
-  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2],
-});
+  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess],
+} satisfies Options;
+
+export default defineConfig([
+  {
+    ...shared,
+    // The CLI is one CommonJS file. One file: Node reads, compiles and links each file of an ES module
+    // graph on its own, and `petinv list` loaded about 30 chunks, a third of its start-up. CommonJS:
+    // in an ES module bundle every `import` of a Node built-in is hoisted to the top and loaded at start
+    // (crypto, child_process, http's server side, all for the commands that use them), where in
+    // CommonJS each is required only when the module needing it first runs, and each command's modules
+    // run only when it does (esbuild wraps each module that is imported dynamically).
+    entry: { cli: 'src/cli.ts' },
+    format: ['cjs'],
+    splitting: false,
+    // The two builds run at once: each cleans its own files only (cli.js is what earlier builds made).
+    clean: ['cli.cjs', 'cli.js'],
+  },
+  {
+    ...shared,
+    // The library, and manual.ts, which renders the man page and the README's help topics at build
+    // (scripts/docs.mjs) and is not shipped.
+    entry: ['src/index.ts', 'src/help/manual.ts'],
+    format: ['esm'],
+    splitting: false,
+    clean: ['index.*', 'help'],
+    dts: { entry: 'src/index.ts' },
+    // commander and undici are CommonJS; inside an ES module bundle their require() of node built-ins needs this.
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
+  },
+]);

@@ -22,7 +22,7 @@ try {
     'LICENSE',
     'README.md',
     'bin/petinv.js',
-    'dist/cli.js',
+    'dist/cli.cjs',
     'dist/index.d.ts',
     'man/petinv.1',
   ])

@@ -47,7 +47,15 @@ function contextFor(io: CliIo, output: OutputWatch) {
     output.running = command.name();
     const flags = command.optsWithGlobals();
     return {
-      ...io,
+      env: io.env,
+      // Not copied: a process's stdin getter makes the stream (a few milliseconds of a cold start), and
+      // only the commands that read stdin should pay for it.
+      get stdin() {
+        return io.stdin;
+      },
+      stdout: io.stdout,
+      stderr: io.stderr,
+      signals: io.signals,
       json: flags.json === true || flags.output === 'json',
       color: wantsColor(io.env, io.stdout.isTTY === true, flags.color !== false),
       outputClosed: output.closed.signal,

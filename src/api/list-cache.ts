@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -7,6 +6,7 @@ import {
   makeDirectories,
   nodeFileSystem,
   READ_NO_FOLLOW,
+  randomHex,
   writeFully,
 } from '../files/file-system';
 import { cachedList, entryHeader, isCacheableEtag, readHeader } from './list-cache-entry';
@@ -76,10 +76,23 @@ export interface ListCacheOptions {
   uid?: number;
 }
 
+/**
+ * 64-bit FNV-1a of the text's UTF-16 code units, as 16 hex digits. Only a file name comes of it: an entry
+ * names its base URL inside and is checked against it, so two URLs sharing a name only miss each other's
+ * list; a cryptographic hash would load node:crypto at every start for nothing.
+ */
+function fnv1a64(text: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= BigInt(text.charCodeAt(i));
+    hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return hash.toString(16).padStart(16, '0');
+}
+
 /** The file of one environment and base URL: the environment's name (letters, digits, - and _) and a hash. */
 export function listCacheFile(directory: string, envName: string, baseUrl: string): string {
-  const hash = createHash('sha256').update(baseUrl).digest('hex').slice(0, 16);
-  return join(directory, `list-${envName}-${hash}.json`);
+  return join(directory, `list-${envName}-${fnv1a64(baseUrl)}.json`);
 }
 
 /** What every operation on one cache entry shares: where it is, whose files are trusted, how much is too much. */
@@ -171,7 +184,7 @@ function startEntry(context: CacheContext, etag: string): CacheWriter | undefine
   const headerLength = entryHeader(baseUrl, etag, Number.MAX_SAFE_INTEGER).length;
   // Written under a fresh name, created exclusively (never through a planted symlink), then renamed over
   // the entry: a reader sees the old entry or the new one, never half of one.
-  const temporary = join(context.directory, `.list-${randomBytes(8).toString('hex')}.tmp`);
+  const temporary = join(context.directory, `.list-${randomHex(8)}.tmp`);
   let fd: number | undefined;
   let bytes = 0;
   const abort = () => {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
@@ -17,7 +16,7 @@ import {
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
-import { makeDirectories } from '../files/file-system';
+import { makeDirectories, randomHex } from '../files/file-system';
 import { bootId, processStartTime } from '../files/lock';
 import { serveRecordDirectory } from './paths';
 import type { RunningServe } from './settings';
@@ -242,7 +241,7 @@ export function registerServe(announcement: ServeAnnouncement, env: NodeJS.Proce
     ...announcement,
     startedAt: new Date().toISOString(),
   };
-  const name = `serve-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const name = `serve-${process.pid}-${randomHex(4)}`;
   const path = join(directory, `${name}.json`);
   const temporary = join(directory, `.${name}.tmp`);
   const bytes = Buffer.from(`${JSON.stringify(record)}\n`);

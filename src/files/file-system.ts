@@ -136,3 +136,11 @@ export class StorageError extends Error {
     this.outOfSpace = isOutOfSpace(cause);
   }
 }
+
+/**
+ * Random hex for a temporary file's name, from the Web Crypto global: node:crypto loads on first use,
+ * so a command that writes no such file (a cold `petinv list`) does not pay the milliseconds it takes.
+ */
+export function randomHex(bytes: number): string {
+  return Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
+}

@@ -1,7 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, lstatSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { CREATE_EXCLUSIVE, type FileSystem, nodeFileSystem, READ_NO_FOLLOW, writeFully } from './file-system';
+import {
+  CREATE_EXCLUSIVE,
+  type FileSystem,
+  nodeFileSystem,
+  READ_NO_FOLLOW,
+  randomHex,
+  writeFully,
+} from './file-system';
 
 /**
  * A lock file that names its owner: the pid on the first line (for `kill $(head -1 FILE.lock)`), then
@@ -172,7 +178,7 @@ export function tryLock(lockPath: string, options: LockOptions = {}): LockAttemp
   if (held.has(lockPath)) return { acquired: false, heldBy: { pid: process.pid } };
   const record = Buffer.from(describeLockOwner(process.pid));
   for (let attempt = 0; attempt < 4; attempt++) {
-    const temporary = `${lockPath}.${randomBytes(8).toString('hex')}.tmp`;
+    const temporary = `${lockPath}.${randomHex(8)}.tmp`;
     let linked = false;
     try {
       const fd = files.openSync(temporary, CREATE_EXCLUSIVE, options.mode ?? 0o644);

@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { channel } from 'node:diagnostics_channel';
-import { performance } from 'node:perf_hooks';
 import type { RetryWait } from '../api/client';
 import { type Transport, TransportError } from '../api/transport';
 import { printableWithout } from '../printable';
