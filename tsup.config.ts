@@ -46,6 +46,28 @@ const lazyCommanderChildProcess: Plugin = {
 };
 
 /**
+ * chalk detects the terminal's colours when it loads (its `#supports-color` import, which loads node:tty):
+ * about 4 ms of every cold start, for its default instance, which petinv never uses. petinv decides colour
+ * itself (src/output/terminal.ts) and always makes its own `new Chalk({ level })`. The bundle gives chalk
+ * a detection that finds none; the build fails if chalk's line changes.
+ */
+const CHALK_DETECTION = {
+  from: "import supportsColor from '#supports-color';",
+  to: 'const supportsColor = { stdout: false, stderr: false };',
+};
+const chalkWithoutDetection: Plugin = {
+  name: 'petinv-chalk-without-detection',
+  setup(build) {
+    build.onLoad({ filter: /chalk[\\/]source[\\/]index\.js$/ }, async ({ path }) => {
+      const source = await readFile(path, 'utf8');
+      if (!source.includes(CHALK_DETECTION.from))
+        throw new Error(`${path} no longer has "${CHALK_DETECTION.from}": see tsup.config.ts`);
+      return { contents: source.replace(CHALK_DETECTION.from, CHALK_DETECTION.to), loader: 'js' };
+    });
+  },
+};
+
+/**
  * The full undici, which only a proxied request loads (src/api/undici.ts), stays what it is on disk: a
  * dependency, loaded from node_modules when a proxy is used, rather than 700 KB parsed at every start.
  * The parts of undici a direct request uses (`undici/lib/...`) are bundled.
@@ -73,7 +95,7 @@ const shared = {
     'cli-table3',
   ],
   sourcemap: false,
-  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess],
+  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess, chalkWithoutDetection],
 } satisfies Options;
 
 export default defineConfig([
@@ -85,11 +107,19 @@ export default defineConfig([
     // (crypto, child_process, http's server side, all for the commands that use them), where in
     // CommonJS each is required only when the module needing it first runs, and each command's modules
     // run only when it does (esbuild wraps each module that is imported dynamically).
-    entry: { cli: 'src/cli.ts' },
+    // launch.cjs, small, loads cli.cjs with the code V8 compiled for it last time (see src/launch.ts).
+    entry: { cli: 'src/cli.ts', launch: 'src/launch.ts' },
     format: ['cjs'],
+    // No import() left in the bundle: launch.ts compiles it with node:vm, whose import() callback V8 loses
+    // when the code comes from its cache (Node 20). undici's full package, CommonJS, is required instead,
+    // and conf, an ES module only, is bundled (still run only by the commands that write the config).
+    noExternal: [...shared.noExternal, 'conf'],
+    esbuildOptions(options) {
+      options.supported = { ...options.supported, 'dynamic-import': false };
+    },
     splitting: false,
     // The two builds run at once: each cleans its own files only (cli.js is what earlier builds made).
-    clean: ['cli.cjs', 'cli.js'],
+    clean: ['cli.cjs', 'launch.cjs', 'cli.js'],
   },
   {
     ...shared,

@@ -23,6 +23,7 @@ try {
     'README.md',
     'bin/petinv.js',
     'dist/cli.cjs',
+    'dist/launch.cjs',
     'dist/index.d.ts',
     'man/petinv.1',
   ])

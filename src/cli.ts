@@ -1,4 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
 import { CommanderError } from '@commander-js/extra-typings';
 import { stringifyJson } from './api/json';
 import { COMPLETE_COMMAND, runComplete } from './commands/complete';
@@ -182,11 +181,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
 
 /** The process's own inputs, for the bin. stdin is made only when a command reads it, as before. */
 export function processIo(): CliIo {
-  // undici parses HTTP with its WebAssembly build of llhttp. V8 would compile it a second time with its
-  // optimizing tier in the background, and a short-lived CLI then waits at exit for work it never uses;
-  // Liftoff, V8's baseline compiler, is plenty for the requests one command makes. A process-wide switch,
-  // so it is thrown here, for the process, and not in main (which tests run inside vitest).
-  setFlagsFromString('--liftoff-only');
+  // V8's --liftoff-only, a process-wide switch, is set by the launcher (src/launch.ts), not here.
   return {
     env: process.env,
     get stdin() {

@@ -85,7 +85,10 @@ const environment: HelpTopic = {
           ['`PETINV_API_KEY`', 'API key; the only way besides the config file, as there is no flag for it'],
           ['`PETINV_CONFIG_DIR`', 'directory of `config.json` (default: `$XDG_CONFIG_HOME/petinv` on Linux)'],
           ['`PETINV_DATA_DIR`', "directory of `petinv serve`'s default data file"],
-          ['`PETINV_CACHE_DIR`', 'directory of the kept lists (default: `$XDG_CACHE_HOME/petinv` on Linux)'],
+          [
+            '`PETINV_CACHE_DIR`',
+            'directory of the kept lists and compiled code (default: `$XDG_CACHE_HOME/petinv` on Linux)',
+          ],
           ['`PETINV_SERVE_API_KEY`', 'the key `petinv serve` accepts when no `--api-key(-file)` is given'],
           [
             '`XDG_RUNTIME_DIR`, `XDG_STATE_HOME`',

@@ -1,0 +1,129 @@
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { Script, constants as vmConstants } from 'node:vm';
+import { cacheDirectory } from './config/paths';
+import {
+  CREATE_EXCLUSIVE,
+  makeDirectories,
+  nodeFileSystem,
+  READ_NO_FOLLOW,
+  randomHex,
+  writeFully,
+} from './files/file-system';
+
+/**
+ * How bin/petinv.js loads the CLI bundle: as Node's `require` would, but with V8's compiled code kept
+ * between runs, which Node 22 does itself (module.enableCompileCache) and Node 20 does not. Compiling the
+ * megabyte of `dist/cli.cjs`, and then each function a command calls, is about a third of a cold
+ * `petinv list`; with the code V8 compiled last time it starts about 15 ms sooner.
+ *
+ * The kept code is executable, so it is trusted only as the list cache is: a 0600 file of the user's own,
+ * never followed through a symlink, in a directory the user alone can write. Its name carries the bundle's
+ * size, modification time and inode and the Node version and architecture, because V8 itself only checks
+ * its own version, its flags and the source's length. Anything wrong with it costs only the speed-up.
+ */
+
+/** What dist/cli.cjs exports to the bin. */
+export interface CliModule {
+  main(argv: readonly string[], io: unknown): Promise<number>;
+  processIo(): unknown;
+}
+
+export interface LoadedCli {
+  cli: CliModule;
+  /** Keeps the code V8 has compiled so far for the next run, when there was none or V8 refused it. */
+  keepCompiledCode(): void;
+}
+
+export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): LoadedCli {
+  // undici parses HTTP with its WebAssembly build of llhttp. V8 would compile it a second time with its
+  // optimizing tier in the background, and a short-lived CLI then waits at exit for work it never uses;
+  // Liftoff, V8's baseline compiler, is plenty for the requests one command makes. Set before compiling:
+  // V8 refuses code kept under other flags.
+  setFlagsFromString('--liftoff-only');
+  const source = fs.readFileSync(path, 'utf8');
+  const cache = codeFile(path, env);
+  const kept = cache && readPrivateFile(cache.directory, cache.file);
+  // Node's own CommonJS wrapper, on the source's first line: stack traces keep their line numbers.
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
+    filename: path,
+    cachedData: kept,
+    // conf and undici's full package are ES modules the bundle imports when a command needs them.
+    importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  const module = { exports: {} as CliModule };
+  script.runInThisContext()(module.exports, createRequire(path), module, path, dirname(path));
+  return {
+    cli: module.exports,
+    keepCompiledCode() {
+      if (!cache || (kept && !script.cachedDataRejected)) return;
+      try {
+        writePrivateFile(cache.directory, cache.file, script.createCachedData());
+      } catch {
+        // Not kept: the next run compiles again, as it would without a cache.
+      }
+    },
+  };
+}
+
+function codeFile(path: string, env: NodeJS.ProcessEnv): { directory: string; file: string } | undefined {
+  try {
+    const { size, mtimeMs, ino } = fs.statSync(path);
+    const build = `${size}-${Math.round(mtimeMs * 1000)}-${ino}`;
+    return {
+      directory: cacheDirectory(env),
+      file: `code-${process.version}-${process.arch}-${build}.bin`,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+const uid = () => process.getuid?.() ?? -1;
+const ownedAndPrivate = (stat: fs.Stats, others: number) => stat.uid === uid() && (stat.mode & others) === 0;
+
+function privateDirectory(directory: string): boolean {
+  const stat = fs.lstatSync(directory, { throwIfNoEntry: false });
+  return stat?.isDirectory() === true && ownedAndPrivate(stat, 0o022);
+}
+
+function readPrivateFile(directory: string, file: string): Buffer | undefined {
+  let fd: number | undefined;
+  try {
+    if (!privateDirectory(directory)) return undefined;
+    fd = fs.openSync(join(directory, file), READ_NO_FOLLOW);
+    const stat = fs.fstatSync(fd);
+    return stat.isFile() && ownedAndPrivate(stat, 0o077) ? fs.readFileSync(fd) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/** Written under a fresh name, created exclusively, then renamed over: a reader sees all of it or none. */
+function writePrivateFile(directory: string, file: string, bytes: Buffer): void {
+  // Not Node 20's recursive mkdirSync, which never returns for a path it cannot make (under /proc).
+  makeDirectories(directory, 0o700);
+  if (!privateDirectory(directory)) return;
+  const temporary = join(directory, `.code-${randomHex(8)}.tmp`);
+  const fd = fs.openSync(temporary, CREATE_EXCLUSIVE, 0o600);
+  try {
+    writeFully(nodeFileSystem, fd, bytes);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    fs.renameSync(temporary, join(directory, file));
+  } catch (error) {
+    fs.rmSync(temporary, { force: true });
+    throw error;
+  }
+  // Code kept for an earlier build under this Node is never read again (another Node's may still be).
+  const sameNode = `code-${process.version}-${process.arch}-`;
+  for (const name of fs.readdirSync(directory))
+    if (name.startsWith(sameNode) && name.endsWith('.bin') && name !== file)
+      fs.rmSync(join(directory, name), { force: true });
+}

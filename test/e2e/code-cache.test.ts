@@ -1,0 +1,87 @@
+import { chmodSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { version } from '../../package.json';
+import { runPetinv, temporaryDirectory } from '../helpers/serve';
+
+/**
+ * The code V8 compiled for the CLI, kept in the cache directory by the launcher (src/launch.ts): whether it
+ * is written, used, distrusted and replaced is seen from outside, in the files a real `petinv` leaves.
+ */
+
+const prefix = `code-${process.version}-${process.arch}-`;
+
+function cacheDirectory(): string {
+  const directory = temporaryDirectory('petinv-code-');
+  chmodSync(directory, 0o700);
+  return directory;
+}
+
+const codeFiles = (directory: string) => readdirSync(directory).filter((name) => name.startsWith('code-'));
+
+async function petinvVersion(directory: string) {
+  const result = await runPetinv(['--version'], { env: { PETINV_CACHE_DIR: directory } });
+  expect(result).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
+}
+
+describe('the compiled code kept between runs', () => {
+  it('is written once, 0600, and used as it is by the next run', async () => {
+    const directory = cacheDirectory();
+    await petinvVersion(directory);
+    const [file] = codeFiles(directory);
+    expect(file).toMatch(new RegExp(`^${prefix}\\d+-\\d+-\\d+\\.bin$`));
+    const path = join(directory, file as string);
+    const first = statSync(path);
+    expect(first.mode & 0o777).toBe(0o600);
+    expect(first.size).toBeGreaterThan(10_000);
+    // Accepted by V8, it is not written again: a rewrite would rename a new file (another inode) over it.
+    await petinvVersion(directory);
+    const second = statSync(path);
+    expect([second.ino, second.mtimeMs]).toEqual([first.ino, first.mtimeMs]);
+    expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('when corrupt or cut short, costs only the speed-up and is replaced', async () => {
+    const directory = cacheDirectory();
+    await petinvVersion(directory);
+    const path = join(directory, codeFiles(directory)[0] as string);
+    const good = readFileSync(path);
+    for (const bad of [Buffer.from('not compiled code'), good.subarray(0, good.length / 2)]) {
+      writeFileSync(path, bad, { mode: 0o600 });
+      await petinvVersion(directory);
+      expect(statSync(path).size).toBeGreaterThan(good.length * 0.9);
+    }
+  });
+
+  it('is neither read nor written through a symbolic link, nor in a directory others can write', async () => {
+    const directory = cacheDirectory();
+    await petinvVersion(directory);
+    const name = codeFiles(directory)[0] as string;
+    const elsewhere = join(temporaryDirectory('petinv-code-target-'), 'target');
+    writeFileSync(elsewhere, 'someone else’s file');
+    const path = join(directory, name);
+    rmSync(path);
+    symlinkSync(elsewhere, path);
+    await petinvVersion(directory);
+    expect(readFileSync(elsewhere, 'utf8')).toBe('someone else’s file');
+    // The link was replaced by a file of petinv's own, not written through.
+    expect(statSync(path).size).toBeGreaterThan(10_000);
+
+    const shared = cacheDirectory();
+    chmodSync(shared, 0o777);
+    await petinvVersion(shared);
+    expect(codeFiles(shared)).toEqual([]);
+  });
+
+  it('replaces the code of an earlier build under this Node, and leaves another Node’s alone', async () => {
+    const directory = cacheDirectory();
+    const earlier = `${prefix}1-2-3.bin`;
+    const otherNode = 'code-v18.0.0-x64-1-2-3.bin';
+    for (const name of [earlier, otherNode]) writeFileSync(join(directory, name), 'old', { mode: 0o600 });
+    await petinvVersion(directory);
+    const files = codeFiles(directory);
+    expect(files).toContain(otherNode);
+    expect(files).not.toContain(earlier);
+    expect(files).toHaveLength(2);
+  });
+});
