@@ -7,7 +7,7 @@ import {
 } from '../scripts/serve-process.mjs';
 
 export const root = join(import.meta.dirname, '..');
-export const petinvBin = join(root, 'bin/petinv.js');
+export const petinvBin = join(root, 'bin/petinv.cjs');
 export const KEY = 'bench-key';
 
 export const temporaryDirectory = () => makeTemporaryDirectory('petinv-bench-');

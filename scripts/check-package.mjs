@@ -21,7 +21,7 @@ try {
   for (const expected of [
     'LICENSE',
     'README.md',
-    'bin/petinv.js',
+    'bin/petinv.cjs',
     'dist/cli.cjs',
     'dist/launch.cjs',
     'dist/index.d.ts',

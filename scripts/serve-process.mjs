@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export const PETINV_BIN = join(import.meta.dirname, '..', 'bin', 'petinv.js');
+export const PETINV_BIN = join(import.meta.dirname, '..', 'bin', 'petinv.cjs');
 
 /** serve's JSON readiness line (and bench/bare-server.mjs's) carries this event. */
 export const isReadinessLine = (line) => line.includes('"event":"listening"');

@@ -14,7 +14,7 @@ import {
 } from './files/file-system';
 
 /**
- * How bin/petinv.js loads the CLI bundle: as Node's `require` would, but with V8's compiled code kept
+ * How bin/petinv.cjs loads the CLI bundle: as Node's `require` would, but with V8's compiled code kept
  * between runs, which Node 22 does itself (module.enableCompileCache) and Node 20 does not. Compiling the
  * megabyte of `dist/cli.cjs`, and then each function a command calls, is about a third of a cold
  * `petinv list`; with the code V8 compiled last time it starts about 15 ms sooner.
@@ -36,6 +36,10 @@ export interface LoadedCli {
   /** Keeps the code V8 has compiled so far for the next run, when there was none or V8 refused it. */
   keepCompiledCode(): void;
 }
+
+const CODE_FILE = /^code-.+\.bin$/;
+/** Code files kept at most, this build's included: a few installs or Node versions in use at once. */
+const KEPT_BUILDS = 4;
 
 export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): LoadedCli {
   // undici parses HTTP with its WebAssembly build of llhttp. V8 would compile it a second time with its
@@ -121,9 +125,12 @@ function writePrivateFile(directory: string, file: string, bytes: Buffer): void 
     fs.rmSync(temporary, { force: true });
     throw error;
   }
-  // Code kept for an earlier build under this Node is never read again (another Node's may still be).
-  const sameNode = `code-${process.version}-${process.arch}-`;
-  for (const name of fs.readdirSync(directory))
-    if (name.startsWith(sameNode) && name.endsWith('.bin') && name !== file)
-      fs.rmSync(join(directory, name), { force: true });
+  // Code kept for earlier builds goes, but not at once: two installs of petinv in use side by side (a
+  // global one and a clone) would otherwise remove each other's at every run.
+  const kept = fs
+    .readdirSync(directory)
+    .filter((name) => CODE_FILE.test(name) && name !== file)
+    .map((name) => ({ name, mtimeMs: fs.statSync(join(directory, name)).mtimeMs }))
+    .sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const { name } of kept.slice(KEPT_BUILDS - 1)) fs.rmSync(join(directory, name), { force: true });
 }

@@ -19,13 +19,13 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-describe('bin/petinv.js', () => {
+describe('bin/petinv.cjs', () => {
   it('in a clone never built, says how to build it (exit 1, no stack)', () => {
     const clone = temporaryDirectory('petinv-unbuilt-');
     try {
       mkdirSync(join(clone, 'bin'));
-      copyFileSync(PETINV_BIN, join(clone, 'bin', 'petinv.js'));
-      const result = spawnSync(process.execPath, [join(clone, 'bin', 'petinv.js'), 'list'], {
+      copyFileSync(PETINV_BIN, join(clone, 'bin', 'petinv.cjs'));
+      const result = spawnSync(process.execPath, [join(clone, 'bin', 'petinv.cjs'), 'list'], {
         encoding: 'utf8',
       });
       expect(result.status).toBe(1);

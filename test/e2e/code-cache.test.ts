@@ -1,4 +1,13 @@
-import { chmodSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
@@ -73,15 +82,21 @@ describe('the compiled code kept between runs', () => {
     expect(codeFiles(shared)).toEqual([]);
   });
 
-  it('replaces the code of an earlier build under this Node, and leaves another Node’s alone', async () => {
+  it('keeps the code of a few other builds (installs side by side, other Nodes), and removes the oldest', async () => {
     const directory = cacheDirectory();
-    const earlier = `${prefix}1-2-3.bin`;
-    const otherNode = 'code-v18.0.0-x64-1-2-3.bin';
-    for (const name of [earlier, otherNode]) writeFileSync(join(directory, name), 'old', { mode: 0o600 });
+    const others = ['1-2-3', '4-5-6', '7-8-9', '10-11-12'].map((build, age) => {
+      const name = `${prefix}${build}.bin`;
+      const path = join(directory, name);
+      writeFileSync(path, 'old', { mode: 0o600 });
+      const seconds = Date.now() / 1000 - 1000 * (age + 1);
+      utimesSync(path, seconds, seconds);
+      return name;
+    });
     await petinvVersion(directory);
     const files = codeFiles(directory);
-    expect(files).toContain(otherNode);
-    expect(files).not.toContain(earlier);
-    expect(files).toHaveLength(2);
+    expect(files).toHaveLength(4);
+    // The three newest others stay beside this build's; the oldest goes.
+    expect(files).toEqual(expect.arrayContaining(others.slice(0, 3)));
+    expect(files).not.toContain(others[3]);
   });
 });
