@@ -22,6 +22,23 @@ export class FaultyFiles implements FileSystem {
   /** While set, every write in the background waits for it: lets a test make updates arrive meanwhile. */
   holdBackgroundWrites: Promise<void> | undefined;
 
+  /**
+   * The next write in the background stores its bytes, then waits for the returned release and fails
+   * with `code`, as a journal write whose sync failed; the writes after it succeed.
+   */
+  failNextBackgroundWrite(code: string): () => void {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const write = this.write;
+    this.write = async (fd, buffer, offset, length) => {
+      this.write = write;
+      nodeFileSystem.writeSync(fd, buffer, offset, length);
+      await held;
+      throw failure(code);
+    };
+    return release;
+  }
+
   openSync(path: string, flags: number, mode?: number): number {
     this.beforeOpen?.(path);
     return nodeFileSystem.openSync(path, flags, mode);

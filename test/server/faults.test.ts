@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nodeFileSystem, StorageError } from '../../src/files/file-system';
+import { StorageError } from '../../src/files/file-system';
 import { InventoryFile } from '../../src/server/data-file';
 import { ServeError } from '../../src/server/errors';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
@@ -109,15 +109,7 @@ describe('the data file under faults', () => {
     const { file, store } = await openStore(path, files);
     await store.setQuantity(1n, 11);
     // The next journal write fails (EIO) once it is released; every write after it succeeds.
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const write = files.write.bind(files);
-    files.write = async (fd, buffer, offset, length) => {
-      files.write = write;
-      await held;
-      nodeFileSystem.writeSync(fd, buffer, offset, length);
-      throw Object.assign(new Error('EIO: injected by the test'), { code: 'EIO' });
-    };
+    const release = files.failNextBackgroundWrite('EIO');
     const refused = store.setQuantity(2n, 22);
     await new Promise((resolve) => setImmediate(resolve));
     const accepted = store.setQuantity(3n, 33);
@@ -143,15 +135,7 @@ describe('the data file under faults', () => {
     });
     const before = readFileSync(`${path}.journal`, 'utf8');
     // The first write is held, then fails; every later one succeeds at once.
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const write = files.write.bind(files);
-    files.write = async (fd, buffer, offset, length) => {
-      files.write = write;
-      await held;
-      nodeFileSystem.writeSync(fd, buffer, offset, length);
-      throw Object.assign(new Error('EIO: injected by the test'), { code: 'EIO' });
-    };
+    const release = files.failNextBackgroundWrite('EIO');
     const answers: string[] = [];
     const answered = (name: string, change: ReturnType<typeof line>) =>
       new Promise<void>((resolve) =>
@@ -164,7 +148,7 @@ describe('the data file under faults', () => {
     const b = answered('b', line(2, 22));
     // b waits for a: a later durable write could not vouch for the lines before it.
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(before);
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(`${before}{"petId":1,"quantity":11}\n`);
     expect(answers).toEqual([]);
     release();
     await Promise.all([a, b]);
