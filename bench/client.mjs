@@ -5,7 +5,15 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { KEY, median, petinvBin, printTable, startPetinv, temporaryDirectory } from './lib.mjs';
+import {
+  childCpuSeconds,
+  KEY,
+  median,
+  petinvBin,
+  printTable,
+  startPetinv,
+  temporaryDirectory,
+} from './lib.mjs';
 import { hasWrk, runWrk } from './server.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
@@ -206,14 +214,7 @@ function timeProcessCpu(args, env) {
     child.on('exit', (code) => {
       const ms = performance.now() - started;
       if (code !== 0) return reject(new Error(`${args.join(' ')}: exit ${code}\n${stderr}`));
-      const [user, system] = [
-        ...output
-          .trim()
-          .split('\n')
-          .at(-1)
-          .matchAll(/(\d+)m([\d.]+)s/g),
-      ].map((match) => Number(match[1]) * 60 + Number(match[2]));
-      resolve({ ms, cpu: user + system });
+      resolve({ ms, cpu: childCpuSeconds(output) });
     });
   });
 }

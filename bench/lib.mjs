@@ -53,3 +53,18 @@ export function printTable(title, rows) {
     if (index === 0) console.log(`| ${widths.map((width) => '-'.repeat(width)).join(' | ')} |`);
   }
 }
+
+/**
+ * The CPU seconds of a child of `bash -c '...; times'`: `times` prints the shell's own user and system
+ * times, then its children's ("0m1.234s 0m0.567s"), on the last line of the output.
+ */
+export function childCpuSeconds(output) {
+  const [user, system] = [
+    ...output
+      .trim()
+      .split('\n')
+      .at(-1)
+      .matchAll(/(\d+)m([\d.]+)s/g),
+  ].map((match) => Number(match[1]) * 60 + Number(match[2]));
+  return user + system;
+}

@@ -8,7 +8,15 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
-import { KEY, median, printTable, startPetinv, startProcess, temporaryDirectory } from './lib.mjs';
+import {
+  childCpuSeconds,
+  KEY,
+  median,
+  printTable,
+  startPetinv,
+  startProcess,
+  temporaryDirectory,
+} from './lib.mjs';
 
 const CONNECTIONS = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -51,15 +59,7 @@ export function runWrk(url, method, { connections = CONNECTIONS, seconds = SECON
       const rate = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]);
       const failures = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(output);
       if (failures || !Number.isFinite(rate)) return reject(new Error(`wrk ${method} ${url}:\n${output}`));
-      // `times` prints the shell's own times, then its children's: "0m1.234s 0m0.567s".
-      const [user, system] = [
-        ...output
-          .trim()
-          .split('\n')
-          .at(-1)
-          .matchAll(/(\d+)m([\d.]+)s/g),
-      ].map((match) => Number(match[1]) * 60 + Number(match[2]));
-      resolve({ rate, generatorCpu: user + system });
+      resolve({ rate, generatorCpu: childCpuSeconds(output) });
     });
   });
 }

@@ -49,25 +49,27 @@ async function complete(...words: string[]) {
   return { directive, values: lines.map((line) => line.split('\t')[0]), lines };
 }
 
+/** petinv's commands in the order completion offers them (help comes after them, with its topics). */
+const COMMANDS = [
+  'list',
+  'get',
+  'set',
+  'adjust',
+  'summary',
+  'env',
+  'login',
+  'logout',
+  'config',
+  'status',
+  'serve',
+  'completion',
+];
+
 describe('petinv __complete answers from the declarations', () => {
   it('commands with descriptions, after global options too; __complete itself is not one', async () => {
     const top = await complete('');
     expect(top.directive).toBe(':values');
-    expect(top.values).toEqual([
-      'list',
-      'get',
-      'set',
-      'adjust',
-      'summary',
-      'env',
-      'login',
-      'logout',
-      'config',
-      'status',
-      'serve',
-      'completion',
-      'help',
-    ]);
+    expect(top.values).toEqual([...COMMANDS, 'help']);
     expect(top.lines).toContain(
       'adjust\tadd to or take from a quantity: reads it, then sets the sum (not atomic)',
     );
@@ -98,23 +100,7 @@ describe('petinv __complete answers from the declarations', () => {
 
   it('help: the commands and the help topics, then the subcommands of the command named', async () => {
     const top = await complete('help', '');
-    expect(top.values).toEqual([
-      'list',
-      'get',
-      'set',
-      'adjust',
-      'summary',
-      'env',
-      'login',
-      'logout',
-      'config',
-      'status',
-      'serve',
-      'completion',
-      'exit-codes',
-      'environment',
-      'formats',
-    ]);
+    expect(top.values).toEqual([...COMMANDS, 'exit-codes', 'environment', 'formats']);
     expect(top.lines).toContain('exit-codes\twhat each exit status means');
     expect((await complete('--json', 'help', 'e')).values).toEqual(['env', 'exit-codes', 'environment']);
     expect((await complete('help', 'env', '')).values).toEqual(['set-url', 'use', 'remove']);
@@ -149,21 +135,7 @@ describe.skipIf(!installed('bash'))('bash (skipped when bash is not installed)',
     const cases: Array<[string[], string[]]> = [
       [
         ['petinv', ''],
-        [
-          'list',
-          'get',
-          'set',
-          'adjust',
-          'summary',
-          'env',
-          'login',
-          'logout',
-          'config',
-          'status',
-          'serve',
-          'completion',
-          'help',
-        ],
+        [...COMMANDS, 'help'],
       ],
       [['petinv', '--env', 'local', 'a'], ['adjust']],
       [['petinv', '-e', 'qa'], ['qa-east']],
