@@ -115,13 +115,14 @@ function writePrivateFile(directory: string, file: string, bytes: Buffer): void 
   const temporary = join(directory, `.code-${randomHex(8)}.tmp`);
   const fd = fs.openSync(temporary, CREATE_EXCLUSIVE, 0o600);
   try {
-    writeFully(nodeFileSystem, fd, bytes);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
+    try {
+      writeFully(nodeFileSystem, fd, bytes);
+    } finally {
+      fs.closeSync(fd);
+    }
     fs.renameSync(temporary, join(directory, file));
   } catch (error) {
+    // A full disk, say: nothing half-written is left behind.
     fs.rmSync(temporary, { force: true });
     throw error;
   }

@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statfsSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { version } from '../../package.json';
 import { runMain } from '../helpers/main';
-import { type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
+import { runPetinv, type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
 
 /**
  * The real thing, where the machine allows it (root, tmpfs): a small file system that enforces its size
@@ -27,9 +28,10 @@ function mountTmpfs(options: string): string | undefined {
 
 const mountPoint = mountTmpfs('size=1m');
 const readOnlyMount = mountTmpfs('size=64k,ro');
+const smallMount = mountTmpfs('size=64k,mode=0700');
 
 afterAll(() => {
-  for (const mounted of [mountPoint, readOnlyMount])
+  for (const mounted of [mountPoint, readOnlyMount, smallMount])
     if (mounted) execFileSync('umount', ['-l', mounted], { stdio: 'ignore' });
 });
 
@@ -43,6 +45,14 @@ describe.skipIf(!readOnlyMount)('petinv serve on a read-only mount (root only)',
     expect(result.stderr).toBe(
       `petinv: cannot create the directory of data file ${data}: the file system is read-only\n`,
     );
+  });
+});
+
+describe.skipIf(!smallMount)('petinv with a full cache directory (root only)', () => {
+  it('keeps no compiled code it could not write whole, leaves nothing behind, and works', async () => {
+    const result = await runPetinv(['--version'], { env: { PETINV_CACHE_DIR: smallMount } });
+    expect(result).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(readdirSync(smallMount ?? '')).toEqual([]);
   });
 });
 
