@@ -16,7 +16,7 @@ import {
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
-import { makeDirectories, randomHex } from '../files/file-system';
+import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { bootId, processStartTime } from '../files/lock';
 import { serveRecordDirectory } from './paths';
 import type { RunningServe } from './settings';
@@ -67,7 +67,7 @@ export interface ServeLookup {
 const RECORD_NAME = /^serve-\d+-[0-9a-f]{8}\.json$/;
 /** A record is a few hundred bytes; anything far larger is not one of ours. */
 const RECORD_LIMIT = 64 * 1024;
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
 
 const myUid = () => process.getuid?.();
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
@@ -127,7 +127,7 @@ function checkDirectory(directory: string): { exists: boolean; problem?: string 
 function readRecord(path: string): { record?: ServeRecord; problem?: string } {
   let fd: number;
   try {
-    fd = openSync(path, O_RDONLY | O_NOFOLLOW);
+    fd = openSync(path, READ_NO_FOLLOW);
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     if (code === 'ENOENT') return {}; // Removed meanwhile: its serve stopped.

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   readdirSync,
@@ -62,7 +63,7 @@ describe('the compiled code kept between runs', () => {
     }
   });
 
-  it('is neither read nor written through a symbolic link, nor in a directory others can write', async () => {
+  it('is neither read nor written through a symbolic link or a FIFO, nor in a directory others can write', async () => {
     const directory = cacheDirectory();
     await petinvVersion(directory);
     const name = codeFiles(directory)[0] as string;
@@ -75,6 +76,12 @@ describe('the compiled code kept between runs', () => {
     expect(readFileSync(elsewhere, 'utf8')).toBe('someone else’s file');
     // The link was replaced by a file of petinv's own, not written through.
     expect(statSync(path).size).toBeGreaterThan(10_000);
+
+    // A FIFO at its name would hold an open for reading until someone writes to it.
+    rmSync(path);
+    execFileSync('mkfifo', [path]);
+    await petinvVersion(directory);
+    expect(statSync(path).isFile()).toBe(true);
 
     const shared = cacheDirectory();
     chmodSync(shared, 0o777);

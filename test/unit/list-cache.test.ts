@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -121,6 +123,19 @@ describe('the list cache', () => {
     cache.store('"v3"', '[]');
     chmodSync(directory, 0o700);
     expect(bodyOf(cache)?.etag).toBe('"v2"');
+  });
+
+  it('ignores a FIFO or a directory at the entry name at once, rather than waiting on it', () => {
+    const { cache, directory, file } = cacheIn();
+    cache.store('"v1"', BODY);
+    rmSync(file);
+    execFileSync('mkfifo', [file]);
+    // Opening a FIFO to read would wait for a writer for ever.
+    expect(cache.open()).toBeUndefined();
+    rmSync(file);
+    mkdirSync(file);
+    expect(cache.open()).toBeUndefined();
+    expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
   it('drops a write that fails (a full disk) without leaving a temporary file or touching the entry', () => {
