@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
-import { Script, constants as vmConstants } from 'node:vm';
+import { Script } from 'node:vm';
 import { cacheDirectory } from './config/paths';
 import {
   CREATE_EXCLUSIVE,
@@ -16,7 +16,7 @@ import {
 /**
  * How bin/petinv.cjs loads the CLI bundle: as Node's `require` would, but with V8's compiled code kept
  * between runs, which Node 22 does itself (module.enableCompileCache) and Node 20 does not. Compiling the
- * megabyte of `dist/cli.cjs`, and then each function a command calls, is about a third of a cold
+ * 1.5 MB of `dist/cli.cjs`, and then each function a command calls, is about a third of a cold
  * `petinv list`; with the code V8 compiled last time it starts about 15 ms sooner.
  *
  * The kept code is executable, so it is trusted only as the list cache is: a 0600 file of the user's own,
@@ -53,9 +53,9 @@ export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): Loa
   // Node's own CommonJS wrapper, on the source's first line: stack traces keep their line numbers.
   const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
     filename: path,
+    // No importModuleDynamically: V8 drops that callback from code it takes from the cache (Node 20), so
+    // the bundle is built without import() (tsup.config.ts).
     cachedData: kept,
-    // conf and undici's full package are ES modules the bundle imports when a command needs them.
-    importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   const module = { exports: {} as CliModule };
   script.runInThisContext()(module.exports, createRequire(path), module, path, dirname(path));

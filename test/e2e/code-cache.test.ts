@@ -51,6 +51,18 @@ describe('the compiled code kept between runs', () => {
     expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
+  it('runs from kept code every command part: conf writing the config, twice', async () => {
+    const directory = cacheDirectory();
+    const env = { PETINV_CACHE_DIR: directory, PETINV_CONFIG_DIR: temporaryDirectory('petinv-code-config-') };
+    for (const name of ['qa', 'qa2']) {
+      const result = await runPetinv(['env', 'set-url', name, `https://${name}.example/v1`], { env });
+      expect(result).toMatchObject({ code: 0, stderr: `petinv: ${name} is at https://${name}.example/v1\n` });
+    }
+    expect(codeFiles(directory)).toHaveLength(1);
+    const listed = await runPetinv(['env'], { env });
+    expect(listed.stdout).toContain('qa2\thttps://qa2.example/v1');
+  });
+
   it('when corrupt or cut short, costs only the speed-up and is replaced', async () => {
     const directory = cacheDirectory();
     await petinvVersion(directory);
