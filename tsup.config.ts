@@ -3,69 +3,61 @@ import type { Plugin } from 'esbuild';
 import { defineConfig, type Options } from 'tsup';
 
 /**
+ * A plugin that replaces one line of a bundled package's file. The build fails if the line is no longer
+ * there (after an upgrade), rather than bundling something unseen.
+ */
+function replaceLine(name: string, file: RegExp, line: { from: string; to: string }): Plugin {
+  return {
+    name,
+    setup(build) {
+      build.onLoad({ filter: file }, async ({ path }) => {
+        const source = await readFile(path, 'utf8');
+        if (!source.includes(line.from))
+          throw new Error(`${path} no longer has "${line.from}": see ${name} in tsup.config.ts`);
+        return { contents: source.replace(line.from, line.to), loader: 'js' };
+      });
+    },
+  };
+}
+
+/**
  * undici's HTTP/1 client loads its HTTP/2 client, and with it node:http2, at start-up, although petinv never
  * negotiates HTTP/2 (allowH2 is off): a tenth of a cold `petinv list`'s module loading. The bundle loads it
- * when first called instead. The build fails if an undici upgrade changes the line, rather than bundling
- * something unseen.
+ * when first called instead.
  */
-const LAZY_H2 = {
+const lazyHttp2 = replaceLine('petinv-lazy-undici-http2', /undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/, {
   from: "const connectH2 = require('./client-h2.js')",
   to: "const connectH2 = (...args) => require('./client-h2.js')(...args)",
-};
-const lazyHttp2: Plugin = {
-  name: 'petinv-lazy-undici-http2',
-  setup(build) {
-    build.onLoad({ filter: /undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/ }, async ({ path }) => {
-      const source = await readFile(path, 'utf8');
-      if (!source.includes(LAZY_H2.from))
-        throw new Error(`${path} no longer has "${LAZY_H2.from}": see lazyHttp2 in tsup.config.ts`);
-      return { contents: source.replace(LAZY_H2.from, LAZY_H2.to), loader: 'js' };
-    });
-  },
-};
+});
 
 /**
  * commander requires node:child_process at load, for executable subcommands, which petinv does not have;
  * child_process brings dgram and net's socket lists with it, about 2 ms of every cold start. The bundle
- * requires it when commander first spawns instead. As above, the build fails if the line changes.
+ * requires it when commander first spawns instead.
  */
-const LAZY_CHILD_PROCESS = {
-  from: "const childProcess = require('node:child_process');",
-  to: "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };",
-};
-const lazyCommanderChildProcess: Plugin = {
-  name: 'petinv-lazy-commander-child-process',
-  setup(build) {
-    build.onLoad({ filter: /commander[\\/]lib[\\/]command\.js$/ }, async ({ path }) => {
-      const source = await readFile(path, 'utf8');
-      if (!source.includes(LAZY_CHILD_PROCESS.from))
-        throw new Error(`${path} no longer has "${LAZY_CHILD_PROCESS.from}": see tsup.config.ts`);
-      return { contents: source.replace(LAZY_CHILD_PROCESS.from, LAZY_CHILD_PROCESS.to), loader: 'js' };
-    });
+const lazyCommanderChildProcess = replaceLine(
+  'petinv-lazy-commander-child-process',
+  /commander[\\/]lib[\\/]command\.js$/,
+  {
+    from: "const childProcess = require('node:child_process');",
+    to: "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };",
   },
-};
+);
 
 /**
  * chalk detects the terminal's colours when it loads (its `#supports-color` import, which loads node:tty):
  * about 4 ms of every cold start, for its default instance, which petinv never uses. petinv decides colour
  * itself (src/output/terminal.ts) and always makes its own `new Chalk({ level })`. The bundle gives chalk
- * a detection that finds none; the build fails if chalk's line changes.
+ * a detection that finds none.
  */
-const CHALK_DETECTION = {
-  from: "import supportsColor from '#supports-color';",
-  to: 'const supportsColor = { stdout: false, stderr: false };',
-};
-const chalkWithoutDetection: Plugin = {
-  name: 'petinv-chalk-without-detection',
-  setup(build) {
-    build.onLoad({ filter: /chalk[\\/]source[\\/]index\.js$/ }, async ({ path }) => {
-      const source = await readFile(path, 'utf8');
-      if (!source.includes(CHALK_DETECTION.from))
-        throw new Error(`${path} no longer has "${CHALK_DETECTION.from}": see tsup.config.ts`);
-      return { contents: source.replace(CHALK_DETECTION.from, CHALK_DETECTION.to), loader: 'js' };
-    });
+const chalkWithoutDetection = replaceLine(
+  'petinv-chalk-without-detection',
+  /chalk[\\/]source[\\/]index\.js$/,
+  {
+    from: "import supportsColor from '#supports-color';",
+    to: 'const supportsColor = { stdout: false, stderr: false };',
   },
-};
+);
 
 /**
  * The full undici, which only a proxied request loads (src/api/undici.ts), stays what it is on disk: a
