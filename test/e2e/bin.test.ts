@@ -41,6 +41,15 @@ describe('bin/petinv.cjs', () => {
     expect(await runPetinv(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
   });
 
+  it('runs as bin/petinv.js too, for scripts that call it by that path, with the same exit status', () => {
+    const bin = join(PETINV_BIN, '..', 'petinv.js');
+    expect(spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8' })).toMatchObject({
+      status: 0,
+      stdout: `${version}\n`,
+    });
+    expect(spawnSync(process.execPath, [bin, 'nosuch'], { encoding: 'utf8' })).toMatchObject({ status: 2 });
+  });
+
   it('runs a command with the process environment and streams, and exits with its status', async () => {
     const env = {
       PETINV_CONFIG_DIR: temporaryDirectory(),
