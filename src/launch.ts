@@ -21,8 +21,9 @@ import {
  *
  * The kept code is executable, so it is trusted only as the list cache is: a 0600 file of the user's own,
  * never followed through a symlink, in a directory the user alone can write. Its name carries the bundle's
- * size, modification time and inode and the Node version and architecture, because V8 itself only checks
- * its own version, its flags and the source's length. Anything wrong with it costs only the speed-up.
+ * size, modification and change times and inode and the Node version and architecture, because V8 itself
+ * only checks its own version, its flags and the source's length. Anything wrong with it costs only the
+ * speed-up.
  */
 
 /** What dist/cli.cjs exports to the bin. */
@@ -74,8 +75,11 @@ export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): Loa
 
 function codeFile(path: string, env: NodeJS.ProcessEnv): { directory: string; file: string } | undefined {
   try {
-    const { size, mtimeMs, ino } = fs.statSync(path);
-    const build = `${size}-${Math.round(mtimeMs * 1000)}-${ino}`;
+    const { size, mtimeMs, ctimeMs, ino } = fs.statSync(path);
+    // The change time too: a modification time can be set back (tar, cp -p and rsync -a copy it, and every
+    // npm tarball says 1985-10-26), so a new bundle of the same size unpacked over the old one, in the same
+    // inode, would otherwise run the old one's code; the kernel sets the change time at every write.
+    const build = `${size}-${Math.round(mtimeMs * 1000)}-${Math.round(ctimeMs * 1000)}-${ino}`;
     return {
       directory: cacheDirectory(env),
       file: `code-${process.version}-${process.arch}-${build}.bin`,

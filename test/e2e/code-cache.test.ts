@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
+  copyFileSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -12,7 +14,7 @@ import {
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
-import { runPetinv, temporaryDirectory } from '../helpers/serve';
+import { cleanEnv, PETINV_BIN, runPetinv, temporaryDirectory } from '../helpers/serve';
 
 /**
  * The code V8 compiled for the CLI, kept in the cache directory by the launcher (src/launch.ts): whether it
@@ -39,7 +41,7 @@ describe('the compiled code kept between runs', () => {
     const directory = cacheDirectory();
     await petinvVersion(directory);
     const [file] = codeFiles(directory);
-    expect(file).toMatch(new RegExp(`^${prefix}\\d+-\\d+-\\d+\\.bin$`));
+    expect(file).toMatch(new RegExp(`^${prefix}\\d+-\\d+-\\d+-\\d+\\.bin$`));
     const path = join(directory, file as string);
     const first = statSync(path);
     expect(first.mode & 0o777).toBe(0o600);
@@ -87,6 +89,41 @@ describe('the compiled code kept between runs', () => {
     chmodSync(shared, 0o777);
     await petinvVersion(shared);
     expect(codeFiles(shared)).toEqual([]);
+  });
+
+  it('is not used for another bundle of the same size, inode and modification time (a tarball unpacked over)', async () => {
+    // An install of its own, whose bundle can be rewritten: npm tarballs date every file 1985-10-26, and
+    // `tar x` of a new one over the old rewrites the file in place, so only the contents and the change
+    // time tell the two builds apart.
+    const install = temporaryDirectory('petinv-install-');
+    mkdirSync(join(install, 'bin'));
+    mkdirSync(join(install, 'dist'));
+    const built = join(PETINV_BIN, '..', '..');
+    for (const file of ['bin/petinv.cjs', 'dist/launch.cjs', 'dist/cli.cjs'])
+      copyFileSync(join(built, file), join(install, file));
+    const bundle = join(install, 'dist', 'cli.cjs');
+    const directory = cacheDirectory();
+    const installedVersion = () =>
+      execFileSync(process.execPath, [join(install, 'bin', 'petinv.cjs'), '--version'], {
+        env: { ...cleanEnv(), PETINV_CACHE_DIR: directory },
+        encoding: 'utf8',
+      });
+    expect(installedVersion()).toBe(`${version}\n`);
+    expect(codeFiles(directory)).toHaveLength(1);
+
+    const before = statSync(bundle, { bigint: true });
+    const otherVersion = version.replace(/\d/, (digit) => (digit === '9' ? '8' : '9'));
+    const source = readFileSync(bundle, 'utf8');
+    expect(source).toContain(`"${version}"`);
+    writeFileSync(bundle, source.replace(`"${version}"`, `"${otherVersion}"`));
+    const seconds = before.mtimeNs / 1_000_000_000n;
+    const nanoseconds = String(before.mtimeNs % 1_000_000_000n).padStart(9, '0');
+    execFileSync('touch', ['-d', `@${seconds}.${nanoseconds}`, bundle]);
+    const after = statSync(bundle, { bigint: true });
+    expect([after.size, after.mtimeNs, after.ino]).toEqual([before.size, before.mtimeNs, before.ino]);
+
+    expect(installedVersion()).toBe(`${otherVersion}\n`);
+    expect(codeFiles(directory)).toHaveLength(2);
   });
 
   it('keeps the code of a few other builds (installs side by side, other Nodes), and removes the oldest', async () => {
