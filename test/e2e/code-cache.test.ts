@@ -8,6 +8,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  truncateSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -63,6 +64,19 @@ describe('the compiled code kept between runs', () => {
       await petinvVersion(directory);
       expect(statSync(path).size).toBeGreaterThan(good.length * 0.9);
     }
+  });
+
+  it('is not read when larger than V8 ever makes it, which V8 would accept padded, and is replaced', async () => {
+    const directory = cacheDirectory();
+    await petinvVersion(directory);
+    const path = join(directory, codeFiles(directory)[0] as string);
+    // Four times the bundle: the most the launcher reads (every function compiled is about 1.4 times).
+    const bundle = statSync(join(PETINV_BIN, '..', '..', 'dist', 'cli.cjs')).size;
+    truncateSync(path, bundle * 4 + 1);
+    await petinvVersion(directory);
+    // Replaced by V8's code of this run (a few bytes more or less than the first run's).
+    expect(statSync(path).size).toBeGreaterThan(10_000);
+    expect(statSync(path).size).toBeLessThan(bundle);
   });
 
   it('is neither read nor written through a symbolic link or a FIFO, nor in a directory others can write', async () => {
