@@ -38,7 +38,11 @@ export interface LoadedCli {
   keepCompiledCode(): void;
 }
 
-const CODE_FILE = /^code-.+\.bin$/;
+/**
+ * The names codeFile gives (three numbers in those of earlier versions): pruning removes these only, never a
+ * file of the user's own that merely starts with `code-`, should PETINV_CACHE_DIR be a directory in use.
+ */
+const CODE_FILE = /^code-v\d+\.\d+\.\d+\S*?-[a-z0-9]+(?:-\d+){3,4}\.bin$/;
 /** Code files kept at most, this build's included: a few installs or Node versions in use at once. */
 const KEPT_BUILDS = 4;
 /**

@@ -157,4 +157,16 @@ describe('the compiled code kept between runs', () => {
     expect(files).toEqual(expect.arrayContaining(others.slice(0, 3)));
     expect(files).not.toContain(others[3]);
   });
+
+  it('removes no file of the user’s own whose name merely starts with code-', async () => {
+    const directory = cacheDirectory();
+    const mine = join(directory, 'code-review-notes.bin');
+    writeFileSync(mine, 'my notes');
+    utimesSync(mine, new Date('2020-01-01'), new Date('2020-01-01'));
+    for (const build of ['1-2-3', '4-5-6', '7-8-9'])
+      writeFileSync(join(directory, `${prefix}${build}.bin`), 'old');
+    await petinvVersion(directory);
+    expect(readFileSync(mine, 'utf8')).toBe('my notes');
+    expect(codeFiles(directory)).toHaveLength(5);
+  });
 });
