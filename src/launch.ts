@@ -21,8 +21,9 @@ import {
  *
  * The kept code is executable, so it is trusted only as the list cache is: a 0600 file of the user's own,
  * never followed through a symlink, in a directory the user alone can write. Its name carries the bundle's
- * size, modification time and inode and the Node version and architecture, because V8 itself only checks
- * its own version, its flags and the source's length. Anything wrong with it costs only the speed-up.
+ * size, modification and change times and inode and the Node version and architecture, because V8 itself
+ * only checks its own version, its flags and the source's length. Anything wrong with it costs only the
+ * speed-up.
  */
 
 /** What dist/cli.cjs exports to the bin. */
@@ -37,9 +38,19 @@ export interface LoadedCli {
   keepCompiledCode(): void;
 }
 
-const CODE_FILE = /^code-.+\.bin$/;
+/**
+ * The names codeFile gives (three numbers in those of earlier versions): pruning removes these only, never a
+ * file of the user's own that merely starts with `code-`, should PETINV_CACHE_DIR be a directory in use.
+ */
+const CODE_FILE = /^code-v\d+\.\d+\.\d+\S*?-[a-z0-9]+(?:-\d+){3,4}\.bin$/;
 /** Code files kept at most, this build's included: a few installs or Node versions in use at once. */
 const KEPT_BUILDS = 4;
+/**
+ * V8's code for the bundle, every function compiled, is about 1.4 times its source: a larger file is not
+ * V8's. V8 reads only the length its header gives and ignores the rest, so a padded file would be accepted,
+ * read whole at every start (padded to 1.9 GB: nine seconds and 2 GB of memory) and never replaced.
+ */
+const LARGEST_CODE_PER_SOURCE_BYTE = 4;
 
 export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): LoadedCli {
   // undici parses HTTP with its WebAssembly build of llhttp. V8 would compile it a second time with its
@@ -49,7 +60,7 @@ export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): Loa
   setFlagsFromString('--liftoff-only');
   const source = fs.readFileSync(path, 'utf8');
   const cache = codeFile(path, env);
-  const kept = cache && readPrivateFile(cache.directory, cache.file);
+  const kept = cache && readPrivateFile(cache.directory, cache.file, cache.largest);
   // Node's own CommonJS wrapper, on the source's first line: stack traces keep their line numbers.
   const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
     filename: path,
@@ -72,13 +83,20 @@ export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): Loa
   };
 }
 
-function codeFile(path: string, env: NodeJS.ProcessEnv): { directory: string; file: string } | undefined {
+function codeFile(
+  path: string,
+  env: NodeJS.ProcessEnv,
+): { directory: string; file: string; largest: number } | undefined {
   try {
-    const { size, mtimeMs, ino } = fs.statSync(path);
-    const build = `${size}-${Math.round(mtimeMs * 1000)}-${ino}`;
+    const { size, mtimeMs, ctimeMs, ino } = fs.statSync(path);
+    // The change time too: a modification time can be set back (tar, cp -p and rsync -a copy it, and every
+    // npm tarball says 1985-10-26), so a new bundle of the same size unpacked over the old one, in the same
+    // inode, would otherwise run the old one's code; the kernel sets the change time at every write.
+    const build = `${size}-${Math.round(mtimeMs * 1000)}-${Math.round(ctimeMs * 1000)}-${ino}`;
     return {
       directory: cacheDirectory(env),
       file: `code-${process.version}-${process.arch}-${build}.bin`,
+      largest: size * LARGEST_CODE_PER_SOURCE_BYTE,
     };
   } catch {
     return undefined;
@@ -93,13 +111,14 @@ function privateDirectory(directory: string): boolean {
   return stat?.isDirectory() === true && ownedAndPrivate(stat, 0o022);
 }
 
-function readPrivateFile(directory: string, file: string): Buffer | undefined {
+function readPrivateFile(directory: string, file: string, largest: number): Buffer | undefined {
   let fd: number | undefined;
   try {
     if (!privateDirectory(directory)) return undefined;
     fd = fs.openSync(join(directory, file), READ_NO_FOLLOW);
     const stat = fs.fstatSync(fd);
-    return stat.isFile() && ownedAndPrivate(stat, 0o077) ? fs.readFileSync(fd) : undefined;
+    const trusted = stat.isFile() && ownedAndPrivate(stat, 0o077) && stat.size <= largest;
+    return trusted ? fs.readFileSync(fd) : undefined;
   } catch {
     return undefined;
   } finally {

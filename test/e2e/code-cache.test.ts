@@ -1,18 +1,21 @@
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
+  copyFileSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
   symlinkSync,
+  truncateSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
-import { runPetinv, temporaryDirectory } from '../helpers/serve';
+import { cleanEnv, PETINV_BIN, runPetinv, temporaryDirectory } from '../helpers/serve';
 
 /**
  * The code V8 compiled for the CLI, kept in the cache directory by the launcher (src/launch.ts): whether it
@@ -39,7 +42,7 @@ describe('the compiled code kept between runs', () => {
     const directory = cacheDirectory();
     await petinvVersion(directory);
     const [file] = codeFiles(directory);
-    expect(file).toMatch(new RegExp(`^${prefix}\\d+-\\d+-\\d+\\.bin$`));
+    expect(file).toMatch(new RegExp(`^${prefix}\\d+-\\d+-\\d+-\\d+\\.bin$`));
     const path = join(directory, file as string);
     const first = statSync(path);
     expect(first.mode & 0o777).toBe(0o600);
@@ -75,6 +78,19 @@ describe('the compiled code kept between runs', () => {
     }
   });
 
+  it('is not read when larger than V8 ever makes it, which V8 would accept padded, and is replaced', async () => {
+    const directory = cacheDirectory();
+    await petinvVersion(directory);
+    const path = join(directory, codeFiles(directory)[0] as string);
+    // Four times the bundle: the most the launcher reads (every function compiled is about 1.4 times).
+    const bundle = statSync(join(PETINV_BIN, '..', '..', 'dist', 'cli.cjs')).size;
+    truncateSync(path, bundle * 4 + 1);
+    await petinvVersion(directory);
+    // Replaced by V8's code of this run (a few bytes more or less than the first run's).
+    expect(statSync(path).size).toBeGreaterThan(10_000);
+    expect(statSync(path).size).toBeLessThan(bundle);
+  });
+
   it('is neither read nor written through a symbolic link or a FIFO, nor in a directory others can write', async () => {
     const directory = cacheDirectory();
     await petinvVersion(directory);
@@ -101,6 +117,41 @@ describe('the compiled code kept between runs', () => {
     expect(codeFiles(shared)).toEqual([]);
   });
 
+  it('is not used for another bundle of the same size, inode and modification time (a tarball unpacked over)', async () => {
+    // An install of its own, whose bundle can be rewritten: npm tarballs date every file 1985-10-26, and
+    // `tar x` of a new one over the old rewrites the file in place, so only the contents and the change
+    // time tell the two builds apart.
+    const install = temporaryDirectory('petinv-install-');
+    mkdirSync(join(install, 'bin'));
+    mkdirSync(join(install, 'dist'));
+    const built = join(PETINV_BIN, '..', '..');
+    for (const file of ['bin/petinv.cjs', 'dist/launch.cjs', 'dist/cli.cjs'])
+      copyFileSync(join(built, file), join(install, file));
+    const bundle = join(install, 'dist', 'cli.cjs');
+    const directory = cacheDirectory();
+    const installedVersion = () =>
+      execFileSync(process.execPath, [join(install, 'bin', 'petinv.cjs'), '--version'], {
+        env: { ...cleanEnv(), PETINV_CACHE_DIR: directory },
+        encoding: 'utf8',
+      });
+    expect(installedVersion()).toBe(`${version}\n`);
+    expect(codeFiles(directory)).toHaveLength(1);
+
+    const before = statSync(bundle, { bigint: true });
+    const otherVersion = version.replace(/\d/, (digit) => (digit === '9' ? '8' : '9'));
+    const source = readFileSync(bundle, 'utf8');
+    expect(source).toContain(`"${version}"`);
+    writeFileSync(bundle, source.replace(`"${version}"`, `"${otherVersion}"`));
+    const seconds = before.mtimeNs / 1_000_000_000n;
+    const nanoseconds = String(before.mtimeNs % 1_000_000_000n).padStart(9, '0');
+    execFileSync('touch', ['-d', `@${seconds}.${nanoseconds}`, bundle]);
+    const after = statSync(bundle, { bigint: true });
+    expect([after.size, after.mtimeNs, after.ino]).toEqual([before.size, before.mtimeNs, before.ino]);
+
+    expect(installedVersion()).toBe(`${otherVersion}\n`);
+    expect(codeFiles(directory)).toHaveLength(2);
+  });
+
   it('keeps the code of a few other builds (installs side by side, other Nodes), and removes the oldest', async () => {
     const directory = cacheDirectory();
     const others = ['1-2-3', '4-5-6', '7-8-9', '10-11-12'].map((build, age) => {
@@ -117,5 +168,17 @@ describe('the compiled code kept between runs', () => {
     // The three newest others stay beside this build's; the oldest goes.
     expect(files).toEqual(expect.arrayContaining(others.slice(0, 3)));
     expect(files).not.toContain(others[3]);
+  });
+
+  it('removes no file of the user’s own whose name merely starts with code-', async () => {
+    const directory = cacheDirectory();
+    const mine = join(directory, 'code-review-notes.bin');
+    writeFileSync(mine, 'my notes');
+    utimesSync(mine, new Date('2020-01-01'), new Date('2020-01-01'));
+    for (const build of ['1-2-3', '4-5-6', '7-8-9'])
+      writeFileSync(join(directory, `${prefix}${build}.bin`), 'old');
+    await petinvVersion(directory);
+    expect(readFileSync(mine, 'utf8')).toBe('my notes');
+    expect(codeFiles(directory)).toHaveLength(5);
   });
 });
