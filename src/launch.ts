@@ -43,6 +43,9 @@ export interface LoadedCli {
  * file of the user's own that merely starts with `code-`, should PETINV_CACHE_DIR be a directory in use.
  */
 const CODE_FILE = /^code-v\d+\.\d+\.\d+\S*?-[a-z0-9]+(?:-\d+){3,4}\.bin$/;
+/** The launcher's temporary files (see writePrivateFile), and the age past which one was abandoned. */
+const TEMPORARY_FILE = /^\.code-[0-9a-f]{16}\.tmp$/;
+const ABANDONED_AFTER_MS = 60 * 60 * 1000;
 /** Code files kept at most, this build's included: a few installs or Node versions in use at once. */
 const KEPT_BUILDS = 4;
 /**
@@ -145,10 +148,15 @@ function writePrivateFile(directory: string, file: string, bytes: Buffer): void 
     fs.rmSync(temporary, { force: true });
     throw error;
   }
+  const names = fs.readdirSync(directory);
+  // A petinv killed between writing and renaming leaves its temporary file; an hour on, nobody writes it.
+  for (const name of names.filter((candidate) => TEMPORARY_FILE.test(candidate))) {
+    const path = join(directory, name);
+    if (Date.now() - fs.statSync(path).mtimeMs > ABANDONED_AFTER_MS) fs.rmSync(path, { force: true });
+  }
   // Code kept for earlier builds goes, but not at once: two installs of petinv in use side by side (a
   // global one and a clone) would otherwise remove each other's at every run.
-  const kept = fs
-    .readdirSync(directory)
+  const kept = names
     .filter((name) => CODE_FILE.test(name) && name !== file)
     .map((name) => ({ name, mtimeMs: fs.statSync(join(directory, name)).mtimeMs }))
     .sort((a, b) => b.mtimeMs - a.mtimeMs);

@@ -181,4 +181,16 @@ describe('the compiled code kept between runs', () => {
     expect(readFileSync(mine, 'utf8')).toBe('my notes');
     expect(codeFiles(directory)).toHaveLength(5);
   });
+  it('removes a temporary file a killed petinv left an hour ago, not one being written now', async () => {
+    const directory = cacheDirectory();
+    const abandoned = join(directory, '.code-00112233aabbccdd.tmp');
+    const fresh = join(directory, '.code-4455667788990011.tmp');
+    for (const path of [abandoned, fresh]) writeFileSync(path, 'partial', { mode: 0o600 });
+    const twoHoursAgo = Date.now() / 1000 - 7200;
+    utimesSync(abandoned, twoHoursAgo, twoHoursAgo);
+    await petinvVersion(directory);
+    expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([
+      '.code-4455667788990011.tmp',
+    ]);
+  });
 });
