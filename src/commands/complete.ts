@@ -113,6 +113,16 @@ function findOption(command: Command, word: string): Option | undefined {
   return optionsOf(command).find((option) => option.long === word || option.short === word);
 }
 
+/** The options `command` offers that are not typed yet, then --help. */
+function optionCandidates(command: Command, used: ReadonlySet<string>): Candidate[] {
+  return [
+    ...optionsOf(command)
+      .filter((option) => !option.hidden && option.long !== undefined && !used.has(option.long))
+      .map((option) => ({ value: option.long as string, description: firstLine(option.description) })),
+    { value: '--help', description: 'display help for command' },
+  ];
+}
+
 /** What completes `current`, the word under the cursor, after `before`, the words typed before it. */
 export async function completeWords(
   program: Command,
@@ -151,23 +161,8 @@ export async function completeWords(
   const isHelp = command.name() === 'help' && command.parent === program;
   if (isHelp && !current.startsWith('-'))
     return { files: false, candidates: await helpValues(program, helpNames) };
-  if (current.startsWith('-') && !onlyArguments) {
-    const options = [
-      ...optionsOf(command).filter(
-        (option) => !option.hidden && option.long !== undefined && !used.has(option.long),
-      ),
-    ];
-    return {
-      files: false,
-      candidates: [
-        ...options.map((option) => ({
-          value: option.long as string,
-          description: firstLine(option.description),
-        })),
-        { value: '--help', description: 'display help for command' },
-      ],
-    };
-  }
+  if (current.startsWith('-') && !onlyArguments)
+    return { files: false, candidates: optionCandidates(command, used) };
   if (positionals === 0 && command.commands.some(isVisible)) {
     return {
       files: false,

@@ -24,6 +24,20 @@ const clock = (at: Date | undefined) =>
     ? [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':')
     : '—';
 
+/** What a pet's row says about its recent change: new, its status only, or its quantity up or down. */
+function changeMark(
+  change: InventoryChange | undefined,
+  item: InventoryItem,
+  chalk: ReturnType<typeof paint>,
+): string {
+  if (!change) return '';
+  if (change.from === null) return `  ${chalk.cyan('new')}`;
+  if (change.from === item.quantity) return `  ${chalk.cyan('status changed')}`;
+  return change.from < item.quantity
+    ? `  ${chalk.green(`▲ was ${change.from}`)}`
+    : `  ${chalk.red(`▼ was ${change.from}`)}`;
+}
+
 /**
  * One frame of `list --watch` on a terminal: a header with the times of the last change and the last check,
  * the table with each changed quantity marked (up green, down red, with the value before), pets gone from
@@ -57,17 +71,10 @@ export function renderWatchScreen(
   const statusWidth = 'available'.length;
   const row = (petId: bigint, status: InventoryItem['status'], quantity: string, mark: string) =>
     `${String(petId).padStart(idWidth)}  ${paintStatus(status)}${' '.repeat(statusWidth - status.length)}  ${quantity.padStart(quantityWidth)}${mark}`;
-  const markOf = (item: InventoryItem) => {
-    const change = changed.get(item.petId);
-    if (!change) return '';
-    if (change.from === null) return `  ${chalk.cyan('new')}`;
-    if (change.from === item.quantity) return `  ${chalk.cyan('status changed')}`;
-    return change.from < item.quantity
-      ? `  ${chalk.green(`▲ was ${change.from}`)}`
-      : `  ${chalk.red(`▼ was ${change.from}`)}`;
-  };
   const body = [
-    ...state.view.map((item) => row(item.petId, item.status, String(item.quantity), markOf(item))),
+    ...state.view.map((item) =>
+      row(item.petId, item.status, String(item.quantity), changeMark(changed.get(item.petId), item, chalk)),
+    ),
     ...removed.map((change) =>
       chalk.dim(row(change.petId, change.status, '—', `  removed (was ${change.from})`)),
     ),
