@@ -69,11 +69,19 @@ export class Journal {
   async empty(): Promise<void> {
     try {
       this.files.ftruncateSync(this.fd, 0);
-      await this.files.fsync(this.fd);
-      this.bytes = 0;
-      this.appliedEntries = 0;
     } catch {
       // The journal stays longer than needed: replaying it over the new snapshot changes nothing.
+      return;
+    }
+    // The file is empty now, whether or not that is durable yet: a later cut-back must measure from
+    // here, or ftruncate would pad the journal with NUL bytes up to its old length.
+    this.bytes = 0;
+    this.appliedEntries = 0;
+    try {
+      await this.files.fsync(this.fd);
+    } catch {
+      // A crash may bring the old lines back, ahead of any appended later: replayed over the new
+      // snapshot they change nothing, and the later ones follow them.
     }
   }
 

@@ -5,7 +5,7 @@ const failure = (code: string) => Object.assign(new Error(`${code}: injected by 
 /**
  * The real file system with faults on demand: a disk that fills up after so many bytes (the write that
  * crosses the line is short, the next one fails with ENOSPC), writes that are always short, journal
- * writes that are held or fail as their sync would (EIO), and renames that fail.
+ * writes that are held or fail as their sync would (EIO), fsyncs and renames that fail.
  */
 export class FaultyFiles implements FileSystem {
   /** Bytes that still fit on the "disk"; undefined for no limit. */
@@ -15,6 +15,9 @@ export class FaultyFiles implements FileSystem {
   /** Writes in the background (the journal's, made with O_DSYNC) store their bytes, then fail with this code. */
   failBackgroundWrite: string | undefined;
   failRename: string | undefined;
+  /** Decides, for each fsync, whether it fails and with which code: given the path the descriptor was opened at. */
+  failSync: ((path: string) => string | undefined) | undefined;
+  private readonly openedPaths = new Map<number, string>();
   /** Runs before each open: lets a test act at a chosen moment, as another process would. */
   beforeOpen: ((path: string) => void) | undefined;
   /** Counts, for tests that check what was attempted. */
@@ -41,7 +44,9 @@ export class FaultyFiles implements FileSystem {
 
   openSync(path: string, flags: number, mode?: number): number {
     this.beforeOpen?.(path);
-    return nodeFileSystem.openSync(path, flags, mode);
+    const fd = nodeFileSystem.openSync(path, flags, mode);
+    this.openedPaths.set(fd, path);
+    return fd;
   }
 
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position?: number): number {
@@ -66,6 +71,8 @@ export class FaultyFiles implements FileSystem {
 
   async fsync(fd: number): Promise<void> {
     this.calls.sync++;
+    const code = this.failSync?.(this.openedPaths.get(fd) ?? '');
+    if (code) throw failure(code);
     return nodeFileSystem.fsync(fd);
   }
 
@@ -74,6 +81,7 @@ export class FaultyFiles implements FileSystem {
   }
 
   closeSync(fd: number): void {
+    this.openedPaths.delete(fd);
     nodeFileSystem.closeSync(fd);
   }
 

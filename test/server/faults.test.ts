@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StorageError } from '../../src/files/file-system';
@@ -175,6 +175,33 @@ describe('the data file under faults', () => {
     files.spaceLeft = undefined;
     await file.close();
     expect((await reload(path)).get(5n)).toBe(55);
+  });
+
+  it('after a snapshot whose journal truncation could not be synced, cuts a failed append back to the right place', async () => {
+    // The journal was emptied but its fsync failed (EIO). Had the journal kept its old length, a later
+    // failed append would be "cut back" to that length: ftruncate would pad the file with NUL bytes, the
+    // updates written after them would sit behind an invalid line, and the next start would refuse it.
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const files = new FaultyFiles();
+    const { file, store } = await openStore(path, files);
+    for (let quantity = 1; quantity <= 50; quantity++) await store.setQuantity(1n, quantity);
+    files.failSync = (synced) =>
+      synced.endsWith('.journal') && statSync(synced).size === 0 ? 'EIO' : undefined;
+    await file.writeSnapshot(store.listBody());
+    files.failSync = undefined;
+    await store.setQuantity(2n, 22);
+    const release = files.failNextBackgroundWrite('EIO');
+    const refused = store.setQuantity(3n, 33);
+    release();
+    await expect(refused).rejects.toBeInstanceOf(StorageError);
+    await store.setQuantity(4n, 44);
+    await store.close();
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(
+      '{"petId":2,"quantity":22}\n{"petId":4,"quantity":44}\n',
+    );
+    await file.close();
+    const loaded = await reload(path);
+    expect([loaded.get(1n), loaded.get(2n), loaded.get(3n), loaded.get(4n)]).toEqual([50, 22, 11, 44]);
   });
 
   it('waits before trying a failed snapshot again, rather than looping', async () => {
