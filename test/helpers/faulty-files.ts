@@ -15,6 +15,8 @@ export class FaultyFiles implements FileSystem {
   /** Writes in the background (the journal's, made with O_DSYNC) store their bytes, then fail with this code. */
   failBackgroundWrite: string | undefined;
   failRename: string | undefined;
+  /** ftruncate fails with this code (the journal's cut-back after a failed append, or its emptying). */
+  failTruncate: string | undefined;
   /** Decides, for each fsync, whether it fails and with which code: given the path the descriptor was opened at. */
   failSync: ((path: string) => string | undefined) | undefined;
   private readonly openedPaths = new Map<number, string>();
@@ -77,6 +79,7 @@ export class FaultyFiles implements FileSystem {
   }
 
   ftruncateSync(fd: number, length: number): void {
+    if (this.failTruncate) throw failure(this.failTruncate);
     nodeFileSystem.ftruncateSync(fd, length);
   }
 

@@ -177,6 +177,32 @@ describe('the data file under faults', () => {
     expect((await reload(path)).get(5n)).toBe(55);
   });
 
+  it('when a failed append cannot even be cut back, cuts it back before writing anything else, or refuses that too', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const files = new FaultyFiles();
+    const { file, store } = await openStore(path, files);
+    await store.setQuantity(1n, 11);
+    files.failTruncate = 'EIO';
+    const release = files.failNextBackgroundWrite('EIO');
+    const refused = store.setQuantity(2n, 22);
+    release();
+    await expect(refused).rejects.toBeInstanceOf(StorageError);
+    // Still failing: the next update is refused without a byte written after the refused line.
+    await expect(store.setQuantity(3n, 33)).rejects.toThrow(/cannot cut back journal/);
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(
+      '{"petId":1,"quantity":11}\n{"petId":2,"quantity":22}\n',
+    );
+    files.failTruncate = undefined;
+    await store.setQuantity(4n, 44);
+    await store.close();
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(
+      '{"petId":1,"quantity":11}\n{"petId":4,"quantity":44}\n',
+    );
+    await file.close();
+    const loaded = await reload(path);
+    expect([loaded.get(1n), loaded.get(2n), loaded.get(3n), loaded.get(4n)]).toEqual([11, 24, 11, 44]);
+  });
+
   it('after a snapshot whose journal truncation could not be synced, cuts a failed append back to the right place', async () => {
     // The journal was emptied but its fsync failed (EIO). Had the journal kept its old length, a later
     // failed append would be "cut back" to that length: ftruncate would pad the file with NUL bytes, the
