@@ -1,3 +1,4 @@
+import { fstatSync, statSync } from 'node:fs';
 import { serializeItems } from '../api/json';
 import type { InventoryItem } from '../api/schemas';
 import {
@@ -42,15 +43,25 @@ export interface DataFileOptions {
 async function openJournal(
   files: FileSystem,
   path: string,
-  permissions: number,
+  dataFile: { permissions: number; owner: number },
   start: { entries: number; bytes: number; foundBytes: number },
 ): Promise<Journal> {
   let fd: number;
   try {
     // The journal holds the same inventory: it is created as private as the data file.
-    fd = files.openSync(path, JOURNAL_APPEND, permissions);
+    fd = files.openSync(path, JOURNAL_APPEND, dataFile.permissions);
   } catch (error) {
     throw new ServeError(`cannot open journal ${path}: ${describeFileSystemError(error)}`);
+  }
+  const owner = fstatSync(fd).uid;
+  const runAs = process.getuid?.();
+  if (runAs !== undefined && owner !== dataFile.owner && owner !== runAs) {
+    // Planted by a third user (in a shared directory, between the data file's creation and this open):
+    // whatever it holds, or is given later, would be replayed into the inventory at the next start.
+    closeQuietly(files, fd);
+    throw new ServeError(
+      `journal ${path} belongs to another user (uid ${owner}) than its data file and this serve; check what it holds, then remove it or give it the data file's owner`,
+    );
   }
   try {
     if (start.bytes < start.foundBytes) {
@@ -110,7 +121,8 @@ export class InventoryFile {
         throw new ServeError(`cannot create data file ${path}: ${(error as Error).message}`);
       }
     }
-    const journal = await openJournal(files, `${path}.journal`, permissionsOf(path), {
+    const dataFile = { permissions: permissionsOf(path), owner: statSync(path).uid };
+    const journal = await openJournal(files, `${path}.journal`, dataFile, {
       entries: loaded?.journalEntries ?? 0,
       bytes: loaded?.journalValidBytes ?? 0,
       foundBytes: loaded ? Buffer.byteLength(loaded.journalText) : 0,

@@ -1,6 +1,7 @@
 import {
   appendFileSync,
   chmodSync,
+  chownSync,
   existsSync,
   readFileSync,
   statSync,
@@ -119,3 +120,35 @@ describe('InventoryFile: snapshot plus journal', () => {
     await reopened.file.close();
   });
 });
+
+describe.skipIf(process.getuid?.() !== 0)(
+  'InventoryFile: whose journal (root only, to hand files to another user)',
+  () => {
+    const NOBODY = 65534;
+
+    it('refuses a journal a third user owns, rather than replay what that user wrote or writes', async () => {
+      const path = join(temporaryDirectory(), 'inventory.json');
+      const { file, store } = await openStore(path);
+      await store.setQuantity(1n, 11);
+      await file.close();
+      chownSync(`${path}.journal`, NOBODY, NOBODY);
+      await expect(InventoryFile.open(path, seed)).rejects.toThrow(
+        `journal ${path}.journal belongs to another user (uid ${NOBODY}) than its data file and this serve`,
+      );
+    });
+
+    it("accepts a journal of the data file's owner, or of the user serve runs as", async () => {
+      const path = join(temporaryDirectory(), 'inventory.json');
+      const { file, store } = await openStore(path);
+      await store.setQuantity(1n, 11);
+      await file.close();
+      chownSync(path, NOBODY, NOBODY); // The journal stays serve's own.
+      const reopened = await InventoryFile.open(path, seed);
+      await reopened.file.close();
+      chownSync(`${path}.journal`, NOBODY, NOBODY); // Now both are the data file owner's.
+      const again = await InventoryFile.open(path, seed);
+      expect(again.items.find((item) => item.petId === 1n)?.quantity).toBe(11);
+      await again.file.close();
+    });
+  },
+);
