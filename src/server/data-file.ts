@@ -36,6 +36,7 @@ const SNAPSHOT_RETRY_MAX_MS = 60_000;
 
 export interface DataFileOptions {
   files?: FileSystem;
+  /** Milliseconds on a clock that never goes back; performance.now() when absent. */
   now?: () => number;
 }
 
@@ -89,7 +90,8 @@ export class InventoryFile {
     options: DataFileOptions,
   ) {
     this.files = options.files ?? nodeFileSystem;
-    this.now = options.now ?? Date.now;
+    // A monotonic clock: the wall clock set back a day would hold every snapshot back for that day.
+    this.now = options.now ?? (() => performance.now());
   }
 
   get journalPath(): string {
