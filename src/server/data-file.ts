@@ -56,7 +56,8 @@ async function openJournal(
   }
   const owner = fstatSync(fd).uid;
   const runAs = process.getuid?.();
-  if (runAs !== undefined && owner !== dataFile.owner && owner !== runAs) {
+  // Root's is accepted too, as ssh accepts root's files: root can change anything anyway.
+  if (runAs !== undefined && owner !== dataFile.owner && owner !== runAs && owner !== 0) {
     // Planted by a third user (in a shared directory, between the data file's creation and this open):
     // whatever it holds, or is given later, would be replayed into the inventory at the next start.
     closeQuietly(files, fd);
