@@ -74,9 +74,11 @@ export class Journal {
       return;
     }
     // The file is empty now, whether or not that is durable yet: a later cut-back must measure from
-    // here, or ftruncate would pad the journal with NUL bytes up to its old length.
+    // here, or ftruncate would pad the journal with NUL bytes up to its old length. A cut-back still
+    // owed is done too: the refused lines went with the rest.
     this.bytes = 0;
     this.appliedEntries = 0;
+    this.repairTo = undefined;
     try {
       await this.files.fsync(this.fd);
     } catch {

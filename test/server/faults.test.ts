@@ -203,6 +203,28 @@ describe('the data file under faults', () => {
     expect([loaded.get(1n), loaded.get(2n), loaded.get(3n), loaded.get(4n)]).toEqual([11, 24, 11, 44]);
   });
 
+  it('a snapshot taken while a cut-back is still owed leaves nothing for that cut-back to pad', async () => {
+    // The refused line is gone with the rest of the journal once a snapshot empties it; cutting back to
+    // where it began would then have padded the empty journal with NUL bytes.
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const files = new FaultyFiles();
+    const { file, store } = await openStore(path, files);
+    for (let quantity = 1; quantity <= 20; quantity++) await store.setQuantity(1n, quantity);
+    files.failTruncate = 'EIO';
+    const release = files.failNextBackgroundWrite('EIO');
+    const refused = store.setQuantity(2n, 22);
+    release();
+    await expect(refused).rejects.toBeInstanceOf(StorageError);
+    files.failTruncate = undefined;
+    await file.writeSnapshot(store.listBody());
+    await store.setQuantity(3n, 33);
+    await store.close();
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('{"petId":3,"quantity":33}\n');
+    await file.close();
+    const loaded = await reload(path);
+    expect([loaded.get(1n), loaded.get(2n), loaded.get(3n)]).toEqual([20, 24, 33]);
+  });
+
   it('after a snapshot whose journal truncation could not be synced, cuts a failed append back to the right place', async () => {
     // The journal was emptied but its fsync failed (EIO). Had the journal kept its old length, a later
     // failed append would be "cut back" to that length: ftruncate would pad the file with NUL bytes, the
