@@ -175,7 +175,9 @@ export class InventoryFile {
   async close(listBody?: () => Buffer): Promise<void> {
     await this.journal.settled();
     try {
-      if (listBody && this.journal.entries > 0) await this.writeSnapshot(listBody());
+      // Refused lines still in the journal would come back at the next start: the snapshot empties it.
+      if (listBody && (this.journal.entries > 0 || this.journal.owesCutBack))
+        await this.writeSnapshot(listBody());
     } finally {
       this.journal.close();
     }

@@ -42,6 +42,11 @@ export class Journal {
     return this.appliedEntries;
   }
 
+  /** Whether refused lines are still in the file, their cut-back having failed: emptying it settles that. */
+  get owesCutBack(): boolean {
+    return this.repairTo !== undefined;
+  }
+
   /**
    * Makes `changes` durable: calls `done` with null once their journal lines are on disk, or with a
    * StorageError when they could not be written whole, and then their lines are cut from the journal.

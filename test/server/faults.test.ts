@@ -203,6 +203,23 @@ describe('the data file under faults', () => {
     expect([loaded.get(1n), loaded.get(2n), loaded.get(3n), loaded.get(4n)]).toEqual([11, 24, 11, 44]);
   });
 
+  it('a clean stop while a cut-back is still owed leaves no refused line to replay', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const files = new FaultyFiles();
+    const { file, store } = await openStore(path, files);
+    files.failTruncate = 'EIO';
+    const release = files.failNextBackgroundWrite('EIO');
+    const refused = store.setQuantity(2n, 22);
+    release();
+    await expect(refused).rejects.toBeInstanceOf(StorageError);
+    files.failTruncate = undefined;
+    // Nothing was acknowledged since the data file was written: the journal counts no entries.
+    await store.close();
+    await file.close(() => store.listBody());
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('');
+    expect((await reload(path)).get(2n)).toBe(24);
+  });
+
   it('a snapshot taken while a cut-back is still owed leaves nothing for that cut-back to pad', async () => {
     // The refused line is gone with the rest of the journal once a snapshot empties it; cutting back to
     // where it began would then have padded the empty journal with NUL bytes.
