@@ -12,8 +12,8 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { dirname, join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
 import { cleanEnv, PETINV_BIN, runPetinv, temporaryDirectory } from '../helpers/serve';
 
@@ -35,6 +35,22 @@ const codeFiles = (directory: string) => readdirSync(directory).filter((name) =>
 async function petinvVersion(directory: string) {
   const result = await runPetinv(['--version'], { env: { PETINV_CACHE_DIR: directory } });
   expect(result).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
+}
+
+// What a first run keeps, made once: the tests that spoil it start from a copy (a run costs a process).
+let kept: { name: string; code: Buffer };
+beforeAll(async () => {
+  const directory = cacheDirectory();
+  await petinvVersion(directory);
+  const [name] = codeFiles(directory);
+  kept = { name: name as string, code: readFileSync(join(directory, name as string)) };
+});
+
+/** A cache directory holding what a first run kept; the path of the code file in it. */
+function keptCode(): string {
+  const path = join(cacheDirectory(), kept.name);
+  writeFileSync(path, kept.code, { mode: 0o600 });
+  return path;
 }
 
 describe('the compiled code kept between runs', () => {
@@ -67,9 +83,8 @@ describe('the compiled code kept between runs', () => {
   });
 
   it('when corrupt or cut short, costs only the speed-up and is replaced', async () => {
-    const directory = cacheDirectory();
-    await petinvVersion(directory);
-    const path = join(directory, codeFiles(directory)[0] as string);
+    const path = keptCode();
+    const directory = dirname(path);
     const good = readFileSync(path);
     for (const bad of [Buffer.from('not compiled code'), good.subarray(0, good.length / 2)]) {
       writeFileSync(path, bad, { mode: 0o600 });
@@ -79,9 +94,8 @@ describe('the compiled code kept between runs', () => {
   });
 
   it('is not read when larger than V8 ever makes it, which V8 would accept padded, and is replaced', async () => {
-    const directory = cacheDirectory();
-    await petinvVersion(directory);
-    const path = join(directory, codeFiles(directory)[0] as string);
+    const path = keptCode();
+    const directory = dirname(path);
     // Four times the bundle: the most the launcher reads (every function compiled is about 1.4 times).
     const bundle = statSync(join(PETINV_BIN, '..', '..', 'dist', 'cli.cjs')).size;
     truncateSync(path, bundle * 4 + 1);
@@ -92,12 +106,10 @@ describe('the compiled code kept between runs', () => {
   });
 
   it('is neither read nor written through a symbolic link or a FIFO, nor in a directory others can write', async () => {
-    const directory = cacheDirectory();
-    await petinvVersion(directory);
-    const name = codeFiles(directory)[0] as string;
+    const path = keptCode();
+    const directory = dirname(path);
     const elsewhere = join(temporaryDirectory('petinv-code-target-'), 'target');
     writeFileSync(elsewhere, 'someone else’s file');
-    const path = join(directory, name);
     rmSync(path);
     symlinkSync(elsewhere, path);
     await petinvVersion(directory);
