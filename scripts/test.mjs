@@ -18,8 +18,9 @@ function run(command, args, { held = false } = {}) {
     if (held)
       for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => output.push(chunk));
     child.on('error', (error) => {
-      output.push(Buffer.from(`npm test: cannot run ${command}: ${error.message} (run it as npm test)\n`));
-      if (!held) process.stderr.write(output.pop());
+      const message = `npm test: cannot run ${command}: ${error.message} (run it as npm test)\n`;
+      if (held) output.push(Buffer.from(message));
+      else process.stderr.write(message);
       resolve({ code: 1, output: Buffer.concat(output) });
     });
     child.on('close', (code, signal) =>
@@ -29,26 +30,33 @@ function run(command, args, { held = false } = {}) {
 }
 
 const checks = [
-  run(
-    'tsc',
-    [
-      '--noEmit',
-      '--incremental',
-      '--tsBuildInfoFile',
-      'node_modules/.cache/petinv.tsbuildinfo',
-      ...(colour ? ['--pretty'] : []),
-    ],
-    { held: true },
-  ),
-  run('biome', ['check', ...(colour ? ['--colors=force'] : []), '.'], { held: true }),
+  {
+    name: 'the typecheck (tsc)',
+    result: run(
+      'tsc',
+      [
+        '--noEmit',
+        '--incremental',
+        '--tsBuildInfoFile',
+        'node_modules/.cache/petinv.tsbuildinfo',
+        ...(colour ? ['--pretty'] : []),
+      ],
+      { held: true },
+    ),
+  },
+  {
+    name: 'the lint and format check (biome)',
+    result: run('biome', ['check', ...(colour ? ['--colors=force'] : []), '.'], { held: true }),
+  },
 ];
 // The build leaves out the library's bundled type declarations: a second TypeScript compile that no test
 // reads (npm run build and npm pack make them).
 const build = (await run('tsup', ['--no-dts'])).code || (await run('node', ['scripts/docs.mjs'])).code;
-const tests = build ? build : (await run('vitest', ['run'])).code;
-let failed = tests;
-for (const { code, output } of await Promise.all(checks)) {
+let failed = build || (await run('vitest', ['run'])).code;
+for (const { name, result } of checks) {
+  const { code, output } = await result;
   process.stdout.write(output);
+  if (code) process.stderr.write(`npm test: ${name} failed\n`);
   failed ||= code;
 }
 process.exitCode = failed;
