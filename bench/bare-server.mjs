@@ -1,4 +1,8 @@
-// The baseline: a bare node:http handler serving the same 10-item body and an in-memory PATCH.
+// The baseline: a bare node:http handler serving the same 10-item body and an in-memory PATCH. Given a
+// journal path (`bare-server.mjs <path>`), its PATCH is made durable the way petinv's is: each turn's
+// updates appended as one O_DSYNC write from the thread pool, one write at a time, answered once it returns.
+// That is the most the design can give on this machine, petinv's own work aside.
+import { constants, openSync, write } from 'node:fs';
 import { createServer } from 'node:http';
 
 const items = Array.from({ length: 10 }, (_, i) => ({
@@ -7,6 +11,43 @@ const items = Array.from({ length: 10 }, (_, i) => ({
   status: ['available', 'pending', 'sold'][i % 3],
 }));
 const byId = new Map(items.map((item) => [String(item.petId), item]));
+
+const journalPath = process.argv[2];
+const journal =
+  journalPath &&
+  openSync(
+    journalPath,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_DSYNC,
+    0o600,
+  );
+let waiting = [];
+let writing = false;
+let scheduled = false;
+
+function commitWaiting() {
+  scheduled = false;
+  if (writing || waiting.length === 0) return;
+  const batch = waiting;
+  waiting = [];
+  writing = true;
+  const lines = Buffer.from(batch.map(({ line }) => line).join(''));
+  write(journal, lines, 0, lines.length, null, (error) => {
+    if (error) throw error;
+    writing = false;
+    commitWaiting();
+    for (const { apply } of batch) apply();
+  });
+}
+
+/** Runs `apply` at once in memory, or once `line` is on disk. */
+function commit(line, apply) {
+  if (!journal) return apply();
+  waiting.push({ line, apply });
+  if (!writing && !scheduled) {
+    scheduled = true;
+    setImmediate(commitWaiting);
+  }
+}
 
 const server = createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/v1/inventory') {
@@ -20,10 +61,13 @@ const server = createServer((req, res) => {
     req.on('data', (chunk) => (text += chunk));
     req.on('end', () => {
       const item = byId.get(match[1]);
-      item.quantity = JSON.parse(text).quantity;
-      const body = JSON.stringify(item);
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
-      res.end(body);
+      const { quantity } = JSON.parse(text);
+      commit(`{"petId":${item.petId},"quantity":${quantity}}\n`, () => {
+        item.quantity = quantity;
+        const body = JSON.stringify(item);
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+        res.end(body);
+      });
     });
     return;
   }

@@ -109,15 +109,20 @@ export async function benchServer() {
       '\nwrk is not installed (Debian package wrk): falling back to autocannon, JavaScript on the same cores; watch its CPU share.',
     );
   const bare = await startProcess([join(import.meta.dirname, 'bare-server.mjs')]);
+  const bareDurable = await startProcess([
+    join(import.meta.dirname, 'bare-server.mjs'),
+    join(temporaryDirectory(), 'journal'),
+  ]);
   const petinv = await startPetinv(['--seed', '10', '--data', join(temporaryDirectory(), 'inventory.json')]);
-  const samples = { bareGet: [], petinvGet: [], barePatch: [], petinvPatch: [] };
+  const samples = { bareGet: [], petinvGet: [], barePatch: [], petinvPatch: [], bareDurablePatch: [] };
   for (let round = 0; round < ROUNDS; round++) {
     samples.bareGet.push(await load(bare, `${bare.baseUrl}/inventory`, 'GET'));
     samples.petinvGet.push(await load(petinv, `${petinv.baseUrl}/inventory`, 'GET'));
     samples.barePatch.push(await load(bare, `${bare.baseUrl}/inventory/1`, 'PATCH'));
     samples.petinvPatch.push(await load(petinv, `${petinv.baseUrl}/inventory/1`, 'PATCH'));
+    samples.bareDurablePatch.push(await load(bareDurable, `${bareDurable.baseUrl}/inventory/1`, 'PATCH'));
   }
-  await Promise.all([bare.stop(), petinv.stop()]);
+  await Promise.all([bare.stop(), bareDurable.stop(), petinv.stop()]);
   const rate = (runs) => Math.round(median(runs.map((run) => run.rate)));
   const ratio = (a, b) => median(a.map((run, i) => run.rate / b[i].rate)).toFixed(2);
   const shares = (a, b) =>
@@ -152,10 +157,22 @@ export async function benchServer() {
       shares(samples.petinvPatch, samples.barePatch),
       serverShares(samples.petinvPatch, samples.barePatch),
     ],
+    [
+      'PATCH, durable vs bare made durable',
+      rate(samples.petinvPatch),
+      rate(samples.bareDurablePatch),
+      ratio(samples.petinvPatch, samples.bareDurablePatch),
+      '',
+      shares(samples.petinvPatch, samples.bareDurablePatch),
+      serverShares(samples.petinvPatch, samples.bareDurablePatch),
+    ],
   ];
   printTable(
     `Server throughput (${hasWrk ? 'wrk' : 'autocannon'}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS}s, median of per-round ratios; CPU as a share of all ${CORES} cores)`,
     rows,
+  );
+  console.log(
+    `The bare handler made durable the way petinv is (bench/bare-server.mjs): ${ratio(samples.bareDurablePatch, samples.barePatch)} of its in-memory rate.`,
   );
 }
 
