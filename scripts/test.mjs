@@ -29,12 +29,18 @@ function run(command, args, { held = false } = {}) {
   });
 }
 
+// The typecheck is TypeScript 7's native compiler (the typescript-7 alias): a fifth of the CPU of
+// TypeScript 5.9's, which stays only because tsup builds the bundled declarations with its JavaScript API.
+// Both install a `tsc` command, so this one is run by its path.
+const typescript7 = 'node_modules/typescript-7/bin/tsc';
+
 const checks = [
   {
     name: 'the typecheck (tsc)',
     result: run(
-      'tsc',
+      process.execPath,
       [
+        typescript7,
         '--noEmit',
         '--incremental',
         '--tsBuildInfoFile',
