@@ -8,7 +8,7 @@ import {
 } from './api/defaults';
 import type { CommandContext } from './commands/context';
 import { parseBodySize, parseRetryWait } from './commands/limits';
-import { byDefault, parsedOption, wholeNumber } from './commands/options';
+import { byDefault, nonEmptyText, parsedOption, wholeNumber } from './commands/options';
 import { catchSubcommandTypos } from './commands/typos';
 import { examplesText } from './help/examples';
 import { HELP_TOPICS } from './help/topics';
@@ -36,11 +36,20 @@ function declareGlobalOptions() {
     new Command('petinv')
       .description('Pet store inventory from the command line, with an embedded offline inventory service.')
       .version(version, '-V, --version')
-      .option(
-        '-e, --env <name>',
-        'environment for this command (production, staging, local, or one you added)',
+      .addOption(
+        parsedOption(
+          '-e, --env <name>',
+          'environment for this command (production, staging, local, or one you added)',
+          nonEmptyText,
+        ),
       )
-      .option('--base-url <url>', "service base URL ending in /v1, overriding the environment's")
+      .addOption(
+        parsedOption(
+          '--base-url <url>',
+          "service base URL ending in /v1, overriding the environment's",
+          nonEmptyText,
+        ),
+      )
       .addOption(
         wholeNumber('--timeout <ms>', 'per-attempt request timeout in milliseconds', 1, 600_000).default(
           ...byDefault(DEFAULT_TIMEOUT_MS),

@@ -14,6 +14,15 @@ export function parseWholeNumber(text: string, flag: string, min: number, max: n
   return value;
 }
 
+/**
+ * A flag's text, refused when empty: `--env "$TARGET"` with TARGET unset must not fall back to the
+ * environment a flag left out would get, and write there.
+ */
+export function nonEmptyText(text: string, flag: string): string {
+  if (text === '') throw usageError(`${flag} is empty: give it a value (an unset shell variable?)`);
+  return text;
+}
+
 /** An option whose text `parse` checks and turns into its value; `parse` is told the flag, for its message. */
 export function parsedOption<Usage extends string, T>(
   flags: Usage,

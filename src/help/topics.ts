@@ -74,7 +74,7 @@ const environment: HelpTopic = {
   blocks: [
     {
       paragraph:
-        'Precedence, decided in one place: flag > environment variable > config file > default. `petinv config` shows which one won for each setting.',
+        'Precedence, decided in one place: flag > environment variable > config file > default. `petinv config` shows which one won for each setting. A variable set to an empty value counts as unset; a flag given an empty value is a usage error (exit 2), so `--env "$TARGET"` with TARGET unset never falls back to another environment.',
     },
     {
       table: {
@@ -100,7 +100,7 @@ const environment: HelpTopic = {
           ],
           [
             '`NO_COLOR`, `FORCE_COLOR`',
-            'colour: `NO_COLOR` (any value) turns it off, `FORCE_COLOR=1` on in a pipe',
+            'colour: `NO_COLOR` (any non-empty value) turns it off, `FORCE_COLOR=1` on in a pipe',
           ],
           [
             '`PETINV_DEBUG`',

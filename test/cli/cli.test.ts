@@ -466,3 +466,16 @@ describe('completion', () => {
     expect((await petinv(['completion', 'tcsh'])).code).toBe(2);
   });
 });
+
+describe('an empty --env or --base-url', () => {
+  it('is a usage error, not the environment a missing flag would pick (an unset shell variable)', async () => {
+    const before = await petinv(['get', '1', '--json']);
+    for (const flags of [['--env', ''], ['-e', ''], ['--env='], ['--base-url', ''], ['--base-url=']]) {
+      const result = await petinv([...flags, 'set', '1', '3']);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/^petinv: --(env|base-url) is empty: give it a value/);
+    }
+    expect(await petinv(['get', '1', '--json'])).toEqual(before);
+  });
+});
