@@ -82,12 +82,23 @@ export async function rehearseBulk(
   }));
   // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already).
   writePlan(plan, 'bulk', output, context, envName, input.problems.map(skippedResult));
-  // The real run would end in exit 9: so must its rehearsal, or `--dry-run && set` goes ahead.
+  // The real run would end in exit 9, its skipped input reported and each unknown pet's update failing
+  // with 404: so must its rehearsal, or `--dry-run && set` goes ahead.
   const skipped = input.problems.length;
-  if (skipped > 0)
+  const unknown = plan.filter((change) => change.before === undefined).length;
+  if (skipped > 0 || unknown > 0) {
+    const problems = [
+      ...(unknown > 0
+        ? [`${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`]
+        : []),
+      ...(skipped > 0 ? [`${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped`] : []),
+    ];
     throw new PetinvError(
       'partial',
-      `dry run: ${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped; nothing was written to ${envName}`,
-      { code: 'partial_failure' },
+      `dry run: ${problems.join(' and ')}; nothing was written to ${envName}`,
+      {
+        code: 'partial_failure',
+      },
     );
+  }
 }

@@ -187,7 +187,9 @@ describe('bulk set', () => {
 
   it('--dry-run shows each change against current stock and writes nothing', async () => {
     const result = await petinv(['set', '-', '--dry-run'], { input: '1 7\n2 200\n424242 1\n' });
-    expect(result.code).toBe(0);
+    // The real run's update of 424242 would fail with 404: exit 9, as it would.
+    expect(result.code).toBe(9);
+    expect(result.stderr).toContain('dry run: 1 pet is not in the inventory; nothing was written to local');
     expect(result.stdout).toBe(
       '1: 101 → 7\n2: 200 → 200 (unchanged)\n424242: not in the inventory of local\n',
     );

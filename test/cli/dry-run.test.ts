@@ -86,6 +86,26 @@ describe('--dry-run never writes', () => {
     expect(patches()).toEqual([]);
   });
 
+  it('a bulk dry run with a pet that is not there ends as the real run would (exit 9)', async () => {
+    const input = '4 5\n424242 1\n';
+    const rehearsal = await runMain(['set', '-', '--dry-run'], { env, input });
+    expect(rehearsal.code).toBe(9);
+    expect(rehearsal.stdout).toBe('4: 23 → 5\n424242: not in the inventory of production\n');
+    expect(rehearsal.stderr).toContain(
+      'dry run: 1 pet is not in the inventory; nothing was written to production',
+    );
+    const json = await runMain(['--json', 'set', '-', '--dry-run'], { env, input: `${input}oops\n` });
+    expect(json.code).toBe(9);
+    expect(JSON.parse(json.stderr.trim().split('\n').at(-1) ?? '')).toMatchObject({
+      error: {
+        code: 'partial_failure',
+        message:
+          'dry run: 1 pet is not in the inventory and 1 line was skipped; nothing was written to production',
+      },
+    });
+    expect(patches()).toEqual([]);
+  });
+
   it('without --dry-run the same command does write (the log sees PATCHes)', async () => {
     expect((await petinv(['set', '4', '23'])).code).toBe(0);
     expect(patches()).toEqual(['PATCH /v1/inventory/4']);
