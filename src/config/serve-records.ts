@@ -17,7 +17,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
-import { bootId, processStartTime } from '../files/lock';
+import { bootId, isZombie, processStartTime } from '../files/lock';
 import { serveRecordDirectory } from './paths';
 import type { RunningServe } from './settings';
 import { baseUrlProblem, isLoopback } from './settings';
@@ -100,6 +100,8 @@ function stillRunning(record: ServeRecord): boolean {
       // ESRCH: gone. EPERM: the pid now belongs to another user, so not to the serve that wrote this.
       return false;
     }
+    // Killed (kill -9 leaves its record), but its parent has not collected its exit status yet.
+    if (isZombie(record.pid)) return false;
   }
   const boot = bootId();
   if (record.boot && boot && record.boot !== boot) return false;

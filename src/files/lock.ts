@@ -60,11 +60,25 @@ function readProc(path: string): string | undefined {
   }
 }
 
-/** Field 22 of /proc/PID/stat: clock ticks from boot to the process's start. */
-export function processStartTime(pid: number): string | undefined {
+/** The fields of /proc/PID/stat from the third on (the state, ...); undefined where there is no /proc. */
+function procStat(pid: number): string[] | undefined {
   const stat = readProc(`/proc/${pid}/stat`);
   // The command name (field 2) may hold spaces and parentheses; the fields after its last ')' do not.
-  return stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  return stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** Field 22 of /proc/PID/stat: clock ticks from boot to the process's start. */
+export function processStartTime(pid: number): string | undefined {
+  return procStat(pid)?.[19];
+}
+
+/**
+ * Whether `pid` has exited and only waits for its parent to collect its status (state Z or X): signal 0
+ * still reaches it, for as long as the parent does not look, and in some containers that is for ever.
+ */
+export function isZombie(pid: number): boolean {
+  const state = procStat(pid)?.[0];
+  return state === 'Z' || state === 'X';
 }
 
 export const bootId = () => readProc('/proc/sys/kernel/random/boot_id')?.trim();
@@ -89,10 +103,10 @@ function parseOwner(text: string): LockOwner | undefined {
 function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  return !isZombie(pid);
 }
 
 /** Whether the process that took the lock still runs: same host, pid, boot and start time. */

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describeLockOwner, tryLock } from '../../src/files/lock';
+import { describeLockOwner, isZombie, tryLock } from '../../src/files/lock';
 import { FaultyFiles } from '../helpers/faulty-files';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -15,6 +15,20 @@ function liveProcess(): number {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
   children.push(child);
   return child.pid ?? 0;
+}
+
+/** A process killed but not yet collected by its parent: `sleep 0`'s parent execs `sleep 30`, which never waits. */
+async function zombiePid(): Promise<number> {
+  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  children.push(parent);
+  const pid = Number(
+    await new Promise<string>((resolve) => parent.stdout?.once('data', String).once('data', resolve)),
+  );
+  for (let wait = 0; !isZombie(pid) && wait < 200; wait++)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  return pid;
 }
 
 async function deadPid(): Promise<number> {
@@ -55,6 +69,17 @@ describe('tryLock', () => {
     writeFileSync(lockPath, theirs);
     attempt.release();
     expect(readFileSync(lockPath, 'utf8')).toBe(theirs);
+  });
+
+  it('takes a lock whose owner was killed and waits only for its parent to collect it (a zombie)', async () => {
+    const zombie = await zombiePid();
+    expect(isZombie(zombie)).toBe(true);
+    expect(isZombie(process.pid)).toBe(false);
+    const lockPath = join(temporaryDirectory(), 'thing.lock');
+    writeFileSync(lockPath, describeLockOwner(zombie));
+    const attempt = tryLock(lockPath);
+    expect(attempt.acquired).toBe(true);
+    if (attempt.acquired) attempt.release();
   });
 
   it('waits out a lock that names no owner yet, then treats it as abandoned', () => {
