@@ -149,6 +149,15 @@ export class ClientErrors {
     );
   }
 
+  /** An answer whose body broke off before it was complete (the connection closed, say), on every attempt. */
+  brokenAnswer(operation: string, error: TransportError, attempts: string): PetinvError {
+    return new PetinvError(
+      'server',
+      `the answer from ${this.context.where} to ${operation} broke off before it was complete (${this.shown(error.detail)})${attempts}`,
+      { code: 'broken_response' },
+    );
+  }
+
   contractError(operation: string, problem: string): PetinvError {
     return new PetinvError(
       'server',

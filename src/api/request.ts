@@ -114,14 +114,21 @@ function retryPlan(settings: RequestSettings, operation: string, url: string) {
     await settings.sleep(delay.ms);
     return true;
   };
-  /** Returns once it has waited for another attempt; throws the error the user sees when none is left. */
-  const retryOrThrow = async (error: unknown, attempt: number): Promise<void> => {
+  /**
+   * Returns once it has waited for another attempt; throws the error the user sees when none is left.
+   * `answered`: the failure came while the answer's body was read.
+   */
+  const retryOrThrow = async (error: unknown, attempt: number, answered = false): Promise<void> => {
     if (!(error instanceof TransportError)) throw error;
     // The same certificate will be presented again: retrying cannot help.
     if (error.reason === 'tls') throw errors.untrusted(error, url);
     if (error.reason === 'too large') throw errors.tooLarge(operation);
     if (await waitToRetry(attempt)) return;
-    throw errors.unreachable(error, url, attempt === 0 ? '' : ` after ${attempt + 1} attempts`);
+    const attempts = attempt === 0 ? '' : ` after ${attempt + 1} attempts`;
+    // The service was reached: "cannot reach" would send the user looking in the wrong place.
+    if (error.reason === 'network' && (answered || error.brokeOff))
+      throw errors.brokenAnswer(operation, error, attempts);
+    throw errors.unreachable(error, url, attempts);
   };
   /** Advice for a failure that came after the budget refused a wait the service asked for. */
   const refusedWaitAdvice = () =>
@@ -224,7 +231,7 @@ export function createCall(settings: RequestSettings): Call {
       try {
         return await read(response);
       } catch (error) {
-        await retry.retryOrThrow(error, attempt);
+        await retry.retryOrThrow(error, attempt, true);
       }
     }
   }

@@ -42,6 +42,8 @@ export class TransportError extends Error {
     readonly detail: string,
     /** What could not be reached when it was not the service itself: the proxy, as messages name it. */
     readonly unreachable?: string,
+    /** A network failure after the answer's status and headers came: the service was reached, its body broke off. */
+    readonly brokeOff = false,
   ) {
     super(detail);
   }
@@ -119,7 +121,7 @@ function tlsProblem(code: string): string | undefined {
   return undefined;
 }
 
-export function transportError(error: unknown, proxy?: string): TransportError {
+export function transportError(error: unknown, proxy?: string, afterHeaders = false): TransportError {
   if (error instanceof TransportError) return error;
   const { code, name, message, cause } = error as {
     code?: string;
@@ -138,7 +140,8 @@ export function transportError(error: unknown, proxy?: string): TransportError {
     const refused = /^Proxy response \((\d+)\)/.exec(message ?? '');
     if (refused) return new TransportError('network', `${proxy} answered ${refused[1]} to CONNECT`);
   }
-  return new TransportError('network', cause?.code ?? code ?? cause?.message ?? message ?? String(error));
+  const detail = cause?.code ?? code ?? cause?.message ?? message ?? String(error);
+  return new TransportError('network', detail, undefined, afterHeaders);
 }
 
 /**
@@ -157,6 +160,7 @@ export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Tran
   }) => {
     const deadline = stream ? createDeadline(timeoutMs) : undefined;
     const signal = deadline?.signal ?? AbortSignal.timeout(timeoutMs);
+    let answered = false;
     try {
       const response = await fetchImpl(url, {
         method,
@@ -166,6 +170,7 @@ export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Tran
         // Never followed: the Authorization header would go along to wherever the redirect points.
         redirect: 'manual',
       });
+      answered = true;
       const header = (name: string) => response.headers.get(name);
       if (deadline && response.ok && response.body) {
         const chunks = meteredBody(response.body as unknown as AsyncIterable<Uint8Array>, {
@@ -173,7 +178,7 @@ export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Tran
           limit: maxBodyBytes,
           deadline,
           discard: () => void response.body?.cancel().catch(() => {}),
-          describe: (error) => transportError(signal.aborted ? signal.reason : error),
+          describe: (error) => transportError(signal.aborted ? signal.reason : error, undefined, true),
         });
         return { status: response.status, header, text: '', body: chunks };
       }
@@ -189,7 +194,7 @@ export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Tran
       return { status: response.status, header, text };
     } catch (error) {
       deadline?.clear();
-      throw transportError(error);
+      throw transportError(error, undefined, answered);
     }
   };
 }

@@ -165,7 +165,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       limit: this.maxBodyBytes,
       deadline,
       discard: () => controller.abort(new TransportError('network', 'not read')),
-      describe: (error) => transportError(error, this.proxy),
+      describe: (error) => transportError(error, this.proxy, true),
     });
     this.resolve({ status: this.status, header, text: '', body });
   }
@@ -186,7 +186,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
-    this.fail(transportError(error, this.proxy));
+    // A status came first: the service answered, and its body broke off.
+    this.fail(transportError(error, this.proxy, this.status !== 0));
   }
 
   private tooLarge() {

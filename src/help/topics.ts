@@ -45,7 +45,7 @@ const exitCodes: HelpTopic = {
           ],
           [
             '8',
-            'server error (5xx after retries), a timeout, an answer too large, or one that breaks the contract',
+            'server error (5xx after retries), a timeout, an answer too large, cut off, or one that breaks the contract',
           ],
           ['9', 'a bulk run partly failed: some updates failed or some input was skipped'],
           ['10', 'aborted: a production change was not confirmed; serve cut off by a second signal'],

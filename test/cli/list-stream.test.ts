@@ -32,6 +32,12 @@ const scenarios: Record<string, (req: IncomingMessage, res: ServerResponse) => v
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(`[${item(1)},{"petId":2,"qua`);
   },
+  // A short answer that promises more than it sends, then loses its connection.
+  'small-cut': (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '1000' });
+    res.write(`[${item(1)},{"petId":2,`);
+    setTimeout(() => res.socket?.destroy(), 20);
+  },
   'connection-cut': (_req, res) =>
     writeInTurn(res, [`[${items(1, 2000)},`, `${items(2001, 2000)},`, (r) => r.socket?.destroy()]),
   'bad-item-late': (_req, res) =>
@@ -141,6 +147,24 @@ describe('petinv list streams the answer', () => {
     expect(result.stderr).toMatch(
       /^petinv: the answer from local to GET \/inventory broke off after \d+ items \(.+\); the output stops after \d+ pets and is incomplete\n$/,
     );
+  });
+
+  it('a connection cut before anything was printed is a broken answer (exit 8), not an unreachable service', async () => {
+    const env = {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      PETINV_ENV: 'local',
+      PETINV_BASE_URL: `${origin}/small-cut/v1`,
+      PETINV_API_KEY: 'k',
+    };
+    // A list reads its answer as it streams; set and get read theirs whole.
+    for (const args of [['list'], ['get', '1'], ['set', '1', '5']]) {
+      const result = await runMain([...args, '--retries', '1'], { env });
+      expect(result.code).toBe(8);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(
+        /^petinv: the answer from local to (GET \/inventory|PATCH \/inventory\/1) broke off before it was complete \(.+\) after 2 attempts\n$/,
+      );
+    }
   });
 
   it('checks the contract item by item: a bad item after 4000 good ones is exit 8, naming it', async () => {
