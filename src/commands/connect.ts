@@ -207,7 +207,11 @@ export async function connect(
     onRetryWait,
     transport,
     userAgent: `petinv/${version}`,
-    onWarning: (message) => context.stderr.write(`petinv: warning: ${message}\n`),
+    // With --json, stderr holds JSON lines only, so that a script can read every one of them.
+    onWarning: (message) =>
+      context.stderr.write(
+        context.json ? `${JSON.stringify({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
+      ),
     refusedKeyAdvice: refusedKeyAdvice(settings, envName),
     listCache:
       flags.cache === false

@@ -194,6 +194,17 @@ describe('what reaches the terminal', () => {
     );
   });
 
+  it('the same with --json: the warning is a JSON line, as everything on stderr is', async () => {
+    const result = await petinv('control-header', ['--json', 'list']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stderr)).toEqual({
+      warning: {
+        message:
+          'GET /inventory is deprecated by the service in local (Deprecation: @1red); it may stop working',
+      },
+    });
+  });
+
   it('a body that breaks the contract, quoted by the JSON parser', async () => {
     const result = await petinv('control-body', ['list']);
     expect(result.code).toBe(8);
