@@ -93,6 +93,7 @@ function endpointOf(settings: Settings): { baseUrl: string; apiKey: string } {
   const baseUrl = checkBaseUrl(
     settings.baseUrl.value,
     `base URL of ${envName} (from ${settings.baseUrl.origin})`,
+    settings.baseUrl.source === 'flag' ? 'usage' : 'config',
   );
   const apiKey = settings.apiKey.value;
   if (apiKey === undefined) {

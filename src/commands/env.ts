@@ -111,7 +111,7 @@ export async function runEnvUse(name: string, context: CommandContext) {
 
 export async function runEnvSetUrl(name: string, url: string, context: CommandContext) {
   checkEnvName(name);
-  const baseUrl = checkBaseUrl(url, `petinv env set-url ${name}`);
+  const baseUrl = checkBaseUrl(url, `petinv env set-url ${name}`, 'usage');
   await updateConfigFile((config) => {
     config.environments[name] = { ...config.environments[name], baseUrl };
   }, context.env);

@@ -206,10 +206,16 @@ export function baseUrlProblem(text: string): string | undefined {
   return undefined;
 }
 
-/** Checks a base URL (see baseUrlProblem) and returns it normalised, without a trailing slash. */
-export function checkBaseUrl(text: string, where: string): string {
+/**
+ * Checks a base URL (see baseUrlProblem) and returns it normalised, without a trailing slash. A refused
+ * one is a configuration error, or a usage error when the command line gave it (an option or argument).
+ */
+export function checkBaseUrl(text: string, where: string, refusal: 'usage' | 'config' = 'config'): string {
   const problem = baseUrlProblem(text);
-  if (problem !== undefined) throw configError(`${where}: "${displayUrl(text)}" ${problem}`);
+  if (problem !== undefined) {
+    const message = `${where}: "${displayUrl(text)}" ${problem}`;
+    throw refusal === 'usage' ? usageError(message) : configError(message);
+  }
   const url = new URL(text);
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }

@@ -33,7 +33,7 @@ const exitCodes: HelpTopic = {
           ['2', 'usage: a bad argument or option; nothing was sent'],
           [
             '3',
-            'configuration: missing or refused URL, key or proxy; bad config or data file; redirect; port in use',
+            'configuration: missing or refused URL (from a variable or the config file), key or proxy; bad config or data file; redirect; port in use',
           ],
           ['3', 'serve: a file system that refuses at start or stop (read-only, missing, no space)'],
           ['4', 'authentication: the service answered 401 or 403'],

@@ -426,7 +426,8 @@ describe('environments', () => {
     const dir = temporaryDirectory();
     const run = (args: string[]) => runMain(args, { env: { PETINV_CONFIG_DIR: dir } });
     expect((await run(['env', 'set-url', 'staging', 'https://staging.example/v1/'])).code).toBe(0);
-    expect((await run(['env', 'set-url', 'qa', 'https://qa.example/v2'])).code).toBe(3);
+    // A bad argument is a usage error, as `env use nowhere` is.
+    expect((await run(['env', 'set-url', 'qa', 'https://qa.example/v2'])).code).toBe(2);
     expect((await run(['env', 'use', 'nowhere'])).code).toBe(2);
     expect((await run(['env', 'use', 'staging'])).code).toBe(0);
     expect((await run(['env'])).stdout).toBe(

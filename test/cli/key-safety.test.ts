@@ -71,15 +71,20 @@ describe('a stored key goes only to its own origin', () => {
 });
 
 describe('base URLs with a user name or password', () => {
-  it('are refused wherever they enter (exit 3), the password never shown', async () => {
+  it('are refused wherever they enter (exit 2 from the command line, else 3), the password never shown', async () => {
     const url = 'https://ops:hunter2@inventory.example/v1';
     const dir = temporaryDirectory();
     const env = { PETINV_CONFIG_DIR: dir, PETINV_API_KEY: KEY };
-    const errors = [
+    const fromCommandLine = [
       await failure(['list', '--base-url', url], { env }),
-      await failure(['list'], { env: { ...env, PETINV_BASE_URL: url } }),
       await failure(['env', 'set-url', 'qa', url], { env }),
     ];
+    for (const error of fromCommandLine) {
+      expect(error.exitCode).toBe(2);
+      expect(error.message).toContain('must not hold a user name or password');
+      expect(error.message).not.toContain('hunter2');
+    }
+    const errors = [await failure(['list'], { env: { ...env, PETINV_BASE_URL: url } })];
     writeFileSync(
       join(dir, 'config.json'),
       JSON.stringify({ environments: { production: { baseUrl: url } } }),
