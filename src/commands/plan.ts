@@ -87,8 +87,8 @@ export async function readCurrent(
     const current = batch.find((item) => item.petId === petId);
     if (current) return current;
   }
+  // Found missing in the list the service answered with (200): no answer had the status 404.
   throw new PetinvError('notFound', `pet ${petId} not found in ${envName} (it is not in the inventory)`, {
     code: 'pet_not_found',
-    status: 404,
   });
 }

@@ -32,7 +32,8 @@ describe('petinv get', () => {
     expect(missing.stdout).toBe('');
     expect(missing.stderr).toBe('petinv: pet 424242 not found in local (it is not in the inventory)\n');
     const json = await runMain(['get', '424242', '--json'], { env: served.env });
-    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'pet_not_found', status: 404, exitCode: 5 });
+    // The service answered the list with 200; no answer had the status 404.
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'pet_not_found', status: null, exitCode: 5 });
 
     const bad = await runMain(['get', 'x1'], { env: served.env });
     expect(bad.code).toBe(2);
