@@ -1,5 +1,6 @@
 import { isIPv4 } from 'node:net';
 import { configError, usageError } from '../errors';
+import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { nearestName } from '../suggest';
 import type { ConfigFile } from './file';
@@ -275,7 +276,6 @@ export function isLoopback(url: URL): boolean {
 
 /** Shows enough of a key to tell two apart, never enough to use it: four characters, and only of a long key. */
 export function maskKey(key: string): string {
-  return key.length >= 16
-    ? `${key.slice(0, 4)}… (${key.length} characters)`
-    : `**** (${key.length} characters)`;
+  const length = plural(key.length, 'character');
+  return key.length >= 16 ? `${key.slice(0, 4)}… (${length})` : `**** (${length})`;
 }
