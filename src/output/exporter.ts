@@ -21,6 +21,8 @@ export interface Column<Row> {
   value(row: Row): bigint | number | string | boolean | null | { readonly [key: string]: unknown };
   /** Its text in the table, TSV and CSV, where that differs from its JSON value (`*` for `true`). */
   text?: (row: Row) => string;
+  /** Its text never holds a tab, line break, backslash, comma or quote (the contract's statuses): TSV and CSV write it as it is. */
+  plain?: true;
   /** A nested value (an item), in JSON and NDJSON only: the other formats neither show nor offer it. */
   jsonOnly?: true;
   /** Numbers are right-aligned in the table. */
@@ -128,13 +130,32 @@ export function createExporter<Row>(
  * over precomputed cell functions, with no array per row, which halves the exporter's time.
  */
 
-/** A column's text in TSV, its function chosen once rather than per row. */
-const textCell = <Row>(column: Column<Row>): ((row: Row) => string) =>
-  column.text ?? ((row: Row): string => textOf(column.value(row)));
+/**
+ * Text in a TSV cell: a tab or a line break would split the row, so they are written as `\t`, `\n` and
+ * `\r`, and a backslash as `\\` (the text format of PostgreSQL's COPY and MySQL's batch output).
+ */
+export function tsvText(text: string): string {
+  return /[\t\n\r\\]/.test(text)
+    ? text.replace(/[\t\n\r\\]/g, (char) => TSV_ESCAPES[char as keyof typeof TSV_ESCAPES])
+    : text;
+}
+const TSV_ESCAPES = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\\': '\\\\' } as const;
+
+/** A column's text in TSV, its function chosen once rather than per row: only text can need escapes. */
+const textCell = <Row>(column: Column<Row>): ((row: Row) => string) => {
+  const { text } = column;
+  if (column.plain) return text ?? ((row) => textOf(column.value(row)));
+  if (text) return (row) => tsvText(text(row));
+  return (row) => {
+    const value = column.value(row);
+    return typeof value === 'string' ? tsvText(value) : textOf(value);
+  };
+};
 
 /** A column's text in CSV: only text can need quotes (a number or a bigint never does). */
 const csvCellText = <Row>(column: Column<Row>): ((row: Row) => string) => {
   const { text } = column;
+  if (column.plain) return text ?? ((row) => textOf(column.value(row)));
   if (text) return (row) => csvCell(text(row));
   return (row) => {
     const value = column.value(row);

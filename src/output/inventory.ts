@@ -25,6 +25,7 @@ export const ITEM_COLUMNS: readonly Column<InventoryItem>[] = [
     key: 'status',
     heading: 'STATUS',
     value: (item) => item.status,
+    plain: true,
     minWidth: 'available'.length,
     paint: (text, item, color) => (color ? painted.on[item.status](text) : text),
   },

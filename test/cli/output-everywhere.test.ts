@@ -82,6 +82,15 @@ describe('config and status', () => {
     expect(JSON.parse(shaped.stderr).error.message).toContain('--fields does not apply to config in json');
   });
 
+  it('TSV escapes a tab, a line break and a backslash in a value, so that a row stays one line of cells', async () => {
+    const directory = `${env.PETINV_CONFIG_DIR}/odd\tname\nwith\\`;
+    const result = await runMain(['config', '-o', 'tsv'], { env: { ...env, PETINV_CONFIG_DIR: directory } });
+    const rows = result.stdout.split('\n');
+    expect(rows).toHaveLength(5);
+    expect(rows[4]).toBe('');
+    expect(rows[3]).toBe(`configFile\t${env.PETINV_CONFIG_DIR}/odd\\tname\\nwith\\\\/config.json\t\t`);
+  });
+
   it('status: a row per setting and one for the service; a bad --fields sends nothing', async () => {
     const csv = await petinv(['status', '-o', 'csv']);
     expect(csv.code).toBe(0);
