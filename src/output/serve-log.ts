@@ -6,10 +6,12 @@ export const printable = (text: string) =>
   text.replace(/\p{Cc}/gu, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
 
 export function formatLogEntry(entry: RequestLogEntry): string {
-  if ('event' in entry)
-    return entry.event === 'client_error'
-      ? `client error ${entry.code}: answered ${entry.status}`
-      : `refused ${entry.count} new connection(s): ${entry.limit} open, the --max-connections limit`;
+  if ('event' in entry) {
+    if (entry.event === 'client_error') return `client error ${entry.code}: answered ${entry.status}`;
+    if (entry.event === 'pipeline_overflow')
+      return `closed a connection that pipelined more than ${entry.limit} requests without reading the answers; those waiting were dropped unanswered`;
+    return `refused ${entry.count} new connection(s): ${entry.limit} open, the --max-connections limit`;
+  }
   const request = printable(`${entry.method} ${entry.path}`);
   if ('fault' in entry) return `${request} unexpected fault: ${printable(entry.fault)}`;
   if ('aborted' in entry) return `${request} aborted by the client after ${entry.ms}ms`;

@@ -32,13 +32,29 @@ const WAITING = Symbol('requests waiting on this connection');
 type OrderedSocket = Socket & { [WAITING]?: [IncomingMessage, ServerResponse][] };
 
 /**
+ * The most requests one connection may have waiting for their turn. node:http parses all that arrives,
+ * so a client that pipelines without reading its answers would queue requests without end: memory, and
+ * an event loop busy with them long after that client has gone. Past this the connection is closed, and
+ * what waited is dropped unanswered, as when the client closes it (none of it was acknowledged).
+ */
+export const MAX_WAITING_PER_CONNECTION = 1024;
+
+/**
  * node:http starts every request pipelined on a connection at once and only orders the responses. RFC
  * 9112 section 9.3.2 wants them handled in order: PATCH 11, PATCH 22, GET must show 22. So a request
  * starts only once the one before it on its connection has been answered. A request answered at once
  * (the GET hot path) leaves nothing to wait for and costs no bookkeeping.
  */
-function inOrderPerConnection(handle: AppHandler): (req: IncomingMessage, res: ServerResponse) => void {
+function inOrderPerConnection(
+  handle: AppHandler,
+  log: HttpEdgeOptions['log'],
+): (req: IncomingMessage, res: ServerResponse) => void {
   const drain = (socket: OrderedSocket): void => {
+    // Nobody is left to answer: the requests that waited were never started, nor acknowledged.
+    if (socket.destroyed) {
+      socket[WAITING] = undefined;
+      return;
+    }
     for (let next = socket[WAITING]?.shift(); next; next = socket[WAITING]?.shift()) {
       const [req, res] = next;
       const handled = handle(req, res);
@@ -51,8 +67,16 @@ function inOrderPerConnection(handle: AppHandler): (req: IncomingMessage, res: S
   };
   return (req, res) => {
     const socket = req.socket as OrderedSocket;
+    // What node:http still parses from a connection closed for queueing too many is dropped with it.
+    if (socket.destroyed) return;
     const waiting = socket[WAITING];
     if (waiting) {
+      if (waiting.length >= MAX_WAITING_PER_CONNECTION) {
+        socket[WAITING] = undefined;
+        socket.destroy();
+        log?.({ event: 'pipeline_overflow', limit: MAX_WAITING_PER_CONNECTION });
+        return;
+      }
       waiting.push([req, res]);
       return;
     }
@@ -131,7 +155,7 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
   const connections = new Set<Socket>();
   /** The response of the latest request each connection started; a connection without one is fresh. */
   const latestResponse = new WeakMap<Socket, ServerResponse>();
-  const handle = inOrderPerConnection(app);
+  const handle = inOrderPerConnection(app, log);
 
   function onRequest(req: IncomingMessage, res: ServerResponse) {
     const { socket } = req;

@@ -1,7 +1,9 @@
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/schemas';
 import type { RequestLogEntry } from '../../src/server/app';
+import { MAX_WAITING_PER_CONNECTION } from '../../src/server/http-edge';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
 import {
@@ -12,6 +14,7 @@ import {
   parseResponses,
   readUntilClosed,
 } from '../helpers/raw-http';
+import { temporaryDirectory } from '../helpers/serve';
 
 const KEY = 'edge-key';
 let server: RunningServer;
@@ -301,6 +304,48 @@ describe('a client that goes away mid-body', () => {
     expect(logged).toEqual([
       { method: 'PATCH', path: '/v1/inventory/1', aborted: true, ms: expect.any(Number) },
     ]);
+  });
+});
+
+describe('a client that pipelines without reading its answers', () => {
+  it('has its connection closed once too many requests wait their turn, and nobody else waits for them', async () => {
+    const logged: RequestLogEntry[] = [];
+    const durable = await startInventoryServer({
+      port: 0,
+      apiKeys: [KEY],
+      seed: 5,
+      dataFile: join(temporaryDirectory(), 'inventory.json'),
+      log: (entry) => logged.push(entry),
+    });
+    const keepAlivePatch = (quantity: number) => {
+      const body = `{"quantity":${quantity}}`;
+      return `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    };
+    // Every one a durable write (the quantity alternates), so they wait their turn on the connection.
+    const flood = Array.from({ length: MAX_WAITING_PER_CONNECTION * 3 }, (_, i) =>
+      keepAlivePatch(1 + (i % 2)),
+    );
+    const socket = await openSocket(durable.port);
+    socket.on('error', () => {}); // the reset that ends the flood
+    socket.write(flood.join(''));
+    const answered = parseResponses(await readUntilClosed(socket));
+    expect(answered.length).toBeLessThanOrEqual(MAX_WAITING_PER_CONNECTION + 1);
+    expect(answered.every((response) => response.status === 200)).toBe(true);
+    expect(logged).toContainEqual({ event: 'pipeline_overflow', limit: MAX_WAITING_PER_CONNECTION });
+    // The requests that waited were dropped with the connection: a new client is answered at once.
+    expect(parseResponse(await exchange(durable.port, get('/v1/inventory'))).status).toBe(200);
+    await durable.close();
+  });
+
+  it('is served in order up to that many', async () => {
+    const body = '{"quantity":7}';
+    const pipelined = Array.from(
+      { length: 200 },
+      (_, i) =>
+        `PATCH /v1/inventory/2 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n${i === 199 ? 'Connection: close\r\n' : ''}\r\n${body}`,
+    );
+    const answered = parseResponses(await exchange(server.port, pipelined.join('')));
+    expect(answered.map((response) => response.status)).toEqual(Array(200).fill(200));
   });
 });
 
