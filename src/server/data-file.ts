@@ -12,7 +12,13 @@ import type { DataFileFormat } from './data-format';
 import { createDataDirectory, loadInventory } from './data-load';
 import { ServeError } from './errors';
 import { Journal } from './journal';
-import { closeQuietly, permissionsOf, replaceSnapshot, syncDirectory } from './snapshot-file';
+import {
+  closeQuietly,
+  permissionsOf,
+  removeAbandonedSnapshots,
+  replaceSnapshot,
+  syncDirectory,
+} from './snapshot-file';
 
 /**
  * The inventory on disk is a snapshot plus a journal:
@@ -115,6 +121,7 @@ export class InventoryFile {
   ): Promise<{ file: InventoryFile; items: InventoryItem[]; created: boolean }> {
     const files = options.files ?? nodeFileSystem;
     createDataDirectory(path, files);
+    removeAbandonedSnapshots(path);
     const loaded = loadInventory(path);
     const items = loaded?.items ?? seed();
     if (!loaded) {

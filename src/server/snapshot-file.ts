@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants, statSync } from 'node:fs';
+import { constants, lstatSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CREATE_EXCLUSIVE, type FileSystem, StorageError, writeFully } from '../files/file-system';
 import { SNAPSHOT_PREFIX, SNAPSHOT_SUFFIX } from './data-format';
@@ -31,13 +31,43 @@ export function closeQuietly(files: FileSystem, fd: number): void {
   }
 }
 
+/** The name of a snapshot being written: beside the data file, hidden, with 16 random hex digits. */
+const temporaryName = (path: string, random: string) => `.${basename(path)}.${random}.tmp`;
+
+/**
+ * Removes the temporary files of snapshots that a serve killed while writing them left beside `path`
+ * (each as large as the inventory: repeated crashes would fill the disk). Only regular files of this
+ * process's user with the exact name a snapshot gets; the data file is locked, so no serve writes one now.
+ */
+export function removeAbandonedSnapshots(path: string): void {
+  const directory = dirname(path);
+  const prefix = temporaryName(path, '').slice(0, -'.tmp'.length);
+  const random = /^[0-9a-f]{16}\.tmp$/;
+  let names: string[];
+  try {
+    names = readdirSync(directory);
+  } catch {
+    return; // The load that follows reports a directory it cannot read.
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !random.test(name.slice(prefix.length))) continue;
+    const candidate = join(directory, name);
+    try {
+      const stat = lstatSync(candidate);
+      if (stat.isFile() && stat.uid === process.getuid?.()) unlinkSync(candidate);
+    } catch {
+      // Gone already, or not ours to remove: it stays.
+    }
+  }
+}
+
 /**
  * Writes `body` as the snapshot at `path`: a new temporary file of unpredictable name created
  * exclusively (a symlink planted in the directory is never followed), written whole and fsynced, then
  * renamed into place. On any failure the temporary file is removed and `path` is left as it was.
  */
 export async function replaceSnapshot(files: FileSystem, path: string, body: Buffer): Promise<void> {
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(8).toString('hex')}.tmp`);
+  const temporary = join(dirname(path), temporaryName(path, randomBytes(8).toString('hex')));
   let fd: number | undefined;
   try {
     fd = files.openSync(temporary, CREATE_EXCLUSIVE, permissionsOf(path));

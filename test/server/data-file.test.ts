@@ -3,8 +3,10 @@ import {
   chmodSync,
   chownSync,
   existsSync,
+  lstatSync,
   readFileSync,
   statSync,
+  symlinkSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -31,6 +33,26 @@ describe('InventoryFile: snapshot plus journal', () => {
     const reopened = await InventoryFile.open(path, seed);
     expect(reopened.items.find((item) => item.petId === 2n)?.quantity).toBe(42);
     await reopened.file.close();
+  });
+
+  it('removes the temporary files of snapshots a killed serve left, and nothing else', async () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, 'inventory.json');
+    await (await openStore(path)).file.close();
+    const abandoned = join(directory, '.inventory.json.0123456789abcdef.tmp');
+    writeFileSync(abandoned, '{"format":"petinv-inventory","items":[');
+    const kept = [
+      '.inventory.json.notrandomatall.tmp',
+      '.other.json.0123456789abcdef.tmp',
+      'inventory.json.0123456789abcdef.tmp',
+    ];
+    for (const name of kept) writeFileSync(join(directory, name), 'mine');
+    symlinkSync(join(directory, 'inventory.json'), join(directory, '.inventory.json.fedcba9876543210.tmp'));
+    const { file } = await openStore(path);
+    expect(existsSync(abandoned)).toBe(false);
+    for (const name of kept) expect(readFileSync(join(directory, name), 'utf8')).toBe('mine');
+    expect(lstatSync(join(directory, '.inventory.json.fedcba9876543210.tmp')).isSymbolicLink()).toBe(true);
+    await file.close();
   });
 
   it('folds the journal into the snapshot on a clean close', async () => {
