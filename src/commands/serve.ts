@@ -95,9 +95,9 @@ function announce(
   apiKeys: ResolvedKeys,
   registrationWarnings: readonly string[],
 ) {
-  const data = running.dataFile
-    ? `${running.dataFile}${running.readOnly ? ' (loaded, never written)' : ''}`
-    : 'in memory';
+  // A file's name may hold anything but / and NUL, escape sequences included.
+  const shownFile = running.dataFile && printable(running.dataFile);
+  const data = shownFile ? `${shownFile}${running.readOnly ? ' (loaded, never written)' : ''}` : 'in memory';
   const fresh = running.seeded ? ', new' : '';
   logEvent(
     'listening',
@@ -128,7 +128,7 @@ function announce(
   for (const warning of registrationWarnings)
     logEvent('warning', { message: warning }, `petinv serve: warning: ${warning}`);
   if (running.dataFormat === 'array' && !running.readOnly) {
-    const notice = `${running.dataFile} is a plain JSON array; serve rewrites it in its own format when it first saves`;
+    const notice = `${shownFile} is a plain JSON array; serve rewrites it in its own format when it first saves`;
     logEvent('notice', { message: notice }, `petinv serve: ${notice}`);
   }
 }
@@ -158,7 +158,8 @@ function untilStopped(
         running.server.closeAllConnections();
       };
       for (const name of names) signals.once(name, cut);
-      const flushing = running.dataFile && !running.readOnly ? ` and flushing ${running.dataFile}` : '';
+      const flushing =
+        running.dataFile && !running.readOnly ? ` and flushing ${printable(running.dataFile)}` : '';
       logEvent('stopping', { signal }, `petinv serve: ${signal}, finishing requests in flight${flushing}`);
       running.close().then(
         () => {

@@ -52,11 +52,19 @@ function lineWriter(stream: Writable): (line: string) => void {
  */
 export type LogEvent = (event: string, fields: object, text: string, details?: readonly string[]) => void;
 
+/**
+ * JSON.stringify leaves C1 controls (the one-byte CSI among them) and bidirectional overrides as they are;
+ * a terminal showing the log would act on them. Escaped (\u009b), the JSON means the same.
+ */
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const escapeUnsafe = (json: string) =>
+  json.replace(UNSAFE_IN_JSON, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 export function serveLog(stream: Writable, json: boolean): LogEvent {
   const say = lineWriter(stream);
   return (event, fields, text, details = []) => {
     const time = new Date().toISOString();
-    if (json) say(JSON.stringify({ time, event, ...fields }));
+    if (json) say(escapeUnsafe(JSON.stringify({ time, event, ...fields })));
     else say([`${time} ${text}`, ...details.map((detail) => `  ${detail}`)].join('\n'));
   };
 }

@@ -337,3 +337,24 @@ describe('timeouts and the connection cap as options', () => {
     expect(result.stderr).toContain(message);
   });
 });
+
+describe('a data file name from outside', () => {
+  it('reaches the log with its escape sequences shown, never acted on, in text and in JSON', async () => {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is looked for
+    const raw = /[\u0007\u001b\u009b]/;
+    const name = join(temporaryDirectory(), 'inv\u001b]0;PWNED\u0007\u001b[2J\u009b2J.json');
+    const json = await serveInProcess(['--data', name, '--api-key', KEY]);
+    expect(await json.stop()).toBe(0);
+    expect(json.stderr()).not.toMatch(raw);
+    expect(json.ready.dataFile).toBe(name);
+
+    const text = startMain(['serve', '--port', '0', '--data', name, '--api-key', KEY], {
+      env: { PETINV_CONFIG_DIR: temporaryDirectory() },
+    });
+    await text.stderrLine('listening on');
+    text.signals.emit('SIGTERM', 'SIGTERM');
+    expect(await text.exited).toBe(0);
+    expect(text.stderr()).not.toMatch(raw);
+    expect(text.stderr()).toContain('inv\\x1b]0;PWNED\\x07\\x1b[2J\\x9b2J.json');
+  });
+});
