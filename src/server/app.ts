@@ -111,9 +111,20 @@ export function createInventoryApp(options: AppOptions): AppHandler {
     const path = requestPath(req.url ?? '/');
     let aborted = false;
     try {
+      // node:http parses a request line of HTTP/0.9 (no version) or HTTP/2.0 as if it were HTTP/1.1.
+      if (req.httpVersionMajor !== 1)
+        throw new HttpError(
+          'malformed_request',
+          `serve speaks HTTP/1.0 and HTTP/1.1, not ${req.httpVersion}`,
+          {
+            Connection: 'close',
+          },
+        );
       // RFC 9112 section 3.2 (node:http's own check answers without a body, so serve makes it).
       if (req.headers.host === undefined && req.httpVersion === '1.1')
-        throw new HttpError('malformed_request', 'an HTTP/1.1 request must carry a Host header');
+        throw new HttpError('malformed_request', 'an HTTP/1.1 request must carry a Host header', {
+          Connection: 'close',
+        });
       if (options.latency) {
         const { min, max } = options.latency;
         await new Promise((resolve) => setTimeout(resolve, min + random() * (max - min)));

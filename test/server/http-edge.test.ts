@@ -64,11 +64,28 @@ describe('errors below the app are Error bodies too', () => {
     expect(response.headers.connection).toBe('close');
   });
 
-  it('400 malformed_request for an HTTP/1.1 request without Host', async () => {
-    const response = parseResponse(await exchange(server.port, get('/v1/inventory', '')));
-    expectError(response, 400, 'malformed_request');
-    expect(response.json().message).toContain('Host');
+  it('400 malformed_request for an HTTP/1.1 request without Host, and the connection closes', async () => {
+    // Kept alive, with a second request behind it that must not be served.
+    const keptAlive = `GET /v1/inventory HTTP/1.1\r\nAuthorization: Bearer ${KEY}\r\n\r\n`;
+    const answers = parseResponses(await exchange(server.port, keptAlive + get('/v1/inventory')));
+    expect(answers).toHaveLength(1);
+    expectError(answers[0] as ParsedResponse, 400, 'malformed_request');
+    expect(answers[0]?.json().message).toContain('Host');
+    expect(answers[0]?.headers.connection).toBe('close');
   });
+
+  it.each([
+    ['HTTP/2.0', `GET /v1/inventory HTTP/2.0\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`, '2.0'],
+    ['no version (HTTP/0.9)', 'GET /v1/inventory\r\n\r\n', '0.9'],
+  ])(
+    '400 malformed_request for a request line of %s, not an answer as if it were HTTP/1.1',
+    async (_name, bytes, version) => {
+      const response = parseResponse(await exchange(server.port, bytes));
+      expectError(response, 400, 'malformed_request');
+      expect(response.json().message).toBe(`serve speaks HTTP/1.0 and HTTP/1.1, not ${version}`);
+      expect(response.headers.connection).toBe('close');
+    },
+  );
 
   it('431 headers_too_large for headers past the limit', async () => {
     const response = parseResponse(
