@@ -127,6 +127,10 @@ function announce(
   }
   for (const warning of registrationWarnings)
     logEvent('warning', { message: warning }, `petinv serve: warning: ${warning}`);
+  if (running.droppedJournalBytes > 0) {
+    const notice = `the journal of ${shownFile} ended in an incomplete line (${plural(running.droppedJournalBytes, 'byte')}), from a write a crash cut short; never acknowledged, it was dropped`;
+    logEvent('notice', { message: notice }, `petinv serve: ${notice}`);
+  }
   if (running.dataFormat === 'array' && !running.readOnly) {
     const notice = `${shownFile} is a plain JSON array; serve rewrites it in its own format when it first saves`;
     logEvent('notice', { message: notice }, `petinv serve: ${notice}`);

@@ -118,7 +118,7 @@ export class InventoryFile {
     path: string,
     seed: () => InventoryItem[],
     options: DataFileOptions = {},
-  ): Promise<{ file: InventoryFile; items: InventoryItem[]; created: boolean }> {
+  ): Promise<{ file: InventoryFile; items: InventoryItem[]; created: boolean; droppedJournalBytes: number }> {
     const files = options.files ?? nodeFileSystem;
     createDataDirectory(path, files);
     removeAbandonedSnapshots(path);
@@ -138,7 +138,8 @@ export class InventoryFile {
       foundBytes: loaded ? Buffer.byteLength(loaded.journalText) : 0,
     });
     const file = new InventoryFile(path, journal, loaded?.format ?? 'petinv', options);
-    return { file, items, created: !loaded };
+    const droppedJournalBytes = loaded ? Buffer.byteLength(loaded.journalText) - loaded.journalValidBytes : 0;
+    return { file, items, created: !loaded, droppedJournalBytes };
   }
 
   /** Makes `changes` durable, then calls `done`: see Journal.append. */

@@ -48,6 +48,8 @@ export interface RunningServer {
   dataFormat: DataFileFormat | undefined;
   /** True when the data file was created (and seeded) by this start. */
   seeded: boolean;
+  /** Bytes of an incomplete last journal line (a write a crash cut short, never acknowledged) cut at start. */
+  droppedJournalBytes: number;
   pets: number;
   server: Server;
   /** Stops accepting, lets requests in flight finish, flushes and unlocks the data file. */
@@ -63,6 +65,7 @@ interface OpenedInventory {
   unlock: () => Promise<void>;
   seeded: boolean;
   dataFormat: DataFileFormat | undefined;
+  droppedJournalBytes?: number;
 }
 
 async function openInventory(
@@ -97,7 +100,14 @@ async function openInventory(
           fault: `${(error as Error).message}; the journal keeps every change`,
         }),
     });
-    return { store, file, unlock, seeded: opened.created, dataFormat: file.format };
+    return {
+      store,
+      file,
+      unlock,
+      seeded: opened.created,
+      dataFormat: file.format,
+      droppedJournalBytes: opened.droppedJournalBytes,
+    };
   } catch (error) {
     await file?.close();
     await unlock();
@@ -189,6 +199,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     readOnly,
     dataFormat: inventory.dataFormat,
     seeded: inventory.seeded,
+    droppedJournalBytes: inventory.droppedJournalBytes ?? 0,
     pets: store.size,
     server: edge.server,
     close: stopper(edge, inventory),

@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bearer, jsonBody, request } from '../helpers/http';
@@ -356,5 +356,30 @@ describe('a data file name from outside', () => {
     expect(await text.exited).toBe(0);
     expect(text.stderr()).not.toMatch(raw);
     expect(text.stderr()).toContain('inv\\x1b]0;PWNED\\x07\\x1b[2J\\x9b2J.json');
+  });
+});
+
+describe('a journal cut short by a crash', () => {
+  it('loses its incomplete last line at start, and serve says so', async () => {
+    const dataFile = join(temporaryDirectory(), 'inventory.json');
+    const first = await serveInProcess(['--data', dataFile, '--api-key', KEY, '--seed', '3']);
+    expect(await first.stop()).toBe(0);
+    // A line serve never finished writing: no line end, so never acknowledged.
+    const torn = '{"petId":1,"quantity":51}';
+    appendFileSync(`${dataFile}.journal`, torn);
+    const second = await serveInProcess(['--data', dataFile, '--api-key', KEY]);
+    expect(await second.stop()).toBe(0);
+    const notices = second
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.event === 'notice');
+    expect(notices).toEqual([
+      expect.objectContaining({
+        message: `the journal of ${dataFile} ended in an incomplete line (${torn.length} bytes), from a write a crash cut short; never acknowledged, it was dropped`,
+      }),
+    ]);
+    expect(readFileSync(`${dataFile}.journal`, 'utf8')).toBe('');
   });
 });
