@@ -113,10 +113,21 @@ export function createExporter<Row>(
     case 'table':
       return tableExporter(columns, options);
     case 'tsv':
-      return lines(joinCells(columns.map(textCell), '\t'));
+      return lines(
+        joinCells(
+          columns.map((column) => escapedCell(column, tsvText)),
+          '\t',
+        ),
+      );
     case 'csv': {
       const heading = options.headers ? `${columns.map((column) => csvCell(column.key)).join(',')}\n` : '';
-      return lines(joinCells(columns.map(csvCellText), ','), heading);
+      return lines(
+        joinCells(
+          columns.map((column) => escapedCell(column, csvCell)),
+          ',',
+        ),
+        heading,
+      );
     }
     case 'ndjson':
       return lines(jsonRow(columns, {}));
@@ -141,25 +152,17 @@ export function tsvText(text: string): string {
 }
 const TSV_ESCAPES = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\\': '\\\\' } as const;
 
-/** A column's text in TSV, its function chosen once rather than per row: only text can need escapes. */
-const textCell = <Row>(column: Column<Row>): ((row: Row) => string) => {
+/**
+ * A column's text in TSV or CSV, `escape` applied to what is text (a number or a bigint never needs it,
+ * nor a plain column), its function chosen once rather than per row.
+ */
+const escapedCell = <Row>(column: Column<Row>, escape: (text: string) => string): ((row: Row) => string) => {
   const { text } = column;
   if (column.plain) return text ?? ((row) => textOf(column.value(row)));
-  if (text) return (row) => tsvText(text(row));
+  if (text) return (row) => escape(text(row));
   return (row) => {
     const value = column.value(row);
-    return typeof value === 'string' ? tsvText(value) : textOf(value);
-  };
-};
-
-/** A column's text in CSV: only text can need quotes (a number or a bigint never does). */
-const csvCellText = <Row>(column: Column<Row>): ((row: Row) => string) => {
-  const { text } = column;
-  if (column.plain) return text ?? ((row) => textOf(column.value(row)));
-  if (text) return (row) => csvCell(text(row));
-  return (row) => {
-    const value = column.value(row);
-    return typeof value === 'string' ? csvCell(value) : textOf(value);
+    return typeof value === 'string' ? escape(value) : textOf(value);
   };
 };
 
