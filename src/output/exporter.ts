@@ -153,16 +153,19 @@ export function tsvText(text: string): string {
 const TSV_ESCAPES = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\\': '\\\\' } as const;
 
 /**
- * A column's text in TSV or CSV, `escape` applied to what is text (a number or a bigint never needs it,
+ * A column's text in TSV or CSV, `escapeText` applied to what is text (a number or a bigint never needs it,
  * nor a plain column), its function chosen once rather than per row.
  */
-const escapedCell = <Row>(column: Column<Row>, escape: (text: string) => string): ((row: Row) => string) => {
+const escapedCell = <Row>(
+  column: Column<Row>,
+  escapeText: (text: string) => string,
+): ((row: Row) => string) => {
   const { text } = column;
   if (column.plain) return text ?? ((row) => textOf(column.value(row)));
-  if (text) return (row) => escape(text(row));
+  if (text) return (row) => escapeText(text(row));
   return (row) => {
     const value = column.value(row);
-    return typeof value === 'string' ? escape(value) : textOf(value);
+    return typeof value === 'string' ? escapeText(value) : textOf(value);
   };
 };
 
