@@ -62,7 +62,9 @@ export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Pr
     } else {
       outcome.failed++;
       const { kind } = result.error;
-      networkStreak = kind === 'network' ? networkStreak + 1 : 0;
+      // An answer cut off on every attempt counts as one not had: a run of them stops the run too.
+      const lost = kind === 'network' || result.error.body.code === 'broken_response';
+      networkStreak = lost ? networkStreak + 1 : 0;
       if (!outcome.stop && kind === 'auth') outcome.stop = { reason: 'refused', error: result.error };
       if (!outcome.stop && networkStreak >= UNREACHABLE_STREAK)
         outcome.stop = { reason: 'unreachable', error: result.error };

@@ -208,7 +208,7 @@ export async function connect(
     onRetryWait,
     transport,
     userAgent: `petinv/${version}`,
-    // With --json, stderr holds JSON lines only, so that a script can read every one of them.
+    // With --json, a warning is a JSON line, as the failure after it may be, so that a script reads both.
     onWarning: (message) =>
       context.stderr.write(
         context.json ? `${JSON.stringify({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,

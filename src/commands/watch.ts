@@ -24,13 +24,17 @@ export interface WatchOptions {
   initial: boolean;
 }
 
-/** Failures a later poll may not meet: the service unreachable, timing out, busy (408, 429) or failing (5xx). */
+/**
+ * Failures a later poll may not meet: the service unreachable, timing out, its answer cut off, busy (408,
+ * 429) or failing (5xx).
+ */
 function isTransient(error: unknown): error is PetinvError {
   if (!(error instanceof PetinvError)) return false;
   if (error.kind === 'network') return error.body.code !== 'tls';
   const { code, status } = error.body;
   if (error.kind !== 'server') return false;
-  return code === 'timeout' || (status !== null && (status >= 500 || status === 408 || status === 429));
+  if (code === 'timeout' || code === 'broken_response') return true;
+  return status !== null && (status >= 500 || status === 408 || status === 429);
 }
 
 /**

@@ -9,7 +9,7 @@ export function formatLogEntry(entry: RequestLogEntry): string {
   if ('event' in entry) {
     if (entry.event === 'client_error') return `client error ${entry.code}: answered ${entry.status}`;
     if (entry.event === 'pipeline_overflow')
-      return `closed a connection that pipelined more than ${entry.limit} requests without reading the answers; those waiting were dropped unanswered`;
+      return `closed a connection with more than ${entry.limit} pipelined requests waiting for their turn; those waiting were dropped unanswered`;
     return `refused ${entry.count} new connection(s): ${entry.limit} open, the --max-connections limit`;
   }
   const request = printable(`${entry.method} ${entry.path}`);

@@ -38,7 +38,7 @@ export type RequestLogEntry =
   | { event: 'client_error'; code: string; status: number }
   /** New connections closed at once because --max-connections were open; one entry per second at most. */
   | { event: 'connections_refused'; count: number; limit: number }
-  /** A connection closed for pipelining more requests than may wait their turn; those waiting were dropped. */
+  /** A connection closed with more pipelined requests waiting their turn than may; those waiting were dropped. */
   | { event: 'pipeline_overflow'; limit: number };
 
 export type AppHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;

@@ -29,46 +29,55 @@ export interface HttpEdge {
 }
 
 const WAITING = Symbol('requests waiting on this connection');
-type OrderedSocket = Socket & { [WAITING]?: [IncomingMessage, ServerResponse][] };
+const CLOSING = Symbol('an answer on this connection closes it');
+type OrderedSocket = Socket & { [WAITING]?: [IncomingMessage, ServerResponse][]; [CLOSING]?: true };
 
 /**
  * The most requests one connection may have waiting for their turn. node:http parses all that arrives,
- * so a client that pipelines without reading its answers would queue requests without end: memory, and
- * an event loop busy with them long after that client has gone. Past this the connection is closed, and
- * what waited is dropped unanswered, as when the client closes it (none of it was acknowledged).
+ * so a client that pipelines faster than its requests are answered (one that never reads its answers,
+ * say) would queue them without end: memory, and an event loop busy with them long after that client
+ * has gone. Past this the connection is closed, and what waited is dropped unanswered, as when the client
+ * closes it (none of it was acknowledged).
  */
-export const MAX_WAITING_PER_CONNECTION = 1024;
+export const MAX_WAITING_PER_CONNECTION = 8192;
 
 /**
  * node:http starts every request pipelined on a connection at once and only orders the responses. RFC
  * 9112 section 9.3.2 wants them handled in order: PATCH 11, PATCH 22, GET must show 22. So a request
- * starts only once the one before it on its connection has been answered. A request answered at once
- * (the GET hot path) leaves nothing to wait for and costs no bookkeeping.
+ * starts only once the one before it on its connection has been answered, and none starts behind an
+ * answer that closes the connection: its client would never learn that it ran. A request answered at
+ * once (the GET hot path) leaves nothing to wait for and costs no bookkeeping.
  */
 function inOrderPerConnection(
   handle: AppHandler,
   log: HttpEdgeOptions['log'],
 ): (req: IncomingMessage, res: ServerResponse) => void {
+  /** Whether `socket` takes no more requests: closed, or closing once its answers are out. */
+  const ended = (socket: OrderedSocket) => socket.destroyed || socket[CLOSING] === true;
+  // An answer that ends its connection (sendError's `Connection: close`, HTTP/1.0, a stopping server).
+  const answered = (socket: OrderedSocket, res: ServerResponse) => {
+    if (!res.shouldKeepAlive) socket[CLOSING] = true;
+  };
   const drain = (socket: OrderedSocket): void => {
-    // Nobody is left to answer: the requests that waited were never started, nor acknowledged.
-    if (socket.destroyed) {
-      socket[WAITING] = undefined;
-      return;
-    }
-    for (let next = socket[WAITING]?.shift(); next; next = socket[WAITING]?.shift()) {
+    for (let next = socket[WAITING]?.shift(); next && !ended(socket); next = socket[WAITING]?.shift()) {
       const [req, res] = next;
       const handled = handle(req, res);
       if (!res.writableEnded) {
-        void Promise.resolve(handled).finally(() => drain(socket));
+        void Promise.resolve(handled).finally(() => {
+          answered(socket, res);
+          drain(socket);
+        });
         return;
       }
+      answered(socket, res);
     }
+    // All answered, or nobody left to answer: what still waited was never started, nor acknowledged.
     socket[WAITING] = undefined;
   };
   return (req, res) => {
     const socket = req.socket as OrderedSocket;
-    // What node:http still parses from a connection closed for queueing too many is dropped with it.
-    if (socket.destroyed) return;
+    // What node:http still parses from a connection that is ending is dropped with it.
+    if (ended(socket)) return;
     const waiting = socket[WAITING];
     if (waiting) {
       if (waiting.length >= MAX_WAITING_PER_CONNECTION) {
@@ -81,9 +90,15 @@ function inOrderPerConnection(
       return;
     }
     const handled = handle(req, res);
-    if (res.writableEnded) return;
+    if (res.writableEnded) {
+      answered(socket, res);
+      return;
+    }
     socket[WAITING] = [];
-    void Promise.resolve(handled).finally(() => drain(socket));
+    void Promise.resolve(handled).finally(() => {
+      answered(socket, res);
+      drain(socket);
+    });
   };
 }
 

@@ -26,5 +26,7 @@ export const errorBody = (error: HttpError) =>
   JSON.stringify({ code: error.code, message: error.message, status: error.status });
 
 export function sendError(res: ServerResponse, error: HttpError) {
+  // The connection ends with this answer: node:http, and the ordering of pipelined requests, go by this.
+  if (error.headers.Connection === 'close') res.shouldKeepAlive = false;
   sendJson(res, error.status, errorBody(error), error.headers);
 }

@@ -17,16 +17,20 @@ function liveProcess(): number {
   return child.pid ?? 0;
 }
 
-/** A process killed but not yet collected by its parent: `sleep 0`'s parent execs `sleep 30`, which never waits. */
+/**
+ * A process that has exited but is not yet collected by its parent: the shell starts `sleep 1`, then
+ * becomes `sleep 30`, which never waits for it. (A child quick enough to exit before the exec would be
+ * collected by the shell.)
+ */
 async function zombiePid(): Promise<number> {
-  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], {
+  const parent = spawn('sh', ['-c', 'sleep 1 & echo $!; exec sleep 30'], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   children.push(parent);
   const pid = Number(
-    await new Promise<string>((resolve) => parent.stdout?.once('data', String).once('data', resolve)),
+    await new Promise<string>((resolve) => parent.stdout?.once('data', (data) => resolve(String(data)))),
   );
-  for (let wait = 0; !isZombie(pid) && wait < 200; wait++)
+  for (let wait = 0; !isZombie(pid) && wait < 300; wait++)
     await new Promise((resolve) => setTimeout(resolve, 10));
   return pid;
 }
