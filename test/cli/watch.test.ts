@@ -122,6 +122,8 @@ describe('petinv list --watch on a terminal', () => {
 });
 
 describe('petinv list --watch when the service fails', () => {
+  /** A status of 0 stands for an answer cut off mid-body. */
+  const CUT = 0;
   let server: Server;
   let failing = false;
   let status = 503;
@@ -133,7 +135,12 @@ describe('petinv list --watch when the service fails', () => {
     server = createServer((_req, res) => {
       answered++;
       if (failing) failed++;
-      if (failing)
+      if (failing && status === CUT) {
+        // An answer that promises more than it sends, then loses its connection.
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '1000' });
+        res.write('[{"petId":1,');
+        setTimeout(() => res.socket?.destroy(), 5);
+      } else if (failing)
         res
           .writeHead(status, { 'Content-Type': 'application/json' })
           .end(`{"code":"x","message":"down for a while","status":${status}}`);
@@ -147,9 +154,13 @@ describe('petinv list --watch when the service fails', () => {
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-  it.each([503, 429])(
-    'says once that the connection is lost (%i) and once that it is back, and goes on',
-    async (failure) => {
+  it.each([
+    ['503', 503],
+    ['429', 429],
+    ['an answer cut off', CUT],
+  ])(
+    'says once that the connection is lost (%s) and once that it is back, and goes on',
+    async (_name, failure) => {
       failing = false;
       status = failure;
       quantity = failure;
