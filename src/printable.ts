@@ -10,10 +10,10 @@ const ESCAPE_SEQUENCE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
   /\u001b\[[0-?]*[ -/]*[@-~]?|\u009b[0-?]*[ -/]*[@-~]?|(?:\u001b[\]PX^_]|[\u0090\u009d-\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|\u001b[ -/]*[0-~]?/g;
 const LINE_BREAKS = /[\r\n\t\v\f\u0085\u2028\u2029]+/g;
-// C0 and C1 controls, DEL, and the bidirectional overrides that make text read differently than it is.
-const CONTROL_CHARACTERS =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-  /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/** DEL, the C1 controls and the bidirectional overrides that make text read differently than it is. */
+export const WIDE_CONTROL_CHARACTERS = /[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// The C0 controls too.
+const CONTROL_CHARACTERS = new RegExp(`[\\u0000-\\u001f${WIDE_CONTROL_CHARACTERS.source.slice(1)}`, 'g');
 
 /** Outside text as one printable line of at most `maxLength` characters; control characters show as �. */
 export function printable(text: string, maxLength = 200): string {

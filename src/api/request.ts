@@ -114,11 +114,8 @@ function retryPlan(settings: RequestSettings, operation: string, url: string) {
     await settings.sleep(delay.ms);
     return true;
   };
-  /**
-   * Returns once it has waited for another attempt; throws the error the user sees when none is left.
-   * `answered`: the failure came while the answer's body was read.
-   */
-  const retryOrThrow = async (error: unknown, attempt: number, answered = false): Promise<void> => {
+  /** Returns once it has waited for another attempt; throws the error the user sees when none is left. */
+  const retryOrThrow = async (error: unknown, attempt: number): Promise<void> => {
     if (!(error instanceof TransportError)) throw error;
     // The same certificate will be presented again: retrying cannot help.
     if (error.reason === 'tls') throw errors.untrusted(error, url);
@@ -126,8 +123,7 @@ function retryPlan(settings: RequestSettings, operation: string, url: string) {
     if (await waitToRetry(attempt)) return;
     const attempts = attempt === 0 ? '' : ` after ${attempt + 1} attempts`;
     // The service was reached: "cannot reach" would send the user looking in the wrong place.
-    if (error.reason === 'network' && (answered || error.brokeOff))
-      throw errors.brokenAnswer(operation, error, attempts);
+    if (error.reason === 'network' && error.brokeOff) throw errors.brokenAnswer(operation, error, attempts);
     throw errors.unreachable(error, url, attempts);
   };
   /** Advice for a failure that came after the budget refused a wait the service asked for. */
@@ -231,7 +227,7 @@ export function createCall(settings: RequestSettings): Call {
       try {
         return await read(response);
       } catch (error) {
-        await retry.retryOrThrow(error, attempt, true);
+        await retry.retryOrThrow(error, attempt);
       }
     }
   }

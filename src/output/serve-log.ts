@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { WIDE_CONTROL_CHARACTERS } from '../printable';
 import type { RequestLogEntry } from '../server/app';
 
 /** Control characters from outside (a path, a fault's message) never reach the operator's terminal raw. */
@@ -56,9 +57,8 @@ export type LogEvent = (event: string, fields: object, text: string, details?: r
  * JSON.stringify leaves C1 controls (the one-byte CSI among them) and bidirectional overrides as they are;
  * a terminal showing the log would act on them. Escaped (\u009b), the JSON means the same.
  */
-const UNSAFE_IN_JSON = /[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 const escapeUnsafe = (json: string) =>
-  json.replace(UNSAFE_IN_JSON, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  json.replace(WIDE_CONTROL_CHARACTERS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 export function serveLog(stream: Writable, json: boolean): LogEvent {
   const say = lineWriter(stream);

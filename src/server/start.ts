@@ -65,7 +65,8 @@ interface OpenedInventory {
   unlock: () => Promise<void>;
   seeded: boolean;
   dataFormat: DataFileFormat | undefined;
-  droppedJournalBytes?: number;
+  /** Bytes of a torn last journal line cut at start (see RunningServer). */
+  droppedJournalBytes: number;
 }
 
 async function openInventory(
@@ -76,7 +77,13 @@ async function openInventory(
   const seed = () => seedInventory(options.seed ?? DEFAULT_SEED_COUNT);
   const unlocked = async () => {};
   if (!dataFile)
-    return { store: new InventoryStore(seed()), unlock: unlocked, seeded: true, dataFormat: undefined };
+    return {
+      store: new InventoryStore(seed()),
+      unlock: unlocked,
+      seeded: true,
+      dataFormat: undefined,
+      droppedJournalBytes: 0,
+    };
   if (readOnly) {
     const loaded = readInventoryFile(dataFile);
     return {
@@ -84,6 +91,8 @@ async function openInventory(
       unlock: unlocked,
       seeded: false,
       dataFormat: loaded.format,
+      // Loaded, never written: a torn line stays in the file, and out of the inventory.
+      droppedJournalBytes: 0,
     };
   }
   createDataDirectory(dataFile, options.files);
@@ -199,7 +208,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     readOnly,
     dataFormat: inventory.dataFormat,
     seeded: inventory.seeded,
-    droppedJournalBytes: inventory.droppedJournalBytes ?? 0,
+    droppedJournalBytes: inventory.droppedJournalBytes,
     pets: store.size,
     server: edge.server,
     close: stopper(edge, inventory),

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/schemas';
 import type { RequestLogEntry } from '../../src/server/app';
 import { MAX_WAITING_PER_CONNECTION } from '../../src/server/http-edge';
-import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { type RunningServer, type ServeOptions, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
 import {
   exchange,
@@ -43,6 +43,23 @@ const get = (target: string, headers = `Host: x\r\nAuthorization: Bearer ${KEY}\
   `GET ${target} HTTP/1.1\r\n${headers}Connection: close\r\n\r\n`;
 const patch = (target: string, body: string, headers: string) =>
   `PATCH ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${headers}\r\n${body}`;
+/** A server of its own on port 0, for a test that needs other options, and the entries it logs. */
+async function startLogged(options: Partial<ServeOptions>) {
+  const logged: RequestLogEntry[] = [];
+  const started = await startInventoryServer({
+    port: 0,
+    apiKeys: [KEY],
+    ...options,
+    log: (entry) => logged.push(entry),
+  });
+  return { server: started, logged };
+}
+
+/** A PATCH of `quantity` that keeps its connection open, for pipelining. */
+const keptAlivePatch = (target: string, quantity: number) => {
+  const body = `{"quantity":${quantity}}`;
+  return `PATCH ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+};
 
 describe('errors below the app are Error bodies too', () => {
   it.each([
@@ -332,21 +349,13 @@ describe('a client that goes away mid-body', () => {
 
 describe('a client that pipelines without reading its answers', () => {
   it('has its connection closed once too many requests wait their turn, and nobody else waits for them', async () => {
-    const logged: RequestLogEntry[] = [];
-    const durable = await startInventoryServer({
-      port: 0,
-      apiKeys: [KEY],
+    const { server: durable, logged } = await startLogged({
       seed: 5,
       dataFile: join(temporaryDirectory(), 'inventory.json'),
-      log: (entry) => logged.push(entry),
     });
-    const keepAlivePatch = (quantity: number) => {
-      const body = `{"quantity":${quantity}}`;
-      return `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-    };
     // Every one a durable write (the quantity alternates), so they wait their turn on the connection.
     const flood = Array.from({ length: MAX_WAITING_PER_CONNECTION * 3 }, (_, i) =>
-      keepAlivePatch(1 + (i % 2)),
+      keptAlivePatch('/v1/inventory/1', 1 + (i % 2)),
     );
     const socket = await openSocket(durable.port);
     socket.on('error', () => {}); // the reset that ends the flood
@@ -362,11 +371,12 @@ describe('a client that pipelines without reading its answers', () => {
 
   it('is served in order when it pipelines fewer, more than a thousand, and reads the answers', async () => {
     const count = 1500;
-    const pipelined = Array.from({ length: count }, (_, i) => {
-      const body = `{"quantity":${i}}`;
-      const close = i === count - 1 ? 'Connection: close\r\n' : '';
-      return `PATCH /v1/inventory/2 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n${close}\r\n${body}`;
-    });
+    // The last one closes the connection, so that the exchange ends.
+    const pipelined = Array.from({ length: count }, (_, i) =>
+      i === count - 1
+        ? patch('/v1/inventory/2', `{"quantity":${i}}`, 'Content-Type: application/json\r\n')
+        : keptAlivePatch('/v1/inventory/2', i),
+    );
     const answered = parseResponses(await exchange(server.port, pipelined.join('')));
     expect(answered.map((response) => (response.json() as { quantity: number }).quantity)).toEqual(
       Array.from({ length: count }, (_, i) => i),
@@ -376,13 +386,7 @@ describe('a client that pipelines without reading its answers', () => {
 
 describe('--max-connections', () => {
   it('closes connections past the cap at once, and serves those open on', async () => {
-    const refusals: RequestLogEntry[] = [];
-    const capped = await startInventoryServer({
-      port: 0,
-      apiKeys: [KEY],
-      maxConnections: 2,
-      log: (entry) => refusals.push(entry),
-    });
+    const { server: capped, logged: refusals } = await startLogged({ maxConnections: 2 });
     const keepAlive = `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`;
     const ask = (socket: import('node:net').Socket) =>
       new Promise<string>((resolve) => {
