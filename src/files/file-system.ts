@@ -12,7 +12,7 @@ export interface FileSystem {
   /** Writes at most `length` bytes of `buffer` from `offset` (at `position`, else where the file is); may write fewer. */
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position?: number): number;
   /** writeSync in the thread pool: the main thread goes on while the kernel writes. */
-  write(fd: number, buffer: Uint8Array, offset: number, length: number): Promise<number>;
+  write(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
   fsync(fd: number): Promise<void>;
   ftruncateSync(fd: number, length: number): void;
   closeSync(fd: number): void;
@@ -27,9 +27,9 @@ const fsyncAsync = promisify(fs.fsync);
 export const nodeFileSystem: FileSystem = {
   openSync: (path, flags, mode) => fs.openSync(path, flags, mode),
   writeSync: (fd, buffer, offset, length, position) => fs.writeSync(fd, buffer, offset, length, position),
-  write: (fd, buffer, offset, length) =>
+  write: (fd, buffer, offset, length, position) =>
     new Promise((resolve, reject) =>
-      fs.write(fd, buffer, offset, length, null, (error, written) =>
+      fs.write(fd, buffer, offset, length, position, (error, written) =>
         error ? reject(error) : resolve(written),
       ),
     ),
@@ -59,15 +59,16 @@ export function makeDirectories(path: string, mode?: number): void {
   }
 }
 
-const { O_WRONLY, O_RDONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_DSYNC, O_NONBLOCK } = fs.constants;
+const { O_WRONLY, O_RDONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DSYNC, O_NONBLOCK } = fs.constants;
 /** A new file that must not exist yet: never follows a planted symlink, never truncates a stranger's file. */
 export const CREATE_EXCLUSIVE = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 /**
- * The journal: appended to, created when absent, never reached through a symlink, and each write durable
- * when it returns (O_DSYNC, as a write and an fdatasync are): one trip to the thread pool per commit
- * rather than two, which the durable PATCH bench shows as about a sixth more updates per second.
+ * The journal: created when absent, never reached through a symlink, and each write durable when it
+ * returns (O_DSYNC, as a write and an fdatasync are): one trip to the thread pool per commit rather than
+ * two, which the durable PATCH bench shows as about a sixth more updates per second. Not O_APPEND: the
+ * journal writes each commit at its own offset, into zeros laid down ahead of it (journal.ts).
  */
-export const JOURNAL_APPEND = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_DSYNC;
+export const JOURNAL_WRITE = O_WRONLY | O_CREAT | O_NOFOLLOW | O_DSYNC;
 /**
  * A file to read, never through a symlink, and without waiting: a FIFO planted at its name would otherwise
  * block the open until someone writes to it (a regular file ignores O_NONBLOCK). Callers check fstat.
@@ -87,15 +88,16 @@ export function writeFully(files: FileSystem, fd: number, buffer: Uint8Array, po
   }
 }
 
-/** writeFully in the thread pool, one call after another. */
+/** writeFully in the thread pool, one call after another, at `position` in the file. */
 export async function writeFullyInBackground(
   files: FileSystem,
   fd: number,
   buffer: Uint8Array,
+  position: number,
 ): Promise<void> {
   let offset = 0;
   while (offset < buffer.length) {
-    const written = await files.write(fd, buffer, offset, buffer.length - offset);
+    const written = await files.write(fd, buffer, offset, buffer.length - offset, position + offset);
     if (written <= 0)
       throw Object.assign(new Error('no space left on device (write made no progress)'), { code: 'ENOSPC' });
     offset += written;

@@ -4,7 +4,7 @@ import type { InventoryItem } from '../api/schemas';
 import {
   describeFileSystemError,
   type FileSystem,
-  JOURNAL_APPEND,
+  JOURNAL_WRITE,
   nodeFileSystem,
   type StorageError,
 } from '../files/file-system';
@@ -26,12 +26,13 @@ import {
  *   to a new temporary file of unpredictable name, fsynced, renamed into place, the directory fsynced.
  *   A snapshot that could not be written whole is removed, and the journal is kept.
  * - `inventory.json.journal` holds one line per change made since that snapshot, appended with O_DSYNC
- *   (durable when the write returns) before the change is acknowledged. Entries set absolute quantities,
- *   so replaying one that the snapshot already holds changes nothing. An append that fails (ENOSPC, or
- *   EIO from its sync) is cut back to the last complete line before anything else is appended, and its
- *   changes are refused.
- * A crash mid-append leaves at most a torn last journal line, never acknowledged, which the next start
- * drops. When the journal grows past a quarter of the inventory, a new snapshot replaces it.
+ *   (durable when the write returns) before the change is acknowledged, and then zeros: room for the
+ *   next appends (journal.ts). Entries set absolute quantities, so replaying one that the snapshot
+ *   already holds changes nothing. An append that fails (ENOSPC, or EIO from its sync) is cut back to the
+ *   last complete line before anything else is appended, and its changes are refused.
+ * A crash mid-append leaves at most a torn last write, never acknowledged, which the next start drops
+ * with the zeros after it. When the journal grows past a quarter of the inventory, a new snapshot
+ * replaces it.
  */
 
 /** The journal is folded into a new snapshot once it holds more entries than this and a quarter of the inventory. */
@@ -46,21 +47,25 @@ export interface DataFileOptions {
   now?: () => number;
 }
 
-/** Opens the journal at `path` and cuts a torn last line from a crash mid-append (never acknowledged). */
+/**
+ * Opens the journal at `path` and cuts off whatever follows its last complete line: a torn last write
+ * from a crash mid-append (never acknowledged), and the zeros laid down ahead of the lines. Appends must
+ * only ever land on zeros or past the end, never on what a torn write left.
+ */
 async function openJournal(
   files: FileSystem,
   path: string,
   dataFile: { permissions: number; owner: number },
-  start: { entries: number; bytes: number; foundBytes: number },
+  start: { entries: number; bytes: number },
 ): Promise<Journal> {
   let fd: number;
   try {
     // The journal holds the same inventory: it is created as private as the data file.
-    fd = files.openSync(path, JOURNAL_APPEND, dataFile.permissions);
+    fd = files.openSync(path, JOURNAL_WRITE, dataFile.permissions);
   } catch (error) {
     throw new ServeError(`cannot open journal ${path}: ${describeFileSystemError(error)}`);
   }
-  const owner = fstatSync(fd).uid;
+  const { uid: owner, size } = fstatSync(fd);
   const runAs = process.getuid?.();
   // Root's is accepted too, as ssh accepts root's files: root can change anything anyway.
   if (runAs !== undefined && owner !== dataFile.owner && owner !== runAs && owner !== 0) {
@@ -72,7 +77,7 @@ async function openJournal(
     );
   }
   try {
-    if (start.bytes < start.foundBytes) {
+    if (start.bytes < size) {
       files.ftruncateSync(fd, start.bytes);
       await files.fsync(fd);
     }
@@ -135,10 +140,9 @@ export class InventoryFile {
     const journal = await openJournal(files, `${path}.journal`, dataFile, {
       entries: loaded?.journalEntries ?? 0,
       bytes: loaded?.journalValidBytes ?? 0,
-      foundBytes: loaded ? Buffer.byteLength(loaded.journalText) : 0,
     });
     const file = new InventoryFile(path, journal, loaded?.format ?? 'petinv', options);
-    const droppedJournalBytes = loaded ? Buffer.byteLength(loaded.journalText) - loaded.journalValidBytes : 0;
+    const droppedJournalBytes = loaded?.journalUnfinishedBytes ?? 0;
     return { file, items, created: !loaded, droppedJournalBytes };
   }
 

@@ -92,14 +92,23 @@ function parseSnapshot(path: string, text: string): { items: InventoryItem[]; fo
   return { items, format };
 }
 
-/** Applies the journal to the snapshot's items; returns the entry count and the length of its complete lines. */
+/**
+ * Applies the journal to the snapshot's items; returns the entry count, the length of its complete lines,
+ * and how many bytes a write cut short left after them.
+ */
 function replayJournal(
   path: string,
   text: string,
   items: InventoryItem[],
-): { entries: number; validBytes: number } {
+): { entries: number; validBytes: number; unfinishedBytes: number } {
   const positions = new Map(items.map((item, position) => [item.petId, position]));
-  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+  // Appends are written over zeros laid down ahead of them (journal.ts), and a JSON line never holds a
+  // NUL: the lines end where the zeros begin. A write cut short may have left some of its bytes after a
+  // stretch of zeros too; never acknowledged, they go with it.
+  const firstZero = text.indexOf('\0');
+  const written = firstZero === -1 ? text : text.slice(0, firstZero);
+  const complete = written.slice(0, written.lastIndexOf('\n') + 1);
+  const unfinishedBytes = Buffer.byteLength(text.slice(complete.length).replaceAll('\0', ''));
   const lines = complete.split('\n');
   lines.pop();
   lines.forEach((line, index) => {
@@ -120,16 +129,17 @@ function replayJournal(
       );
     items[position] = { ...item, quantity: entry.quantity };
   });
-  return { entries: lines.length, validBytes: Buffer.byteLength(complete) };
+  return { entries: lines.length, validBytes: Buffer.byteLength(complete), unfinishedBytes };
 }
 
 export interface LoadedInventory {
   path: string;
   items: InventoryItem[];
   format: DataFileFormat;
-  journalText: string;
   journalEntries: number;
   journalValidBytes: number;
+  /** Bytes after the journal's last complete line, its zeros aside: a write a crash cut short. */
+  journalUnfinishedBytes: number;
 }
 
 export function loadInventory(path: string): LoadedInventory | undefined {
@@ -144,8 +154,15 @@ export function loadInventory(path: string): LoadedInventory | undefined {
     return undefined;
   }
   const { items, format } = parseSnapshot(path, snapshotText);
-  const { entries, validBytes } = replayJournal(journalPath, journalText, items);
-  return { path, items, format, journalText, journalEntries: entries, journalValidBytes: validBytes };
+  const { entries, validBytes, unfinishedBytes } = replayJournal(journalPath, journalText, items);
+  return {
+    path,
+    items,
+    format,
+    journalEntries: entries,
+    journalValidBytes: validBytes,
+    journalUnfinishedBytes: unfinishedBytes,
+  };
 }
 
 /** The inventory a data file holds, its journal applied, for a serve that never writes (`--in-memory`). */

@@ -1,5 +1,5 @@
 import type { InventoryItem } from '../api/schemas';
-import { type FileSystem, StorageError, writeFullyInBackground } from '../files/file-system';
+import { type FileSystem, isOutOfSpace, StorageError, writeFullyInBackground } from '../files/file-system';
 import { journalLines } from './data-format';
 import { closeQuietly } from './snapshot-file';
 
@@ -12,15 +12,31 @@ interface JournalCommit {
   start: number;
 }
 
+/** The least room laid down ahead of the journal's lines at a time; more as the journal grows. */
+const MIN_ROOM_AHEAD = 16 * 1024;
+/** The most: a journal's zeros never hold more than this of a nearly full disk's space. */
+const MAX_ROOM_AHEAD = 1024 * 1024;
+
 /**
  * The journal's commit pipeline (see data-file.ts for the file layout): appends written one after another,
  * each durable once its write returns (the journal is opened with O_DSYNC), answered in order, and a failed
  * one cut back before anything else is written.
+ *
+ * Each append is written at the end of the last one, over zeros an earlier write laid down ahead of it: a
+ * write that makes the file longer must also make its new length durable, a commit of the file system's
+ * own journal, where one that overwrites needs only its data on disk (a quarter to a third less time per
+ * append on ext4 here). An append that finds no such room writes zeros after its lines, as much room as
+ * the journal already holds, and writes again without them when there is no space for them. Whatever
+ * follows the last complete line is cut off when the journal is opened (data-file.ts), so every append
+ * lands on zeros or past the end, and a crash mid-append leaves its lines, whole or torn, followed by zeros.
  */
 export class Journal {
   /** Lines acknowledged since the last snapshot. */
   private appliedEntries: number;
+  /** Where the acknowledged lines end. */
   private bytes: number;
+  /** Where the file ends: its lines, then zeros. */
+  private fileLength: number;
   /** A cut-back whose truncation failed: retried before the next append. */
   private repairTo: number | undefined;
   /** Appends not yet answered, in the order they were made: the first one may be under way. */
@@ -36,6 +52,7 @@ export class Journal {
   ) {
     this.appliedEntries = start.entries;
     this.bytes = start.bytes;
+    this.fileLength = start.bytes;
   }
 
   get entries(): number {
@@ -82,6 +99,7 @@ export class Journal {
     // here, or ftruncate would pad the journal with NUL bytes up to its old length. A cut-back still
     // owed is done too: the refused lines went with the rest.
     this.bytes = 0;
+    this.fileLength = 0;
     this.appliedEntries = 0;
     this.repairTo = undefined;
     try {
@@ -115,18 +133,33 @@ export class Journal {
       }
     }
     commit.start = this.bytes;
-    writeFullyInBackground(this.files, this.fd, commit.bytes).then(
+    const end = commit.start + commit.bytes.length;
+    const roomAhead =
+      end > this.fileLength ? Math.min(MAX_ROOM_AHEAD, Math.max(MIN_ROOM_AHEAD, this.bytes)) : 0;
+    this.write(commit, roomAhead);
+  }
+
+  /** Writes `commit` where it starts, followed by `roomAhead` zeros. */
+  private write(commit: JournalCommit, roomAhead: number): void {
+    const buffer = roomAhead > 0 ? Buffer.concat([commit.bytes, Buffer.alloc(roomAhead)]) : commit.bytes;
+    writeFullyInBackground(this.files, this.fd, buffer, commit.start).then(
       () => {
         this.bytes = commit.start + commit.bytes.length;
+        this.fileLength = Math.max(this.fileLength, commit.start + buffer.length);
         this.appliedEntries += commit.entries;
         this.finish(commit, null);
       },
       (error: unknown) => {
         // Whatever part of it reached the file goes: durable before the failure is answered, so a crash
         // cannot bring the refused lines back.
-        void this.cutBack(commit.start).then(() =>
-          this.finish(commit, new StorageError(`cannot append to journal ${this.path}`, error)),
-        );
+        void this.cutBack(commit.start).then(() => {
+          // The zeros did not fit: the lines alone may.
+          if (roomAhead > 0 && isOutOfSpace(error) && this.repairTo === undefined) {
+            this.write(commit, 0);
+            return;
+          }
+          this.finish(commit, new StorageError(`cannot append to journal ${this.path}`, error));
+        });
       },
     );
   }
@@ -141,7 +174,9 @@ export class Journal {
 
   /** Truncates the journal to `length`, its last complete line; never rejects. */
   private async cutBack(length: number): Promise<void> {
+    // When the truncation fails, the next write makes it first (repairTo): either way the file ends here.
     this.bytes = length;
+    this.fileLength = length;
     try {
       this.files.ftruncateSync(this.fd, length);
       await this.files.fsync(this.fd);

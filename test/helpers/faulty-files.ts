@@ -1,3 +1,4 @@
+import { fstatSync } from 'node:fs';
 import { type FileSystem, nodeFileSystem } from '../../src/files/file-system';
 
 const failure = (code: string) => Object.assign(new Error(`${code}: injected by the test`), { code });
@@ -35,9 +36,9 @@ export class FaultyFiles implements FileSystem {
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
     const write = this.write;
-    this.write = async (fd, buffer, offset, length) => {
+    this.write = async (fd, buffer, offset, length, position) => {
       this.write = write;
-      nodeFileSystem.writeSync(fd, buffer, offset, length);
+      nodeFileSystem.writeSync(fd, buffer, offset, length, position);
       await held;
       throw failure(code);
     };
@@ -63,9 +64,15 @@ export class FaultyFiles implements FileSystem {
     return written;
   }
 
-  async write(fd: number, buffer: Uint8Array, offset: number, length: number): Promise<number> {
+  async write(
+    fd: number,
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number,
+  ): Promise<number> {
     await this.holdBackgroundWrites;
-    const written = this.writeSync(fd, buffer, offset, length);
+    const written = this.writeSync(fd, buffer, offset, length, position);
     // As when the bytes reached the page cache and the sync that O_DSYNC makes failed.
     if (this.failBackgroundWrite) throw failure(this.failBackgroundWrite);
     return written;
@@ -80,7 +87,10 @@ export class FaultyFiles implements FileSystem {
 
   ftruncateSync(fd: number, length: number): void {
     if (this.failTruncate) throw failure(this.failTruncate);
+    const freed = Math.max(0, fstatSync(fd).size - length);
     nodeFileSystem.ftruncateSync(fd, length);
+    // As a real disk does: what the cut took is free again.
+    if (this.spaceLeft !== undefined) this.spaceLeft += freed;
   }
 
   closeSync(fd: number): void {

@@ -2,21 +2,35 @@ import {
   appendFileSync,
   chmodSync,
   chownSync,
+  closeSync,
+  copyFileSync,
   existsSync,
   lstatSync,
+  openSync,
   readFileSync,
   statSync,
   symlinkSync,
   unlinkSync,
   writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InventoryFile } from '../../src/server/data-file';
+import { readInventoryFile } from '../../src/server/data-load';
 import { InventoryStore, seedInventory } from '../../src/server/store';
+import { readJournal } from '../helpers/journal';
 import { temporaryDirectory } from '../helpers/serve';
 
 const seed = () => seedInventory(3);
+
+/** The data file and its journal as a kill -9 leaves them, copied to a directory of their own. */
+function copyAsCrashLeftIt(path: string): string {
+  const copy = join(temporaryDirectory(), 'inventory.json');
+  copyFileSync(path, copy);
+  copyFileSync(`${path}.journal`, `${copy}.journal`);
+  return copy;
+}
 
 async function openStore(path: string) {
   const { file, items } = await InventoryFile.open(path, seed);
@@ -28,7 +42,7 @@ describe('InventoryFile: snapshot plus journal', () => {
     const path = join(temporaryDirectory(), 'inventory.json');
     const { file, store } = await openStore(path);
     await store.setQuantity(2n, 42);
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('{"petId":2,"quantity":42}\n');
+    expect(readJournal(path)).toBe('{"petId":2,"quantity":42}\n');
     await file.close();
     const reopened = await InventoryFile.open(path, seed);
     expect(reopened.items.find((item) => item.petId === 2n)?.quantity).toBe(42);
@@ -60,7 +74,7 @@ describe('InventoryFile: snapshot plus journal', () => {
     const { file, store } = await openStore(path);
     await store.setQuantity(3n, 7);
     await file.close(() => store.listBody());
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('');
+    expect(readJournal(path)).toBe('');
     expect(readFileSync(path, 'utf8')).toContain('{"petId":3,"quantity":7,');
   });
 
@@ -93,7 +107,67 @@ describe('InventoryFile: snapshot plus journal', () => {
     appendFileSync(`${path}.journal`, '{"petId":1,"quan');
     const reopened = await InventoryFile.open(path, seed);
     expect(reopened.items.find((item) => item.petId === 1n)?.quantity).toBe(5);
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('{"petId":1,"quantity":5}\n');
+    expect(readJournal(path)).toBe('{"petId":1,"quantity":5}\n');
+    await reopened.file.close();
+  });
+
+  it('writes each append over zeros laid down ahead of it, which a restart after a crash drops unreported', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const { file, store } = await openStore(path);
+    await store.setQuantity(1n, 5);
+    const length = statSync(`${path}.journal`).size;
+    expect(length).toBeGreaterThanOrEqual(16 * 1024);
+    await store.setQuantity(2n, 6);
+    // Written over the zeros: the file is no longer than it was.
+    expect(statSync(`${path}.journal`).size).toBe(length);
+    const lines = '{"petId":1,"quantity":5}\n{"petId":2,"quantity":6}\n';
+    expect(readJournal(path)).toBe(lines);
+
+    const crashed = copyAsCrashLeftIt(path);
+    expect(readInventoryFile(crashed).items.map((item) => item.quantity)).toEqual([
+      5,
+      6,
+      seed()[2]?.quantity,
+    ]);
+    const reopened = await InventoryFile.open(crashed, seed);
+    expect(reopened.items.map((item) => item.quantity)).toEqual([5, 6, seed()[2]?.quantity]);
+    expect(reopened.droppedJournalBytes).toBe(0);
+    // Cut to its lines, so the next append cannot land on anything but zeros or the end.
+    expect(readFileSync(`${crashed}.journal`, 'utf8')).toBe(lines);
+    await reopened.file.close();
+    await file.close();
+  });
+
+  it('drops whatever a write cut short left among the zeros, and appends after the last complete line', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const { file, store } = await openStore(path);
+    await store.setQuantity(1n, 5);
+    const crashed = copyAsCrashLeftIt(path);
+    await file.close();
+    // A torn write: its first bytes and a later stretch reached the disk, the part between did not.
+    const journal = openSync(`${crashed}.journal`, 'r+');
+    const start = '{"petId":1,"quantity":5}\n'.length;
+    writeSync(journal, '{"petId":2,"quan', start);
+    writeSync(journal, 'tity":7}\n{"petId":3,"quantity":8}\n', start + 512);
+    closeSync(journal);
+
+    const reopened = await InventoryFile.open(crashed, seed);
+    expect(reopened.items.map((item) => item.quantity)).toEqual([
+      5,
+      seed()[1]?.quantity,
+      seed()[2]?.quantity,
+    ]);
+    expect(reopened.droppedJournalBytes).toBe('{"petId":2,"quantity":7}\n{"petId":3,"quantity":8}\n'.length);
+    expect(readFileSync(`${crashed}.journal`, 'utf8')).toBe('{"petId":1,"quantity":5}\n');
+
+    const reopenedStore = new InventoryStore(reopened.items, reopened.file);
+    await reopenedStore.setQuantity(3n, 9);
+    const crashedAgain = copyAsCrashLeftIt(crashed);
+    expect(readJournal(crashedAgain)).toBe('{"petId":1,"quantity":5}\n{"petId":3,"quantity":9}\n');
+    const again = await InventoryFile.open(crashedAgain, seed);
+    expect(again.items.map((item) => item.quantity)).toEqual([5, seed()[1]?.quantity, 9]);
+    expect(again.droppedJournalBytes).toBe(0);
+    await again.file.close();
     await reopened.file.close();
   });
 
@@ -111,7 +185,7 @@ describe('InventoryFile: snapshot plus journal', () => {
     await file.close();
     writeFileSync(`${path}.journal`, journal);
     await expect(InventoryFile.open(path, seed)).rejects.toThrow(message);
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(journal);
+    expect(readJournal(path)).toBe(journal);
   });
 
   it('refuses a journal whose data file is missing, rather than seeding over it', async () => {
@@ -134,7 +208,7 @@ describe('InventoryFile: snapshot plus journal', () => {
     const path = join(temporaryDirectory(), 'inventory.json');
     const { file, store } = await openStore(path);
     for (let i = 0; i < 1100; i++) await store.setQuantity(1n, i + 1);
-    expect(readFileSync(`${path}.journal`, 'utf8').split('\n').length).toBeLessThan(1025);
+    expect(readJournal(path).split('\n').length).toBeLessThan(1025);
     expect(readFileSync(path, 'utf8')).toContain('{"petId":1,"quantity":1025,');
     await file.close();
     const reopened = await InventoryFile.open(path, seed);

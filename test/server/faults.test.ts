@@ -8,6 +8,7 @@ import { type RunningServer, startInventoryServer } from '../../src/server/start
 import { InventoryStore, seedInventory } from '../../src/server/store';
 import { FaultyFiles } from '../helpers/faulty-files';
 import { bearer, jsonBody, request } from '../helpers/http';
+import { readJournal } from '../helpers/journal';
 import { temporaryDirectory } from '../helpers/serve';
 
 const seed = () => seedInventory(20);
@@ -36,12 +37,10 @@ describe('the data file under faults', () => {
     files.maxWrite = 7;
     const { file, store } = await openStore(path, files);
     await Promise.all([store.setQuantity(1n, 101), store.setQuantity(2n, 102)]);
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(
-      '{"petId":1,"quantity":101}\n{"petId":2,"quantity":102}\n',
-    );
+    expect(readJournal(path)).toBe('{"petId":1,"quantity":101}\n{"petId":2,"quantity":102}\n');
     await store.setQuantity(3n, 103);
     await file.close(() => store.listBody());
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('');
+    expect(readJournal(path)).toBe('');
     const loaded = await reload(path);
     expect([loaded.get(1n), loaded.get(2n), loaded.get(3n)]).toEqual([101, 102, 103]);
   });
@@ -51,7 +50,7 @@ describe('the data file under faults', () => {
     const files = new FaultyFiles();
     const { file, store } = await openStore(path, files);
     await store.setQuantity(1n, 11);
-    const before = readFileSync(`${path}.journal`, 'utf8');
+    const before = readJournal(path);
     const etag = store.etag;
     files.spaceLeft = 10; // The next line is written in part, then the disk is full.
     const refused = await Promise.allSettled([store.setQuantity(2n, 22), store.setQuantity(3n, 33)]);
@@ -61,7 +60,7 @@ describe('the data file under faults', () => {
       expect(error).toBeInstanceOf(StorageError);
       expect((error as StorageError).outOfSpace).toBe(true);
     }
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(before);
+    expect(readJournal(path)).toBe(before);
     expect(store.etag).toBe(etag);
     expect(store.get(2n)?.quantity).not.toBe(22);
 
@@ -76,12 +75,29 @@ describe('the data file under faults', () => {
     expect(loaded.get(3n)).toBe(seedInventory(20)[2]?.quantity);
   });
 
+  it('writes the lines alone, and acknowledges them, when the zeros ahead of them do not fit', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const files = new FaultyFiles();
+    const { file, store } = await openStore(path, files);
+    files.spaceLeft = 100; // The line fits; the zeros after it do not.
+    await store.setQuantity(1n, 11);
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('{"petId":1,"quantity":11}\n');
+    // Space freed: room is laid down ahead again.
+    files.spaceLeft = undefined;
+    await store.setQuantity(2n, 22);
+    expect(readJournal(path)).toBe('{"petId":1,"quantity":11}\n{"petId":2,"quantity":22}\n');
+    expect(statSync(`${path}.journal`).size).toBeGreaterThan(16 * 1024);
+    await file.close();
+    const loaded = await reload(path);
+    expect([loaded.get(1n), loaded.get(2n)]).toEqual([11, 22]);
+  });
+
   it('refuses an append whose durable write failed (EIO), and the one waiting behind it too', async () => {
     const path = join(temporaryDirectory(), 'inventory.json');
     const files = new FaultyFiles();
     const { file, store } = await openStore(path, files);
     await store.setQuantity(1n, 11);
-    const before = readFileSync(`${path}.journal`, 'utf8');
+    const before = readJournal(path);
     files.failBackgroundWrite = 'EIO';
     let release: () => void = () => {};
     files.holdBackgroundWrites = new Promise<void>((resolve) => (release = resolve));
@@ -97,7 +113,7 @@ describe('the data file under faults', () => {
     expect(((outcomes[0] as PromiseRejectedResult).reason as StorageError).outOfSpace).toBe(false);
     files.holdBackgroundWrites = undefined;
     files.failBackgroundWrite = undefined;
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(before);
+    expect(readJournal(path)).toBe(before);
     await file.close();
     const loaded = await reload(path);
     expect([loaded.get(1n), loaded.get(2n) === 22, loaded.get(3n) === 33]).toEqual([11, false, false]);
@@ -116,9 +132,7 @@ describe('the data file under faults', () => {
     release();
     await expect(refused).rejects.toBeInstanceOf(StorageError);
     expect(await accepted).toMatchObject({ petId: 3n, quantity: 33 });
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(
-      '{"petId":1,"quantity":11}\n{"petId":3,"quantity":33}\n',
-    );
+    expect(readJournal(path)).toBe('{"petId":1,"quantity":11}\n{"petId":3,"quantity":33}\n');
     await file.close();
     const loaded = await reload(path);
     expect([loaded.get(1n), loaded.get(2n) === 22, loaded.get(3n)]).toEqual([11, false, 33]);
@@ -133,7 +147,7 @@ describe('the data file under faults', () => {
       quantity,
       status: 'sold' as const,
     });
-    const before = readFileSync(`${path}.journal`, 'utf8');
+    const before = readJournal(path);
     // The first write is held, then fails; every later one succeeds at once.
     const release = files.failNextBackgroundWrite('EIO');
     const answers: string[] = [];
@@ -148,12 +162,12 @@ describe('the data file under faults', () => {
     const b = answered('b', line(2, 22));
     // b waits for a: a later durable write could not vouch for the lines before it.
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(`${before}{"petId":1,"quantity":11}\n`);
+    expect(readJournal(path)).toBe(`${before}{"petId":1,"quantity":11}\n`);
     expect(answers).toEqual([]);
     release();
     await Promise.all([a, b]);
     expect(answers).toEqual(['a:refused', 'b:durable']);
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(`${before}{"petId":2,"quantity":22}\n`);
+    expect(readJournal(path)).toBe(`${before}{"petId":2,"quantity":22}\n`);
     await file.close();
     const loaded = await reload(path);
     expect([loaded.get(1n) === 11, loaded.get(2n)]).toEqual([false, 22]);
@@ -166,11 +180,11 @@ describe('the data file under faults', () => {
     const { file, store } = await openStore(path, files);
     await store.setQuantity(5n, 55);
     const snapshot = readFileSync(path);
-    const journal = readFileSync(`${path}.journal`, 'utf8');
+    const journal = readJournal(path);
     files.spaceLeft = 100; // The snapshot needs more than that.
     await expect(file.writeSnapshot(store.listBody())).rejects.toThrow(/no space left/);
     expect(readFileSync(path)).toEqual(snapshot);
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(journal);
+    expect(readJournal(path)).toBe(journal);
     expect(leftovers(directory)).toEqual([]);
     files.spaceLeft = undefined;
     await file.close();
@@ -189,15 +203,11 @@ describe('the data file under faults', () => {
     await expect(refused).rejects.toBeInstanceOf(StorageError);
     // Still failing: the next update is refused without a byte written after the refused line.
     await expect(store.setQuantity(3n, 33)).rejects.toThrow(/cannot cut back journal/);
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(
-      '{"petId":1,"quantity":11}\n{"petId":2,"quantity":22}\n',
-    );
+    expect(readJournal(path)).toBe('{"petId":1,"quantity":11}\n{"petId":2,"quantity":22}\n');
     files.failTruncate = undefined;
     await store.setQuantity(4n, 44);
     await store.close();
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(
-      '{"petId":1,"quantity":11}\n{"petId":4,"quantity":44}\n',
-    );
+    expect(readJournal(path)).toBe('{"petId":1,"quantity":11}\n{"petId":4,"quantity":44}\n');
     await file.close();
     const loaded = await reload(path);
     expect([loaded.get(1n), loaded.get(2n), loaded.get(3n), loaded.get(4n)]).toEqual([11, 24, 11, 44]);
@@ -216,7 +226,7 @@ describe('the data file under faults', () => {
     // Nothing was acknowledged since the data file was written: the journal counts no entries.
     await store.close();
     await file.close(() => store.listBody());
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('');
+    expect(readJournal(path)).toBe('');
     expect((await reload(path)).get(2n)).toBe(24);
   });
 
@@ -236,7 +246,7 @@ describe('the data file under faults', () => {
     await file.writeSnapshot(store.listBody());
     await store.setQuantity(3n, 33);
     await store.close();
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('{"petId":3,"quantity":33}\n');
+    expect(readJournal(path)).toBe('{"petId":3,"quantity":33}\n');
     await file.close();
     const loaded = await reload(path);
     expect([loaded.get(1n), loaded.get(2n), loaded.get(3n)]).toEqual([20, 24, 33]);
@@ -261,9 +271,7 @@ describe('the data file under faults', () => {
     await expect(refused).rejects.toBeInstanceOf(StorageError);
     await store.setQuantity(4n, 44);
     await store.close();
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(
-      '{"petId":2,"quantity":22}\n{"petId":4,"quantity":44}\n',
-    );
+    expect(readJournal(path)).toBe('{"petId":2,"quantity":22}\n{"petId":4,"quantity":44}\n');
     await file.close();
     const loaded = await reload(path);
     expect([loaded.get(1n), loaded.get(2n), loaded.get(3n), loaded.get(4n)]).toEqual([50, 22, 11, 44]);
@@ -292,7 +300,7 @@ describe('the data file under faults', () => {
     await store.close();
     expect(files.calls.rename - renames).toBe(3);
     // The snapshot went first and folded in all 1,200 lines; the update that triggered it followed.
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('{"petId":1,"quantity":2}\n');
+    expect(readJournal(path)).toBe('{"petId":1,"quantity":2}\n');
     expect(readFileSync(path, 'utf8')).toContain('{"petId":20,"quantity":1199,');
     await file.close();
     expect((await reload(path)).get(1n)).toBe(2);

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { BODY_LIMIT_BYTES } from '../../src/server/limits';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { InventoryStore, seedInventory } from '../../src/server/store';
 import { bearer, jsonBody, request } from '../helpers/http';
+import { readJournal } from '../helpers/journal';
 import { temporaryDirectory } from '../helpers/serve';
 
 const KEY = 'test-key-1';
@@ -119,7 +119,7 @@ describe('PATCH /v1/inventory/{petId}', () => {
         sent.map(({ petId, quantity }) => [200, expect.objectContaining({ petId, quantity })]),
       );
       // Acknowledged means written: the journal holds each of the 100, exactly once, in some order...
-      const applied = readFileSync(`${dataFile}.journal`, 'utf8')
+      const applied = readJournal(dataFile)
         .trimEnd()
         .split('\n')
         .map((line) => JSON.parse(line) as { petId: number; quantity: number });
