@@ -35,8 +35,13 @@ import {
  * replaces it.
  */
 
-/** The journal is folded into a new snapshot once it holds more entries than this and a quarter of the inventory. */
-const MIN_JOURNAL_ENTRIES = 1024;
+/**
+ * The journal is folded into a new snapshot once it holds more entries than this and a quarter of the
+ * inventory. A snapshot holds the commits back while it syncs a new file, its directory and the emptied
+ * journal: at 1024 entries that was a tenth to a fifth of a small inventory's durable PATCH rate. A clean
+ * stop folds the journal anyway, so only a start after a crash replays it: 16,384 lines add about 0.1 s.
+ */
+const MIN_JOURNAL_ENTRIES = 16_384;
 /** After a failed snapshot the next try waits, doubling from this up to the maximum: never a tight loop. */
 const SNAPSHOT_RETRY_MIN_MS = 1000;
 const SNAPSHOT_RETRY_MAX_MS = 60_000;
@@ -45,6 +50,8 @@ export interface DataFileOptions {
   files?: FileSystem;
   /** Milliseconds on a clock that never goes back; performance.now() when absent. */
   now?: () => number;
+  /** The journal entries a snapshot waits for, however small the inventory (tests fold sooner). */
+  minJournalEntries?: number;
 }
 
 /**
@@ -94,6 +101,7 @@ export class InventoryFile {
   private nextSnapshotAt = 0;
   private readonly files: FileSystem;
   private readonly now: () => number;
+  private readonly minJournalEntries: number;
 
   private constructor(
     readonly path: string,
@@ -104,6 +112,7 @@ export class InventoryFile {
     this.files = options.files ?? nodeFileSystem;
     // A monotonic clock: the wall clock set back a day would hold every snapshot back for that day.
     this.now = options.now ?? (() => performance.now());
+    this.minJournalEntries = options.minJournalEntries ?? MIN_JOURNAL_ENTRIES;
   }
 
   get journalPath(): string {
@@ -154,7 +163,7 @@ export class InventoryFile {
   /** True when the journal has grown enough to be folded into a new snapshot, and no failed one is cooling off. */
   wantsSnapshot(inventorySize: number): boolean {
     return (
-      this.journal.entries > Math.max(MIN_JOURNAL_ENTRIES, inventorySize / 4) &&
+      this.journal.entries > Math.max(this.minJournalEntries, inventorySize / 4) &&
       this.now() >= this.nextSnapshotAt
     );
   }

@@ -33,7 +33,7 @@ function copyAsCrashLeftIt(path: string): string {
 }
 
 async function openStore(path: string) {
-  const { file, items } = await InventoryFile.open(path, seed);
+  const { file, items } = await InventoryFile.open(path, seed, { minJournalEntries: 1024 });
   return { file, store: new InventoryStore(items, file) };
 }
 

@@ -14,7 +14,7 @@ import { temporaryDirectory } from '../helpers/serve';
 const seed = () => seedInventory(20);
 
 async function openStore(path: string, files: FaultyFiles, now?: () => number) {
-  const { file, items } = await InventoryFile.open(path, seed, { files, now });
+  const { file, items } = await InventoryFile.open(path, seed, { files, now, minJournalEntries: 1024 });
   return { file, store: new InventoryStore(items, file) };
 }
 
