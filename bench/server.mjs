@@ -20,7 +20,7 @@ import {
 
 const CONNECTIONS = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CORES = cpus().length;
 const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
 export const hasWrk = spawnSync('wrk', ['--version'], { stdio: 'ignore' }).error === undefined;
