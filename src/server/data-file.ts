@@ -174,6 +174,7 @@ export class InventoryFile {
    */
   async writeSnapshot(listBody: Buffer): Promise<void> {
     await this.journal.settled();
+    this.journal.trimRoom();
     try {
       await replaceSnapshot(this.files, this.path, listBody);
     } catch (error) {

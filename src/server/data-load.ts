@@ -9,7 +9,7 @@ import {
   nodeFileSystem,
   READ_NO_FOLLOW,
 } from '../files/file-system';
-import { type DataFileFormat, JournalEntry, Snapshot } from './data-format';
+import { type DataFileFormat, JournalEntry, journalExtent, Snapshot } from './data-format';
 import { ServeError } from './errors';
 
 /**
@@ -50,7 +50,7 @@ export function resolveDataPath(path: string): string {
 }
 
 /** Reads a file without following a symlink planted at its name; undefined when there is none. */
-function readNoFollow(path: string, what: string): string | undefined {
+function readNoFollow(path: string, what: string): Buffer | undefined {
   let fd: number;
   try {
     fd = nodeFileSystem.openSync(path, READ_NO_FOLLOW);
@@ -59,10 +59,28 @@ function readNoFollow(path: string, what: string): string | undefined {
     throw new ServeError(`cannot read ${what} ${path}: ${describeFileSystemError(error)}`);
   }
   try {
-    if (!fstatSync(fd).isFile()) throw new ServeError(`${what} ${path} is not a regular file`);
-    return readFileSync(fd, 'utf8');
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw new ServeError(`${what} ${path} is not a regular file`);
+    try {
+      return readFileSync(fd);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ERR_FS_FILE_TOO_LARGE') throw error;
+      throw new ServeError(
+        `${what} ${path} is too large to read (${stats.size} bytes); it was left as it is`,
+      );
+    }
   } finally {
     closeSync(fd);
+  }
+}
+
+/** `bytes` as text; a file too large for one JavaScript string is a one-line error, not a crash. */
+function decodeText(bytes: Buffer, end: number, what: string, path: string): string {
+  try {
+    return bytes.toString('utf8', 0, end);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_STRING_TOO_LONG') throw error;
+    throw new ServeError(`${what} ${path} is too large to read (${end} bytes); it was left as it is`);
   }
 }
 
@@ -98,17 +116,16 @@ function parseSnapshot(path: string, text: string): { items: InventoryItem[]; fo
  */
 function replayJournal(
   path: string,
-  text: string,
+  bytes: Buffer,
   items: InventoryItem[],
 ): { entries: number; validBytes: number; unfinishedBytes: number } {
   const positions = new Map(items.map((item, position) => [item.petId, position]));
-  // Appends are written over zeros laid down ahead of them (journal.ts), and a JSON line never holds a
-  // NUL: the lines end where the zeros begin. A write cut short may have left some of its bytes after a
-  // stretch of zeros too; never acknowledged, they go with it.
-  const firstZero = text.indexOf('\0');
-  const written = firstZero === -1 ? text : text.slice(0, firstZero);
-  const complete = written.slice(0, written.lastIndexOf('\n') + 1);
-  const unfinishedBytes = Buffer.byteLength(text.slice(complete.length).replaceAll('\0', ''));
+  const { linesEnd, unfinishedBytes, strayBytesAt } = journalExtent(bytes);
+  if (strayBytesAt !== undefined)
+    throw new ServeError(
+      `journal ${path} holds bytes at offset ${strayBytesAt} after a stretch of zeros, which no write cut short by a crash leaves (was it shortened or written to while serve ran?); it was left as it is`,
+    );
+  const complete = decodeText(bytes, linesEnd, 'journal', path);
   const lines = complete.split('\n');
   lines.pop();
   lines.forEach((line, index) => {
@@ -129,7 +146,7 @@ function replayJournal(
       );
     items[position] = { ...item, quantity: entry.quantity };
   });
-  return { entries: lines.length, validBytes: Buffer.byteLength(complete), unfinishedBytes };
+  return { entries: lines.length, validBytes: linesEnd, unfinishedBytes };
 }
 
 export interface LoadedInventory {
@@ -144,17 +161,20 @@ export interface LoadedInventory {
 
 export function loadInventory(path: string): LoadedInventory | undefined {
   const journalPath = `${path}.journal`;
-  const snapshotText = readNoFollow(path, 'data file');
-  const journalText = readNoFollow(journalPath, 'journal') ?? '';
-  if (snapshotText === undefined) {
-    if (journalText !== '')
+  const snapshotBytes = readNoFollow(path, 'data file');
+  const journal = readNoFollow(journalPath, 'journal') ?? Buffer.alloc(0);
+  if (snapshotBytes === undefined) {
+    if (journal.length > 0)
       throw new ServeError(
         `journal ${journalPath} exists without its data file ${path}; restore the data file or remove the journal`,
       );
     return undefined;
   }
-  const { items, format } = parseSnapshot(path, snapshotText);
-  const { entries, validBytes, unfinishedBytes } = replayJournal(journalPath, journalText, items);
+  const { items, format } = parseSnapshot(
+    path,
+    decodeText(snapshotBytes, snapshotBytes.length, 'data file', path),
+  );
+  const { entries, validBytes, unfinishedBytes } = replayJournal(journalPath, journal, items);
   return {
     path,
     items,

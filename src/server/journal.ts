@@ -17,6 +17,11 @@ const MIN_ROOM_AHEAD = 16 * 1024;
 /** The most: a journal's zeros never hold more than this of a nearly full disk's space. */
 const MAX_ROOM_AHEAD = 1024 * 1024;
 
+/** The zeros did not fit (no space, quota, or the process's file size limit): the lines alone may. */
+function refusesRoom(error: unknown): boolean {
+  return isOutOfSpace(error) || (error as NodeJS.ErrnoException).code === 'EFBIG';
+}
+
 /**
  * The journal's commit pipeline (see data-file.ts for the file layout): appends written one after another,
  * each durable once its write returns (the journal is opened with O_DSYNC), answered in order, and a failed
@@ -26,7 +31,8 @@ const MAX_ROOM_AHEAD = 1024 * 1024;
  * write that makes the file longer must also make its new length durable, a commit of the file system's
  * own journal, where one that overwrites needs only its data on disk (a quarter to a third less time per
  * append on ext4 here). An append that finds no such room writes zeros after its lines, as much room as
- * the journal already holds, and writes again without them when there is no space for them. Whatever
+ * the journal already holds. When they do not fit, it writes its lines alone, and no more zeros are laid
+ * until the journal is emptied: a nearly full disk is not filled to the brim at every commit. Whatever
  * follows the last complete line is cut off when the journal is opened (data-file.ts), so every append
  * lands on zeros or past the end, and a crash mid-append leaves its lines, whole or torn, followed by zeros.
  */
@@ -37,6 +43,8 @@ export class Journal {
   private bytes: number;
   /** Where the file ends: its lines, then zeros. */
   private fileLength: number;
+  /** False once zeros did not fit, until the journal is emptied. */
+  private layRoom = true;
   /** A cut-back whose truncation failed: retried before the next append. */
   private repairTo: number | undefined;
   /** Appends not yet answered, in the order they were made: the first one may be under way. */
@@ -100,6 +108,7 @@ export class Journal {
     // owed is done too: the refused lines went with the rest.
     this.bytes = 0;
     this.fileLength = 0;
+    this.layRoom = true;
     this.appliedEntries = 0;
     this.repairTo = undefined;
     try {
@@ -107,6 +116,20 @@ export class Journal {
     } catch {
       // A crash may bring the old lines back, ahead of any appended later: replayed over the new
       // snapshot they change nothing, and the later ones follow them.
+    }
+  }
+
+  /**
+   * Gives the zeros after the lines back to the disk, for a snapshot that may need the space: it empties
+   * the journal next anyway. No append may be under way. Not synced: zeros a crash brings back are harmless.
+   */
+  trimRoom(): void {
+    if (this.fileLength <= this.bytes || this.repairTo !== undefined) return;
+    try {
+      this.files.ftruncateSync(this.fd, this.bytes);
+      this.fileLength = this.bytes;
+    } catch {
+      // The snapshot goes ahead without the space; it fails on its own if it needs it.
     }
   }
 
@@ -135,7 +158,9 @@ export class Journal {
     commit.start = this.bytes;
     const end = commit.start + commit.bytes.length;
     const roomAhead =
-      end > this.fileLength ? Math.min(MAX_ROOM_AHEAD, Math.max(MIN_ROOM_AHEAD, this.bytes)) : 0;
+      this.layRoom && end > this.fileLength
+        ? Math.min(MAX_ROOM_AHEAD, Math.max(MIN_ROOM_AHEAD, this.bytes))
+        : 0;
     this.write(commit, roomAhead);
   }
 
@@ -153,8 +178,9 @@ export class Journal {
         // Whatever part of it reached the file goes: durable before the failure is answered, so a crash
         // cannot bring the refused lines back.
         void this.cutBack(commit.start).then(() => {
-          // The zeros did not fit: the lines alone may.
-          if (roomAhead > 0 && isOutOfSpace(error) && this.repairTo === undefined) {
+          // Only once the failed write is cut back may the lines go where it began.
+          if (roomAhead > 0 && refusesRoom(error) && this.repairTo === undefined) {
+            this.layRoom = false;
             this.write(commit, 0);
             return;
           }

@@ -5,14 +5,18 @@ const failure = (code: string) => Object.assign(new Error(`${code}: injected by 
 
 /**
  * The real file system with faults on demand: a disk that fills up after so many bytes (the write that
- * crosses the line is short, the next one fails with ENOSPC), writes that are always short, journal
- * writes that are held or fail as their sync would (EIO), fsyncs and renames that fail.
+ * crosses the line is short, the next one fails with ENOSPC), a limit on file size, writes that are always
+ * short, journal writes that are held or fail as their sync would (EIO), fsyncs and renames that fail.
  */
 export class FaultyFiles implements FileSystem {
   /** Bytes that still fit on the "disk"; undefined for no limit. */
   spaceLeft: number | undefined;
+  /** Overwrites take space too, as on a copy-on-write file system (btrfs, ZFS): the journal's zeros save none. */
+  copyOnWrite = false;
   /** Every write stores at most this many bytes (a short write, not an error). */
   maxWrite: number | undefined;
+  /** No file grows past this many bytes: the write that crosses it is short, the next fails with EFBIG (ulimit -f). */
+  fileSizeLimit: number | undefined;
   /** Writes in the background (the journal's, made with O_DSYNC) store their bytes, then fail with this code. */
   failBackgroundWrite: string | undefined;
   failRename: string | undefined;
@@ -55,12 +59,21 @@ export class FaultyFiles implements FileSystem {
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position?: number): number {
     this.calls.write++;
     let allowed = Math.min(length, this.maxWrite ?? length);
+    // Only bytes past the file's end take space: an overwrite needs none (as on ext4 or tmpfs), unless
+    // copyOnWrite. A write without a position goes at the end here.
+    const size = fstatSync(fd).size;
+    const overwritable = position === undefined || this.copyOnWrite ? 0 : Math.max(0, size - position);
+    if (this.fileSizeLimit !== undefined) {
+      const start = position ?? size;
+      if (start >= this.fileSizeLimit) throw failure('EFBIG');
+      allowed = Math.min(allowed, this.fileSizeLimit - start);
+    }
     if (this.spaceLeft !== undefined) {
-      if (this.spaceLeft <= 0) throw failure('ENOSPC');
-      allowed = Math.min(allowed, this.spaceLeft);
+      if (this.spaceLeft + overwritable <= 0) throw failure('ENOSPC');
+      allowed = Math.min(allowed, this.spaceLeft + overwritable);
     }
     const written = nodeFileSystem.writeSync(fd, buffer, offset, allowed, position);
-    if (this.spaceLeft !== undefined) this.spaceLeft -= written;
+    if (this.spaceLeft !== undefined) this.spaceLeft -= Math.max(0, written - overwritable);
     return written;
   }
 

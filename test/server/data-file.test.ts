@@ -1,5 +1,4 @@
 import {
-  appendFileSync,
   chmodSync,
   chownSync,
   closeSync,
@@ -74,7 +73,7 @@ describe('InventoryFile: snapshot plus journal', () => {
     const { file, store } = await openStore(path);
     await store.setQuantity(3n, 7);
     await file.close(() => store.listBody());
-    expect(readJournal(path)).toBe('');
+    expect(statSync(`${path}.journal`).size).toBe(0); // Emptied, zeros and all.
     expect(readFileSync(path, 'utf8')).toContain('{"petId":3,"quantity":7,');
   });
 
@@ -104,7 +103,10 @@ describe('InventoryFile: snapshot plus journal', () => {
     const { file, store } = await openStore(path);
     await store.setQuantity(1n, 5);
     await file.close();
-    appendFileSync(`${path}.journal`, '{"petId":1,"quan');
+    // Where the next write would have gone: over the zeros, right after the last line.
+    const journal = openSync(`${path}.journal`, 'r+');
+    writeSync(journal, '{"petId":1,"quan', '{"petId":1,"quantity":5}\n'.length);
+    closeSync(journal);
     const reopened = await InventoryFile.open(path, seed);
     expect(reopened.items.find((item) => item.petId === 1n)?.quantity).toBe(5);
     expect(readJournal(path)).toBe('{"petId":1,"quantity":5}\n');
@@ -144,11 +146,11 @@ describe('InventoryFile: snapshot plus journal', () => {
     await store.setQuantity(1n, 5);
     const crashed = copyAsCrashLeftIt(path);
     await file.close();
-    // A torn write: its first bytes and a later stretch reached the disk, the part between did not.
+    // A torn write: its first bytes and its next sector reached the disk, the part between did not.
     const journal = openSync(`${crashed}.journal`, 'r+');
     const start = '{"petId":1,"quantity":5}\n'.length;
     writeSync(journal, '{"petId":2,"quan', start);
-    writeSync(journal, 'tity":7}\n{"petId":3,"quantity":8}\n', start + 512);
+    writeSync(journal, 'tity":7}\n{"petId":3,"quantity":8}\n', 512);
     closeSync(journal);
 
     const reopened = await InventoryFile.open(crashed, seed);
@@ -168,6 +170,35 @@ describe('InventoryFile: snapshot plus journal', () => {
     expect(again.items.map((item) => item.quantity)).toEqual([5, seed()[1]?.quantity, 9]);
     expect(again.droppedJournalBytes).toBe(0);
     await again.file.close();
+    await reopened.file.close();
+  });
+
+  it('refuses bytes after a stretch of zeros that no torn write leaves, and leaves the journal as it is', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    await (await openStore(path)).file.close();
+    // Lines written after the journal was shortened under a running serve: zeros up to where it had
+    // reached, not to a sector's boundary. Dropping them would drop acknowledged updates.
+    const journal = Buffer.concat([
+      Buffer.from('{"petId":1,"quantity":10}\n'),
+      Buffer.alloc(100),
+      Buffer.from('{"petId":2,"quantity":20}\n'),
+      Buffer.alloc(100),
+    ]);
+    writeFileSync(`${path}.journal`, journal);
+    await expect(InventoryFile.open(path, seed)).rejects.toThrow(
+      /holds bytes at offset 126 after a stretch of zeros, .*; it was left as it is/,
+    );
+    expect(readFileSync(`${path}.journal`)).toEqual(journal);
+  });
+
+  it('loads a journal of zeros alone, with nothing to report', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    await (await openStore(path)).file.close();
+    writeFileSync(`${path}.journal`, Buffer.alloc(20_000));
+    const reopened = await InventoryFile.open(path, seed);
+    expect(reopened.items).toEqual(seed());
+    expect(reopened.droppedJournalBytes).toBe(0);
+    expect(statSync(`${path}.journal`).size).toBe(0);
     await reopened.file.close();
   });
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, statfsSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statfsSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import { runPetinv, type SpawnedServer, spawnServer, temporaryDirectory } from '
  */
 
 const KEY = 'disk-full-key';
-const PETS = 500;
+const PETS = 2000;
 
 function mountTmpfs(options: string): string | undefined {
   if (process.getuid?.() !== 0) return undefined;
@@ -170,7 +170,8 @@ describe.skipIf(!mountPoint)('petinv serve on a real, nearly full disk (tmpfs, r
     expect([...seen.keys()].sort()).toEqual([200, 507]);
     expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
 
-    // A clean stop on a full disk: exit 3, and the journal carries what the snapshot could not.
+    // A clean stop on a full disk: exit 3, and the journal carries what the snapshot could not. The
+    // snapshot (about 100 KB) needs more than the journal's zeros give back.
     await burst(server, (sent) => sent >= 100);
     leaveFree(mountPoint ?? '', 0);
     const stopped = await server.stop('SIGTERM');
@@ -182,11 +183,49 @@ describe.skipIf(!mountPoint)('petinv serve on a real, nearly full disk (tmpfs, r
     expect((await server.stop()).code).toBe(0);
   }, 60_000);
 
+  it("gives the journal's zeros back for the final snapshot, on a disk they filled", async () => {
+    const directory = join(mountPoint ?? '', 'zeros');
+    mkdirSync(directory);
+    const data = join(directory, 'inventory.json');
+    const args = ['--data', data, '--api-key', KEY, '--seed', '20', '--quiet'];
+    let server = await spawnServer(args);
+    leaveFree(mountPoint ?? '', 21_000); // Room for the zeros laid down after the first line, and no more.
+    const response = await request(`${server.baseUrl}/inventory/3`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+      body: '{"quantity":333}',
+    });
+    await response.body.dump();
+    expect(response.statusCode).toBe(200);
+    // The zeros fit, and took the last of the space.
+    expect(statSync(`${data}.journal`).size).toBeGreaterThan(16 * 1024);
+    expect(statfsSync(mountPoint ?? '').bavail).toBe(0);
+    expect((await server.stop('SIGTERM')).code).toBe(0);
+    leaveFree(mountPoint ?? '', 200_000);
+    server = await spawnServer(args);
+    const items = (await (
+      await fetch(`${server.baseUrl}/inventory`, { headers: { Authorization: `Bearer ${KEY}` } })
+    ).json()) as { petId: number; quantity: number }[];
+    expect(items.find((item) => item.petId === 3)?.quantity).toBe(333);
+    expect((await server.stop()).code).toBe(0);
+  }, 30_000);
+
   it('reports a final write that fails after a second signal, rather than only the cut', async () => {
     const directory = join(mountPoint ?? '', 'twice');
     mkdirSync(directory);
     const data = join(directory, 'inventory.json');
-    const server = await spawnServer(['--data', data, '--api-key', KEY, '--latency', '1000', '--quiet']);
+    // An inventory larger than the zeros the journal gives back for its snapshot.
+    const server = await spawnServer([
+      '--data',
+      data,
+      '--api-key',
+      KEY,
+      '--seed',
+      String(PETS),
+      '--latency',
+      '1000',
+      '--quiet',
+    ]);
     await burst(server, (sent) => sent >= 8);
     leaveFree(mountPoint ?? '', 0);
     // A request held by --latency keeps the stop draining while the second signal arrives.
