@@ -20,6 +20,8 @@ export interface FileSystem {
   linkSync(existing: string, newPath: string): void;
   unlinkSync(path: string): void;
   mkdirSync(path: string): void;
+  /** Bytes free to this user on the file system holding `path`; undefined when it cannot tell. */
+  freeSpace(path: string): number | undefined;
 }
 
 const fsyncAsync = promisify(fs.fsync);
@@ -40,6 +42,14 @@ export const nodeFileSystem: FileSystem = {
   linkSync: (existing, newPath) => fs.linkSync(existing, newPath),
   unlinkSync: (path) => fs.unlinkSync(path),
   mkdirSync: (path) => makeDirectories(path),
+  freeSpace: (path) => {
+    try {
+      const { bavail, bsize } = fs.statfsSync(path);
+      return bavail * bsize;
+    } catch {
+      return undefined;
+    }
+  },
 };
 
 /**

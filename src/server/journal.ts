@@ -17,6 +17,12 @@ const MIN_ROOM_AHEAD = 16 * 1024;
 /** The most: a journal's zeros never hold more than this of a nearly full disk's space. */
 const MAX_ROOM_AHEAD = 1024 * 1024;
 
+/**
+ * Zeros are laid down only while the disk keeps as much free again: after a crash, the next start must
+ * find room for its lock before it gives them back.
+ */
+const FREE_SPACE_PER_ROOM = 2;
+
 /** The zeros did not fit (no space, quota, or the process's file size limit): the lines alone may. */
 function refusesRoom(error: unknown): boolean {
   return isOutOfSpace(error) || (error as NodeJS.ErrnoException).code === 'EFBIG';
@@ -31,8 +37,9 @@ function refusesRoom(error: unknown): boolean {
  * write that makes the file longer must also make its new length durable, a commit of the file system's
  * own journal, where one that overwrites needs only its data on disk (a quarter to a third less time per
  * append on ext4 here). An append that finds no such room writes zeros after its lines, as much room as
- * the journal already holds. When they do not fit, it writes its lines alone, and no more zeros are laid
- * until the journal is emptied: a nearly full disk is not filled to the brim at every commit. Whatever
+ * the journal already holds, while the disk keeps as much free again. When they do not fit, it writes its
+ * lines alone, and no more zeros are laid until the journal is emptied: a nearly full disk is not filled
+ * to the brim at every commit. Whatever
  * follows the last complete line is cut off when the journal is opened (data-file.ts), so every append
  * lands on zeros or past the end, and a crash mid-append leaves its lines, whole or torn, followed by zeros.
  */
@@ -157,11 +164,15 @@ export class Journal {
     }
     commit.start = this.bytes;
     const end = commit.start + commit.bytes.length;
-    const roomAhead =
-      this.layRoom && end > this.fileLength
-        ? Math.min(MAX_ROOM_AHEAD, Math.max(MIN_ROOM_AHEAD, this.bytes))
-        : 0;
-    this.write(commit, roomAhead);
+    this.write(commit, end > this.fileLength ? this.roomToLay() : 0);
+  }
+
+  /** How many zeros to lay down after the lines of a commit that passes the file's end. */
+  private roomToLay(): number {
+    if (!this.layRoom) return 0;
+    const room = Math.min(MAX_ROOM_AHEAD, Math.max(MIN_ROOM_AHEAD, this.bytes));
+    const free = this.files.freeSpace(this.path);
+    return free === undefined || free >= room * FREE_SPACE_PER_ROOM ? room : 0;
   }
 
   /** Writes `commit` where it starts, followed by `roomAhead` zeros. */

@@ -13,6 +13,8 @@ export class FaultyFiles implements FileSystem {
   spaceLeft: number | undefined;
   /** Overwrites take space too, as on a copy-on-write file system (btrfs, ZFS): the journal's zeros save none. */
   copyOnWrite = false;
+  /** False for a file system that cannot tell its free space (or a disk another writer fills meanwhile). */
+  reportsFreeSpace = true;
   /** Every write stores at most this many bytes (a short write, not an error). */
   maxWrite: number | undefined;
   /** No file grows past this many bytes: the write that crosses it is short, the next fails with EFBIG (ulimit -f). */
@@ -127,5 +129,10 @@ export class FaultyFiles implements FileSystem {
 
   mkdirSync(path: string): void {
     nodeFileSystem.mkdirSync(path);
+  }
+
+  freeSpace(path: string): number | undefined {
+    if (!this.reportsFreeSpace) return undefined;
+    return this.spaceLeft ?? nodeFileSystem.freeSpace(path);
   }
 }

@@ -89,6 +89,7 @@ describe('the data file under faults', () => {
     const { file, store } = await openStore(path, files);
     const line1 = '{"petId":1,"quantity":11}\n';
     const line2 = '{"petId":2,"quantity":22}\n';
+    files.reportsFreeSpace = false; // So the zeros are tried.
     files.spaceLeft = 100; // The line fits; the zeros after it do not.
     await store.setQuantity(1n, 11);
     expect(readFileSync(`${path}.journal`, 'utf8')).toBe(line1);
@@ -111,6 +112,22 @@ describe('the data file under faults', () => {
     expect([loaded.get(1n), loaded.get(2n), loaded.get(3n)]).toEqual([11, 22, 33]);
   });
 
+  it('lays no zeros that would take more than half the free space: a start after a crash needs some', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const files = new FaultyFiles();
+    const { file, store } = await openStore(path, files);
+    files.spaceLeft = 20_000;
+    const writes = files.calls.write;
+    await store.setQuantity(1n, 11);
+    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('{"petId":1,"quantity":11}\n');
+    expect(files.calls.write - writes).toBe(1);
+    files.spaceLeft = 40_000;
+    await store.setQuantity(2n, 22);
+    expect(statSync(`${path}.journal`).size).toBeGreaterThan(16 * 1024);
+    files.spaceLeft = undefined;
+    await file.close();
+  });
+
   it('writes the lines alone when the zeros would pass the file size limit (ulimit -f, EFBIG)', async () => {
     const path = join(temporaryDirectory(), 'inventory.json');
     const files = new FaultyFiles();
@@ -127,6 +144,7 @@ describe('the data file under faults', () => {
     const path = join(temporaryDirectory(), 'inventory.json');
     const files = new FaultyFiles();
     const { file, store } = await openStore(path, files);
+    files.reportsFreeSpace = false; // So the zeros are tried.
     files.spaceLeft = 100;
     // The cut-back after the write with zeros is not synced: its lines may not go where it began yet.
     let syncs = 0;
