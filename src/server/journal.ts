@@ -39,9 +39,9 @@ function refusesRoom(error: unknown): boolean {
  * append on ext4 here). An append that finds no such room writes zeros after its lines, as much room as
  * the journal already holds, while the disk keeps as much free again. When they do not fit, it writes its
  * lines alone, and no more zeros are laid until the journal is emptied: a nearly full disk is not filled
- * to the brim at every commit. Whatever
- * follows the last complete line is cut off when the journal is opened (data-file.ts), so every append
- * lands on zeros or past the end, and a crash mid-append leaves its lines, whole or torn, followed by zeros.
+ * to the brim at every commit. Whatever follows the last complete line is cut off when the journal is
+ * opened (data-file.ts), so every append lands on zeros or past the end, and a crash mid-append leaves
+ * its lines, whole or torn, followed by zeros.
  */
 export class Journal {
   /** Lines acknowledged since the last snapshot. */
