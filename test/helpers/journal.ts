@@ -6,9 +6,10 @@ import { expect } from 'vitest';
  * appends. Whatever follows them must be zeros only, or a torn write was left where the next one lands.
  */
 export function readJournal(dataPath: string): string {
-  const text = readFileSync(`${dataPath}.journal`, 'latin1');
-  const firstZero = text.indexOf('\0');
-  if (firstZero === -1) return Buffer.from(text, 'latin1').toString('utf8');
-  expect(text.slice(firstZero).replaceAll('\0', ''), 'bytes after the zeros').toBe('');
-  return Buffer.from(text.slice(0, firstZero), 'latin1').toString('utf8');
+  const bytes = readFileSync(`${dataPath}.journal`);
+  const firstZero = bytes.indexOf(0);
+  if (firstZero === -1) return bytes.toString('utf8');
+  const strayBytes = bytes.subarray(firstZero).filter((byte) => byte !== 0).length;
+  expect(strayBytes, 'bytes after the zeros').toBe(0);
+  return bytes.toString('utf8', 0, firstZero);
 }
