@@ -60,7 +60,7 @@ const chalkWithoutDetection = replaceLine(
 );
 
 /**
- * The full undici, which only a proxied request loads (src/api/undici.ts), stays what it is on disk: a
+ * The full undici, which only a proxied request loads (src/client/undici.ts), stays what it is on disk: a
  * dependency, loaded from node_modules when a proxy is used, rather than 700 KB parsed at every start.
  * The parts of undici a direct request uses (`undici/lib/...`) are bundled.
  */
@@ -117,7 +117,7 @@ export default defineConfig([
     ...shared,
     // The library, and manual.ts, which renders the man page and the README's help topics at build
     // (scripts/docs.mjs) and is not shipped.
-    entry: ['src/index.ts', 'src/help/manual.ts'],
+    entry: { index: 'src/index.ts', 'help/manual': 'src/program/manual.ts' },
     format: ['esm'],
     splitting: false,
     clean: ['index.*', 'help'],

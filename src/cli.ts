@@ -1,14 +1,14 @@
 import { CommanderError } from '@commander-js/extra-typings';
-import { stringifyJson } from './api/json';
 import { COMPLETE_COMMAND, runComplete } from './commands/complete';
-import type { CliIo, CommandContext, OutputStream } from './commands/context';
+import { stringifyJson } from './contract/json';
 import { ExitCode, PetinvError } from './errors';
 import { asksForJson } from './output/choose';
+import type { CliIo, CommandContext, OutputStream } from './output/context';
 import { isDumbTerminal, wantsColor } from './output/terminal';
 import { printable } from './printable';
-import { buildProgram, type Program } from './program';
+import { buildProgram, type Program } from './program/build';
 
-export type { CliIo } from './commands/context';
+export type { CliIo } from './output/context';
 
 /** commander's own colour rule for its help text (NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE), read from io.env, and TERM=dumb as petinv's own. */
 function commanderColor(env: NodeJS.ProcessEnv, stream: OutputStream): boolean {

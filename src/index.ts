@@ -1,6 +1,15 @@
 /** The library surface: what a script author imports. No process, no console. */
-export { type ClientOptions, createClient, type InventoryClient } from './api/client';
-export { parseInventoryJson, serializeItem, serializeItems } from './api/json';
+export { type ClientOptions, createClient, type InventoryClient } from './client/client';
+export {
+  fetchTransport,
+  type Transport,
+  TransportError,
+  type TransportRequest,
+  type TransportResponse,
+} from './client/transport';
+export { createAgent } from './client/undici';
+export { undiciTransport } from './client/undici-transport';
+export { parseInventoryJson, serializeItem, serializeItems } from './contract/json';
 export {
   ApiError,
   INT64_MAX,
@@ -11,16 +20,7 @@ export {
   PetId,
   PetStatus,
   parsePetId,
-} from './api/schemas';
-export {
-  fetchTransport,
-  type Transport,
-  TransportError,
-  type TransportRequest,
-  type TransportResponse,
-} from './api/transport';
-export { createAgent } from './api/undici';
-export { undiciTransport } from './api/undici-transport';
+} from './contract/schemas';
 export { ExitCode, PetinvError } from './errors';
 export { ServeError } from './server/errors';
 export { type RunningServer, type ServeOptions, startInventoryServer } from './server/start';

@@ -1,8 +1,8 @@
-import type { InventoryClient } from '../api/client';
-import type { CommandContext } from '../commands/context';
+import type { InventoryClient } from '../client/client';
+import type { CommandContext } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { createProgress } from '../output/progress';
-import type { SetFlags } from '../program';
+import type { SetFlags } from '../program/build';
 import type { BulkEntry, BulkInput } from './input';
 import { type BulkRow, resultJson, resultRow } from './report';
 import { type BulkOutcome, runBulk } from './run';

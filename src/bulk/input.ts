@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { parseInventoryJson } from '../api/json';
+import { parseInventoryJson } from '../contract/json';
 import {
   describeIssues,
   PET_ID_RULE,
@@ -9,7 +9,7 @@ import {
   parseQuantity,
   QUANTITY_TEXT_RULE,
   QuantityValue,
-} from '../api/schemas';
+} from '../contract/schemas';
 import { usageError } from '../errors';
 import { plural } from '../output/plural';
 import { printable } from '../printable';

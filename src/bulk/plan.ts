@@ -1,11 +1,11 @@
 import { createReadStream } from 'node:fs';
-import type { InventoryClient } from '../api/client';
-import type { CommandContext } from '../commands/context';
-import { writePlan } from '../commands/plan';
+import type { InventoryClient } from '../client/client';
 import { PetinvError, usageError } from '../errors';
 import type { OutputChoice } from '../output/choose';
+import type { CommandContext } from '../output/context';
+import { writePlan } from '../output/plan';
 import { plural } from '../output/plural';
-import type { SetFlags } from '../program';
+import type { SetFlags } from '../program/build';
 import { type BulkInput, readBulkInput } from './input';
 import { skippedJson, skippedResult } from './report';
 

@@ -1,12 +1,12 @@
-import { stringifyJson } from '../api/json';
-import type { InventoryItem } from '../api/schemas';
-import type { CommandContext } from '../commands/context';
+import { stringifyJson } from '../contract/json';
+import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import type { OutputChoice } from '../output/choose';
+import type { CommandContext } from '../output/context';
 import { type Column, createExporter, type Exporter } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
-import type { SetFlags } from '../program';
+import type { SetFlags } from '../program/build';
 import type { BulkEntry, BulkInput, BulkProblem } from './input';
 import { type BulkOutcome, type BulkResult, UNREACHABLE_STREAK } from './run';
 

@@ -1,4 +1,4 @@
-import type { InventoryItem } from '../api/schemas';
+import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import type { BulkEntries, BulkEntry } from './input';
 

@@ -1,12 +1,12 @@
-import type { InventoryItem } from '../api/schemas';
+import type { InventoryItem } from '../contract/schemas';
 import { usageError } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
+import type { CommandContext } from '../output/context';
 import { type Column, chooseColumns, exportRows } from '../output/exporter';
-import type { AdjustFlags } from '../program';
+import { PLAN_COLUMNS, readCurrent, writePlan } from '../output/plan';
+import type { AdjustFlags } from '../program/build';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
 import { connect } from './connect';
-import type { CommandContext } from './context';
-import { PLAN_COLUMNS, readCurrent, writePlan } from './plan';
 
 interface Adjusted {
   petId: bigint;

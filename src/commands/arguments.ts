@@ -1,7 +1,7 @@
-import { PET_ID_RULE, parsePetId, parseQuantity, QUANTITY_TEXT_RULE } from '../api/schemas';
+import { PET_ID_RULE, parsePetId, parseQuantity, QUANTITY_TEXT_RULE } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
+import type { CommandContext } from '../output/context';
 import { confirm } from '../output/prompt';
-import type { CommandContext } from './context';
 
 /** Checks shared by the commands that change stock: done before any request, so a typo sends nothing. */
 

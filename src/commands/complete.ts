@@ -1,5 +1,5 @@
 import type { CommandUnknownOpts as Command, Option } from '@commander-js/extra-typings';
-import type { OutputStream } from './context';
+import type { OutputStream } from '../output/context';
 
 /**
  * `petinv __complete WORD... CURRENT`: what the shell scripts of `petinv completion` ask on each TAB. It
@@ -45,7 +45,7 @@ async function optionValues(option: Option, current: string, env: NodeJS.Process
   if (long === '--env') return { files: false, candidates: values(await environmentNames(env)) };
   if (long === '--status') {
     // A comma-separated list: complete its last item, keeping those before it.
-    const { PetStatus } = await import('../api/schemas');
+    const { PetStatus } = await import('../contract/schemas');
     const before = current.slice(0, current.lastIndexOf(',') + 1);
     const chosen = before.split(',');
     return {

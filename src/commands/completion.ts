@@ -1,5 +1,5 @@
 import { usageError } from '../errors';
-import type { CommandContext } from './context';
+import type { CommandContext } from '../output/context';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 

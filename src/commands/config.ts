@@ -1,12 +1,12 @@
 import { configFilePath } from '../config/paths';
 import { displayUrl, maskKey, type Resolved } from '../config/settings';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
+import type { CommandContext } from '../output/context';
 import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { SETTING_COLUMNS, settingRow } from '../output/settings';
-import type { GlobalFlags } from '../program';
+import type { GlobalFlags } from '../program/build';
 import { loadSettings } from './connect';
-import type { CommandContext } from './context';
 
 /** Shows the settings a command would use and where each came from; the key only masked. */
 export function runConfigShow(flags: GlobalFlags, context: CommandContext) {

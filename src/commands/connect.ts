@@ -1,9 +1,9 @@
 import { version } from '../../package.json';
-import { createClient, type InventoryClient, type RetryWait } from '../api/client';
-import { createListCache } from '../api/list-cache';
-import type { Transport } from '../api/transport';
-import { createAgent, createProxyAgent } from '../api/undici';
-import { undiciTransport } from '../api/undici-transport';
+import { createClient, type InventoryClient, type RetryWait } from '../client/client';
+import { createListCache } from '../client/list-cache';
+import type { Transport } from '../client/transport';
+import { createAgent, createProxyAgent } from '../client/undici';
+import { undiciTransport } from '../client/undici-transport';
 import { readConfigFile } from '../config/file';
 import { cacheDirectory, configFilePath } from '../config/paths';
 import { chooseProxy, describeProxy } from '../config/proxy';
@@ -18,9 +18,9 @@ import {
   type Settings,
 } from '../config/settings';
 import { configError, PetinvError } from '../errors';
+import type { CommandContext } from '../output/context';
 import { createHttpTrace, traceLevel } from '../output/http-trace';
-import type { GlobalFlags } from '../program';
-import type { CommandContext } from './context';
+import type { GlobalFlags } from '../program/build';
 import { resolveLimits } from './limits';
 
 export interface Connection {

@@ -11,12 +11,12 @@ import {
 } from '../config/settings';
 import { usageError } from '../errors';
 import { chooseOutput } from '../output/choose';
+import type { CommandContext } from '../output/context';
 import { type Column, chooseColumns, exportRows } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { printable } from '../printable';
-import type { GlobalFlags } from '../program';
+import type { GlobalFlags } from '../program/build';
 import { didYouMean } from '../suggest';
-import type { CommandContext } from './context';
 
 function checkEnvName(name: string): string {
   const problem = environmentNameProblem(name);

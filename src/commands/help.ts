@@ -1,7 +1,7 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { topicText } from '../help/render';
 import { findTopic, HELP_TOPICS } from '../help/topics';
-import type { CommandContext } from './context';
+import type { CommandContext } from '../output/context';
 import { unknownCommand } from './typos';
 
 /** `petinv help [NAME...]`: the program's help, a command's (`help env set-url`), or a help topic. */

@@ -1,8 +1,8 @@
 import { constants } from 'node:buffer';
-import type { RetryWait } from '../api/client';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RETRY_WAIT_MS, formatBytes } from '../api/defaults';
+import type { RetryWait } from '../client/client';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RETRY_WAIT_MS, formatBytes } from '../client/defaults';
 import { configError, type PetinvError, usageError } from '../errors';
-import type { CommandContext } from './context';
+import type { CommandContext } from '../output/context';
 
 /** The bounds on what one request may cost: flag (parsed where it is declared), else variable, else default. */
 export interface ParsedLimits {

@@ -1,12 +1,12 @@
-import { comparePetIds, type InventoryItem, PET_STATUSES, type PetStatus } from '../api/schemas';
+import { comparePetIds, type InventoryItem, PET_STATUSES, type PetStatus } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
 import { chooseOutput } from '../output/choose';
+import type { CommandContext, OutputStream } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { checkItemFields, itemExporter } from '../output/inventory';
 import { plural } from '../output/plural';
-import type { ListFlags } from '../program';
+import type { ListFlags } from '../program/build';
 import { connect } from './connect';
-import type { CommandContext, OutputStream } from './context';
 
 export const SORT_KEYS = ['petId', 'quantity', 'status'] as const;
 type SortKey = (typeof SORT_KEYS)[number];

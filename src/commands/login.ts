@@ -2,12 +2,12 @@ import { performance } from 'node:perf_hooks';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { apiKeyProblem, knownEnvironments, MAX_API_KEY_LENGTH, maskKey } from '../config/settings';
 import { configError, PetinvError, usageError } from '../errors';
+import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import { confirm, readAll, readHidden } from '../output/prompt';
-import type { GlobalFlags, LoginFlags } from '../program';
+import type { GlobalFlags, LoginFlags } from '../program/build';
 import { didYouMean } from '../suggest';
 import { connect, loadSettings } from './connect';
-import type { CommandContext } from './context';
 
 /**
  * A key for an environment with no URL is sent nowhere, and the name may be a typo (`--env stagin`): a

@@ -2,7 +2,7 @@ import { Option } from '@commander-js/extra-typings';
 import { usageError } from '../errors';
 
 /**
- * What option declarations share (src/program.ts): the parsers that turn an option's text into its value, a
+ * What option declarations share (src/program/): the parsers that turn an option's text into its value, a
  * bad one into a usage error before anything runs. Nothing here loads more than the declarations need.
  */
 

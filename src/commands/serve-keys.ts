@@ -4,7 +4,7 @@ import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { UNSENDABLE_KEY_CHARACTER } from '../config/settings';
 import { configError, PetinvError, usageError } from '../errors';
-import type { ServeFlags } from '../program';
+import type { ServeFlags } from '../program/build';
 
 export interface ResolvedKeys {
   keys: string[];

@@ -2,13 +2,13 @@ import { defaultDataFile } from '../config/paths';
 import { loopbackBaseUrl, registerServe, type ServeRegistration } from '../config/serve-records';
 import { isLoopbackHost } from '../config/settings';
 import { configError, PetinvError, usageError } from '../errors';
+import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import { eventOf, formatLogEntry, type LogEvent, printable, serveLog } from '../output/serve-log';
-import type { ServeFlags } from '../program';
+import type { ServeFlags } from '../program/build';
 import type { RequestLogEntry } from '../server/app';
 import { ServeError } from '../server/errors';
 import { type RunningServer, startInventoryServer } from '../server/start';
-import type { CommandContext } from './context';
 import { type ResolvedKeys, resolveServeKeys } from './serve-keys';
 
 /** A start or stop the machine refused is a config failure (exit 3) with the server's own message. */

@@ -1,17 +1,17 @@
-import type { InventoryItem } from '../api/schemas';
 import { applyBulk } from '../bulk/apply';
 import { planBulk, rehearseBulk } from '../bulk/plan';
 import { reportBulk, resultExporter } from '../bulk/report';
+import type { InventoryItem } from '../contract/schemas';
 import { usageError } from '../errors';
 import { chooseOutput, type OutputChoice, refuseFieldsInJson } from '../output/choose';
+import type { CommandContext } from '../output/context';
 import { chooseColumns } from '../output/exporter';
 import { checkItemFields, itemExporter } from '../output/inventory';
-import type { SetFlags } from '../program';
+import { PLAN_COLUMNS, readCurrent, writePlan } from '../output/plan';
+import type { SetFlags } from '../program/build';
 import { confirmChange, parsePetIdArgument, parseQuantityArgument } from './arguments';
 import { connect } from './connect';
-import type { CommandContext } from './context';
 import { DEFAULT_CONCURRENCY } from './options';
-import { PLAN_COLUMNS, readCurrent, writePlan } from './plan';
 
 /** One updated item: a row on a terminal, a TSV line in a pipe, the item itself with --json; or as -o says. */
 function writeItem(item: InventoryItem, output: OutputChoice, context: CommandContext, envName: string) {

@@ -5,13 +5,13 @@ import { findRunningServe } from '../config/serve-records';
 import { displayUrl, maskKey, type Resolved } from '../config/settings';
 import { PetinvError, type ServiceErrorBody } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
+import type { CommandContext } from '../output/context';
 import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
 import { type DescribedSetting, SETTING_COLUMNS, type SettingRow, settingRow } from '../output/settings';
-import type { GlobalFlags } from '../program';
+import type { GlobalFlags } from '../program/build';
 import { connect, loadSettings } from './connect';
-import type { CommandContext } from './context';
 
 type Answer = { ok: true; ms: number; pets: number } | { ok: false; error: ServiceErrorBody };
 

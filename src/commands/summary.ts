@@ -1,4 +1,5 @@
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
+import type { CommandContext } from '../output/context';
 import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
 import {
   renderSummary,
@@ -8,9 +9,8 @@ import {
   summaryRows,
   summaryValue,
 } from '../output/summary';
-import type { SummaryFlags } from '../program';
+import type { SummaryFlags } from '../program/build';
 import { connect } from './connect';
-import type { CommandContext } from './context';
 
 /**
  * Pets and units per status, low stock and the largest stocks, in one pass over the list: the chart (or

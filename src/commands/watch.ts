@@ -1,6 +1,7 @@
-import { type InventoryClient, retryDelayMs } from '../api/client';
-import type { InventoryItem } from '../api/schemas';
+import { type InventoryClient, retryDelayMs } from '../client/client';
+import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
+import type { CommandContext, StopSignal } from '../output/context';
 import { printable } from '../printable';
 import {
   changeJson,
@@ -10,7 +11,6 @@ import {
   indexInventory,
 } from '../watch/changes';
 import { ENTER_SCREEN, LEAVE_SCREEN, renderWatchScreen, type WatchScreenState } from '../watch/screen';
-import type { CommandContext, StopSignal } from './context';
 
 export interface WatchOptions {
   client: InventoryClient;

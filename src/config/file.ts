@@ -9,7 +9,7 @@ import {
   statSync,
 } from 'node:fs';
 import * as z from 'zod/mini';
-import { describeIssues } from '../api/schemas';
+import { describeIssues } from '../contract/schemas';
 import { configError, PetinvError } from '../errors';
 import { makeDirectories } from '../files/file-system';
 import { printable } from '../printable';

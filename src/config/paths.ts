@@ -15,7 +15,7 @@ export function configFilePath(env: NodeJS.ProcessEnv): string {
   return join(configDirectory(env), 'config.json');
 }
 
-/** Where the last list of each environment is kept for conditional requests (src/api/list-cache.ts). */
+/** Where the last list of each environment is kept for conditional requests (src/client/list-cache.ts). */
 export function cacheDirectory(env: NodeJS.ProcessEnv): string {
   return env.PETINV_CACHE_DIR || systemPaths().cache;
 }
@@ -52,4 +52,4 @@ export {
   DEFAULT_BASE_URL as LOCAL_BASE_URL,
   DEFAULT_SERVE_HOST as LOCAL_SERVE_HOST,
   DEFAULT_SERVE_PORT as LOCAL_SERVE_PORT,
-} from '../server/defaults';
+} from '../contract/defaults';

@@ -1,7 +1,7 @@
-import type { CommandContext } from '../commands/context';
 import { usageError } from '../errors';
+import type { CommandContext } from './context';
 
-/** What -o takes. This module stays light: src/program.ts loads it at every start for the parsers below. */
+/** What -o takes. This module stays light: src/program/build.ts loads it at every start for the parsers below. */
 export const OUTPUT_FORMATS = ['table', 'tsv', 'csv', 'json', 'ndjson'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
@@ -30,7 +30,7 @@ export function asksForJson(argv: readonly string[]): boolean {
   );
 }
 
-/** The output options every command that prints data shares (declared once in src/program.ts). */
+/** The output options every command that prints data shares (declared once in src/program/build.ts). */
 export interface OutputFlags {
   output?: OutputFormat;
   json?: boolean;

@@ -1,4 +1,4 @@
-import { type JsonStyle, stringifyJson } from '../api/json';
+import { type JsonStyle, stringifyJson } from '../contract/json';
 import { usageError } from '../errors';
 import type { OutputFormat } from './choose';
 import { paint } from './terminal';

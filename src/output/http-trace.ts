@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { channel } from 'node:diagnostics_channel';
-import type { RetryWait } from '../api/client';
-import { type Transport, TransportError } from '../api/transport';
+import type { RetryWait } from '../client/client';
+import { type Transport, TransportError } from '../client/transport';
 import { printableWithout } from '../printable';
 
 /**

@@ -1,4 +1,4 @@
-import type { InventoryItem, PetStatus } from '../api/schemas';
+import type { InventoryItem, PetStatus } from '../contract/schemas';
 import type { OutputChoice } from './choose';
 import { type Column, chooseColumns, createExporter, type Exporter } from './exporter';
 import { plural } from './plural';

@@ -1,4 +1,4 @@
-import type { OutputStream } from '../commands/context';
+import type { OutputStream } from './context';
 
 export interface Progress {
   advance(succeeded: boolean): void;

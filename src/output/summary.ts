@@ -1,4 +1,4 @@
-import { type InventoryItem, PET_STATUSES, type PetStatus } from '../api/schemas';
+import { type InventoryItem, PET_STATUSES, type PetStatus } from '../contract/schemas';
 import type { Column } from './exporter';
 import { paint, statusPainter } from './inventory';
 import { plural } from './plural';

@@ -5,7 +5,7 @@ import {
   parseIntervalSeconds,
   wholeNumber,
 } from '../commands/options';
-import type { CommandTable, OptionsOf, Program } from '../program';
+import type { CommandTable, OptionsOf, Program } from './build';
 
 /** The inventory's own commands: reading it (list, summary) and changing it (set, adjust). */
 

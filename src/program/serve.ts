@@ -8,7 +8,7 @@ import {
   wholeNumber,
 } from '../commands/options';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
-import type { CommandTable, Program } from '../program';
+import type { CommandTable, Program } from './build';
 
 /** Where serve listens, what it keeps and whom it lets in. */
 const declareServeData = (program: Program) =>

@@ -1,4 +1,4 @@
-import type { ChosenCommand, CommandTable, OptionsOf, Program } from '../program';
+import type { ChosenCommand, CommandTable, OptionsOf, Program } from './build';
 
 /** The commands that keep the settings: environments, keys and what is in effect. */
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DEFAULT_BASE_URL } from '../contract/defaults';
 import { createAuthenticator } from './auth';
-import { DEFAULT_BASE_URL } from './defaults';
 import { HttpError } from './errors';
 import { createHandlers } from './handlers';
 import { buildOpenApiDocument } from './openapi';

@@ -1,6 +1,6 @@
 import { fstatSync, statSync } from 'node:fs';
-import { serializeItems } from '../api/json';
-import type { InventoryItem } from '../api/schemas';
+import { serializeItems } from '../contract/json';
+import type { InventoryItem } from '../contract/schemas';
 import {
   describeFileSystemError,
   type FileSystem,

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { InventoryList, PetId, Quantity } from '../api/schemas';
+import { InventoryList, PetId, Quantity } from '../contract/schemas';
 
 /** The data file's two formats on disk, read and written: the snapshot's wrapper and the journal's lines. */
 

@@ -1,8 +1,8 @@
 import { closeSync, fstatSync, lstatSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type * as z from 'zod/mini';
-import { parseInventoryJson } from '../api/json';
-import { describeIssues, type InventoryItem, InventoryList } from '../api/schemas';
+import { parseInventoryJson } from '../contract/json';
+import { describeIssues, type InventoryItem, InventoryList } from '../contract/schemas';
 import {
   describeFileSystemError,
   type FileSystem,

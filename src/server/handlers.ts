@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { serializeItem } from '../api/json';
+import { serializeItem } from '../contract/json';
 import {
   describeIssues,
   type InventoryUpdate,
   PET_ID_RULE,
   parseInventoryUpdate,
   parsePetId,
-} from '../api/schemas';
+} from '../contract/schemas';
 import { StorageError } from '../files/file-system';
 import { HttpError } from './errors';
 import { checkBodyEncoding, decodePathSegment, isJsonContentType, quoted, readBody } from './request';

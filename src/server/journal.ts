@@ -1,4 +1,4 @@
-import type { InventoryItem } from '../api/schemas';
+import type { InventoryItem } from '../contract/schemas';
 import { type FileSystem, isOutOfSpace, StorageError, writeFullyInBackground } from '../files/file-system';
 import { journalLines } from './data-format';
 import { closeQuietly } from './snapshot-file';

@@ -1,5 +1,5 @@
+import { BODY_LIMIT_BYTES } from '../contract/limits';
 import { PETS_DEPRECATION } from './handlers';
-import { BODY_LIMIT_BYTES } from './limits';
 import {
   EXAMPLE_ETAG,
   errorResponse,

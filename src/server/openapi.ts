@@ -1,4 +1,4 @@
-import { PET_STATUSES, QUANTITY_MAX } from '../api/schemas';
+import { PET_STATUSES, QUANTITY_MAX } from '../contract/schemas';
 import { ERROR_CODES } from './errors';
 import { OPERATIONS, type Operation } from './openapi-operations';
 import {

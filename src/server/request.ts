@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
+import { BODY_LIMIT_BYTES } from '../contract/limits';
 import { HttpError } from './errors';
-import { BODY_LIMIT_BYTES } from './limits';
 
 /** The client went away before its request body was complete: nobody is left to answer. */
 export class ClientAborted extends Error {}

@@ -1,13 +1,13 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DEFAULT_BASE_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from '../contract/defaults';
 import type { FileSystem } from '../files/file-system';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
 import { InventoryFile } from './data-file';
 import type { DataFileFormat } from './data-format';
 import { createDataDirectory, readInventoryFile, resolveDataPath } from './data-load';
-import { DEFAULT_BASE_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from './defaults';
 import { ServeError } from './errors';
-import { createHttpEdge, type HttpEdge, type HttpEdgeOptions } from './http-edge';
+import { createHttpEdge, type HttpEdge, type HttpEdgeOptions } from './http-server';
 import { lockDataFile } from './lock';
 import { API_PREFIX } from './routes';
 import { InventoryStore, seedInventory } from './store';

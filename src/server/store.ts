@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { serializeItem } from '../api/json';
-import { comparePetIds, type InventoryItem, PET_STATUSES } from '../api/schemas';
+import { serializeItem } from '../contract/json';
+import { comparePetIds, type InventoryItem, PET_STATUSES } from '../contract/schemas';
 
 /** Where the store makes its changes durable (see data-file.ts); absent, the store lives in memory only. */
 export interface InventoryPersistence {

@@ -1,4 +1,4 @@
-import type { InventoryItem, PetStatus } from '../api/schemas';
+import type { InventoryItem, PetStatus } from '../contract/schemas';
 
 /** One pet whose stock changed between two polls; `from` is null for a new pet, `to` for a removed one. */
 export interface InventoryChange {

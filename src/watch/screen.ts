@@ -1,4 +1,4 @@
-import type { InventoryItem } from '../api/schemas';
+import type { InventoryItem } from '../contract/schemas';
 import { paint, statusPainter } from '../output/inventory';
 import { plural } from '../output/plural';
 import type { InventoryChange } from './changes';

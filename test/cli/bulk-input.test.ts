@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { QUANTITY_TEXT_RULE } from '../../src/api/schemas';
+import { QUANTITY_TEXT_RULE } from '../../src/contract/schemas';
 import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';

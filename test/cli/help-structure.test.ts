@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CommandContext } from '../../src/commands/context';
-import { buildProgram } from '../../src/program';
+import type { CommandContext } from '../../src/output/context';
+import { buildProgram } from '../../src/program/build';
 import { runMain } from '../helpers/main';
 
 /**

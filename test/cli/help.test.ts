@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
 import { ExitCode } from '../../src/errors';
 import { COMMAND_EXAMPLES } from '../../src/help/examples';
-import { renderManPage, syncReadme } from '../../src/help/manual';
 import { HELP_TOPICS } from '../../src/help/topics';
-import { buildProgram } from '../../src/program';
+import { buildProgram } from '../../src/program/build';
+import { renderManPage, syncReadme } from '../../src/program/manual';
 import { runMain } from '../helpers/main';
 
 const root = join(import.meta.dirname, '../..');

@@ -4,18 +4,18 @@ import {
   DEFAULT_MAX_RETRY_WAIT_MS,
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUT_MS,
-} from '../../src/api/defaults';
+} from '../../src/client/defaults';
 import { DEFAULT_CONCURRENCY, SERVE_DEFAULTS } from '../../src/commands/options';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../../src/config/paths';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_REQUEST_TIMEOUT_MS,
-} from '../../src/server/http-edge';
+} from '../../src/server/http-server';
 import { DEFAULT_SEED_COUNT } from '../../src/server/start';
 import { runMain } from '../helpers/main';
 
-/** Each option is declared once, in src/program.ts or src/program/: its parser, its default and what help says of it. */
+/** Each option is declared once, in src/program/: its parser, its default and what help says of it. */
 
 /** Help with each option on one line, so a description is found whatever the width wraps. */
 async function help(args: string[]): Promise<string> {

@@ -1,6 +1,6 @@
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { stringifyJson } from '../../src/api/json';
+import { stringifyJson } from '../../src/contract/json';
 import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
 

@@ -1,6 +1,6 @@
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import type { InventoryItem } from '../../src/api/schemas';
+import type { InventoryItem } from '../../src/contract/schemas';
 import { bar, summarizeInventory } from '../../src/output/summary';
 import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';

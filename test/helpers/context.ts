@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
-import type { CommandContext } from '../../src/commands/context';
+import type { CommandContext } from '../../src/output/context';
 
 export interface FakeContext extends CommandContext {
   out: () => string;

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
 import { main } from '../../src/cli';
-import type { CliIo, OutputStream, StopSignal } from '../../src/commands/context';
+import type { CliIo, OutputStream, StopSignal } from '../../src/output/context';
 import { temporaryDirectory } from './serve';
 
 export interface MainResult {

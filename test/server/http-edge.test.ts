@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/api/schemas';
+import { ApiError } from '../../src/contract/schemas';
 import type { RequestLogEntry } from '../../src/server/app';
-import { MAX_WAITING_PER_CONNECTION } from '../../src/server/http-edge';
+import { MAX_WAITING_PER_CONNECTION } from '../../src/server/http-server';
 import { type RunningServer, type ServeOptions, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
 import {

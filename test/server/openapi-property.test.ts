@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/api/schemas';
+import { ApiError } from '../../src/contract/schemas';
 import { ERROR_CODES } from '../../src/server/errors';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { request } from '../helpers/http';

@@ -1,10 +1,10 @@
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/api/schemas';
+import { BODY_LIMIT_BYTES } from '../../src/contract/limits';
+import { ApiError } from '../../src/contract/schemas';
 import { createInventoryApp, type RequestLogEntry } from '../../src/server/app';
 import { PETS_DEPRECATION } from '../../src/server/handlers';
-import { BODY_LIMIT_BYTES } from '../../src/server/limits';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { InventoryStore, seedInventory } from '../../src/server/store';
 import { bearer, jsonBody, request } from '../helpers/http';

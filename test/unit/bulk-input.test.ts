@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { QUANTITY_TEXT_RULE } from '../../src/api/schemas';
 import { BulkInputReader, MAX_LINE_BYTES, parseBulkInput } from '../../src/bulk/input';
+import { QUANTITY_TEXT_RULE } from '../../src/contract/schemas';
 import { PetinvError } from '../../src/errors';
 
 const entries = (text: string) =>

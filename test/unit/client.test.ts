@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, retryDelayMs } from '../../src/api/client';
-import { fetchTransport, type TransportRequest } from '../../src/api/transport';
+import { createClient, retryDelayMs } from '../../src/client/client';
+import { fetchTransport, type TransportRequest } from '../../src/client/transport';
 import { PetinvError } from '../../src/errors';
 
 const BASE = 'https://inventory.test/v1';

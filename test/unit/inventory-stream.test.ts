@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InventoryStreamError, parseInventoryStream } from '../../src/api/inventory-stream';
-import { parseInventoryJson } from '../../src/api/json';
-import { describeIssues, InventoryItemResponse } from '../../src/api/schemas';
+import { InventoryStreamError, parseInventoryStream } from '../../src/client/inventory-stream';
+import { parseInventoryJson } from '../../src/contract/json';
+import { describeIssues, InventoryItemResponse } from '../../src/contract/schemas';
 
 /** Feeds `text` in pieces cut at `cuts` (as bytes, so a cut may fall inside a UTF-8 character). */
 async function* pieces(text: string, cuts: number[]): AsyncGenerator<Uint8Array> {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InventoryUpdate, parseInventoryUpdate, QUANTITY_MAX } from '../../src/api/schemas';
+import { InventoryUpdate, parseInventoryUpdate, QUANTITY_MAX } from '../../src/contract/schemas';
 
 const outcome = (raw: unknown) => {
   const parsed = parseInventoryUpdate(raw);

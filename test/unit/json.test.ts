@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseInventoryJson, readCanonicalItem, serializeItem } from '../../src/api/json';
-import { InventoryItemResponse } from '../../src/api/schemas';
+import { parseInventoryJson, readCanonicalItem, serializeItem } from '../../src/contract/json';
+import { InventoryItemResponse } from '../../src/contract/schemas';
 
 describe('parseInventoryJson: exact int64 petIds without copying the text', () => {
   it('reads petIds as bigints from their digits, in arrays, objects and nested lists', () => {

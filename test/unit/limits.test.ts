@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_BODY_BYTES } from '../../src/api/defaults';
+import { DEFAULT_MAX_BODY_BYTES } from '../../src/client/defaults';
 import { parseBodySize, parseByteSize, resolveLimits } from '../../src/commands/limits';
 import { fakeContext } from '../helpers/context';
 

@@ -12,9 +12,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createClient } from '../../src/api/client';
-import { createListCache, type ListCacheOptions, listCacheFile } from '../../src/api/list-cache';
-import type { Transport } from '../../src/api/transport';
+import { createClient } from '../../src/client/client';
+import { createListCache, type ListCacheOptions, listCacheFile } from '../../src/client/list-cache';
+import type { Transport } from '../../src/client/transport';
 import { FaultyFiles } from '../helpers/faulty-files';
 import { temporaryDirectory } from '../helpers/serve';
 

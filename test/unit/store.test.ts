@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseInventoryJson, serializeItems } from '../../src/api/json';
-import { type InventoryItem, InventoryList, parsePetId } from '../../src/api/schemas';
+import { parseInventoryJson, serializeItems } from '../../src/contract/json';
+import { type InventoryItem, InventoryList, parsePetId } from '../../src/contract/schemas';
 import { type InventoryPersistence, InventoryStore, seedInventory } from '../../src/server/store';
 
 /** A persistence that only appends, as `append` settles: the snapshot side is data-file.ts's and tested there. */

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import { Agent, MockAgent, ProxyAgent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { TransportError } from '../../src/api/transport';
-import { undiciTransport } from '../../src/api/undici-transport';
+import { TransportError } from '../../src/client/transport';
+import { undiciTransport } from '../../src/client/undici-transport';
 import { closedPort } from '../helpers/serve';
 
 describe('undiciTransport with MockAgent', () => {

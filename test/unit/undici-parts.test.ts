@@ -4,16 +4,16 @@ import { join, relative } from 'node:path';
 import * as undici from 'undici';
 import undiciPackage from 'undici/package.json' with { type: 'json' };
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent } from '../../src/api/undici';
-import { undiciTransport } from '../../src/api/undici-transport';
+import { createAgent } from '../../src/client/undici';
+import { undiciTransport } from '../../src/client/undici-transport';
 
 /**
- * src/api/undici.ts imports one of undici's internal modules (lib/dispatcher/agent.js) to spare the CLI's
- * start the rest of undici; src/api/undici-transport.ts drives it with `dispatch` and a handler of its own. Internals can move in any
+ * src/client/undici.ts imports one of undici's internal modules (lib/dispatcher/agent.js) to spare the CLI's
+ * start the rest of undici; src/client/undici-transport.ts drives it with `dispatch` and a handler of its own. Internals can move in any
  * release; these tests fail loudly when they do, rather than a user's `petinv list` failing.
  */
 
-/** The major whose internal layout src/api/undici.ts and src/types/undici-parts.d.ts were written against. */
+/** The major whose internal layout src/client/undici.ts and src/types/undici-parts.d.ts were written against. */
 const CHECKED_MAJOR = 7;
 
 const SOURCE = join(import.meta.dirname, '../../src');
@@ -29,16 +29,16 @@ describe("undici's internals, used behind one module", () => {
     const major = Number(undiciPackage.version.split('.')[0]);
     expect(
       major,
-      `undici ${undiciPackage.version} is installed: check that src/api/undici.ts's deep imports still exist ` +
+      `undici ${undiciPackage.version} is installed: check that src/client/undici.ts's deep imports still exist ` +
         'and mean the same, then update CHECKED_MAJOR here',
     ).toBe(CHECKED_MAJOR);
   });
 
-  it('imports them in src/api/undici.ts (and its type declarations) only', () => {
+  it('imports them in src/client/undici.ts (and its type declarations) only', () => {
     const deep = sourceFiles(SOURCE)
       .filter((file) => /['"]undici\/lib\//.test(readFileSync(file, 'utf8')))
       .map((file) => relative(SOURCE, file));
-    expect(deep.sort()).toEqual(['api/undici.ts', 'types/undici-parts.d.ts']);
+    expect(deep.sort()).toEqual(['client/undici.ts', 'types/undici-parts.d.ts']);
   });
 
   it("builds undici's own Agent", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { InventoryItem } from '../../src/api/schemas';
+import type { InventoryItem } from '../../src/contract/schemas';
 import { changeJson, changesBetween, indexInventory } from '../../src/watch/changes';
 
 const item = (

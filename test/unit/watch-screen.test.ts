@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { InventoryItem } from '../../src/api/schemas';
+import type { InventoryItem } from '../../src/contract/schemas';
 import { fitLine, renderWatchScreen, type WatchScreenState } from '../../src/watch/screen';
 
 const ESCAPE = String.fromCharCode(27);

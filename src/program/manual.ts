@@ -1,8 +1,8 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
-import { buildProgram } from '../program';
-import { COMMAND_EXAMPLES } from './examples';
-import { roffText, topicMarkdown, topicRoff } from './render';
-import { HELP_TOPICS } from './topics';
+import { COMMAND_EXAMPLES } from '../help/examples';
+import { roffText, topicMarkdown, topicRoff } from '../help/render';
+import { HELP_TOPICS } from '../help/topics';
+import { buildProgram } from './build';
 
 /**
  * The documents made from the help text: the man page (written at build, scripts/docs.mjs) and the

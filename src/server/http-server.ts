@@ -1,12 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AppHandler, AppOptions } from './app';
-import { answerBelowTheApp, type Timeouts } from './below-app';
+import { answerBelowTheApp, type Timeouts } from './protocol-errors';
 
 /**
  * The HTTP layer under the app: requests answered in order per connection, connections counted and capped,
  * and a stopping server lets no new request start on a kept-alive connection. What node:http answers by
- * itself is answered with the same Error bodies as every route (below-app.ts).
+ * itself is answered with the same Error bodies as every route (protocol-errors.ts).
  */
 
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;

@@ -8,7 +8,7 @@ import {
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { HttpError } from './errors';
-import type { HttpEdgeOptions } from './http-edge';
+import type { HttpEdgeOptions } from './http-server';
 import { quoted, requestPath } from './request';
 import { errorBody, JSON_TYPE, sendError } from './respond';
 import { SERVER_METHODS } from './routes';

@@ -1,5 +1,5 @@
-import { parseInventoryJson } from './json';
-import { INT64_MAX, INT64_MIN, type InventoryItem, QUANTITY_MAX } from './schemas';
+import { parseInventoryJson } from '../contract/json';
+import { INT64_MAX, INT64_MIN, type InventoryItem, QUANTITY_MAX } from '../contract/schemas';
 
 /**
  * GET /inventory's answer parsed as it arrives: a JSON array read chunk by chunk, each chunk's complete
@@ -114,7 +114,7 @@ class InventoryScanner {
     this.suspects = [];
     if (suspected.length > 0) {
       // Loaded only when needed: most lists never need it, and a CLI's start-up pays for every module.
-      const { describeIssues, InventoryItemResponse } = await import('./schemas');
+      const { describeIssues, InventoryItemResponse } = await import('../contract/schemas');
       // In order, so the error names the first item at fault, by its place in the whole list.
       for (const index of suspected) {
         const parsed = InventoryItemResponse.safeParse(batch[index]);

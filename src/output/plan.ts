@@ -1,11 +1,11 @@
-import type { InventoryClient } from '../api/client';
-import { stringifyJson } from '../api/json';
-import type { InventoryItem } from '../api/schemas';
+import type { InventoryClient } from '../client/client';
+import { stringifyJson } from '../contract/json';
+import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
-import type { OutputChoice } from '../output/choose';
-import { type Column, exportRows, jsonDocument } from '../output/exporter';
-import { plural } from '../output/plural';
+import type { OutputChoice } from './choose';
 import type { CommandContext } from './context';
+import { type Column, exportRows, jsonDocument } from './exporter';
+import { plural } from './plural';
 
 /** One change a dry run would make: the quantity it would set, against the stock it read. */
 export interface PlannedChange {

@@ -1,3 +1,5 @@
+import { parseInventoryJson, readCanonicalItem, serializeUpdate } from '../contract/json';
+import { describeIssues, type InventoryItem, InventoryItemResponse } from '../contract/schemas';
 import { ClientErrors } from './client-errors';
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -5,11 +7,9 @@ import {
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUT_MS,
 } from './defaults';
-import { parseInventoryJson, readCanonicalItem, serializeUpdate } from './json';
 import type { ListCache } from './list-cache';
 import { type ListReading, pollInventory, streamInventory } from './list-read';
 import { createCall, type RetryWait } from './request';
-import { describeIssues, type InventoryItem, InventoryItemResponse } from './schemas';
 import type { Transport } from './transport';
 
 export { type RetryWait, retryDelayMs } from './request';
@@ -39,7 +39,7 @@ export interface ClientOptions {
   refusedKeyAdvice?: string;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
-  /** The last list and its ETag, revalidated by every listInventory (src/api/list-cache.ts); none by default. */
+  /** The last list and its ETag, revalidated by every listInventory (src/client/list-cache.ts); none by default. */
   listCache?: ListCache;
 }
 

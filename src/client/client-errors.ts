@@ -1,8 +1,8 @@
+import { ApiError } from '../contract/schemas';
 import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
 import { printableWithout } from '../printable';
 import { formatBytes } from './defaults';
 import { InventoryStreamError } from './inventory-stream';
-import { ApiError } from './schemas';
 import { TransportError, type TransportResponse } from './transport';
 
 /** What every message of one client names: where it failed, and the limits it ran with. */

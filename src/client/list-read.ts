@@ -1,10 +1,10 @@
+import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import type { InventoryPoll } from './client';
 import { type ClientErrors, StaleTagError } from './client-errors';
 import { InventoryStreamError, parseInventoryStream } from './inventory-stream';
 import { type CachedList, type CacheWriter, copiedInto, isCacheableEtag, type ListCache } from './list-cache';
 import type { Call } from './request';
-import type { InventoryItem } from './schemas';
 import type { TransportResponse } from './transport';
 
 const OPERATION = 'GET /inventory';

@@ -1,25 +1,25 @@
 import { Command, type CommandUnknownOpts } from '@commander-js/extra-typings';
-import { version } from '../package.json';
+import { version } from '../../package.json';
 import {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_RETRY_WAIT_MS,
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUT_MS,
-} from './api/defaults';
-import type { CommandContext } from './commands/context';
-import { parseBodySize, parseRetryWait } from './commands/limits';
-import { byDefault, nonEmptyText, parsedOption, wholeNumber } from './commands/options';
-import { catchSubcommandTypos } from './commands/typos';
-import { examplesText } from './help/examples';
-import { HELP_TOPICS } from './help/topics';
-import { OUTPUT_FORMATS, parseFields, parseOutputFormat } from './output/choose';
-import { INVENTORY_COMMANDS } from './program/inventory';
-import { SERVE_COMMANDS } from './program/serve';
-import { SETTINGS_COMMANDS } from './program/settings';
+} from '../client/defaults';
+import { parseBodySize, parseRetryWait } from '../commands/limits';
+import { byDefault, nonEmptyText, parsedOption, wholeNumber } from '../commands/options';
+import { catchSubcommandTypos } from '../commands/typos';
+import { examplesText } from '../help/examples';
+import { HELP_TOPICS } from '../help/topics';
+import { OUTPUT_FORMATS, parseFields, parseOutputFormat } from '../output/choose';
+import type { CommandContext } from '../output/context';
+import { INVENTORY_COMMANDS } from './inventory';
+import { SERVE_COMMANDS } from './serve';
+import { SETTINGS_COMMANDS } from './settings';
 
-export type { AdjustFlags, GetFlags, ListFlags, SetFlags, SummaryFlags } from './program/inventory';
-export type { ServeFlags } from './program/serve';
-export type { LoginFlags } from './program/settings';
+export type { AdjustFlags, GetFlags, ListFlags, SetFlags, SummaryFlags } from './inventory';
+export type { ServeFlags } from './serve';
+export type { LoginFlags } from './settings';
 
 /**
  * The commander program. Each option is declared once: its declaration is its type (the flags a command
@@ -153,7 +153,7 @@ const COMMANDS: CommandTable = [
       .argument('<shell>', 'bash, zsh or fish')
       .description('print a shell completion script')
       .action(async (shell, _flags, command) =>
-        (await import('./commands/completion')).runCompletion(shell, context(command)),
+        (await import('../commands/completion')).runCompletion(shell, context(command)),
       ),
   (program, context) =>
     program
@@ -161,7 +161,7 @@ const COMMANDS: CommandTable = [
       .argument('[name...]', 'a command (like env set-url), or a topic: exit-codes, environment, formats')
       .description('help for a command, or a help topic')
       .action(async (names, _flags, command) =>
-        (await import('./commands/help')).runHelp(names, program, context(command)),
+        (await import('../commands/help')).runHelp(names, program, context(command)),
       ),
 ];
 
