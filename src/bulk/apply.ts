@@ -2,8 +2,8 @@ import type { InventoryClient } from '../client/client';
 import type { CommandContext } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { createProgress } from '../output/progress';
-import type { SetFlags } from '../program/build';
 import type { BulkEntry, BulkInput } from './input';
+import type { BulkOptions } from './options';
 import { type BulkRow, resultJson, resultRow } from './report';
 import { type BulkOutcome, runBulk } from './run';
 
@@ -20,14 +20,14 @@ export interface AppliedBulk {
 export async function applyBulk(
   input: BulkInput,
   client: InventoryClient,
-  flags: SetFlags,
+  options: BulkOptions,
   concurrency: number,
   context: CommandContext,
   /** -o table|tsv|csv: a row per result as it completes (the table waits for the end). */
   rows?: Exporter<BulkRow>,
 ): Promise<AppliedBulk> {
   // Results streamed to stdout (and rows on a terminal) leave no room for a bar.
-  const streamed = context.json || flags.ndjson || rows !== undefined;
+  const streamed = context.json || options.ndjson || rows !== undefined;
   const progress = createProgress(streamed ? 0 : input.entries.length, context.stderr);
   const interrupt = new AbortController();
   let inFlight = 0;
@@ -52,7 +52,7 @@ export async function applyBulk(
       },
       onResult: (result) => {
         progress.advance(result.ok);
-        if (flags.ndjson) context.stdout.write(`${resultJson(result)}\n`);
+        if (options.ndjson) context.stdout.write(`${resultJson(result)}\n`);
         else {
           const text = rows?.rows([resultRow(result)]) ?? '';
           if (text !== '') context.stdout.write(text);

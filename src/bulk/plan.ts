@@ -5,13 +5,16 @@ import type { OutputChoice } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { writePlan } from '../output/plan';
 import { plural } from '../output/plural';
-import type { SetFlags } from '../program/build';
 import { type BulkInput, readBulkInput } from './input';
+import type { BulkOptions } from './options';
 import { skippedJson, skippedResult } from './report';
 
 /** The bulk input as a stream: stdin, or the file, read as it arrives (see readBulkInput). */
-function openBulkSource(flags: SetFlags, context: CommandContext): Promise<AsyncIterable<Buffer | string>> {
-  if (flags.file === undefined || flags.file === '-') {
+function openBulkSource(
+  options: BulkOptions,
+  context: CommandContext,
+): Promise<AsyncIterable<Buffer | string>> {
+  if (options.file === undefined || options.file === '-') {
     // Typed at a terminal, the input would otherwise look like a command that hangs.
     if (context.stdin.isTTY)
       context.stderr.write(
@@ -19,7 +22,7 @@ function openBulkSource(flags: SetFlags, context: CommandContext): Promise<Async
       );
     return Promise.resolve(context.stdin);
   }
-  const file = flags.file;
+  const file = options.file;
   return new Promise((resolve, reject) => {
     const stream = createReadStream(file);
     stream.once('open', () => resolve(stream));
@@ -33,19 +36,19 @@ function openBulkSource(flags: SetFlags, context: CommandContext): Promise<Async
  * Bad input lines: in a run that streams results (--ndjson, --json) they are results too, so a script
  * that selects the failures sees them; otherwise each is a line on stderr. --strict stops here.
  */
-function reportProblems(input: BulkInput, flags: SetFlags, context: CommandContext) {
-  const inResults = !flags.strict && (context.json || flags.ndjson);
+function reportProblems(input: BulkInput, options: BulkOptions, context: CommandContext) {
+  const inResults = !options.strict && (context.json || options.ndjson);
   for (const problem of input.problems) {
     // --json prints them at the head of its one array at the end.
     if (inResults) {
-      if (flags.ndjson) context.stdout.write(`${skippedJson(problem)}\n`);
+      if (options.ndjson) context.stdout.write(`${skippedJson(problem)}\n`);
     } else if (context.json) context.stderr.write(`${skippedJson(problem)}\n`);
     else
       context.stderr.write(
-        `petinv: ${input.unit} ${problem.line}: ${problem.message}${flags.strict ? '' : ' (skipped)'}\n`,
+        `petinv: ${input.unit} ${problem.line}: ${problem.message}${options.strict ? '' : ' (skipped)'}\n`,
       );
   }
-  if (flags.strict && input.problems.length > 0) {
+  if (options.strict && input.problems.length > 0) {
     throw usageError(`--strict: ${plural(input.problems.length, `bad ${input.unit}`)}; nothing was sent`);
   }
 }
@@ -54,15 +57,15 @@ function reportProblems(input: BulkInput, flags: SetFlags, context: CommandConte
  * The plan of a bulk run: its input read and checked, the bad lines reported (with --strict, the run
  * ends here). Nothing has been sent yet.
  */
-export async function planBulk(flags: SetFlags, context: CommandContext): Promise<BulkInput> {
-  const input = await readBulkInput(await openBulkSource(flags, context)).catch((error: unknown) => {
+export async function planBulk(options: BulkOptions, context: CommandContext): Promise<BulkInput> {
+  const input = await readBulkInput(await openBulkSource(options, context)).catch((error: unknown) => {
     if (error instanceof PetinvError) throw error;
     const { code, message } = error as NodeJS.ErrnoException;
     throw usageError(
-      `cannot read ${flags.file === undefined ? 'stdin' : `--file ${flags.file}`}: ${code ?? message}`,
+      `cannot read ${options.file === undefined ? 'stdin' : `--file ${options.file}`}: ${code ?? message}`,
     );
   });
-  reportProblems(input, flags, context);
+  reportProblems(input, options, context);
   return input;
 }
 

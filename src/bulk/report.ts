@@ -6,8 +6,8 @@ import type { CommandContext } from '../output/context';
 import { type Column, createExporter, type Exporter } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
-import type { SetFlags } from '../program/build';
 import type { BulkEntry, BulkInput, BulkProblem } from './input';
+import type { BulkOptions } from './options';
 import { type BulkOutcome, type BulkResult, UNREACHABLE_STREAK } from './run';
 
 /** An item as JSON values, in the service's field order whatever order its object has. */
@@ -159,7 +159,7 @@ function writeSummary(
 export function reportBulk(
   outcome: BulkOutcome,
   input: BulkInput,
-  flags: SetFlags,
+  options: BulkOptions,
   context: CommandContext,
   envName: string,
   seconds: number,
@@ -168,7 +168,7 @@ export function reportBulk(
 ) {
   const { stop, failed } = outcome;
   const outputOpen = stop?.reason !== 'output closed';
-  if (outputOpen && (context.json || flags.ndjson)) {
+  if (outputOpen && (context.json || options.ndjson)) {
     const unsent = Array.from(notSentEntries(input, outcome), notSentJson);
     // The results were written as JSON text once each; the array is joined from that text.
     if (context.json)

@@ -1,4 +1,4 @@
-import { TransportError } from './transport';
+import { TransportError } from './transport-error';
 
 /**
  * A streamed answer's body, for a caller that reads it as it arrives (the list). Two things differ from a

@@ -8,7 +8,10 @@ import {
   DEFAULT_TIMEOUT_MS,
 } from './defaults';
 import type { ListCache } from './list-cache';
-import { type ListReading, pollInventory, streamInventory } from './list-read';
+import { type InventoryPoll, type ListReading, pollInventory, streamInventory } from './list-read';
+
+export type { InventoryPoll } from './list-read';
+
 import { createCall, type RetryWait } from './request';
 import type { Transport } from './transport';
 
@@ -42,9 +45,6 @@ export interface ClientOptions {
   /** The last list and its ETag, revalidated by every listInventory (src/client/list-cache.ts); none by default. */
   listCache?: ListCache;
 }
-
-/** A conditional GET /inventory: the items when they changed since the ETag given, with their new ETag. */
-export type InventoryPoll = { changed: false } | { changed: true; items: InventoryItem[]; etag?: string };
 
 export interface InventoryClient {
   /** The whole list, revalidated against the list cache when the client has one. */

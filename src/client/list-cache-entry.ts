@@ -1,10 +1,18 @@
 import * as fs from 'node:fs';
-import type { CachedList } from './list-cache';
 
 /**
  * One list cache entry on disk: a header line (JSON: format, base URL, ETag, body length), padded with
  * spaces, then the body exactly as the service sent it. See list-cache.ts for when an entry is trusted.
  */
+
+export interface CachedList {
+  etag: string;
+  /** The cached body, read from the file opened by `open` (a concurrent replacement does not change it). */
+  readBody(): string;
+  /** The same, a piece at a time, for a reader that parses as it goes. */
+  chunks(): Iterable<Uint8Array>;
+  close(): void;
+}
 
 /** How much of a kept body is read at a time. */
 const READ_CHUNK_BYTES = 64 * 1024;

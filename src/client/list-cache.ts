@@ -9,9 +9,9 @@ import {
   randomHex,
   writeFully,
 } from '../files/file-system';
-import { cachedList, entryHeader, isCacheableEtag, readHeader } from './list-cache-entry';
+import { type CachedList, cachedList, entryHeader, isCacheableEtag, readHeader } from './list-cache-entry';
 
-export { isCacheableEtag };
+export { type CachedList, isCacheableEtag };
 
 /**
  * The last list body of one environment and base URL, with its ETag, kept on disk so that the next read
@@ -35,15 +35,6 @@ export interface ListCache {
   writer(etag: string): CacheWriter | undefined;
   /** Forgets the entry: its body did not parse. */
   drop(): void;
-}
-
-export interface CachedList {
-  etag: string;
-  /** The cached body, read from the file opened by `open` (a concurrent replacement does not change it). */
-  readBody(): string;
-  /** The same, a piece at a time, for a reader that parses as it goes. */
-  chunks(): Iterable<Uint8Array>;
-  close(): void;
 }
 
 export interface CacheWriter {

@@ -1,11 +1,13 @@
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
-import type { InventoryPoll } from './client';
 import { type ClientErrors, StaleTagError } from './client-errors';
 import { InventoryStreamError, parseInventoryStream } from './inventory-stream';
 import { type CachedList, type CacheWriter, copiedInto, isCacheableEtag, type ListCache } from './list-cache';
 import type { Call } from './request';
 import type { TransportResponse } from './transport';
+
+/** A conditional GET /inventory: the items when they changed since the ETag given, with their new ETag. */
+export type InventoryPoll = { changed: false } | { changed: true; items: InventoryItem[]; etag?: string };
 
 const OPERATION = 'GET /inventory';
 

@@ -1,5 +1,8 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createDeadline, meteredBody } from './body-stream';
+import { TransportError } from './transport-error';
+
+export { TransportError } from './transport-error';
 
 /** One HTTP exchange, as the client needs it: the transport knows HTTP, the client knows the contract. */
 export interface TransportRequest {
@@ -30,24 +33,6 @@ export interface TransportResponse {
 }
 
 export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
-
-/**
- * A request that got no usable HTTP answer: `timeout` when it took too long (the body included), `tls`
- * when the certificate could not be trusted (not worth retrying), `too large` when the body passed
- * maxBodyBytes (the detail is the limit), else `network` with the cause.
- */
-export class TransportError extends Error {
-  constructor(
-    readonly reason: 'timeout' | 'network' | 'tls' | 'too large',
-    readonly detail: string,
-    /** What could not be reached when it was not the service itself: the proxy, as messages name it. */
-    readonly unreachable?: string,
-    /** A network failure after the answer's status and headers came: the service was reached, its body broke off. */
-    readonly brokeOff = false,
-  ) {
-    super(detail);
-  }
-}
 
 /**
  * A body decoded to text as it arrives, bounded: nothing is copied whole more than once (the pieces,

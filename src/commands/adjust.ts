@@ -3,10 +3,17 @@ import { usageError } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, chooseColumns, exportRows } from '../output/exporter';
-import { PLAN_COLUMNS, readCurrent, writePlan } from '../output/plan';
-import type { AdjustFlags } from '../program/build';
+import { PLAN_COLUMNS, writePlan } from '../output/plan';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
 import { connect } from './connect';
+import { readCurrent } from './current';
+import type { GlobalFlags } from './flags';
+
+/** adjust's flags (declared for commander in src/program/inventory.ts). */
+export interface AdjustFlags extends GlobalFlags {
+  dryRun?: boolean;
+  yes?: boolean;
+}
 
 interface Adjusted {
   petId: bigint;

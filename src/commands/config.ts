@@ -5,8 +5,8 @@ import type { CommandContext } from '../output/context';
 import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { SETTING_COLUMNS, settingRow } from '../output/settings';
-import type { GlobalFlags } from '../program/build';
 import { loadSettings } from './connect';
+import type { GlobalFlags } from './flags';
 
 /** Shows the settings a command would use and where each came from; the key only masked. */
 export function runConfigShow(flags: GlobalFlags, context: CommandContext) {

@@ -20,7 +20,7 @@ import {
 import { configError, PetinvError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { createHttpTrace, traceLevel } from '../output/http-trace';
-import type { GlobalFlags } from '../program/build';
+import type { GlobalFlags } from './flags';
 import { resolveLimits } from './limits';
 
 export interface Connection {

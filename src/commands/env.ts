@@ -15,8 +15,8 @@ import type { CommandContext } from '../output/context';
 import { type Column, chooseColumns, exportRows } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { printable } from '../printable';
-import type { GlobalFlags } from '../program/build';
 import { didYouMean } from '../suggest';
+import type { GlobalFlags } from './flags';
 
 function checkEnvName(name: string): string {
   const problem = environmentNameProblem(name);

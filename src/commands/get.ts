@@ -1,10 +1,13 @@
 import { chooseOutput } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { checkItemFields, itemExporter } from '../output/inventory';
-import { readCurrent } from '../output/plan';
-import type { GetFlags } from '../program/build';
 import { parsePetIdArgument } from './arguments';
 import { connect } from './connect';
+import { readCurrent } from './current';
+import type { GlobalFlags } from './flags';
+
+/** get's flags (declared for commander in src/program/inventory.ts): the global ones. */
+export type GetFlags = GlobalFlags;
 
 /**
  * `petinv get <petId>`: one pet, as `list` would print its row (a table on a terminal, TSV in a pipe, the

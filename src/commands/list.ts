@@ -5,8 +5,23 @@ import type { CommandContext, OutputStream } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { checkItemFields, itemExporter } from '../output/inventory';
 import { plural } from '../output/plural';
-import type { ListFlags } from '../program/build';
 import { connect } from './connect';
+import type { GlobalFlags } from './flags';
+
+/** list's flags (declared for commander in src/program/inventory.ts). */
+export interface ListFlags extends GlobalFlags {
+  table?: boolean;
+  ndjson?: boolean;
+  csv?: boolean;
+  status?: string;
+  low?: number;
+  sort?: string;
+  reverse?: boolean;
+  limit?: number;
+  watch?: boolean;
+  interval?: number;
+  initial?: boolean;
+}
 
 export const SORT_KEYS = ['petId', 'quantity', 'status'] as const;
 type SortKey = (typeof SORT_KEYS)[number];

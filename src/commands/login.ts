@@ -5,9 +5,15 @@ import { configError, PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import { confirm, readAll, readHidden } from '../output/prompt';
-import type { GlobalFlags, LoginFlags } from '../program/build';
 import { didYouMean } from '../suggest';
 import { connect, loadSettings } from './connect';
+import type { GlobalFlags } from './flags';
+
+/** login's flags (declared for commander in src/program/settings.ts). */
+export interface LoginFlags extends GlobalFlags {
+  create?: boolean;
+  verify: boolean;
+}
 
 /**
  * A key for an environment with no URL is sent nowhere, and the name may be a typo (`--env stagin`): a

@@ -4,7 +4,6 @@ import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { UNSENDABLE_KEY_CHARACTER } from '../config/settings';
 import { configError, PetinvError, usageError } from '../errors';
-import type { ServeFlags } from '../program/build';
 
 export interface ResolvedKeys {
   keys: string[];
@@ -70,7 +69,13 @@ async function readKeyFile(path: string): Promise<string[]> {
  * --api-key and --api-key-file together, else PETINV_SERVE_API_KEY, else the key stored for `local`,
  * else a new one stored there. A key no client could send is refused before anything starts.
  */
-export async function resolveServeKeys(flags: ServeFlags, env: NodeJS.ProcessEnv): Promise<ResolvedKeys> {
+/** The flags of serve that name its keys. */
+export interface ServeKeyFlags {
+  apiKey?: string[];
+  apiKeyFile?: string;
+}
+
+export async function resolveServeKeys(flags: ServeKeyFlags, env: NodeJS.ProcessEnv): Promise<ResolvedKeys> {
   const fromFlag = flags.apiKey ?? [];
   checkKeys(fromFlag, '--api-key');
   if (flags.apiKeyFile !== undefined) {

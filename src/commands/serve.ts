@@ -5,11 +5,26 @@ import { configError, PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import { eventOf, formatLogEntry, type LogEvent, printable, serveLog } from '../output/serve-log';
-import type { ServeFlags } from '../program/build';
 import type { RequestLogEntry } from '../server/app';
 import { ServeError } from '../server/errors';
 import { type RunningServer, startInventoryServer } from '../server/start';
-import { type ResolvedKeys, resolveServeKeys } from './serve-keys';
+import { type ResolvedKeys, resolveServeKeys, type ServeKeyFlags } from './serve-keys';
+
+/** serve's own flags (declared for commander in src/program/serve.ts); --json, the one global it heeds, is in its context. */
+export interface ServeFlags extends ServeKeyFlags {
+  host: string;
+  port: number;
+  data?: string;
+  inMemory?: boolean;
+  seed: number;
+  latency?: { min: number; max: number };
+  failRate?: number;
+  rateLimit?: number;
+  headersTimeout: number;
+  requestTimeout: number;
+  maxConnections: number;
+  quiet?: boolean;
+}
 
 /** A start or stop the machine refused is a config failure (exit 3) with the server's own message. */
 function asCommandError(error: unknown): unknown {

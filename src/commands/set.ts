@@ -1,4 +1,5 @@
 import { applyBulk } from '../bulk/apply';
+import type { BulkOptions } from '../bulk/options';
 import { planBulk, rehearseBulk } from '../bulk/plan';
 import { reportBulk, resultExporter } from '../bulk/report';
 import type { InventoryItem } from '../contract/schemas';
@@ -7,11 +8,22 @@ import { chooseOutput, type OutputChoice, refuseFieldsInJson } from '../output/c
 import type { CommandContext } from '../output/context';
 import { chooseColumns } from '../output/exporter';
 import { checkItemFields, itemExporter } from '../output/inventory';
-import { PLAN_COLUMNS, readCurrent, writePlan } from '../output/plan';
-import type { SetFlags } from '../program/build';
+import { PLAN_COLUMNS, writePlan } from '../output/plan';
 import { confirmChange, parsePetIdArgument, parseQuantityArgument } from './arguments';
 import { connect } from './connect';
+import { readCurrent } from './current';
+import type { GlobalFlags } from './flags';
 import { DEFAULT_CONCURRENCY } from './options';
+
+/** set's flags (declared for commander in src/program/inventory.ts). */
+export interface SetFlags extends GlobalFlags {
+  file?: string;
+  strict?: boolean;
+  concurrency?: number;
+  dryRun?: boolean;
+  ndjson?: boolean;
+  yes?: boolean;
+}
 
 /** One updated item: a row on a terminal, a TSV line in a pipe, the item itself with --json; or as -o says. */
 function writeItem(item: InventoryItem, output: OutputChoice, context: CommandContext, envName: string) {
@@ -71,23 +83,23 @@ function refuseBulkOnlyOptions(flags: SetFlags) {
 }
 
 /** A bulk run in three steps: plan (read and check the input), apply (send it), report (results, summary, exit). */
-async function runBulkSet(given: SetFlags, context: CommandContext) {
-  const output = chooseOutput(given, context, context.stdout.isTTY ? 'table' : 'tsv', [
-    [given.ndjson, 'ndjson', '--ndjson'],
+async function runBulkSet(flags: SetFlags, context: CommandContext) {
+  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv', [
+    [flags.ndjson, 'ndjson', '--ndjson'],
   ]);
   // Their JSON and NDJSON shapes are documented (results, skipped lines, entries never sent): no --fields.
-  refuseFieldsInJson(output, given.dryRun ? 'a dry run' : 'bulk results', ['json', 'ndjson']);
-  if (given.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
-  // -o ndjson is --ndjson, which bulk input reads everywhere below.
-  const flags = { ...given, ndjson: output.format === 'ndjson' || undefined };
+  refuseFieldsInJson(output, flags.dryRun ? 'a dry run' : 'bulk results', ['json', 'ndjson']);
+  if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
+  // The flags end here: bulk/ is told its own options. -o ndjson is --ndjson there.
+  const options: BulkOptions = { file: flags.file, strict: flags.strict, ndjson: output.format === 'ndjson' };
   // Without -o, --fields or --no-headers a run prints its summary only; with them, a row per result.
   const rows =
-    output.explicit && !flags.ndjson && !context.json && !flags.dryRun ? resultExporter(output) : undefined;
-  const input = await planBulk(flags, context);
+    output.explicit && !options.ndjson && !context.json && !flags.dryRun ? resultExporter(output) : undefined;
+  const input = await planBulk(options, context);
   const { client, envName } = await connect(flags, context);
   if (flags.dryRun) return rehearseBulk(input, client, output, context, envName);
   await confirmChange(envName, `Apply ${input.entries.length} updates`, flags.yes, context);
   const concurrency = flags.concurrency ?? DEFAULT_CONCURRENCY;
-  const { outcome, seconds } = await applyBulk(input, client, flags, concurrency, context, rows);
-  reportBulk(outcome, input, flags, context, envName, seconds, rows);
+  const { outcome, seconds } = await applyBulk(input, client, options, concurrency, context, rows);
+  reportBulk(outcome, input, options, context, envName, seconds, rows);
 }

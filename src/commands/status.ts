@@ -10,8 +10,8 @@ import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
 import { type DescribedSetting, SETTING_COLUMNS, type SettingRow, settingRow } from '../output/settings';
-import type { GlobalFlags } from '../program/build';
 import { connect, loadSettings } from './connect';
+import type { GlobalFlags } from './flags';
 
 type Answer = { ok: true; ms: number; pets: number } | { ok: false; error: ServiceErrorBody };
 

@@ -3,7 +3,6 @@ import { configError, usageError } from '../errors';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { nearestName } from '../suggest';
-import type { ConfigFile } from './file';
 import { LOCAL_BASE_URL } from './paths';
 
 export const BUILTIN_ENVIRONMENTS = ['production', 'staging', 'local'] as const;
@@ -51,8 +50,17 @@ export interface ResolveOptions {
   findServe?: () => RunningServe | undefined;
 }
 
+/**
+ * What the settings read of the config file: file.ts checks the file against its schema (with the checks
+ * below) and hands over this shape.
+ */
+export interface StoredSettings {
+  currentEnv?: string;
+  environments: Record<string, { baseUrl?: string; apiKey?: string }>;
+}
+
 /** The environments a name may choose: the built-in ones and those in the config file. */
-export function knownEnvironments(file: ConfigFile): string[] {
+export function knownEnvironments(file: StoredSettings): string[] {
   return [...new Set([...BUILTIN_ENVIRONMENTS, ...Object.keys(file.environments)])];
 }
 
@@ -84,7 +92,7 @@ function pick<T>(
 function resolveEnvironment(
   flags: SettingsFlags,
   env: NodeJS.ProcessEnv,
-  file: ConfigFile,
+  file: StoredSettings,
   configPath: string,
   options: ResolveOptions,
 ): Resolved<string> {
@@ -116,7 +124,7 @@ function resolveEnvironment(
 export function resolveSettings(
   flags: SettingsFlags,
   env: NodeJS.ProcessEnv,
-  file: ConfigFile,
+  file: StoredSettings,
   configPath: string,
   options: ResolveOptions = {},
 ): Settings {

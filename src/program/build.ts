@@ -1,146 +1,18 @@
-import { Command, type CommandUnknownOpts } from '@commander-js/extra-typings';
-import { version } from '../../package.json';
-import {
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_MAX_RETRY_WAIT_MS,
-  DEFAULT_RETRIES,
-  DEFAULT_TIMEOUT_MS,
-} from '../client/defaults';
-import { parseBodySize, parseRetryWait } from '../commands/limits';
-import { byDefault, nonEmptyText, parsedOption, wholeNumber } from '../commands/options';
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { catchSubcommandTypos } from '../commands/typos';
 import { examplesText } from '../help/examples';
-import { HELP_TOPICS } from '../help/topics';
-import { OUTPUT_FORMATS, parseFields, parseOutputFormat } from '../output/choose';
-import type { CommandContext } from '../output/context';
+import { type CommandTable, type ContextFor, declareProgram, type Program } from './global-options';
 import { INVENTORY_COMMANDS } from './inventory';
 import { SERVE_COMMANDS } from './serve';
 import { SETTINGS_COMMANDS } from './settings';
 
-export type { AdjustFlags, GetFlags, ListFlags, SetFlags, SummaryFlags } from './inventory';
-export type { ServeFlags } from './serve';
-export type { LoginFlags } from './settings';
+export type { Program } from './global-options';
 
 /**
- * The commander program. Each option is declared once: its declaration is its type (the flags a command
- * receives are inferred from it), its parser (a bad value is a usage error before anything runs) and its
- * default (which help shows). Each command's module is imported only when that command runs, so start-up
- * pays for the declarations and one command.
+ * The commander program: the options every command takes (global-options.ts), then each command group's
+ * declarations (inventory.ts, settings.ts, serve.ts). Each command's module is imported only when that
+ * command runs, so start-up pays for the declarations and one command.
  */
-
-const megabytes = DEFAULT_MAX_BODY_BYTES / 2 ** 20;
-
-/** The program and the options every command takes. */
-function declareGlobalOptions() {
-  return (
-    new Command('petinv')
-      .description('Pet store inventory from the command line, with an embedded offline inventory service.')
-      .version(version, '-V, --version')
-      .addOption(
-        parsedOption(
-          '-e, --env <name>',
-          'environment for this command (production, staging, local, or one you added)',
-          nonEmptyText,
-        ),
-      )
-      .addOption(
-        parsedOption(
-          '--base-url <url>',
-          "service base URL ending in /v1, overriding the environment's",
-          nonEmptyText,
-        ),
-      )
-      .addOption(
-        wholeNumber('--timeout <ms>', 'per-attempt request timeout in milliseconds', 1, 600_000).default(
-          ...byDefault(DEFAULT_TIMEOUT_MS),
-        ),
-      )
-      .addOption(
-        wholeNumber('--retries <n>', 'retries after network errors, 429, 502, 503 and 504', 0, 10).default(
-          ...byDefault(DEFAULT_RETRIES),
-        ),
-      )
-      // No commander defaults for these two: a variable may set them, and the flag wins over it (limits.ts).
-      .addOption(
-        parsedOption(
-          '--max-body-size <size>',
-          `largest answer read, in bytes or with K, M, G (default ${megabytes}M; PETINV_MAX_BODY_SIZE)`,
-          (text, flag) => parseBodySize(text, flag),
-        ),
-      )
-      .addOption(
-        parsedOption(
-          '--max-retry-wait <s>',
-          `most seconds spent waiting between the retries of one request, Retry-After included (default ${DEFAULT_MAX_RETRY_WAIT_MS / 1000}; PETINV_MAX_RETRY_WAIT)`,
-          (text, flag) => parseRetryWait(text, flag),
-        ),
-      )
-      .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
-      .option('--json', 'print data, and failures, as JSON (-o json)')
-      .addOption(
-        parsedOption(
-          '-o, --output <format>',
-          `how data is printed: ${OUTPUT_FORMATS.join(', ')} (default: a table on a terminal, else tsv)`,
-          parseOutputFormat,
-        ),
-      )
-      .addOption(
-        parsedOption('--fields <list>', 'the fields printed, in this order: petId,quantity', parseFields),
-      )
-      .option('--no-headers', 'no heading line in a table or CSV (and no table footer)')
-      .option('--no-color', 'no colour (NO_COLOR and FORCE_COLOR are honoured too)')
-      .option('--no-cache', 'do not keep or reuse the last list (each read of the list is then a full GET)')
-      .option(
-        '-v, --verbose',
-        'trace each HTTP exchange on stderr, key redacted; -vv adds bodies (PETINV_DEBUG=http, http,body)',
-        (_: string | undefined, level: number) => level + 1,
-        0,
-      )
-  );
-}
-
-/** How the program meets a mistake and shows its help. */
-function declareProgram() {
-  return (
-    declareGlobalOptions()
-      .showHelpAfterError('(run with --help for usage)')
-      .exitOverride()
-      // Help shows a default as its declaration words it, "(default 10000)", not as commander would.
-      .configureHelp({
-        // Each command's help lists the options every command takes too (--env, --json, ...).
-        showGlobalOptions: true,
-        optionDescription: (option) =>
-          option.defaultValueDescription
-            ? `${option.description} (${option.defaultValueDescription})`
-            : option.description,
-      })
-      // `petinv help` is declared below, with the help topics beside the commands.
-      .helpCommand(false)
-      .addHelpText('after', helpFooter)
-  );
-}
-
-/** Where the top-level help sends a reader next. */
-const helpFooter = () =>
-  [
-    '',
-    'Help topics:',
-    ...HELP_TOPICS.map((topic) => `  petinv help ${topic.name.padEnd(13)}${topic.summary}`),
-    '',
-    'Each command: petinv help COMMAND (or petinv COMMAND --help).',
-    'Read more: man petinv, and README.md where petinv is installed (npm root -g).',
-    '',
-  ].join('\n');
-
-export type Program = ReturnType<typeof declareProgram>;
-export type OptionsOf<C> = C extends { optsWithGlobals(): infer Flags } ? Flags : never;
-/** The options every command shares, as commander hands them over: parsed, defaults applied. */
-export type GlobalFlags = OptionsOf<Program>;
-
-export type ChosenCommand = { name(): string; optsWithGlobals(): GlobalFlags };
-type ContextFor = (command: ChosenCommand) => CommandContext;
-/** Each command group's declarations and the module that runs each (src/program/). */
-export type CommandTable = ReadonlyArray<(program: Program, context: ContextFor) => void>;
 
 /** The table of commands: each declaration, and the module that runs it, imported only when it runs. */
 const COMMANDS: CommandTable = [

@@ -5,7 +5,7 @@ import {
   parseIntervalSeconds,
   wholeNumber,
 } from '../commands/options';
-import type { CommandTable, OptionsOf, Program } from './build';
+import type { CommandTable, Program } from './global-options';
 
 /** The inventory's own commands: reading it (list, summary) and changing it (set, adjust). */
 
@@ -33,7 +33,6 @@ const declareList = (program: Program) =>
       ),
     )
     .option('--initial', 'with --watch in a pipe: the current state first, one line per pet');
-export type ListFlags = OptionsOf<ReturnType<typeof declareList>>;
 
 const declareGet = (program: Program) =>
   program
@@ -42,7 +41,6 @@ const declareGet = (program: Program) =>
     .description(
       'show one pet: a table row on a terminal, a tab-separated line in a pipe, the item with --json',
     );
-export type GetFlags = OptionsOf<ReturnType<typeof declareGet>>;
 
 const declareSet = (program: Program) =>
   program
@@ -65,7 +63,6 @@ const declareSet = (program: Program) =>
     .option('--dry-run', 'show each change against current stock; write nothing')
     .option('--ndjson', 'bulk: one JSON result per line as each completes')
     .option('-y, --yes', 'do not ask for confirmation on production');
-export type SetFlags = OptionsOf<ReturnType<typeof declareSet>>;
 
 const declareAdjust = (program: Program) =>
   program
@@ -75,7 +72,6 @@ const declareAdjust = (program: Program) =>
     .description('add to or take from a quantity: reads it, then sets the sum (not atomic)')
     .option('--dry-run', 'show the change against current stock; write nothing')
     .option('-y, --yes', 'do not ask for confirmation on production');
-export type AdjustFlags = OptionsOf<ReturnType<typeof declareAdjust>>;
 
 const declareSummary = (program: Program) =>
   program
@@ -92,7 +88,6 @@ const declareSummary = (program: Program) =>
     .addOption(
       wholeNumber('--top <n>', 'how many of the largest stocks to show', 0, 1000).default(...byDefault(5)),
     );
-export type SummaryFlags = OptionsOf<ReturnType<typeof declareSummary>>;
 
 export const INVENTORY_COMMANDS: CommandTable = [
   (program, context) =>

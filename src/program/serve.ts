@@ -8,7 +8,7 @@ import {
   wholeNumber,
 } from '../commands/options';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
-import type { CommandTable, Program } from './build';
+import type { CommandTable, Program } from './global-options';
 
 /** Where serve listens, what it keeps and whom it lets in. */
 const declareServeData = (program: Program) =>
@@ -87,8 +87,6 @@ const declareServe = (program: Program) =>
       ).default(...byDefault(SERVE_DEFAULTS.maxConnections)),
     )
     .option('--quiet', 'no log line per request');
-/** serve's own options only: --json is the one global it heeds, through its context. */
-export type ServeFlags = ReturnType<ReturnType<typeof declareServe>['opts']>;
 
 export const SERVE_COMMANDS: CommandTable = [
   (program, context) =>

@@ -1,4 +1,4 @@
-import type { ChosenCommand, CommandTable, OptionsOf, Program } from './build';
+import type { ChosenCommand, CommandTable, Program } from './global-options';
 
 /** The commands that keep the settings: environments, keys and what is in effect. */
 
@@ -10,7 +10,6 @@ const declareLogin = (program: Program) =>
     .description('store the API key of an environment: typed hidden on a terminal, or piped on stdin')
     .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)')
     .option('--no-verify', 'store the key without asking the service whether it accepts it');
-export type LoginFlags = OptionsOf<ReturnType<typeof declareLogin>>;
 
 export const SETTINGS_COMMANDS: CommandTable = [
   (program, context) => {

@@ -7,8 +7,8 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { AppOptions } from './app';
 import { HttpError } from './errors';
-import type { HttpEdgeOptions } from './http-server';
 import { quoted, requestPath } from './request';
 import { errorBody, JSON_TYPE, sendError } from './respond';
 import { SERVER_METHODS } from './routes';
@@ -78,7 +78,7 @@ function describeClientError(
 /** Answers node:http's `clientError`s with Error bodies, once a connection, never over an answer under way. */
 function clientErrorHandler(
   timeouts: Timeouts,
-  log: HttpEdgeOptions['log'],
+  log: AppOptions['log'],
   latestResponse: WeakMap<Socket, ServerResponse>,
 ): (error: NodeJS.ErrnoException, socket: Duplex) => void {
   const answered = new WeakSet<Duplex>();
@@ -117,7 +117,7 @@ function clientErrorHandler(
 export function answerBelowTheApp(
   server: Server,
   timeouts: Timeouts,
-  log: HttpEdgeOptions['log'],
+  log: AppOptions['log'],
   latestResponse: WeakMap<Socket, ServerResponse>,
 ) {
   server.on('clientError', clientErrorHandler(timeouts, log, latestResponse));

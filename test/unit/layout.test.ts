@@ -1,0 +1,139 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { findCycles, type ImportEdge, readImportGraph } from '../helpers/import-graph';
+
+/**
+ * The layout ARCHITECTURE.md draws, held to the sources: the rooms of src/ and the one direction of their
+ * arrows, and no import cycle (type-only and lazy imports counted, as `madge --circular` counts them).
+ */
+
+const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+const graph = readImportGraph(SRC);
+
+/** The room a module is in: its top folder, or for a file at the top, the room it belongs to. */
+function roomOf(module: string): string {
+  const [top] = module.split('/');
+  if (top === undefined) throw new Error(`no room for ${module}`);
+  if (!top.endsWith('.ts')) return top === 'types' ? 'base' : top;
+  const entries = ['cli.ts', 'launch.ts', 'index.ts'];
+  return entries.includes(top) ? 'entry' : 'base';
+}
+
+/** What each room may import besides itself; rooms not listed here (the entries) may import any. */
+const BASE = ['contract', 'base', 'files'];
+const CLI_ROOMS = ['config', 'output', 'help', 'bulk', 'watch'];
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  contract: [],
+  base: [],
+  files: ['base'],
+  client: BASE,
+  server: BASE,
+  ...Object.fromEntries(CLI_ROOMS.map((room) => [room, [...BASE, 'client', 'server', ...CLI_ROOMS]])),
+  commands: [...BASE, 'client', 'server', ...CLI_ROOMS],
+  program: [...BASE, 'client', 'server', ...CLI_ROOMS, 'commands'],
+};
+
+const show = (edges: readonly ImportEdge[]) => edges.map(({ from, to }) => `${from} -> ${to}`);
+
+describe('the layout of src/', () => {
+  it('reads the whole source tree', () => {
+    // A walk that found nothing would pass every test below.
+    expect(graph.modules.length).toBeGreaterThan(80);
+    expect(graph.edges.length).toBeGreaterThan(300);
+    expect(graph.modules).toEqual(
+      expect.arrayContaining(['cli.ts', 'contract/schemas.ts', 'client/client.ts']),
+    );
+    expect(new Set(graph.modules.map(roomOf))).toEqual(
+      new Set([
+        'entry',
+        'base',
+        'contract',
+        'files',
+        'client',
+        'server',
+        ...CLI_ROOMS,
+        'commands',
+        'program',
+      ]),
+    );
+  });
+
+  it('has no import cycle, type-only and lazy imports included', () => {
+    expect(findCycles(graph)).toEqual([]);
+  });
+
+  it('points every import down or across, never up: contract at the bottom, the CLI on top', () => {
+    const upward = graph.edges.filter(({ from, to }) => {
+      const [source, target] = [roomOf(from), roomOf(to)];
+      const allowed = MAY_IMPORT[source];
+      return source !== target && allowed !== undefined && !allowed.includes(target);
+    });
+    expect(show(upward)).toEqual([]);
+  });
+
+  it('keeps the client and the server side by side: neither imports the other', () => {
+    const across = graph.edges.filter(
+      ({ from, to }) =>
+        (roomOf(from) === 'client' && roomOf(to) === 'server') ||
+        (roomOf(from) === 'server' && roomOf(to) === 'client'),
+    );
+    expect(show(across)).toEqual([]);
+  });
+
+  it('ends options at the command: nothing below the commands imports the program or a command', () => {
+    const below = graph.edges.filter(
+      ({ from, to }) =>
+        !['commands', 'program', 'entry'].includes(roomOf(from)) &&
+        ['commands', 'program'].includes(roomOf(to)),
+    );
+    expect(show(below)).toEqual([]);
+  });
+
+  it('keeps the contract free of petinv and of any package but zod', () => {
+    const contract = graph.packages.filter(({ from }) => roomOf(from) === 'contract');
+    expect(contract.length).toBeGreaterThan(0);
+    expect(show(contract.filter(({ to }) => to !== 'zod' && !to.startsWith('zod/')))).toEqual([]);
+  });
+
+  it('leaves undici to the client', () => {
+    const undici = graph.packages.filter(({ to }) => to === 'undici' || to.startsWith('undici/'));
+    expect(undici.length).toBeGreaterThan(0);
+    expect(show(undici.filter(({ from }) => roomOf(from) !== 'client'))).toEqual([]);
+  });
+});
+
+describe('the cycle finder', () => {
+  const graphOf = (edges: [string, string][]) => ({
+    modules: [...new Set(edges.flat())].sort(),
+    edges: edges.map(([from, to]) => ({ from, to })),
+    packages: [],
+  });
+
+  it('finds a cycle of two, a longer one, and a module that imports itself', () => {
+    const cycles = findCycles(
+      graphOf([
+        ['a.ts', 'b.ts'],
+        ['b.ts', 'a.ts'],
+        ['c.ts', 'd.ts'],
+        ['d.ts', 'e.ts'],
+        ['e.ts', 'c.ts'],
+        ['f.ts', 'f.ts'],
+        ['g.ts', 'a.ts'],
+      ]),
+    );
+    expect(cycles).toEqual(expect.arrayContaining([['a.ts', 'b.ts'], ['c.ts', 'd.ts', 'e.ts'], ['f.ts']]));
+    expect(cycles).toHaveLength(3);
+  });
+
+  it('finds none in a graph whose arrows all point one way', () => {
+    expect(
+      findCycles(
+        graphOf([
+          ['a.ts', 'b.ts'],
+          ['a.ts', 'c.ts'],
+          ['b.ts', 'c.ts'],
+        ]),
+      ),
+    ).toEqual([]);
+  });
+});
