@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CODES } from '../../src/contract/error-codes';
 import { ApiError } from '../../src/contract/schemas';
-import { ERROR_CODES } from '../../src/server/errors';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { request } from '../helpers/http';
 import { type OpenApiDocument, schemaChecker } from '../helpers/openapi';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../src/server/errors';
+import { ERROR_CODES } from '../../src/contract/error-codes';
 import { describedPath } from '../../src/server/openapi';
 import { ROUTES } from '../../src/server/routes';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
