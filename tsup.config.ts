@@ -76,7 +76,6 @@ const shared = {
   target: 'node20',
   platform: 'node',
   // Bundling what the commands load saves resolving and reading dozens of files at each start.
-  // conf stays external: it is imported dynamically, by the commands that write the config file only.
   noExternal: [
     'commander',
     '@commander-js/extra-typings',
@@ -103,9 +102,7 @@ export default defineConfig([
     entry: { cli: 'src/cli.ts', launch: 'src/launch.ts' },
     format: ['cjs'],
     // No import() left in the bundle: launch.ts compiles it with node:vm, whose import() callback V8 loses
-    // when the code comes from its cache (Node 20). undici's full package, CommonJS, is required instead,
-    // and conf, an ES module only, is bundled (still run only by the commands that write the config).
-    noExternal: [...shared.noExternal, 'conf'],
+    // when the code comes from its cache (Node 20). undici's full package, CommonJS, is required instead.
     esbuildOptions(options) {
       options.supported = { ...options.supported, 'dynamic-import': false };
     },

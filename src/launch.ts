@@ -4,14 +4,8 @@ import { dirname, join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
 import { cacheDirectory } from './config/paths';
-import {
-  CREATE_EXCLUSIVE,
-  makeDirectories,
-  nodeFileSystem,
-  READ_NO_FOLLOW,
-  randomHex,
-  writeFully,
-} from './files/file-system';
+import { writeFileAtomicSync } from './files/atomic-write';
+import { makeDirectories, READ_NO_FOLLOW } from './files/file-system';
 
 /**
  * How bin/petinv.cjs loads the CLI bundle: as Node's `require` would, but with V8's compiled code kept
@@ -129,25 +123,15 @@ function readPrivateFile(directory: string, file: string, largest: number): Buff
   }
 }
 
-/** Written under a fresh name, created exclusively, then renamed over: a reader sees all of it or none. */
+/** Written atomically (files/atomic-write.ts): a reader sees all of it or none; a full disk leaves nothing half-written. */
 function writePrivateFile(directory: string, file: string, bytes: Buffer): void {
   // Not Node 20's recursive mkdirSync, which never returns for a path it cannot make (under /proc).
   makeDirectories(directory, 0o700);
   if (!privateDirectory(directory)) return;
-  const temporary = join(directory, `.code-${randomHex(8)}.tmp`);
-  const fd = fs.openSync(temporary, CREATE_EXCLUSIVE, 0o600);
-  try {
-    try {
-      writeFully(nodeFileSystem, fd, bytes);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(temporary, join(directory, file));
-  } catch (error) {
-    // A full disk, say: nothing half-written is left behind.
-    fs.rmSync(temporary, { force: true });
-    throw error;
-  }
+  writeFileAtomicSync(join(directory, file), bytes, {
+    mode: 0o600,
+    temporaryName: (random) => `.code-${random}.tmp`,
+  });
   const names = fs.readdirSync(directory);
   // A petinv killed between writing and renaming leaves its temporary file; an hour on, nobody writes it.
   for (const name of names.filter((candidate) => TEMPORARY_FILE.test(candidate))) {

@@ -1,14 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import {
-  CREATE_EXCLUSIVE,
-  type FileSystem,
-  makeDirectories,
-  nodeFileSystem,
-  READ_NO_FOLLOW,
-  randomHex,
-  writeFully,
-} from '../files/file-system';
+import { type AtomicFile, createAtomicFile } from '../files/atomic-write';
+import { type FileSystem, makeDirectories, nodeFileSystem, READ_NO_FOLLOW } from '../files/file-system';
 import { type CachedList, cachedList, entryHeader, isCacheableEtag, readHeader } from './list-cache-entry';
 
 export { type CachedList, isCacheableEtag };
@@ -173,24 +166,20 @@ function startEntry(context: CacheContext, etag: string): CacheWriter | undefine
   // The header comes first but holds the body's length: a line of spaces as long as the longest header
   // is written first, and the header over it at commit (JSON allows the spaces left after it).
   const headerLength = entryHeader(baseUrl, etag, Number.MAX_SAFE_INTEGER).length;
-  // Written under a fresh name, created exclusively (never through a planted symlink), then renamed over
-  // the entry: a reader sees the old entry or the new one, never half of one.
-  const temporary = join(context.directory, `.list-${randomHex(8)}.tmp`);
-  let fd: number | undefined;
+  // Written atomically (files/atomic-write.ts): a reader sees the old entry or the new one, never half of one.
+  let file: AtomicFile | undefined;
   let bytes = 0;
   const abort = () => {
-    if (fd === undefined) return;
-    try {
-      files.closeSync(fd);
-      files.unlinkSync(temporary);
-    } catch {
-      // Already gone.
-    }
-    fd = undefined;
+    file?.abort();
+    file = undefined;
   };
   try {
-    fd = files.openSync(temporary, CREATE_EXCLUSIVE, 0o600);
-    writeFully(files, fd, Buffer.from(`${' '.repeat(headerLength)}\n`, 'utf8'));
+    file = createAtomicFile(context.path, {
+      files,
+      mode: 0o600,
+      temporaryName: (random) => `.list-${random}.tmp`,
+    });
+    file.write(Buffer.from(`${' '.repeat(headerLength)}\n`, 'utf8'));
   } catch {
     abort();
     return undefined;
@@ -198,30 +187,24 @@ function startEntry(context: CacheContext, etag: string): CacheWriter | undefine
   // A failed write (a full disk, say) forgets the entry and the rest of the body: the list goes on.
   return {
     add(chunk) {
-      if (fd === undefined) return;
+      if (file === undefined) return;
       bytes += chunk.length;
       try {
         if (bytes > maxBodyBytes) throw new Error('larger than the answer may be');
-        writeFully(files, fd, chunk);
+        file.write(chunk);
       } catch {
         abort();
       }
     },
     commit() {
-      if (fd === undefined) return;
+      if (file === undefined) return;
       try {
-        writeFully(files, fd, entryHeader(baseUrl, etag, bytes), 0);
-        files.closeSync(fd);
-        fd = undefined;
-        files.renameSync(temporary, context.path);
+        file.write(entryHeader(baseUrl, etag, bytes), 0);
+        file.commitSync();
       } catch {
-        abort();
-        try {
-          files.unlinkSync(temporary);
-        } catch {
-          // Never renamed, or already gone.
-        }
+        // The temporary file went with the failure; the old entry stays.
       }
+      file = undefined;
     },
     abort,
   };

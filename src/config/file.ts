@@ -11,6 +11,7 @@ import {
 import * as z from 'zod/mini';
 import { describeIssues } from '../contract/schemas';
 import { configError, PetinvError } from '../errors';
+import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories } from '../files/file-system';
 import { printable } from '../printable';
 import { locateJsonSyntaxError } from './json-position';
@@ -161,16 +162,16 @@ function prepareDirectory(directory: string) {
 }
 
 /**
- * conf writes atomically, but resolves a symlink first and replaces its target. A config file that is a
- * link is therefore refused for writing (reading follows it): petinv neither writes through the link into
- * a file elsewhere nor silently replaces the link someone set up on purpose.
+ * The file is replaced by a rename, which would replace a symlink at its name with a file. A config file
+ * that is a link is therefore refused for writing (reading follows it): petinv neither writes through the
+ * link into a file elsewhere nor silently replaces the link someone set up on purpose.
  */
 function refuseSymlink(path: string) {
   let stat: Stats;
   try {
     stat = lstatSync(path);
   } catch {
-    return; // Absent: conf creates it.
+    return; // Absent: the write creates it.
   }
   if (stat.isSymbolicLink()) {
     throw configError(
@@ -179,27 +180,21 @@ function refuseSymlink(path: string) {
   }
 }
 
-/** Writes the whole config through conf, readable by its owner alone. Call it holding the config lock. */
-async function writeConfigUnlocked(
-  config: ConfigFile,
-  env: NodeJS.ProcessEnv,
-  Conf: typeof import('conf').default,
-): Promise<string> {
-  const directory = configDirectory(env);
+/**
+ * Writes the whole config atomically (files/atomic-write.ts), fsynced, readable by its owner alone, as
+ * tab-indented JSON. Call it holding the config lock.
+ */
+function writeConfigUnlocked(config: ConfigFile, env: NodeJS.ProcessEnv): string {
   const path = configFilePath(env);
   refuseSymlink(path);
   try {
-    const store = new Conf<ConfigFile>({
-      projectName: 'petinv',
-      cwd: directory,
-      configName: 'config',
-      configFileMode: 0o600,
-      // petinv validates with its own zod schema above; conf must not wipe a file it cannot read.
-      clearInvalidConfig: false,
+    writeFileAtomicSync(path, JSON.stringify(ConfigFile.parse(config), undefined, '\t'), {
+      mode: 0o600,
+      fsync: true,
     });
-    store.store = ConfigFile.parse(config);
-    chmodSync(store.path, 0o600);
-    return store.path;
+    // The umask may narrow a new file's mode, never widen it: this makes it exactly the owner's.
+    chmodSync(path, 0o600);
+    return path;
   } catch (error) {
     throw writeFailure('config file', path, error);
   }
@@ -213,13 +208,11 @@ export async function updateConfigFile(
   change: (config: ConfigFile) => void,
   env: NodeJS.ProcessEnv,
 ): Promise<string> {
-  // conf is imported before the lock is taken: its 140 ms of loading need not hold up other writers.
-  const { default: Conf } = await import('conf');
   const directory = configDirectory(env);
   prepareDirectory(directory);
   return withFileLock(`${configFilePath(env)}.lock`, () => {
     const config = readConfigFile(env);
     change(config);
-    return writeConfigUnlocked(config, env, Conf);
+    return writeConfigUnlocked(config, env);
   });
 }

@@ -1,21 +1,18 @@
 import {
   chmodSync,
   closeSync,
-  constants,
   fstatSync,
-  fsyncSync,
   lstatSync,
   openSync,
   readdirSync,
   readFileSync,
-  renameSync,
   type Stats,
   unlinkSync,
-  writeSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
+import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { bootId, isZombie, processStartTime } from '../files/lock';
 import { serveRecordDirectory } from './paths';
@@ -67,7 +64,6 @@ export interface ServeLookup {
 const RECORD_NAME = /^serve-\d+-[0-9a-f]{8}\.json$/;
 /** A record is a few hundred bytes; anything far larger is not one of ours. */
 const RECORD_LIMIT = 64 * 1024;
-const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
 
 const myUid = () => process.getuid?.();
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
@@ -227,8 +223,8 @@ export interface ServeRegistration {
 }
 
 /**
- * Writes this serve's record atomically: whole into a new private file (created exclusively, never through a
- * symlink), fsynced, then renamed into place, so a reader finds no record or a complete one.
+ * Writes this serve's record atomically (files/atomic-write.ts): whole into a new private file, fsynced,
+ * then renamed into place, so a reader finds no record or a complete one.
  */
 export function registerServe(announcement: ServeAnnouncement, env: NodeJS.ProcessEnv): ServeRegistration {
   const directory = serveRecordDirectory(env);
@@ -245,28 +241,11 @@ export function registerServe(announcement: ServeAnnouncement, env: NodeJS.Proce
   };
   const name = `serve-${process.pid}-${randomHex(4)}`;
   const path = join(directory, `${name}.json`);
-  const temporary = join(directory, `.${name}.tmp`);
-  const bytes = Buffer.from(`${JSON.stringify(record)}\n`);
-  const fd = openSync(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
-  try {
-    let offset = 0;
-    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-    fsyncSync(fd);
-    closeSync(fd);
-    renameSync(temporary, path);
-  } catch (error) {
-    try {
-      closeSync(fd);
-    } catch {
-      // Already closed.
-    }
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // Never created whole.
-    }
-    throw error;
-  }
+  writeFileAtomicSync(path, `${JSON.stringify(record)}\n`, {
+    mode: 0o600,
+    temporaryName: () => `.${name}.tmp`,
+    fsync: true,
+  });
   let registered = true;
   return {
     path,

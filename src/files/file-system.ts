@@ -14,6 +14,7 @@ export interface FileSystem {
   /** writeSync in the thread pool: the main thread goes on while the kernel writes. */
   write(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
   fsync(fd: number): Promise<void>;
+  fsyncSync(fd: number): void;
   ftruncateSync(fd: number, length: number): void;
   closeSync(fd: number): void;
   renameSync(from: string, to: string): void;
@@ -36,6 +37,7 @@ export const nodeFileSystem: FileSystem = {
       ),
     ),
   fsync: (fd) => fsyncAsync(fd),
+  fsyncSync: (fd) => fs.fsyncSync(fd),
   ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
   closeSync: (fd) => fs.closeSync(fd),
   renameSync: (from, to) => fs.renameSync(from, to),

@@ -100,6 +100,13 @@ export class FaultyFiles implements FileSystem {
     return nodeFileSystem.fsync(fd);
   }
 
+  fsyncSync(fd: number): void {
+    this.calls.sync++;
+    const code = this.failSync?.(this.openedPaths.get(fd) ?? '');
+    if (code) throw failure(code);
+    nodeFileSystem.fsyncSync(fd);
+  }
+
   ftruncateSync(fd: number, length: number): void {
     if (this.failTruncate) throw failure(this.failTruncate);
     const freed = Math.max(0, fstatSync(fd).size - length);

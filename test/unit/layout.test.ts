@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { findCycles, type ImportEdge, readImportGraph } from '../helpers/import-graph';
@@ -93,6 +95,15 @@ describe('the layout of src/', () => {
     const contract = graph.packages.filter(({ from }) => roomOf(from) === 'contract');
     expect(contract.length).toBeGreaterThan(0);
     expect(show(contract.filter(({ to }) => to !== 'zod' && !to.startsWith('zod/')))).toEqual([]);
+  });
+
+  it('writes files one way: no rename into place outside files/ (files/atomic-write.ts does it)', () => {
+    const renaming = graph.modules.filter(
+      (module) =>
+        roomOf(module) !== 'files' &&
+        /\brename(Sync)?\s*\(|promises\.rename\b/.test(readFileSync(join(SRC, module), 'utf8')),
+    );
+    expect(renaming).toEqual([]);
   });
 
   it('leaves undici to the client', () => {

@@ -1,0 +1,151 @@
+import { constants } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { CREATE_EXCLUSIVE, type FileSystem, nodeFileSystem, randomHex, writeFully } from './file-system';
+
+/**
+ * The one way petinv replaces a file: written whole under a temporary name of its own in the same
+ * directory, created exclusively (a symlink or a file planted at that name is never followed nor
+ * truncated), fsynced when asked, then renamed over the file. A reader sees the old file or the new one,
+ * never half of one; a failure at any step removes the temporary file and leaves the old file as it was.
+ * A symlink at the file's own name is replaced by the rename, never written through.
+ *
+ * Every writer uses it: the serve's snapshot, the config file, serve's records, the list cache and the
+ * launcher's compiled code. test/unit/atomic-write.test.ts holds it to short writes, a full disk, failing
+ * fsyncs and renames, and planted symlinks.
+ */
+
+export interface AtomicWriteOptions {
+  /** The new file's permission bits, narrowed by the umask as any new file's are; 0o600 by default. */
+  mode?: number;
+  /**
+   * The temporary file's name, given 16 random hex digits: `.NAME.HEX.tmp` by default. A writer that
+   * clears the temporary files of killed runs matches the names it chose.
+   */
+  temporaryName?: (random: string) => string;
+  /**
+   * fsync the new file before the rename: after a crash the file is the old one or the whole new one,
+   * never an empty one. Off for what can be made again (a cache); syncDirectory makes the rename durable.
+   */
+  fsync?: boolean;
+  /** The file-system calls, for a test that injects faults; Node's own by default. */
+  files?: FileSystem;
+}
+
+/** A replacement under way: written, then committed (renamed into place) or aborted. */
+export interface AtomicFile {
+  /** The temporary file's path. */
+  readonly temporary: string;
+  /** Writes every byte, at `position` when given, else after the last write; a short write is continued. */
+  write(bytes: Uint8Array, position?: number): void;
+  /** fsyncs (when asked) in the thread pool, closes, renames into place. On failure, aborts and throws. */
+  commit(): Promise<void>;
+  /** The same, synchronously. */
+  commitSync(): void;
+  /** Closes and removes the temporary file; the old file stays. Quiet, and safe to call more than once. */
+  abort(): void;
+}
+
+/** Starts replacing `path`: the temporary file is created (and the failure to create it thrown) now. */
+export function createAtomicFile(path: string, options: AtomicWriteOptions = {}): AtomicFile {
+  const files = options.files ?? nodeFileSystem;
+  const random = randomHex(8);
+  const name = options.temporaryName?.(random) ?? `.${basename(path)}.${random}.tmp`;
+  const temporary = join(dirname(path), name);
+  let fd: number | undefined = files.openSync(temporary, CREATE_EXCLUSIVE, options.mode ?? 0o600);
+  let state: 'open' | 'committed' | 'aborted' = 'open';
+
+  const opened = (): number => {
+    if (fd === undefined) throw new Error(`${temporary} is no longer open (the replacement ended)`);
+    return fd;
+  };
+  const abort = () => {
+    if (state !== 'open') return;
+    state = 'aborted';
+    if (fd !== undefined) {
+      try {
+        files.closeSync(fd);
+      } catch {
+        // Closing after a failure: the failure that matters is the one being reported.
+      }
+      fd = undefined;
+    }
+    try {
+      files.unlinkSync(temporary);
+    } catch {
+      // Already gone.
+    }
+  };
+  const rename = () => {
+    files.closeSync(opened());
+    fd = undefined;
+    files.renameSync(temporary, path);
+    state = 'committed';
+  };
+  const failed = (error: unknown): never => {
+    abort();
+    throw error;
+  };
+
+  return {
+    temporary,
+    write(bytes, position) {
+      try {
+        writeFully(files, opened(), bytes, position);
+      } catch (error) {
+        failed(error);
+      }
+    },
+    async commit() {
+      try {
+        if (options.fsync) await files.fsync(opened());
+        rename();
+      } catch (error) {
+        failed(error);
+      }
+    },
+    commitSync() {
+      try {
+        if (options.fsync) files.fsyncSync(opened());
+        rename();
+      } catch (error) {
+        failed(error);
+      }
+    },
+    abort,
+  };
+}
+
+const piecesOf = (data: string | Uint8Array | readonly Uint8Array[]): readonly Uint8Array[] =>
+  typeof data === 'string' ? [Buffer.from(data, 'utf8')] : data instanceof Uint8Array ? [data] : data;
+
+/** Replaces `path` with `data` (a text, bytes, or pieces of bytes written one after another). */
+export function writeFileAtomicSync(
+  path: string,
+  data: string | Uint8Array | readonly Uint8Array[],
+  options: AtomicWriteOptions = {},
+): void {
+  const file = createAtomicFile(path, options);
+  for (const piece of piecesOf(data)) file.write(piece);
+  file.commitSync();
+}
+
+/** writeFileAtomicSync, with the fsync in the thread pool. */
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array | readonly Uint8Array[],
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  const file = createAtomicFile(path, options);
+  for (const piece of piecesOf(data)) file.write(piece);
+  await file.commit();
+}
+
+/** fsync of the directory holding `path`: makes a rename into it, or a new file's name, durable. */
+export async function syncDirectory(files: FileSystem, path: string): Promise<void> {
+  const directory = files.openSync(dirname(path), constants.O_RDONLY);
+  try {
+    await files.fsync(directory);
+  } finally {
+    files.closeSync(directory);
+  }
+}
