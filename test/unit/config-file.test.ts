@@ -1,5 +1,15 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readConfigFile, updateConfigFile } from '../../src/config/file';
@@ -144,7 +154,11 @@ describe('a config file that is a symlink', () => {
     );
     expect(readFileSync(elsewhere, 'utf8')).toBe('{"currentEnv":"staging"}');
     expect(readConfigFile(env).currentEnv).toBe('staging');
-    expect(dir).toBeTruthy();
+    // The link is left as it was, and nothing was written beside it: no file in its place, no temporary
+    // file, no lock left held.
+    expect(lstatSync(file).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(file)).toBe(elsewhere);
+    expect(readdirSync(dir)).toEqual(['config.json']);
   });
 });
 
