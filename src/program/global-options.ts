@@ -125,6 +125,18 @@ const helpFooter = () =>
 
 export type Program = ReturnType<typeof declareProgram>;
 export type OptionsOf<C> = C extends { optsWithGlobals(): infer Flags } ? Flags : never;
+
+/**
+ * `true` when a command's declared flags (src/commands/) and commander's options for it have the same
+ * names. Each call of a command checks that every flag it reads is declared with a type it accepts;
+ * this checks the other way too, so no option is declared and then never read, or read and never
+ * declared. Used as `FlagsMatch<...>` in a `true` position: a mismatch fails the typecheck there.
+ */
+export type FlagsMatch<Read, Declared> = [
+  Exclude<keyof Read, keyof Declared> | Exclude<keyof Declared, keyof Read>,
+] extends [never]
+  ? true
+  : false;
 /** The options every command shares, as commander hands them over: parsed, defaults applied. */
 type DeclaredGlobalFlags = OptionsOf<Program>;
 

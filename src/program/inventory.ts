@@ -1,3 +1,6 @@
+import type { AdjustFlags } from '../commands/adjust';
+import type { GetFlags } from '../commands/get';
+import type { ListFlags } from '../commands/list';
 import {
   byDefault,
   DEFAULT_CONCURRENCY,
@@ -5,7 +8,9 @@ import {
   parseIntervalSeconds,
   wholeNumber,
 } from '../commands/options';
-import type { CommandTable, Program } from './global-options';
+import type { SetFlags } from '../commands/set';
+import type { SummaryFlags } from '../commands/summary';
+import type { CommandTable, FlagsMatch, OptionsOf, Program } from './global-options';
 
 /** The inventory's own commands: reading it (list, summary) and changing it (set, adjust). */
 
@@ -116,3 +121,12 @@ export const INVENTORY_COMMANDS: CommandTable = [
       (await import('../commands/summary')).runSummary(command.optsWithGlobals(), context(command)),
     ),
 ];
+
+/** Each command reads exactly the flags declared above (see FlagsMatch). */
+export const INVENTORY_FLAGS_MATCH: [
+  FlagsMatch<ListFlags, OptionsOf<ReturnType<typeof declareList>>>,
+  FlagsMatch<GetFlags, OptionsOf<ReturnType<typeof declareGet>>>,
+  FlagsMatch<SetFlags, OptionsOf<ReturnType<typeof declareSet>>>,
+  FlagsMatch<AdjustFlags, OptionsOf<ReturnType<typeof declareAdjust>>>,
+  FlagsMatch<SummaryFlags, OptionsOf<ReturnType<typeof declareSummary>>>,
+] = [true, true, true, true, true];

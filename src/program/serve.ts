@@ -7,8 +7,9 @@ import {
   SERVE_DEFAULTS,
   wholeNumber,
 } from '../commands/options';
+import type { ServeFlags } from '../commands/serve';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
-import type { CommandTable, Program } from './global-options';
+import type { CommandTable, FlagsMatch, Program } from './global-options';
 
 /** Where serve listens, what it keeps and whom it lets in. */
 const declareServeData = (program: Program) =>
@@ -94,3 +95,9 @@ export const SERVE_COMMANDS: CommandTable = [
       (await import('../commands/serve')).runServe(flags, context(command)),
     ),
 ];
+
+/** serve reads exactly the options declared above (see FlagsMatch). */
+export const SERVE_FLAGS_MATCH: FlagsMatch<
+  ServeFlags,
+  ReturnType<ReturnType<typeof declareServe>['opts']>
+> = true;

@@ -1,4 +1,6 @@
-import type { ChosenCommand, CommandTable, Program } from './global-options';
+import type { GlobalFlags } from '../commands/flags';
+import type { LoginFlags } from '../commands/login';
+import type { ChosenCommand, CommandTable, FlagsMatch, OptionsOf, Program } from './global-options';
 
 /** The commands that keep the settings: environments, keys and what is in effect. */
 
@@ -76,3 +78,9 @@ export const SETTINGS_COMMANDS: CommandTable = [
         (await import('../commands/status')).runStatus(globals(command), context(command)),
       ),
 ];
+
+/** Each command reads exactly the flags declared (see FlagsMatch): the global ones, and login's own. */
+export const SETTINGS_FLAGS_MATCH: [
+  FlagsMatch<GlobalFlags, OptionsOf<Program>>,
+  FlagsMatch<LoginFlags, OptionsOf<ReturnType<typeof declareLogin>>>,
+] = [true, true];
