@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { findCycles, type ImportEdge, readImportGraph } from '../helpers/import-graph';
+import { temporaryDirectory } from '../helpers/serve';
 
 /**
  * The layout ARCHITECTURE.md draws, held to the sources: the rooms of src/ and the one direction of their
@@ -110,6 +111,37 @@ describe('the layout of src/', () => {
     const undici = graph.packages.filter(({ to }) => to === 'undici' || to.startsWith('undici/'));
     expect(undici.length).toBeGreaterThan(0);
     expect(show(undici.filter(({ from }) => roomOf(from) !== 'client'))).toEqual([]);
+  });
+});
+
+describe('the import scanner', () => {
+  it('sees static, type-only, re-exported and lazy imports, and packages apart', () => {
+    const root = temporaryDirectory();
+    mkdirSync(join(root, 'room'));
+    const files: Record<string, string> = {
+      'a.ts': "import type { B } from './b';\nexport type { C } from './room/c';\n",
+      'b.ts': "import { z } from 'zod';\nexport const load = () => import('./room');\nexport type B = 1;\n",
+      'room/c.ts': "import {\n  a,\n} from '../a';\nexport type C = 2;\n",
+      'room/index.ts': "export * from './c';\n",
+    };
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(root, name), text);
+    const scanned = readImportGraph(root);
+    expect(scanned.modules).toEqual(['a.ts', 'b.ts', 'room/c.ts', 'room/index.ts']);
+    expect(show(scanned.edges).sort()).toEqual([
+      'a.ts -> b.ts',
+      'a.ts -> room/c.ts',
+      'b.ts -> room/index.ts',
+      'room/c.ts -> a.ts',
+      'room/index.ts -> room/c.ts',
+    ]);
+    expect(show(scanned.packages)).toEqual(['b.ts -> zod']);
+    expect(findCycles(scanned)).toEqual([['a.ts', 'b.ts', 'room/c.ts', 'room/index.ts']]);
+  });
+
+  it('refuses a relative import it cannot resolve, rather than leaving an edge out', () => {
+    const root = temporaryDirectory();
+    writeFileSync(join(root, 'a.ts'), "import { gone } from './gone';\n");
+    expect(() => readImportGraph(root)).toThrow('a.ts imports ./gone, which is not a file');
   });
 });
 
