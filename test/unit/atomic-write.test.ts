@@ -47,7 +47,7 @@ describe('writeFileAtomic', () => {
     const { path } = fileWithOldContent();
     const files = new FaultyFiles();
     files.maxWrite = 3;
-    const text = 'x'.repeat(1000) + 'the end';
+    const text = `${'x'.repeat(1000)}the end`;
     await writeFileAtomic(path, text, { files });
     expect(readFileSync(path, 'utf8')).toBe(text);
     expect(files.calls.write).toBeGreaterThanOrEqual(Math.ceil(text.length / 3));
