@@ -1,4 +1,4 @@
-import { Command, type CommandUnknownOpts } from '@commander-js/extra-typings';
+import { Command, type CommandUnknownOpts, Help } from '@commander-js/extra-typings';
 import { version } from '../package.json';
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -11,7 +11,8 @@ import { parseBodySize, parseRetryWait } from './commands/limits';
 import { byDefault, nonEmptyText, parsedOption, wholeNumber } from './commands/options';
 import { catchSubcommandTypos } from './commands/typos';
 import { examplesText } from './help/examples';
-import { HELP_TOPICS } from './help/topics';
+import { COMMAND_SUMMARIES } from './help/summaries';
+import { HELP_TOPIC_NAMES } from './help/topics';
 import { OUTPUT_FORMATS, parseFields, parseOutputFormat } from './output/choose';
 import { INVENTORY_COMMANDS } from './program/inventory';
 import { SERVE_COMMANDS } from './program/serve';
@@ -103,12 +104,20 @@ function declareGlobalOptions() {
 function declareProgram() {
   return (
     declareGlobalOptions()
-      .showHelpAfterError('(run with --help for usage)')
+      // A usage error is said once, by the CLI entry (src/cli.ts), as `petinv: … (run petinv help COMMAND)`.
+      .showHelpAfterError(false)
       .exitOverride()
       // Help shows a default as its declaration words it, "(default 10000)", not as commander would.
       .configureHelp({
-        // Each command's help lists the options every command takes too (--env, --json, ...).
-        showGlobalOptions: true,
+        // The options every command takes are listed once, by `petinv help options` (kubectl's way), and
+        // named in one line at the end of every help: each command's own options come first and fit a screen.
+        showGlobalOptions: false,
+        visibleOptions(command) {
+          const options = Help.prototype.visibleOptions.call(this, command);
+          return command.parent
+            ? options
+            : options.filter((option) => TOP_LEVEL_OPTIONS.has(option.long ?? ''));
+        },
         optionDescription: (option) =>
           option.defaultValueDescription
             ? `${option.description} (${option.defaultValueDescription})`
@@ -120,15 +129,22 @@ function declareProgram() {
   );
 }
 
+/** The options the top-level help lists itself; the rest are in `petinv help options`. */
+const TOP_LEVEL_OPTIONS = new Set(['--version', '--help']);
+
+/** The one line every help ends with, naming the options every command takes. */
+export const GLOBAL_OPTIONS_LINE = 'Global options (--env, --json, -o, -v, ...): petinv help options';
+
 /** Where the top-level help sends a reader next. */
 const helpFooter = () =>
   [
     '',
     'Help topics:',
-    ...HELP_TOPICS.map((topic) => `  petinv help ${topic.name.padEnd(13)}${topic.summary}`),
+    ...HELP_TOPIC_NAMES.map(([name, summary]) => `  petinv help ${name.padEnd(13)}${summary}`),
     '',
     'Each command: petinv help COMMAND (or petinv COMMAND --help).',
-    'Read more: man petinv, and README.md where petinv is installed (npm root -g).',
+    GLOBAL_OPTIONS_LINE,
+    'Read more: man petinv, and docs/ beside README.md where petinv is installed.',
     '',
   ].join('\n');
 
@@ -165,13 +181,18 @@ const COMMANDS: CommandTable = [
       ),
 ];
 
-/** Every command's help ends with its examples (src/help/examples.ts). */
-function addExamples(parent: { readonly commands: readonly CommandUnknownOpts[] }, path: string[] = []) {
+/**
+ * Every command's help ends with its examples (src/help/examples.ts) and the line naming the options every
+ * command takes; the top-level help lists each command by its summary (src/help/summaries.ts).
+ */
+function addHelpTexts(parent: { readonly commands: readonly CommandUnknownOpts[] }, path: string[] = []) {
   for (const command of parent.commands) {
     const commandPath = [...path, command.name()];
-    const examples = examplesText(commandPath.join(' '));
-    if (examples) command.addHelpText('after', examples);
-    addExamples(command, commandPath);
+    const summary = COMMAND_SUMMARIES[commandPath.join(' ')];
+    if (summary) command.summary(summary);
+    const examples = examplesText(commandPath.join(' '))?.trimEnd() ?? '';
+    command.addHelpText('after', `${examples}\n\n${GLOBAL_OPTIONS_LINE}`);
+    addHelpTexts(command, commandPath);
   }
 }
 
@@ -181,6 +202,6 @@ export function buildProgram(configure: (program: Program) => void, context: Con
   configure(program);
   for (const add of COMMANDS) add(program, context);
   catchSubcommandTypos(program);
-  addExamples(program);
+  addHelpTexts(program);
   return program;
 }

@@ -67,7 +67,8 @@ function commandRoff(command: CommandUnknownOpts, path: string[]): string {
 export function renderManPage(version: string): string {
   const program = declaredProgram();
   const help = program.createHelp();
-  const globals = help.visibleOptions(program);
+  // The top-level help lists only --version and --help; the man page, every option every command takes.
+  const globals = program.options.filter((option) => !option.hidden);
   const commands = help.visibleCommands(program).map((command) => commandRoff(command, []));
   return [
     `.TH PETINV 1 "" "petinv ${roffText(version)}" "User Commands"`,

@@ -14,9 +14,7 @@ import type { CommandTable, Program } from '../program';
 const declareServeData = (program: Program) =>
   program
     .command('serve')
-    .description(
-      'run the inventory service locally (GET and PATCH /v1/inventory) for offline work and testing',
-    )
+    .description('run the inventory service (GET and PATCH /v1/inventory) for offline work and tests')
     // Help has always shown these two defaults as commander shows a text default.
     .addOption(
       new Option('--host <host>', 'address to bind; loopback unless told otherwise').default(
@@ -32,7 +30,7 @@ const declareServeData = (program: Program) =>
     .option('--in-memory', 'write nothing; with --data, load that file as a fixture that stays as it is')
     .option(
       '--api-key <key>',
-      "accepted API key, repeatable; visible in the process list (default: PETINV_SERVE_API_KEY, else the local environment's key, else a new one)",
+      "accepted key, repeatable, visible in ps (else PETINV_SERVE_API_KEY, local's key, or a new one)",
       (key: string, keys: string[] = []) => [...keys, key],
     )
     .option('--api-key-file <file>', 'accepted API keys, one per line, kept out of the process list')

@@ -23,7 +23,8 @@ describe('bulk input', () => {
     expect(result).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'petinv: bulk input: line 1 has no end within 1 MiB; is it text, one update a line?\n',
+      stderr:
+        'petinv: bulk input: line 1 has no end within 1 MiB; is it text, one update a line? (run petinv help set)\n',
     });
   });
 
@@ -50,7 +51,7 @@ describe('a quantity is read by one rule, for one pet and in bulk', () => {
       const before = await quantityOf(10);
       const one = await petinv(['set', '10', text]);
       expect(one).toMatchObject({ code: 2, stdout: '' });
-      expect(one.stderr).toBe(`petinv: ${message}\n`);
+      expect(one.stderr).toBe(`petinv: ${message} (run petinv help set)\n`);
       const bulk = await petinv(['set', '-', '--strict'], `10,${text}\n`);
       expect(bulk).toMatchObject({ code: 2, stdout: '' });
       expect(bulk.stderr).toContain(`petinv: line 1: ${message}\n`);

@@ -248,7 +248,7 @@ describe('keys', () => {
     const result = await runMain(['serve', '--port', '0', '--in-memory', '--api-key-file', file]);
     expect(result.code).toBe(2);
     expect(result.stderr.trim()).toBe(
-      `petinv: --api-key-file ${file}, line 2: a key holds white space, a control character or a non-ASCII character, which no client can send`,
+      `petinv: --api-key-file ${file}, line 2: a key holds white space, a control character or a non-ASCII character, which no client can send (run petinv help serve)`,
     );
   });
 
