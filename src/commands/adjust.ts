@@ -47,13 +47,13 @@ export async function runAdjust(
   if (flags.dryRun) refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
   else chooseColumns(ADJUSTED_COLUMNS, output.fields, output.format);
-  const { client, envName } = await connect(flags, context);
-  const current = await readCurrent(client, petId, envName);
+  const { client, envName, where } = await connect(flags, context);
+  const current = await readCurrent(client, petId, where);
   const target = current.quantity + delta;
   if (!Number.isSafeInteger(target))
     throw usageError(`pet ${petId}: ${current.quantity} ${deltaText} is out of range`);
   if (flags.dryRun) {
-    writePlan([{ petId, to: target, before: current }], 'single', output, context, envName);
+    writePlan([{ petId, to: target, before: current }], 'single', output, context, where);
     return;
   }
   await confirmChange(
