@@ -66,10 +66,16 @@ function contextFor(io: CliIo, output: OutputWatch) {
 
 /**
  * A failure as a script reads it with --json: one line on stderr, `{"error":{"code","message","status",
- * "exitCode"}}`, `status` being the HTTP status or null when no service answered.
+ * "exitCode"}}`, `status` being the HTTP status or null when no service answered; what the failing command
+ * has to add (a bulk run's summary) stands beside `error` on the same line.
  */
-function jsonError(body: { code: string; message: string; status: number | null }, exitCode: ExitCode) {
-  return `${stringifyJson({ error: { code: body.code, message: body.message, status: body.status, exitCode } })}\n`;
+function jsonError(
+  body: { code: string; message: string; status: number | null },
+  exitCode: ExitCode,
+  beside: Readonly<Record<string, unknown>> = {},
+) {
+  const error = { code: body.code, message: body.message, status: body.status, exitCode };
+  return `${stringifyJson({ error, ...beside })}\n`;
 }
 
 /** The one place where a failure becomes a message and an exit code. `hint` sends a usage error to help. */
@@ -89,7 +95,7 @@ function report(error: unknown, json: boolean, io: CliIo, hint: string): ExitCod
   }
   if (error instanceof PetinvError) {
     // Outside text in a message was made printable where it was quoted; this keeps every message one line.
-    if (json) stderr.write(jsonError(error.body, error.exitCode));
+    if (json) stderr.write(jsonError(error.body, error.exitCode, error.json));
     // An error with no text has nothing to add (Ctrl-C at a prompt); a bulk run's Ctrl-C says what was not sent.
     else if (error.message !== '') {
       const text = printable(error.message, 2000);

@@ -33,7 +33,7 @@ const ADJUSTED_COLUMNS: readonly Column<Adjusted>[] = [
 
 /**
  * Reads the current quantity, then sets the sum. The service has no atomic increment, so a change
- * made by someone else between the read and the write is overwritten; the README says so.
+ * made by someone else between the read and the write is overwritten; docs/guide.md says so.
  */
 export async function runAdjust(
   petIdText: string,

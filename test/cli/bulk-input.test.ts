@@ -137,7 +137,10 @@ describe('bulk results', () => {
       },
       { input: 1, ok: true, item: { petId: 11, quantity: 2, status: 'pending' } },
     ]);
-    expect(JSON.parse(result.stderr.split('\n')[0] as string)).toEqual({
+    // A run that skipped input fails (exit 9): one line, the summary beside the error.
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: expect.objectContaining({ code: 'partial_failure', exitCode: 9 }),
       summary: { updated: 1, failed: 0, skipped: 1, notSent: 0, stopped: null },
     });
   });

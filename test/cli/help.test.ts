@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
 import { ExitCode } from '../../src/errors';
 import { COMMAND_EXAMPLES } from '../../src/help/examples';
-import { renderManPage, syncReadme } from '../../src/help/manual';
+import { GENERATED_PAGES, GENERATED_SECTIONS, renderManPage, syncDocument } from '../../src/help/manual';
 import { HELP_TOPIC_NAMES, HELP_TOPICS } from '../../src/help/topics';
 import { buildProgram, GLOBAL_OPTIONS_LINE } from '../../src/program';
 import { runMain } from '../helpers/main';
@@ -133,11 +133,19 @@ describe('help', () => {
 });
 
 describe('documents made from the help text', () => {
-  it("the README's help-topic sections are the topics as src/help/topics.ts has them (npm run docs)", () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    expect(syncReadme(readme) === readme, 'README.md drifted from src/help/topics.ts: run npm run docs').toBe(
-      true,
+  it.each(GENERATED_PAGES)('%s: its generated sections are what src/help/ makes (npm run docs)', (page) => {
+    const text = readFileSync(join(root, page), 'utf8');
+    expect(syncDocument(page, text) === text, `${page} drifted from src/help/: run npm run docs`).toBe(true);
+  });
+
+  it('every help topic, and the options, has its section in one page', () => {
+    const names = GENERATED_SECTIONS.map((section) => section.name);
+    expect(names).toEqual(
+      expect.arrayContaining([...HELP_TOPIC_NAMES.map(([name]) => name), 'exit-codes-short']),
     );
+    expect(new Set(names).size).toBe(names.length);
+    expect(GENERATED_PAGES).toEqual(expect.arrayContaining(['README.md', 'docs/guide.md']));
+    expect(() => syncDocument('docs/guide.md', '# nothing generated here\n')).toThrow(/help:/);
   });
 
   it('the built man page is the one the help text makes, and man reads it without a warning', () => {
