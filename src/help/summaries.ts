@@ -1,8 +1,8 @@
 /**
  * The one line each command has in the top-level help's list (commander's `summary`), by command name:
  * short enough that `petinv --help` gives each command a single line at 80 columns, where the command's
- * own help keeps its longer description. Completion shows the same line. A test fails when a command has
- * none, or one too long.
+ * own help keeps its longer description. Completion shows the same line. test/cli/help.test.ts fails when
+ * a command's line in the top-level help wraps at 80 columns.
  */
 export const COMMAND_SUMMARIES: Readonly<Record<string, string>> = {
   list: 'the stock of every pet; --watch its changes',
