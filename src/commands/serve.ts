@@ -125,7 +125,7 @@ function announce(
     const warning = `listening on ${running.host}, beyond this machine: API keys travel in clear text over http, readable by anyone on the network path`;
     logEvent('warning', { message: warning }, `petinv serve: warning: ${warning}`);
   }
-  for (const warning of registrationWarnings)
+  for (const warning of [...running.warnings.map(printable), ...registrationWarnings])
     logEvent('warning', { message: warning }, `petinv serve: warning: ${warning}`);
   if (running.droppedJournalBytes > 0) {
     const notice = `the journal of ${shownFile} ended in an incomplete line (${plural(running.droppedJournalBytes, 'byte')}), from a write a crash cut short; never acknowledged, it was dropped`;
