@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { AppHandler, AppOptions } from './app';
 import { answerBelowTheApp, type Timeouts } from './below-app';
+import { holdContinue } from './request';
 
 /**
  * The HTTP layer under the app: requests answered in order per connection, connections counted and capped,
@@ -194,6 +195,16 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
     onRequest,
   );
   server.maxConnections = maxConnections;
+  // With a listener, node:http no longer answers 100 Continue by itself: the body reader does, once the
+  // key and the declared size have been checked (request.ts).
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    // A request without a body has nothing to wait for.
+    const bodiless =
+      req.headers['content-length'] === '0' ||
+      (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined);
+    if (!bodiless) holdContinue(req, res);
+    onRequest(req, res);
+  });
 
   trackConnections(server, connections, latestResponse);
   answerBelowTheApp(server, timeouts, log, latestResponse);

@@ -142,6 +142,67 @@ describe('errors below the app are Error bodies too', () => {
     expect(responses.map((response) => response.status)).toEqual([200]);
   });
 
+  describe('Expect: 100-continue', () => {
+    /** Sends the head of a PATCH that expects 100-continue, and the first answer that comes back. */
+    async function askToContinue(headers: string, length: number) {
+      const socket = await openSocket(server.port);
+      const first = new Promise<string>((resolve) => socket.once('data', (chunk) => resolve(String(chunk))));
+      const closed = readUntilClosed(socket);
+      socket.write(
+        `PATCH /v1/inventory/2 HTTP/1.1\r\nHost: x\r\n${headers}Content-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`,
+      );
+      return { socket, first: await first, closed };
+    }
+
+    it.each([
+      ['no key', '', 401, 'unauthorized'],
+      ['a wrong key', 'Authorization: Bearer not-the-key\r\n', 401, 'unauthorized'],
+    ])(
+      'is answered 401, not 100, for %s, and the connection closes',
+      async (_name, headers, status, code) => {
+        const { first, closed } = await askToContinue(headers, 14);
+        expect(first).not.toContain('100 Continue');
+        const response = parseResponse(first);
+        expectError(response, status, code);
+        expect(response.headers.connection).toBe('close');
+        // The body never sent, the server closes the connection on its own.
+        const received = await closed;
+        expect(received).not.toContain('100 Continue');
+        expect(parseResponses(received).map((answer) => answer.status)).toEqual([status]);
+      },
+    );
+
+    it('is answered 413, not 100, for a declared size past the limit', async () => {
+      const { first, closed } = await askToContinue(`Authorization: Bearer ${KEY}\r\n`, 10_000_000_000);
+      expect(first).not.toContain('100 Continue');
+      expectError(parseResponse(first), 413, 'payload_too_large');
+      expect(await closed).not.toContain('100 Continue');
+    });
+
+    it('is answered 415, not 100, for a body of another media type', async () => {
+      const socket = await openSocket(server.port);
+      const closed = readUntilClosed(socket);
+      socket.write(
+        `PATCH /v1/inventory/2 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: text/plain\r\nContent-Length: 14\r\nExpect: 100-continue\r\n\r\n`,
+      );
+      const received = await closed;
+      expect(received).not.toContain('100 Continue');
+      expect(parseResponses(received).map((answer) => answer.status)).toEqual([415]);
+    });
+
+    it('is answered 100 once the key and size pass, then the body is read and the connection kept', async () => {
+      const { socket, first } = await askToContinue(`Authorization: Bearer ${KEY}\r\n`, 14);
+      expect(first).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      const answer = new Promise<string>((resolve) => socket.once('data', (chunk) => resolve(String(chunk))));
+      socket.write('{"quantity":9}');
+      const response = parseResponse(await answer);
+      expect(response.status).toBe(200);
+      expect(response.json()).toMatchObject({ petId: 2, quantity: 9 });
+      expect(response.headers.connection).toBe('keep-alive');
+      socket.destroy();
+    });
+  });
+
   it('405 method_not_allowed for CONNECT, rather than a silent close', async () => {
     const response = parseResponse(
       await exchange(server.port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'),
