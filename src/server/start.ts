@@ -23,6 +23,8 @@ export interface ServeOptions extends FaultOptions {
   requestTimeout?: HttpEdgeOptions['requestTimeout'];
   /** Open connections past which new ones are closed at once (default 1024). */
   maxConnections?: HttpEdgeOptions['maxConnections'];
+  /** Open connections of one client (an address, an IPv6 /64) past which its new ones are closed (default 256). */
+  maxConnectionsPerClient?: HttpEdgeOptions['maxConnectionsPerClient'];
   port?: number;
   /** The data file; undefined keeps the inventory in memory only. */
   dataFile?: string;

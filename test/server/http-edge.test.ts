@@ -1,9 +1,14 @@
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/schemas';
 import type { RequestLogEntry } from '../../src/server/app';
-import { MAX_WAITING_PER_CONNECTION } from '../../src/server/http-edge';
+import {
+  clientOf,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  MAX_WAITING_PER_CONNECTION,
+} from '../../src/server/http-edge';
 import { type RunningServer, type ServeOptions, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
 import {
@@ -472,6 +477,79 @@ describe('--max-connections', () => {
       .toBe(200);
     open[1]?.destroy();
     await capped.close();
+  });
+});
+
+describe('--max-connections-per-client', () => {
+  /** Opens a connection from `localAddress`; resolves once it is connected (the server may close it at once). */
+  const connectFrom = (port: number, localAddress: string) =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port, localAddress }, () => resolve(socket));
+      socket.once('error', reject);
+    });
+
+  it('keeps one client holding 1,100 connections, some sending headers slowly, from locking out another', async () => {
+    const { server: crowded, logged } = await startLogged({ headersTimeout: 10_000, requestTimeout: 30_000 });
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < 1100; i++) {
+        const socket = await connectFrom(crowded.port, '127.0.0.2');
+        socket.on('error', () => {});
+        // Every other one is a slowloris: a request begun, its headers never finished.
+        if (i % 2 === 0) socket.write('GET /v1/inventory HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+        held.push(socket);
+      }
+      await expect
+        .poll(() => held.filter((socket) => !socket.destroyed && socket.readyState === 'open').length)
+        .toBe(DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
+      const listed = await request(`${crowded.baseUrl}/inventory`, { headers: bearer(KEY) });
+      expect(listed.status).toBe(200);
+      expect(logged).toContainEqual({
+        event: 'client_connections_refused',
+        client: '127.0.0.2',
+        count: expect.any(Number),
+        limit: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+      });
+    } finally {
+      for (const socket of held) socket.destroy();
+      await crowded.close();
+    }
+  });
+
+  it('counts each client on its own, and serves a client again once it closes some', async () => {
+    const { server: capped } = await startLogged({ maxConnectionsPerClient: 2 });
+    const ask = async (localAddress: string) =>
+      parseResponse(
+        await new Promise<string>((resolve, reject) => {
+          const socket = connect({ host: '127.0.0.1', port: capped.port, localAddress });
+          const received = readUntilClosed(socket);
+          socket.once('error', reject);
+          socket.write(get('/v1/inventory'));
+          void received.then(resolve);
+        }),
+      );
+    const first = await connectFrom(capped.port, '127.0.0.3');
+    const second = await connectFrom(capped.port, '127.0.0.3');
+    const third = await connectFrom(capped.port, '127.0.0.3');
+    expect(await readUntilClosed(third)).toBe('');
+    expect((await ask('127.0.0.4')).status).toBe(200);
+    const closed = readUntilClosed(first);
+    first.destroy();
+    await closed;
+    await expect.poll(async () => (await ask('127.0.0.3')).status).toBe(200);
+    second.destroy();
+    await capped.close();
+  });
+
+  it.each([
+    ['127.0.0.2', '127.0.0.2'],
+    ['::ffff:10.1.2.3', '10.1.2.3'],
+    ['::1', '0:0:0:0::/64'],
+    ['2001:db8:1:2:aaaa::1', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2::ffff', '2001:db8:1:2::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+  ])('counts %s as %s', (address, client) => {
+    expect(clientOf(address)).toBe(client);
   });
 });
 
