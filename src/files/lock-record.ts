@@ -12,6 +12,8 @@ export interface LockOwner {
   host?: string;
   start?: string;
   boot?: string;
+  /** The file the owner claimed, as it named it (serve's identity claims say it: lock.ts). */
+  path?: string;
 }
 
 function readProc(path: string): string | undefined {
@@ -67,7 +69,26 @@ export function parseOwner(text: string): LockOwner | undefined {
   const field = (name: string) => rest.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
   // An older petinv wrote the host alone on the second line.
   const host = field('host') ?? (rest[0] && !rest[0].includes('=') ? rest[0] : undefined);
-  return { pid, host, start: field('start'), boot: field('boot') };
+  const path = field('path');
+  return {
+    pid,
+    host,
+    start: field('start'),
+    boot: field('boot'),
+    ...(path ? { path: decodePath(path) } : {}),
+  };
+}
+
+/** A path in a record: JSON, so that no newline in a file's name can end the record early. */
+export const encodePath = (path: string) => `path=${JSON.stringify(path)}\n`;
+
+function decodePath(text: string): string | undefined {
+  try {
+    const path: unknown = JSON.parse(text);
+    return typeof path === 'string' ? path : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function isRunning(pid: number): boolean {

@@ -13,6 +13,7 @@ import {
 import { type Claim, claimAbstractName, entryIdentityName, hasAbstractSockets } from './lock-identity';
 import {
   describeLockOwner,
+  encodePath,
   isForeign,
   isTornRecord,
   type LockOwner,
@@ -238,7 +239,8 @@ interface IdentityClaim {
 /** Claims `name` with the kernel, or with a lock file in `directory` where there are no abstract sockets. */
 async function claimName(name: string, options: AcquireOptions, lockPath: string): Promise<Claim> {
   if (hasAbstractSockets && options.identityDirectory === undefined) {
-    const attempt = await claimAbstractName(name, describeLockOwner(process.pid));
+    const path = options.identityOf === undefined ? '' : encodePath(options.identityOf);
+    const attempt = await claimAbstractName(name, `${describeLockOwner(process.pid)}${path}`);
     if (!attempt.claimed) throw new LockHeldError(lockPath, attempt.heldBy, 'identity');
     return attempt.claim;
   }

@@ -83,8 +83,11 @@ export async function lockDataFile(path: string, files?: FileSystem): Promise<He
       );
     }
     const owner = holder ? ` (pid ${holder.pid})` : ' (it did not say its pid in time)';
+    // The same file by another name: a hard link, a bind mount (the holder says which name it uses).
     const byAnotherName =
-      error.via === 'identity' ? ', which may reach it by another name (a hard link, a bind mount)' : '';
+      error.via === 'identity' && holder?.path && holder.path !== path
+        ? `, which reaches the same file as ${holder.path}`
+        : '';
     throw new ServeError(
       `data file ${path} is in use by another petinv serve${owner}${byAnotherName}; stop it or choose another file with --data`,
     );

@@ -51,7 +51,9 @@ describe('a second serve on the same data file by another name', () => {
     linkSync(data, link);
     const second = await secondStart(link);
     expect(second.code).toBe(3);
-    expect(second.stderr).toContain(`is in use by another petinv serve (pid ${first.child.pid})`);
+    expect(second.stderr).toContain(
+      `is in use by another petinv serve (pid ${first.child.pid}), which reaches the same file as ${data}; stop it or choose another file with --data`,
+    );
     // The first serve is undisturbed, and its data file was not touched by the refused start.
     const patched = await request(`${first.baseUrl}/inventory/3`, jsonBody(KEY, '{"quantity":77}'));
     expect(patched.status).toBe(200);
@@ -76,7 +78,7 @@ describe('a second serve on the same data file by another name', () => {
       const link = join(temporaryDirectory(), 'after-snapshot.json');
       linkSync(data, link);
       await expect(lockDataFile(link)).rejects.toThrow(
-        `is in use by another petinv serve (pid ${process.pid}), which may reach it by another name`,
+        `is in use by another petinv serve (pid ${process.pid}), which reaches the same file as ${data}`,
       );
     } finally {
       await file.close();
