@@ -212,8 +212,9 @@ export interface AcquireOptions extends LockOptions {
    */
   identityOf?: string;
   /**
-   * Where identity claims are kept as lock files on a platform without abstract sockets (not Linux), or
-   * on Linux when a test asks for them; default: `petinv-locks` in the temporary directory.
+   * Where identity claims are kept as lock files on a platform without abstract sockets (not Linux, or
+   * a sandbox that refuses them), or on Linux when a test asks for them; default: `petinv-locks-UID` in
+   * the temporary directory.
    */
   identityDirectory?: string;
 }
@@ -237,17 +238,41 @@ interface IdentityClaim {
 }
 
 /** Claims `name` with the kernel, or with a lock file in `directory` where there are no abstract sockets. */
-async function claimName(name: string, options: AcquireOptions, lockPath: string): Promise<Claim> {
-  if (hasAbstractSockets && options.identityDirectory === undefined) {
-    const path = options.identityOf === undefined ? '' : encodePath(options.identityOf);
-    const attempt = await claimAbstractName(name, `${describeLockOwner(process.pid)}${path}`);
-    if (!attempt.claimed) throw new LockHeldError(lockPath, attempt.heldBy, 'identity');
-    return attempt.claim;
-  }
-  const directory = options.identityDirectory ?? join(tmpdir(), 'petinv-locks');
+/** Set once listening on an abstract name failed other than as taken (a sandbox that forbids it, say). */
+let abstractSocketsRefused = false;
+
+/**
+ * The directory of identity lock files where there are no abstract sockets: one per user (on macOS the
+ * temporary directory is per user already), private, and refused when someone else made it first.
+ */
+function identityDirectory(options: AcquireOptions): string {
+  if (options.identityDirectory !== undefined) return options.identityDirectory;
+  const directory = join(tmpdir(), `petinv-locks-${process.getuid?.() ?? 'user'}`);
   makeDirectories(directory, 0o700);
+  const stat = lstatSync(directory);
+  const owner = process.getuid?.();
+  if (!stat.isDirectory() || (owner !== undefined && stat.uid !== owner) || (stat.mode & 0o022) !== 0)
+    throw Object.assign(new Error(`${directory} is not a private directory of this user; remove it`), {
+      code: 'EPERM',
+    });
+  return directory;
+}
+
+/** Claims `name` with the kernel, or with a lock file where there are no abstract sockets. */
+async function claimName(name: string, options: AcquireOptions, lockPath: string): Promise<Claim> {
+  if (hasAbstractSockets && !abstractSocketsRefused && options.identityDirectory === undefined) {
+    const path = options.identityOf === undefined ? '' : encodePath(options.identityOf);
+    try {
+      const attempt = await claimAbstractName(name, `${describeLockOwner(process.pid)}${path}`);
+      if (!attempt.claimed) throw new LockHeldError(lockPath, attempt.heldBy, 'identity');
+      return attempt.claim;
+    } catch (error) {
+      if (error instanceof LockHeldError) throw error;
+      abstractSocketsRefused = true;
+    }
+  }
   // Through the real file system: `files` stands for the data file's disk, and this is another one.
-  const attempt = tryLock(join(directory, `${name.replaceAll('/', '_')}.lock`));
+  const attempt = tryLock(join(identityDirectory(options), `${name.replaceAll('/', '_')}.lock`));
   if (!attempt.acquired) throw new LockHeldError(lockPath, attempt.heldBy, 'identity');
   return { name, release: async () => attempt.release() };
 }

@@ -12,7 +12,7 @@ import {
   withLock,
 } from '../../src/files/lock';
 import { FaultyFiles } from '../helpers/faulty-files';
-import { temporaryDirectory } from '../helpers/serve';
+import { spawnServer, temporaryDirectory } from '../helpers/serve';
 
 const children: ReturnType<typeof spawn>[] = [];
 const locks: HeldLock[] = [];
@@ -256,37 +256,19 @@ describe.each([
 describe('kernel claims', () => {
   it('vanish with a process killed with SIGKILL, and name their holder while it runs', async () => {
     const { path, lockPath } = dataFile();
-    const moduleUrl = new URL('../../src/files/lock.ts', import.meta.url).href;
-    // A process of its own (vitest's loader is not in it, so the module is built to plain JS by esbuild).
-    const { build } = await import('esbuild');
-    const bundle = join(temporaryDirectory(), 'holder.mjs');
-    await build({
-      stdin: {
-        contents: `import { acquireLock } from ${JSON.stringify(new URL(moduleUrl).pathname)};
-          await acquireLock(${JSON.stringify(lockPath)}, { identityOf: ${JSON.stringify(path)} });
-          console.log('held'); setInterval(() => {}, 1000);`,
-        resolveDir: temporaryDirectory(),
-        loader: 'ts',
-      },
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      outfile: bundle,
-      logLevel: 'silent',
-    });
-    const holder = spawn(process.execPath, [bundle], { stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(holder);
-    await new Promise((resolve) => holder.stdout?.once('data', resolve));
+    // A serve is the process that holds them: the built bin, as an operator runs it.
+    const holder = await spawnServer(['--data', path, '--api-key', 'lock-test-key', '--quiet']);
+    children.push(holder.child);
     const link = join(temporaryDirectory(), 'link.json');
     linkSync(path, link);
     expect(await refusal(`${link}.lock`, { identityOf: link })).toMatchObject({
       via: 'identity',
-      heldBy: { pid: holder.pid },
+      heldBy: { pid: holder.child.pid, path },
     });
-    holder.kill('SIGKILL');
-    await new Promise((resolve) => holder.once('exit', resolve));
+    holder.child.kill('SIGKILL');
+    await holder.exited;
     // Its lock file is left behind, naming a dead pid; its kernel claims went with it.
-    expect(readFileSync(lockPath, 'utf8').split('\n')[0]).toBe(String(holder.pid));
+    expect(readFileSync(lockPath, 'utf8').split('\n')[0]).toBe(String(holder.child.pid));
     await acquire(`${link}.lock`, { identityOf: link });
     await acquire(lockPath, { identityOf: join(temporaryDirectory(), 'other.json') });
   });
