@@ -116,3 +116,15 @@ export function ownerIsRunning(owner: LockOwner): boolean {
   if (start !== undefined) return (readProc(`/proc/${owner.pid}/cmdline`) ?? '').includes('petinv');
   return true;
 }
+
+/** Another process holds the lock (or one of serve's claims); `heldBy` names it when it could be told. */
+export class LockHeldError extends Error {
+  constructor(
+    readonly lockPath: string,
+    readonly heldBy: LockOwner | undefined,
+    /** `file`: the lock file; `identity`: the kernel claim on the file reached by another name. */
+    readonly via: 'file' | 'identity',
+  ) {
+    super(`${lockPath} is held${heldBy ? ` by pid ${heldBy.pid}` : ''}`);
+  }
+}
