@@ -268,7 +268,7 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
     const bodiless =
       req.headers['content-length'] === '0' ||
       (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined);
-    if (!bodiless) holdContinue(req, res);
+    if (!bodiless) holdContinue(req, res, () => !draining);
     onRequest(req, res);
   });
 

@@ -75,13 +75,14 @@ type ExpectingRequest = IncomingMessage & { [CONTINUE]?: () => void };
  * being invited to send it. Until then its final answer closes the connection: the client may or may not
  * send the body after such an answer, and what it sends must not be read as its next request.
  */
-export function holdContinue(req: IncomingMessage, res: ServerResponse): void {
+export function holdContinue(req: IncomingMessage, res: ServerResponse, mayKeepAlive: () => boolean): void {
   const keepAlive = res.shouldKeepAlive;
   res.shouldKeepAlive = false;
   (req as ExpectingRequest)[CONTINUE] = () => {
     (req as ExpectingRequest)[CONTINUE] = undefined;
     if (res.headersSent) return;
-    res.shouldKeepAlive = keepAlive;
+    // Unless the connection was meant to close meanwhile (the server began to stop, say).
+    res.shouldKeepAlive = keepAlive && mayKeepAlive();
     res.writeContinue();
   };
 }

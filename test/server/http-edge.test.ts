@@ -195,6 +195,24 @@ describe('errors below the app are Error bodies too', () => {
       expect(parseResponses(received).map((answer) => answer.status)).toEqual([415]);
     });
 
+    it('still closes the connection after its answer when the server began to stop before the 100', async () => {
+      const { server: stopping } = await startLogged({ latency: { min: 300, max: 300 } });
+      const socket = await openSocket(stopping.port);
+      const received = readUntilClosed(socket);
+      socket.write(
+        `PATCH /v1/inventory/2 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: 14\r\nExpect: 100-continue\r\n\r\n`,
+      );
+      await new Promise((resolve) => stopping.server.once('checkContinue', resolve));
+      const stopped = stopping.close();
+      socket.once('data', () => socket.write('{"quantity":8}'));
+      const text = await received;
+      await stopped;
+      expect(text.startsWith('HTTP/1.1 100 Continue\r\n\r\n')).toBe(true);
+      const [answer] = parseResponses(text);
+      expect(answer?.status).toBe(200);
+      expect(answer?.headers.connection).toBe('close');
+    });
+
     it('is answered 100 once the key and size pass, then the body is read and the connection kept', async () => {
       const { socket, first } = await askToContinue(`Authorization: Bearer ${KEY}\r\n`, 14);
       expect(first).toBe('HTTP/1.1 100 Continue\r\n\r\n');
