@@ -103,7 +103,7 @@ function unlinkQuietly(files: FileSystem, path: string): void {
 }
 
 /** Removes the lock at `lockPath` if it is still the one with `identity`, holding the breaker lock. */
-function breakStaleLock(lockPath: string, identity: string, files: FileSystem): void {
+function breakStaleLock(lockPath: string, identity: string, files: FileSystem, options: LockOptions): void {
   const breaker = `${lockPath}.break`;
   try {
     files.closeSync(files.openSync(breaker, CREATE_EXCLUSIVE, 0o600));
@@ -111,7 +111,9 @@ function breakStaleLock(lockPath: string, identity: string, files: FileSystem): 
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     // Another process is breaking it; the caller tries again. A breaker that died is cleared after a while.
     const stat = lstatSync(breaker, { throwIfNoEntry: false });
-    if (stat && Date.now() - stat.mtimeMs > BREAKER_STALE_MS) unlinkQuietly(files, breaker);
+    // A caller holding serve's claims races no other breaker of this petinv: one left is a killed one's.
+    const abandoned = options.tornIsStale === true || (stat && Date.now() - stat.mtimeMs > BREAKER_STALE_MS);
+    if (stat && abandoned) unlinkQuietly(files, breaker);
     return;
   }
   try {
@@ -168,7 +170,7 @@ export function tryLock(lockPath: string, options: LockOptions = {}): LockAttemp
     const found = readLock(lockPath);
     if (!found) continue; // Released meanwhile: try again.
     if (!isStale(found, lockPath, options)) return { acquired: false, heldBy: found.owner };
-    breakStaleLock(lockPath, found.identity, files);
+    breakStaleLock(lockPath, found.identity, files, options);
   }
   return { acquired: false, heldBy: readLock(lockPath)?.owner };
 }

@@ -229,6 +229,15 @@ describe.each([
     }
   });
 
+  it('takes at once a stale lock a serve killed while breaking it left, with its breaker', async () => {
+    const { path, lockPath } = dataFile();
+    writeFileSync(lockPath, describeLockOwner(await deadPid()));
+    writeFileSync(`${lockPath}.break`, '');
+    await acquire(lockPath, options(path));
+    expect(readFileSync(lockPath, 'utf8')).toBe(describeLockOwner(process.pid));
+    expect(existsSync(`${lockPath}.break`)).toBe(false);
+  });
+
   it('still refuses a live owner named in the lock file (an older petinv holds it)', async () => {
     const { path, lockPath } = dataFile();
     const live = liveProcess();
