@@ -84,7 +84,15 @@ const declareServe = (program: Program) =>
         1_000_000,
       ).default(...byDefault(SERVE_DEFAULTS.maxConnections)),
     )
-    .option('--quiet', 'no log line per request');
+    .addOption(
+      wholeNumber(
+        '--max-connections-per-client <n>',
+        'close new connections of one client (address) at once past N of its own',
+        1,
+        1_000_000,
+      ).default(...byDefault(SERVE_DEFAULTS.maxConnectionsPerClient)),
+    )
+    .option('--quiet', 'no log line per request; faults and refusals are still logged');
 /** serve's own options only: --json is the one global it heeds, through its context. */
 export type ServeFlags = ReturnType<ReturnType<typeof declareServe>['opts']>;
 

@@ -10,6 +10,7 @@ import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../../src/config/paths';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   DEFAULT_REQUEST_TIMEOUT_MS,
 } from '../../src/server/http-edge';
 import { DEFAULT_SEED_COUNT } from '../../src/server/start';
@@ -43,6 +44,7 @@ describe('option declarations', () => {
     expect(serve).toContain(`take longer (default ${SERVE_DEFAULTS.headersTimeout})\n`);
     expect(serve).toContain(`to arrive (default ${SERVE_DEFAULTS.requestTimeout})\n`);
     expect(serve).toContain(`open ones (default ${SERVE_DEFAULTS.maxConnections})\n`);
+    expect(serve).toContain(`of its own (default ${SERVE_DEFAULTS.maxConnectionsPerClient})\n`);
   });
 
   it("serve's defaults are the server's own", () => {
@@ -51,6 +53,7 @@ describe('option declarations', () => {
       headersTimeout: DEFAULT_HEADERS_TIMEOUT_MS,
       requestTimeout: DEFAULT_REQUEST_TIMEOUT_MS,
       maxConnections: DEFAULT_MAX_CONNECTIONS,
+      maxConnectionsPerClient: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
     });
   });
 
