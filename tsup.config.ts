@@ -114,7 +114,7 @@ export default defineConfig([
   },
   {
     ...shared,
-    // The library, and manual.ts, which renders the man page and the README's help topics at build
+    // The library, and manual.ts, which renders the man page and the generated sections of the docs at build
     // (scripts/docs.mjs) and is not shipped.
     entry: { index: 'src/index.ts', 'help/manual': 'src/program/manual.ts' },
     format: ['esm'],

@@ -21,6 +21,7 @@ try {
   for (const expected of [
     'LICENSE',
     'README.md',
+    'docs/guide.md',
     'bin/petinv.cjs',
     'dist/cli.cjs',
     'dist/launch.cjs',

@@ -1,5 +1,6 @@
 import { CommanderError } from '@commander-js/extra-typings';
 import { COMPLETE_COMMAND, runComplete } from './commands/complete';
+import { commanderMessage, usageHint } from './commands/usage';
 import { stringifyJson } from './contract/json';
 import { ExitCode, PetinvError } from './errors';
 import { asksForJson } from './output/choose';
@@ -18,8 +19,9 @@ function commanderColor(env: NodeJS.ProcessEnv, stream: OutputStream): boolean {
 }
 
 /**
- * commander writes help, versions and its own errors to io's streams, with io's terminal facts. With
- * --json a usage error is one JSON line on stderr (see report): commander's own text would be more.
+ * commander writes help and versions to io's streams, with io's terminal facts. Its usage errors are said
+ * by report, as every other failure is: `petinv: …` with the hint to the command's help, or with --json one
+ * JSON line on stderr.
  */
 function configureOutput(program: Program, io: CliIo, json: boolean) {
   if (json) program.showHelpAfterError(false);
@@ -28,7 +30,7 @@ function configureOutput(program: Program, io: CliIo, json: boolean) {
     // With --json, commander's own text on stderr (its usage errors, the help it shows for a missing
     // command) gives way to the one JSON line report writes.
     writeErr: (text) => json || io.stderr.write(text),
-    outputError: (text, write) => json || write(text),
+    outputError: () => {},
     // As commander's defaults do: a terminal's width, else none (it then wraps at 80), which its types omit.
     getOutHelpWidth: () => (io.stdout.isTTY ? io.stdout.columns : undefined) as number,
     getErrHelpWidth: () => (io.stderr.isTTY ? io.stderr.columns : undefined) as number,
@@ -64,35 +66,42 @@ function contextFor(io: CliIo, output: OutputWatch) {
 
 /**
  * A failure as a script reads it with --json: one line on stderr, `{"error":{"code","message","status",
- * "exitCode"}}`, `status` being the HTTP status or null when no service answered.
+ * "exitCode"}}`, `status` being the HTTP status or null when no service answered; what the failing command
+ * has to add (a bulk run's summary) stands beside `error` on the same line.
  */
-function jsonError(body: { code: string; message: string; status: number | null }, exitCode: ExitCode) {
-  return `${stringifyJson({ error: { code: body.code, message: body.message, status: body.status, exitCode } })}\n`;
+function jsonError(
+  body: { code: string; message: string; status: number | null },
+  exitCode: ExitCode,
+  beside: Readonly<Record<string, unknown>> = {},
+) {
+  const error = { code: body.code, message: body.message, status: body.status, exitCode };
+  return `${stringifyJson({ error, ...beside })}\n`;
 }
 
-/** The one place where a failure becomes a message and an exit code. */
-function report(error: unknown, json: boolean, io: CliIo): ExitCode {
+/** The one place where a failure becomes a message and an exit code. `hint` sends a usage error to help. */
+function report(error: unknown, json: boolean, io: CliIo, hint: string): ExitCode {
   const { stderr } = io;
   if (error instanceof CommanderError) {
-    // commander has already printed help, the version, or (without --json) its own usage message.
+    // commander has already printed help or the version; its usage errors are said here.
     if (error.exitCode === 0) return ExitCode.ok;
-    if (json) {
-      // Help shown for a missing command was held back (configureOutput); this line says what was wrong.
-      const message = error.code === 'commander.help' ? 'no command given; run petinv --help' : error.message;
-      stderr.write(
-        jsonError(
-          { code: 'usage', message: printable(message.replace(/^error: /, '')), status: null },
-          ExitCode.usage,
-        ),
-      );
-    }
+    // Without a command, commander has shown the help (on stderr, or held back with --json).
+    const message =
+      error.code === 'commander.help'
+        ? 'no command given (run petinv help)'
+        : printable(commanderMessage(error.message), 2000);
+    if (json) stderr.write(jsonError({ code: 'usage', message, status: null }, ExitCode.usage));
+    else if (error.code !== 'commander.help') stderr.write(`petinv: ${message} ${hint}\n`);
     return ExitCode.usage;
   }
   if (error instanceof PetinvError) {
     // Outside text in a message was made printable where it was quoted; this keeps every message one line.
-    if (json) stderr.write(jsonError(error.body, error.exitCode));
+    if (json) stderr.write(jsonError(error.body, error.exitCode, error.json));
     // An error with no text has nothing to add (Ctrl-C at a prompt); a bulk run's Ctrl-C says what was not sent.
-    else if (error.message !== '') stderr.write(`petinv: ${printable(error.message, 2000)}\n`);
+    else if (error.message !== '') {
+      const text = printable(error.message, 2000);
+      const usage = error.exitCode === ExitCode.usage && !text.includes('petinv help');
+      stderr.write(`petinv: ${text}${usage ? ` ${hint}` : ''}\n`);
+    }
     return error.exitCode;
   }
   const message = printable((error as Error)?.message ?? String(error), 2000);
@@ -167,12 +176,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     await flushed(io.stdout);
     return output.status ?? ExitCode.ok;
   }
+  const program = buildProgram((declared) => configureOutput(declared, io, json), contextFor(io, output));
   try {
-    const program = buildProgram((declared) => configureOutput(declared, io, json), contextFor(io, output));
     await program.parseAsync([...argv]);
   } catch (error) {
     // Once the output is closed nobody reads a message; its status stands.
-    if (!output.closed.signal.aborted) code = report(error, json, io);
+    if (!output.closed.signal.aborted) code = report(error, json, io, usageHint(program, argv.slice(2)));
   }
   // A write still on its way can yet fail (EPIPE when the reader has gone): the status waits for it.
   await Promise.all([flushed(io.stdout), flushed(io.stderr)]);

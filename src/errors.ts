@@ -36,10 +36,27 @@ export class PetinvError extends Error {
   /** The service's Error body (or one made up for a failure that never reached the service). */
   readonly body: ServiceErrorBody;
 
-  constructor(kind: ErrorKind, message: string, body?: Partial<ServiceErrorBody>) {
+  /**
+   * What --json says beside the error, on its one line (`{"error":{…},"summary":{…}}`): a failing run
+   * prints that line alone on stderr, its summary included, where a script expects one line.
+   */
+  readonly json?: Readonly<Record<string, unknown>>;
+
+  constructor(
+    kind: ErrorKind,
+    message: string,
+    body?: Partial<ServiceErrorBody>,
+    json?: Readonly<Record<string, unknown>>,
+  ) {
     super(message);
     this.kind = kind;
     this.body = { code: body?.code ?? kind, message: body?.message ?? message, status: body?.status ?? null };
+    this.json = json;
+  }
+
+  /** The same failure, with `json` beside the error on its --json line. */
+  withJson(json: Readonly<Record<string, unknown>>): PetinvError {
+    return new PetinvError(this.kind, this.message, this.body, { ...this.json, ...json });
   }
 
   get exitCode(): ExitCode {

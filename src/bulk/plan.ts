@@ -38,6 +38,12 @@ function openBulkSource(
  */
 function reportProblems(input: BulkInput, options: BulkOptions, context: CommandContext) {
   const inResults = !options.strict && (context.json || options.ndjson);
+  const refused = options.strict === true && input.problems.length > 0;
+  // --strict --json: the bad lines stand beside the one error line, as `skipped`.
+  if (refused && context.json)
+    throw usageError(
+      `--strict: ${plural(input.problems.length, `bad ${input.unit}`)}; nothing was sent`,
+    ).withJson({ skipped: input.problems.map(skippedResult) });
   for (const problem of input.problems) {
     // --json prints them at the head of its one array at the end.
     if (inResults) {
@@ -48,7 +54,7 @@ function reportProblems(input: BulkInput, options: BulkOptions, context: Command
         `petinv: ${input.unit} ${problem.line}: ${problem.message}${options.strict ? '' : ' (skipped)'}\n`,
       );
   }
-  if (options.strict && input.problems.length > 0) {
+  if (refused) {
     throw usageError(`--strict: ${plural(input.problems.length, `bad ${input.unit}`)}; nothing was sent`);
   }
 }
@@ -83,13 +89,17 @@ export async function rehearseBulk(
     to: entry.quantity,
     before: current.get(entry.petId),
   }));
-  // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already).
-  writePlan(plan, 'bulk', output, context, envName, input.problems.map(skippedResult));
   // The real run would end in exit 9, its skipped input reported and each unknown pet's update failing
   // with 404: so must its rehearsal, or `--dry-run && set` goes ahead.
   const skipped = input.problems.length;
   const unknown = plan.filter((change) => change.before === undefined).length;
-  if (skipped > 0 || unknown > 0) {
+  const failing = skipped > 0 || unknown > 0;
+  // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already). A
+  // failing rehearsal's summary goes on its one error line.
+  const summary = writePlan(plan, 'bulk', output, context, envName, input.problems.map(skippedResult), {
+    summary: !(failing && context.json),
+  });
+  if (failing) {
     const problems = [
       ...(unknown > 0
         ? [`${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`]
@@ -99,9 +109,8 @@ export async function rehearseBulk(
     throw new PetinvError(
       'partial',
       `dry run: ${problems.join(' and ')}; nothing was written to ${envName}`,
-      {
-        code: 'partial_failure',
-      },
+      { code: 'partial_failure' },
+      { dryRun: summary },
     );
   }
 }

@@ -130,6 +130,12 @@ const STOP_REASONS = {
   unreachable: `the service could not be reached ${UNREACHABLE_STREAK} times in a row`,
 } as const;
 
+/** The summary as --json writes it: `{"updated","failed","skipped","notSent","stopped"}`. */
+function summaryJson(outcome: BulkOutcome, input: BulkInput) {
+  const { updated, failed, notSent, stop } = outcome;
+  return { updated, failed, skipped: input.problems.length, notSent, stopped: stop?.reason ?? null };
+}
+
 function writeSummary(
   outcome: BulkOutcome,
   input: BulkInput,
@@ -140,9 +146,7 @@ function writeSummary(
   const { updated, failed, notSent, stop } = outcome;
   const skipped = input.problems.length;
   if (context.json) {
-    context.stderr.write(
-      `${stringifyJson({ summary: { updated, failed, skipped, notSent, stopped: stop?.reason ?? null } })}\n`,
-    );
+    context.stderr.write(`${stringifyJson({ summary: summaryJson(outcome, input) })}\n`);
     return;
   }
   const stopped = stop ? `stopped early, ${STOP_REASONS[stop.reason]}: ` : '';
@@ -166,7 +170,7 @@ export function reportBulk(
   /** -o table|tsv|csv: the rows written so far as results came; the entries never sent and the end follow. */
   rows?: Exporter<BulkRow>,
 ) {
-  const { stop, failed } = outcome;
+  const { stop } = outcome;
   const outputOpen = stop?.reason !== 'output closed';
   if (outputOpen && (context.json || options.ndjson)) {
     const unsent = Array.from(notSentEntries(input, outcome), notSentJson);
@@ -178,24 +182,32 @@ export function reportBulk(
     else if (unsent.length > 0) context.stdout.write(`${unsent.join('\n')}\n`);
   } else if (outputOpen && rows)
     context.stdout.write(rows.rows(Array.from(notSentEntries(input, outcome), notSentRow)) + rows.end());
-  writeSummary(outcome, input, envName, seconds, context);
-
   // A closed output ends the run quietly; the CLI entry gives the exit status.
-  if (!outputOpen) return;
+  const failure = outputOpen ? failureOf(outcome, input, envName) : undefined;
+  // With --json a failing run's stderr is its one error line, the summary beside the error.
+  if (context.json && failure) throw failure.withJson({ summary: summaryJson(outcome, input) });
+  writeSummary(outcome, input, envName, seconds, context);
+  if (failure) throw failure;
+}
+
+/** The failure that gives a finished run its exit status, if any. */
+function failureOf(outcome: BulkOutcome, input: BulkInput, envName: string): PetinvError | undefined {
+  const { stop, failed } = outcome;
   if (stop?.reason === 'interrupted')
-    throw new PetinvError(
+    return new PetinvError(
       'interrupted',
       `interrupted: ${plural(outcome.notSent, 'update')} of ${input.entries.length} never sent to ${envName}`,
       { code: 'interrupted' },
     );
-  if (stop) throw stop.error;
+  if (stop?.reason === 'output closed') return undefined;
+  if (stop) return stop.error;
   // Skipped input counts as a partial failure too: a script must learn that not everything was applied.
   const skipped = input.problems.length;
-  if (failed > 0 || skipped > 0) {
-    throw new PetinvError(
+  if (failed > 0 || skipped > 0)
+    return new PetinvError(
       'partial',
       `${plural(failed, 'update')} failed and ${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped in ${envName}`,
       { code: 'partial_failure' },
     );
-  }
+  return undefined;
 }

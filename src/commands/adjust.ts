@@ -40,7 +40,7 @@ const ADJUSTED_COLUMNS: readonly Column<Adjusted>[] = [
 
 /**
  * Reads the current quantity, then sets the sum. The service has no atomic increment, so a change
- * made by someone else between the read and the write is overwritten; the README says so.
+ * made by someone else between the read and the write is overwritten; docs/guide.md says so.
  */
 export async function runAdjust(
   petIdText: string,
@@ -54,13 +54,13 @@ export async function runAdjust(
   if (flags.dryRun) refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
   else chooseColumns(ADJUSTED_COLUMNS, output.fields, output.format);
-  const { client, envName } = await connect(flags, context);
-  const current = await readCurrent(client, petId, envName);
+  const { client, envName, where } = await connect(flags, context);
+  const current = await readCurrent(client, petId, where);
   const target = current.quantity + delta;
   if (!Number.isSafeInteger(target))
     throw usageError(`pet ${petId}: ${current.quantity} ${deltaText} is out of range`);
   if (flags.dryRun) {
-    writePlan([{ petId, to: target, before: current }], 'single', output, context, envName);
+    writePlan([{ petId, to: target, before: current }], 'single', output, context, where);
     return;
   }
   await confirmChange(

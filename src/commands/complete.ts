@@ -56,6 +56,8 @@ async function optionValues(option: Option, current: string, env: NodeJS.Process
     };
   }
   if (long === '--sort') return { files: false, candidates: values((await import('./list')).SORT_KEYS) };
+  if (long === '--output')
+    return { files: false, candidates: values((await import('../output/choose')).OUTPUT_FORMATS) };
   const choices = (option as { argChoices?: string[] }).argChoices;
   return { files: false, candidates: values(choices ?? []) };
 }
@@ -72,10 +74,10 @@ async function helpValues(program: Command, names: readonly string[]): Promise<C
     command = next;
   }
   if (command !== program) return subcommands(command).filter((sub) => sub.value !== 'help');
-  const { HELP_TOPICS } = await import('../help/topics');
+  const { HELP_TOPIC_NAMES } = await import('../help/topics');
   return [
     ...subcommands(program).filter((sub) => sub.value !== 'help'),
-    ...HELP_TOPICS.map((topic) => ({ value: topic.name, description: topic.summary })),
+    ...HELP_TOPIC_NAMES.map(([value, description]) => ({ value, description })),
   ];
 }
 
@@ -97,7 +99,7 @@ const firstLine = (text: string) => text.split('\n')[0] ?? '';
 function subcommands(command: Command): Candidate[] {
   return command.commands
     .filter(isVisible)
-    .map((sub) => ({ value: sub.name(), description: firstLine(sub.description()) }));
+    .map((sub) => ({ value: sub.name(), description: sub.summary() || firstLine(sub.description()) }));
 }
 
 /** The options that apply to `command`: its own, then those of every command above it (the globals). */
@@ -158,6 +160,18 @@ export async function completeWords(
   }
 
   if (pending) return optionValues(pending, current, env);
+  // `--env=NAME` in one word (zsh and fish keep it so; so does bash without = in COMP_WORDBREAKS).
+  const joined = onlyArguments ? null : /^(-[^=]+)=(.*)$/s.exec(current);
+  const joinedOption = joined ? findOption(command, joined[1] ?? '') : undefined;
+  if (joined && joinedOption && takesValue(joinedOption)) {
+    const answer = await optionValues(joinedOption, joined[2] ?? '', env);
+    if (answer.files) return answer;
+    const prefix = `${joined[1]}=`;
+    return {
+      files: false,
+      candidates: answer.candidates.map((candidate) => ({ ...candidate, value: prefix + candidate.value })),
+    };
+  }
   const isHelp = command.name() === 'help' && command.parent === program;
   if (isHelp && !current.startsWith('-'))
     return { files: false, candidates: await helpValues(program, helpNames) };

@@ -12,10 +12,16 @@ export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 
 const BASH = `# petinv completion for bash; in ~/.bashrc: eval "$(petinv completion bash)"
 _petinv() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" line
-  local -a lines
+  local cur="\${COMP_WORDS[COMP_CWORD]}" line i
+  local -a lines words
   local IFS=$'\\n'
-  lines=($(petinv __complete "\${COMP_WORDS[@]:1:COMP_CWORD-1}" "$cur" 2>/dev/null))
+  # bash splits --env=NAME into --env, = and NAME (COMP_WORDBREAKS): petinv is asked about --env NAME,
+  # and its answer replaces what follows the =, the word readline completes.
+  for (( i = 1; i < COMP_CWORD; i++ )); do
+    [[ "\${COMP_WORDS[i]}" == "=" && "\${COMP_WORDS[i-1]}" == -* ]] || words+=("\${COMP_WORDS[i]}")
+  done
+  [[ "$cur" == "=" && "\${COMP_WORDS[COMP_CWORD-1]}" == -* ]] && cur=""
+  lines=($(petinv __complete "\${words[@]}" "$cur" 2>/dev/null))
   COMPREPLY=()
   if [ "\${lines[0]}" = ":files" ]; then
     compopt -o filenames 2>/dev/null
@@ -35,6 +41,8 @@ _petinv() {
   local line value description
   lines=("\${(@f)$(petinv __complete "\${(@)words[2,CURRENT-1]}" "\${words[CURRENT]}" 2>/dev/null)}")
   if [[ "\${lines[1]}" == ":files" ]]; then
+    # --file=NAME: file names after the =.
+    [[ "\${words[CURRENT]}" == -*=* ]] && compset -P '*='
     _files
     return
   fi

@@ -28,6 +28,22 @@ export interface Connection {
   settings: Settings;
   envName: string;
   baseUrl: string;
+  /**
+   * Where messages say the command read or wrote: the environment's name when it chose the URL, or the
+   * URL's host and port when --base-url or PETINV_BASE_URL did (`updated 2 of 2 pets in 127.0.0.1:4010`,
+   * never "in production" against a local serve). An environment named for this command too (--env,
+   * PETINV_ENV) is named: the URL was given as that environment's.
+   */
+  where: string;
+}
+
+/** See Connection.where. */
+export function describeTarget(settings: Settings, baseUrl: string): string {
+  const urlGiven = settings.baseUrl.source === 'flag' || settings.baseUrl.source === 'environment variable';
+  const envGiven = settings.env.source === 'flag' || settings.env.source === 'environment variable';
+  if (!urlGiven || envGiven) return settings.env.value;
+  const url = new URL(baseUrl);
+  return `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
 }
 
 export function loadSettings(
@@ -84,12 +100,23 @@ function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClie
   };
 }
 
+/**
+ * The error for an environment with no URL: how to set one, and, when a `petinv serve` is running, how to
+ * use it instead (a newcomer's first `petinv list` after starting serve).
+ */
+function noBaseUrlError(envName: string, env: NodeJS.ProcessEnv) {
+  const setOne = `petinv env set-url ${envName} https://<host>/v1`;
+  const serve = envName === 'local' ? undefined : findServeForLocal(env);
+  if (serve === undefined) return configError(`no base URL for ${envName}; set one: ${setOne}`);
+  return configError(
+    `no base URL for ${envName}; petinv serve is running at ${serve.baseUrl}: use it with --env local, or petinv env use local; or set a URL: ${setOne}`,
+  );
+}
+
 /** The environment's base URL and API key, or the config error that says what is missing or wrong. */
-function endpointOf(settings: Settings): { baseUrl: string; apiKey: string } {
+function endpointOf(settings: Settings, env: NodeJS.ProcessEnv): { baseUrl: string; apiKey: string } {
   const envName = settings.env.value;
-  if (settings.baseUrl.value === undefined) {
-    throw configError(`no base URL for ${envName}; set one: petinv env set-url ${envName} https://<host>/v1`);
-  }
+  if (settings.baseUrl.value === undefined) throw noBaseUrlError(envName, env);
   const baseUrl = checkBaseUrl(
     settings.baseUrl.value,
     `base URL of ${envName} (from ${settings.baseUrl.origin})`,
@@ -188,7 +215,8 @@ export async function connect(
       ? loaded
       : { ...loaded, apiKey: { value: options.apiKey, source: 'config file', origin: 'petinv login' } };
   const envName = settings.env.value;
-  const { baseUrl, apiKey } = endpointOf(settings);
+  const { baseUrl, apiKey } = endpointOf(settings, context.env);
+  const where = describeTarget(settings, baseUrl);
   const { transport, onRetryWait } = await transportTo(
     baseUrl,
     apiKey,
@@ -201,7 +229,7 @@ export async function connect(
   const client = createClient({
     baseUrl,
     apiKey,
-    envName,
+    envName: where,
     timeoutMs,
     retries,
     ...limits,
@@ -225,5 +253,5 @@ export async function connect(
           }),
   });
   const noServe = envName === 'local' && settings.baseUrl.source === 'default';
-  return { client: noServe ? explainNoServe(client, baseUrl) : client, settings, envName, baseUrl };
+  return { client: noServe ? explainNoServe(client, baseUrl) : client, settings, envName, baseUrl, where };
 }

@@ -17,8 +17,8 @@ export async function runGet(petIdText: string, flags: GetFlags, context: Comman
   const petId = parsePetIdArgument(petIdText);
   const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
   checkItemFields(output);
-  const { client, envName } = await connect(flags, context);
-  const item = await readCurrent(client, petId, envName);
-  const exporter = itemExporter(output, envName, 'one');
+  const { client, where } = await connect(flags, context);
+  const item = await readCurrent(client, petId, where);
+  const exporter = itemExporter(output, where, 'one');
   context.stdout.write(exporter.rows([item]) + exporter.end());
 }

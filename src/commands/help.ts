@@ -1,12 +1,14 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { optionsTopic } from '../help/options';
 import { topicText } from '../help/render';
-import { findTopic, HELP_TOPICS } from '../help/topics';
+import { findTopic, HELP_TOPIC_NAMES, OPTIONS_TOPIC } from '../help/topics';
 import type { CommandContext } from '../output/context';
 import { unknownCommand } from './typos';
 
 /** `petinv help [NAME...]`: the program's help, a command's (`help env set-url`), or a help topic. */
 export function runHelp(names: readonly string[], program: CommandUnknownOpts, context: CommandContext) {
-  const topic = names.length === 1 ? findTopic(names[0] ?? '') : undefined;
+  const name = names.length === 1 ? names[0] : undefined;
+  const topic = name === OPTIONS_TOPIC.name ? optionsTopic(program) : findTopic(name ?? '');
   if (topic) {
     const width = context.stdout.isTTY ? (context.stdout.columns ?? 80) : 80;
     context.stdout.write(topicText(topic, width));
@@ -16,7 +18,7 @@ export function runHelp(names: readonly string[], program: CommandUnknownOpts, c
   for (const name of names) {
     const next = command.commands.find((sub) => sub.name() === name || sub.aliases().includes(name));
     if (!next) {
-      const topics = command === program ? HELP_TOPICS.map((known) => known.name) : [];
+      const topics = command === program ? HELP_TOPIC_NAMES.map(([known]) => known) : [];
       unknownCommand(command, name, topics);
     }
     command = next;

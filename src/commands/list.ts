@@ -134,14 +134,14 @@ async function writeList(
 
 export async function runList(flags: ListFlags, context: CommandContext): Promise<void> {
   const options = parseListOptions(flags, context);
-  const { client, envName } = await connect(flags, context);
+  const { client, where } = await connect(flags, context);
   if (flags.watch) {
     const { watchInventory } = await import('./watch');
     const screen = context.stdout.isTTY === true && !context.json && options.output.format !== 'ndjson';
     return watchInventory(
       {
         client,
-        envName,
+        envName: where,
         view: (items) => selectItems(items, options),
         intervalMs: flags.interval ?? 2000,
         mode: screen ? 'screen' : 'events',
@@ -150,7 +150,7 @@ export async function runList(flags: ListFlags, context: CommandContext): Promis
       context,
     );
   }
-  const exporter = itemExporter(options.output, envName);
+  const exporter = itemExporter(options.output, where);
   const progress = { written: 0 };
   try {
     await writeList(client.streamInventory(), options, exporter, context, progress);

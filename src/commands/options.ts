@@ -79,4 +79,5 @@ export const SERVE_DEFAULTS = {
   headersTimeout: 10_000,
   requestTimeout: 30_000,
   maxConnections: 1024,
+  maxConnectionsPerClient: 256,
 };

@@ -4,7 +4,14 @@ import { isLoopbackHost } from '../config/settings';
 import { configError, PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
-import { eventOf, formatLogEntry, type LogEvent, printable, serveLog } from '../output/serve-log';
+import {
+  eventOf,
+  formatLogEntry,
+  isRequestLine,
+  type LogEvent,
+  printable,
+  serveLog,
+} from '../output/serve-log';
 import type { RequestLogEntry } from '../server/app';
 import { ServeError } from '../server/errors';
 import { type RunningServer, startInventoryServer } from '../server/start';
@@ -23,6 +30,7 @@ export interface ServeFlags extends ServeKeyFlags {
   headersTimeout: number;
   requestTimeout: number;
   maxConnections: number;
+  maxConnectionsPerClient: number;
   quiet?: boolean;
 }
 
@@ -62,7 +70,8 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
   const { env, json } = context;
   // Every option was checked where it is declared; this pair is checked here, before a key is generated or a
   // file is touched.
-  const { port, seed, latency, failRate, rateLimit, headersTimeout, requestTimeout, maxConnections } = flags;
+  const { port, seed, latency, failRate, rateLimit, headersTimeout, requestTimeout } = flags;
+  const { maxConnections, maxConnectionsPerClient } = flags;
   if (headersTimeout > requestTimeout)
     throw usageError(
       `--headers-timeout ${headersTimeout} must not exceed --request-timeout ${requestTimeout}`,
@@ -71,9 +80,11 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
   const dataFile = flags.data ?? (flags.inMemory ? undefined : defaultDataFile(env));
   const apiKeys = await resolveServeKeys(flags, env);
   const logEvent = serveLog(context.stderr, json);
-  const log = flags.quiet
-    ? undefined
-    : (entry: RequestLogEntry) => logEvent(eventOf(entry), entry, formatLogEntry(entry));
+  // --quiet silences the request log only: faults and refusals are always told.
+  const log = (entry: RequestLogEntry) => {
+    if (flags.quiet && isRequestLine(entry)) return;
+    logEvent(eventOf(entry), entry, formatLogEntry(entry));
+  };
 
   const running = await startInventoryServer({
     host: flags.host,
@@ -88,6 +99,7 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     headersTimeout,
     requestTimeout,
     maxConnections,
+    maxConnectionsPerClient,
     log,
   }).catch((error: unknown) => {
     throw asCommandError(error);
@@ -140,7 +152,7 @@ function announce(
     const warning = `listening on ${running.host}, beyond this machine: API keys travel in clear text over http, readable by anyone on the network path`;
     logEvent('warning', { message: warning }, `petinv serve: warning: ${warning}`);
   }
-  for (const warning of registrationWarnings)
+  for (const warning of [...running.warnings.map(printable), ...registrationWarnings])
     logEvent('warning', { message: warning }, `petinv serve: warning: ${warning}`);
   if (running.droppedJournalBytes > 0) {
     const notice = `the journal of ${shownFile} ended in an incomplete line (${plural(running.droppedJournalBytes, 'byte')}), from a write a crash cut short; never acknowledged, it was dropped`;

@@ -50,14 +50,14 @@ export async function runSet(
       refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
       chooseColumns(PLAN_COLUMNS, output.fields, output.format);
     } else checkItemFields(output);
-    const { client, envName } = await connect(flags, context);
+    const { client, envName, where } = await connect(flags, context);
     if (flags.dryRun) {
-      const before = await readCurrent(client, petId, envName);
-      writePlan([{ petId, to: quantity, before }], 'single', output, context, envName);
+      const before = await readCurrent(client, petId, where);
+      writePlan([{ petId, to: quantity, before }], 'single', output, context, where);
       return;
     }
     await confirmChange(envName, `Set pet ${petId} to ${quantity}`, flags.yes, context);
-    writeItem(await client.updateInventory(petId, quantity), output, context, envName);
+    writeItem(await client.updateInventory(petId, quantity), output, context, where);
     return;
   }
   if (quantityText !== undefined || (flags.file !== undefined && petIdText !== undefined)) {
@@ -96,10 +96,11 @@ async function runBulkSet(flags: SetFlags, context: CommandContext) {
   const rows =
     output.explicit && !options.ndjson && !context.json && !flags.dryRun ? resultExporter(output) : undefined;
   const input = await planBulk(options, context);
-  const { client, envName } = await connect(flags, context);
-  if (flags.dryRun) return rehearseBulk(input, client, output, context, envName);
+  // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
+  const { client, envName, where } = await connect(flags, context);
+  if (flags.dryRun) return rehearseBulk(input, client, output, context, where);
   await confirmChange(envName, `Apply ${input.entries.length} updates`, flags.yes, context);
   const concurrency = flags.concurrency ?? DEFAULT_CONCURRENCY;
   const { outcome, seconds } = await applyBulk(input, client, options, concurrency, context, rows);
-  reportBulk(outcome, input, options, context, envName, seconds, rows);
+  reportBulk(outcome, input, options, context, where, seconds, rows);
 }

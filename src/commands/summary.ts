@@ -26,19 +26,19 @@ export async function runSummary(flags: SummaryFlags, context: CommandContext): 
   const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
   refuseFieldsInJson(output, 'summary');
   if (output.explicit) chooseColumns(SUMMARY_COLUMNS, output.fields);
-  const { client, envName } = await connect(flags, context);
+  const { client, envName, where } = await connect(flags, context);
   const summary = summarizeInventory(await client.listInventory(), flags.low, flags.top);
   const { stdout } = context;
   if (output.format === 'json') stdout.write(jsonDocument(summaryValue(summary, envName), output));
   else if (output.explicit)
     stdout.write(
-      exportRows(SUMMARY_COLUMNS, { ...output, footer: summaryFooter(envName) }, summaryRows(summary)),
+      exportRows(SUMMARY_COLUMNS, { ...output, footer: summaryFooter(where) }, summaryRows(summary)),
     );
   else
     stdout.write(
       renderSummary(summary, {
         color: context.color,
-        envName,
+        envName: where,
         columns: stdout.isTTY ? (stdout.columns ?? 80) : undefined,
       }),
     );

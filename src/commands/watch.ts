@@ -128,7 +128,14 @@ export async function watchInventory(options: WatchOptions, context: CommandCont
   let etag: string | undefined;
   let known: Known | undefined;
   let failures = 0;
-  if (mode === 'screen') stdout.write(ENTER_SCREEN);
+  if (mode === 'screen') {
+    // The first answer may take a while (a large list, a slow service): the frame says what it waits for.
+    stdout.write(ENTER_SCREEN);
+    screen.draw();
+  } else if (stderr.isTTY === true)
+    stderr.write(
+      `petinv: watching ${envName} every ${intervalMs / 1000}s, waiting for the first answer; then a JSON line per change\n`,
+    );
   try {
     while (!stop.signal.aborted) {
       let poll: Awaited<ReturnType<InventoryClient['pollInventory']>> | undefined;

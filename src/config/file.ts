@@ -13,9 +13,9 @@ import { describeIssues } from '../contract/schemas';
 import { configError, PetinvError } from '../errors';
 import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories } from '../files/file-system';
+import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
 import { printable } from '../printable';
 import { locateJsonSyntaxError } from './json-position';
-import { withFileLock } from './lock';
 import { configDirectory, configFilePath } from './paths';
 import { baseUrlProblem, environmentNameProblem } from './settings';
 
@@ -210,9 +210,47 @@ export async function updateConfigFile(
 ): Promise<string> {
   const directory = configDirectory(env);
   prepareDirectory(directory);
-  return withFileLock(`${configFilePath(env)}.lock`, () => {
+  return withConfigLock(`${configFilePath(env)}.lock`, () => {
     const config = readConfigFile(env);
     change(config);
     return writeConfigUnlocked(config, env);
   });
+}
+
+/** A lock from another host cannot be checked; this old, its holder is surely gone. */
+const CONFIG_LOCK_ABANDONED_AFTER_MS = 60_000;
+
+/**
+ * Runs `work` holding the config file's lock (files/lock.ts). Every read-modify-write of the config holds
+ * it, so two commands run at once cannot both read the old file and each write back a version without
+ * the other's change. A holder keeps it for milliseconds, so a writer waits its turn rather than failing.
+ */
+export async function withConfigLock<T>(
+  path: string,
+  work: () => T | Promise<T>,
+  options: { waitMs?: number } = {},
+): Promise<T> {
+  let lock: HeldLock;
+  try {
+    lock = await acquireLock(path, {
+      mode: 0o600,
+      abandonUncheckableAfterMs: CONFIG_LOCK_ABANDONED_AFTER_MS,
+      waitMs: options.waitMs ?? 10_000,
+    });
+  } catch (error) {
+    if (error instanceof LockHeldError) {
+      const holder = error.heldBy;
+      const owner = holder ? ` by pid ${holder.pid}${holder.host ? ` on ${holder.host}` : ''}` : '';
+      throw configError(
+        `the config file is locked${owner} (${path}); try again, or delete the lock file if no petinv is running`,
+      );
+    }
+    const { code } = error as NodeJS.ErrnoException;
+    throw configError(`cannot create the lock file ${path} (${code ?? (error as Error).message})`);
+  }
+  try {
+    return await work();
+  } finally {
+    await lock.release();
+  }
 }

@@ -1,5 +1,5 @@
 /**
- * Every `code` an Error body can carry, with the HTTP status it always comes with. The README's table
+ * Every `code` an Error body can carry, with the HTTP status it always comes with. docs/serve.md's table
  * and the served OpenAPI document list the same codes (a test holds them to it).
  */
 const ERROR_STATUS = {

@@ -7,7 +7,7 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'petinv list                          # a table on a terminal, TSV in a pipe',
     'petinv list --status sold --low 3 --sort quantity',
     "petinv list --json | jq 'map(.quantity) | add'",
-    'petinv list --watch --status sold    # redrawn every 2 s; in a pipe, a JSON line per change',
+    'petinv list --watch --status sold    # redrawn every 2 s; JSON lines in a pipe',
   ],
   summary: ['petinv summary --low 3', 'petinv summary --json | jq .units'],
   get: ['petinv get 42                        # one pet, as list shows it', 'petinv get 42 --json'],
@@ -26,7 +26,7 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'env remove': ['petinv env remove qa'],
   login: [
     'printf %s "$KEY" | petinv login --env staging',
-    'petinv login --env staging   # typed, hidden; checked against the service first',
+    'petinv login --env staging     # typed, hidden; checked by the service first',
     'printf %s "$KEY" | petinv login --env qa --create --no-verify',
   ],
   logout: ['petinv logout --env staging'],
@@ -34,9 +34,9 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'config path': ['petinv config path'],
   status: ['petinv status', 'petinv --env staging status --json'],
   serve: [
-    'petinv serve                         # http://127.0.0.1:4010/v1, then: petinv --env local list',
+    'petinv serve                         # then elsewhere: petinv --env local list',
     'petinv serve --port 0 --json         # a free port; the readiness line as JSON',
-    'petinv serve --data ./fixture.json --in-memory --latency 50-200 --fail-rate 0.1',
+    'petinv serve --data fixture.json --in-memory --latency 50-200 --fail-rate 0.1',
   ],
   completion: [
     'eval "$(petinv completion bash)"     # in ~/.bashrc; zsh likewise',

@@ -71,7 +71,7 @@ function blockMarkdown(block: HelpBlock): string {
   return [line(first ?? []), line(widths.map((width) => '-'.repeat(width))), ...rest.map(line)].join('\n');
 }
 
-/** A topic as the README holds it, between its markers. */
+/** A topic as the docs hold it, between its markers (src/help/manual.ts). */
 export function topicMarkdown(topic: HelpTopic): string {
   return `${topic.blocks.map(blockMarkdown).join('\n\n')}\n`;
 }

@@ -1,8 +1,9 @@
 /**
  * The help topics (`petinv help exit-codes`, `environment`, `formats`): the one source of these texts.
- * The terminal, the README's sections of the same names (between `<!-- help:NAME -->` markers, written
- * by `npm run docs`) and the man page all render them from here; a test fails when the README drifts.
- * Text between backticks is code: plain on a terminal, `code` in the README, bold in the man page.
+ * The terminal, the sections of the same names in docs/ (between `<!-- help:NAME -->` markers, written
+ * by `npm run docs`; src/help/manual.ts says which page holds each) and the man page all render them
+ * from here; a test fails when a page drifts.
+ * Text between backticks is code: plain on a terminal, `code` in the docs, bold in the man page.
  */
 
 export type HelpBlock =
@@ -184,6 +185,18 @@ const formats: HelpTopic = {
 };
 
 export const HELP_TOPICS: readonly HelpTopic[] = [exitCodes, environment, formats];
+
+/**
+ * `petinv help options`: the options every command takes, listed once. Its text is made from their
+ * declarations (src/help/options.ts), so only its name and summary are here.
+ */
+export const OPTIONS_TOPIC = { name: 'options', summary: 'the options every command takes' } as const;
+
+/** Every topic `petinv help NAME` knows, with its one line, in the order help lists them. */
+export const HELP_TOPIC_NAMES: readonly (readonly [string, string])[] = [
+  [OPTIONS_TOPIC.name, OPTIONS_TOPIC.summary],
+  ...HELP_TOPICS.map((topic) => [topic.name, topic.summary] as const),
+];
 
 export function findTopic(name: string): HelpTopic | undefined {
   return HELP_TOPICS.find((topic) => topic.name === name);

@@ -46,7 +46,9 @@ export function writePlan(
   envName: string,
   /** Results for skipped input lines: with JSON they head the array. */
   skipped: readonly object[] = [],
-) {
+  /** Whether to write the summary on stderr: a failing --json rehearsal puts it on its error line. */
+  { summary = true } = {},
+): { changes: number; unknown: number; written: 0 } {
   const { stdout } = context;
   if (output.format === 'json')
     stdout.write(
@@ -63,13 +65,16 @@ export function writePlan(
   else stdout.write(plan.map((step) => planLine(step, envName)).join(''));
   const missing = plan.filter((step) => !step.before).length;
   const changes = plan.length - missing;
+  const written = { changes, unknown: missing, written: 0 } as const;
+  if (!summary) return written;
   // With --json, stderr carries JSON lines only, as the summary of a real run does.
   if (context.json) {
-    context.stderr.write(`${stringifyJson({ dryRun: { changes, unknown: missing, written: 0 } })}\n`);
-    return;
+    context.stderr.write(`${stringifyJson({ dryRun: written })}\n`);
+    return written;
   }
   const unknown = form === 'bulk' ? `, ${plural(missing, 'unknown pet')}` : '';
   context.stderr.write(
     `petinv: dry run: ${plural(changes, 'change')} against ${envName}${unknown}; nothing was written\n`,
   );
+  return written;
 }

@@ -11,12 +11,24 @@ export function formatLogEntry(entry: RequestLogEntry): string {
     if (entry.event === 'client_error') return `client error ${entry.code}: answered ${entry.status}`;
     if (entry.event === 'pipeline_overflow')
       return `closed a connection with more than ${entry.limit} pipelined requests waiting for their turn; those waiting were dropped unanswered`;
+    if (entry.event === 'client_connections_refused')
+      return `refused ${entry.count} new connection(s) from ${printable(entry.client)}: it has ${entry.limit} open, the --max-connections-per-client limit`;
     return `refused ${entry.count} new connection(s): ${entry.limit} open, the --max-connections limit`;
   }
   const request = printable(`${entry.method} ${entry.path}`);
   if ('fault' in entry) return `${request} unexpected fault: ${printable(entry.fault)}`;
   if ('aborted' in entry) return `${request} aborted by the client after ${entry.ms}ms`;
   return `${request} ${entry.status} ${entry.ms}ms`;
+}
+
+/**
+ * Whether an entry belongs to the request log, which --quiet silences: a line per request answered or
+ * aborted, and per request answered below the routes. Faults (a write that failed, the cause of a 500),
+ * refused connections and everything serve says of itself are always logged.
+ */
+export function isRequestLine(entry: RequestLogEntry): boolean {
+  if ('event' in entry) return entry.event === 'client_error';
+  return !('fault' in entry);
 }
 
 /** What a JSON log line calls each entry, so that `jq 'select(.event == "request")'` finds them. */

@@ -12,19 +12,43 @@ export interface InventorySummary {
   pets: number;
   units: bigint;
   statuses: Record<PetStatus, StatusTotals>;
-  /** Pets with a quantity at or below `atMost`. */
-  low: { atMost: number; pets: number };
+  /**
+   * Pets with a quantity at or below `atMost`: how many, and the first LOW_PETS_SHOWN of them, lowest
+   * first (ties by petId).
+   */
+  low: { atMost: number; pets: number; items: InventoryItem[] };
   /** The largest stocks, largest first (ties by petId). */
   largest: InventoryItem[];
 }
+
+/** How many of the low pets the summary names; `petinv list --low N` lists them all. */
+export const LOW_PETS_SHOWN = 10;
 
 /** Larger quantity first, then the smaller petId. */
 const ranksAbove = (a: InventoryItem, b: InventoryItem) =>
   a.quantity > b.quantity || (a.quantity === b.quantity && a.petId < b.petId);
 
+/** Smaller quantity first, then the smaller petId. */
+const ranksBelow = (a: InventoryItem, b: InventoryItem) =>
+  a.quantity < b.quantity || (a.quantity === b.quantity && a.petId < b.petId);
+
+/** Puts `item` into `kept`, ordered by `before`, keeping at most `size`: one pass, bounded memory. */
+function keepRanked(
+  kept: InventoryItem[],
+  item: InventoryItem,
+  size: number,
+  before: (a: InventoryItem, b: InventoryItem) => boolean,
+) {
+  if (size === 0 || (kept.length >= size && !before(item, kept[kept.length - 1] as InventoryItem))) return;
+  let at = kept.length;
+  while (at > 0 && before(item, kept[at - 1] as InventoryItem)) at--;
+  kept.splice(at, 0, item);
+  if (kept.length > size) kept.pop();
+}
+
 /**
  * Every figure of `petinv summary` in one pass over the list: linear in the pets (the largest stocks are
- * kept in a list of `top` entries), with units summed in doubles while they are exact and in bigints past
+ * kept in a list of `top` entries, the low pets in one of LOW_PETS_SHOWN), with units summed in doubles while they are exact and in bigints past
  * that, so a million pets cost a million cheap additions.
  */
 export function summarizeInventory(
@@ -36,6 +60,7 @@ export function summarizeInventory(
   const exact: Record<PetStatus, number> = { available: 0, pending: 0, sold: 0 };
   const carried: Record<PetStatus, bigint> = { available: 0n, pending: 0n, sold: 0n };
   let low = 0;
+  const lowest: InventoryItem[] = [];
   const largest: InventoryItem[] = [];
   for (const item of items) {
     const { status, quantity } = item;
@@ -46,13 +71,11 @@ export function summarizeInventory(
       exact[status] = 0;
     }
     exact[status] += quantity;
-    if (quantity <= atMost) low++;
-    if (top > 0 && (largest.length < top || ranksAbove(item, largest[largest.length - 1] as InventoryItem))) {
-      let at = largest.length;
-      while (at > 0 && ranksAbove(item, largest[at - 1] as InventoryItem)) at--;
-      largest.splice(at, 0, item);
-      if (largest.length > top) largest.pop();
+    if (quantity <= atMost) {
+      low++;
+      keepRanked(lowest, item, LOW_PETS_SHOWN, ranksBelow);
     }
+    keepRanked(largest, item, top, ranksAbove);
   }
   const statuses = {} as Record<PetStatus, StatusTotals>;
   let units = 0n;
@@ -64,7 +87,7 @@ export function summarizeInventory(
     pets: pets.available + pets.pending + pets.sold,
     units,
     statuses,
-    low: { atMost, pets: low },
+    low: { atMost, pets: low, items: lowest },
     largest,
   };
 }
@@ -81,7 +104,11 @@ export function summaryValue(summary: InventorySummary, envName: string) {
         { pets: summary.statuses[status].pets, units: summary.statuses[status].units },
       ]),
     ),
-    low: { atMost: summary.low.atMost, pets: summary.low.pets },
+    low: {
+      atMost: summary.low.atMost,
+      pets: summary.low.pets,
+      items: summary.low.items.map(({ petId, quantity, status }) => ({ petId, quantity, status })),
+    },
     largest: summary.largest.map(({ petId, quantity, status }) => ({ petId, quantity, status })),
   };
 }
@@ -160,15 +187,20 @@ export function renderSummary(
         : '';
     lines.push(`${figures}${drawn}`.trimEnd());
   });
-  lines.push('', `At or below ${summary.low.atMost}: ${plural(summary.low.pets, 'pet')}`);
-  if (summary.largest.length > 0) {
-    const idWidth = Math.max(...summary.largest.map((item) => String(item.petId).length));
-    lines.push('Largest stocks:');
-    for (const item of summary.largest)
-      lines.push(
-        `  ${String(item.petId).padStart(idWidth)}  ${paintStatus(item.status)}${' '.repeat(statusWidth - item.status.length)}  ${item.quantity}`,
-      );
-  }
+  const idWidth = Math.max(
+    0,
+    ...[...summary.low.items, ...summary.largest].map((item) => String(item.petId).length),
+  );
+  const itemLine = (item: InventoryItem) =>
+    `  ${String(item.petId).padStart(idWidth)}  ${paintStatus(item.status)}${' '.repeat(statusWidth - item.status.length)}  ${item.quantity}`;
+  const { low } = summary;
+  lines.push('', `At or below ${low.atMost}: ${plural(low.pets, 'pet')}`);
+  lines.push(...low.items.map(itemLine));
+  if (low.pets > low.items.length)
+    lines.push(
+      `  … and ${low.pets - low.items.length} more: petinv list --low ${low.atMost} --sort quantity`,
+    );
+  if (summary.largest.length > 0) lines.push('Largest stocks:', ...summary.largest.map(itemLine));
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,12 +1,19 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { catchSubcommandTypos } from '../commands/typos';
 import { examplesText } from '../help/examples';
-import { type CommandTable, type ContextFor, declareProgram, type Program } from './global-options';
+import { COMMAND_SUMMARIES } from '../help/summaries';
+import {
+  type CommandTable,
+  type ContextFor,
+  declareProgram,
+  GLOBAL_OPTIONS_LINE,
+  type Program,
+} from './global-options';
 import { INVENTORY_COMMANDS } from './inventory';
 import { SERVE_COMMANDS } from './serve';
 import { SETTINGS_COMMANDS } from './settings';
 
-export type { Program } from './global-options';
+export { GLOBAL_OPTIONS_LINE, type Program } from './global-options';
 
 /**
  * The commander program: the options every command takes (global-options.ts), then each command group's
@@ -37,13 +44,18 @@ const COMMANDS: CommandTable = [
       ),
 ];
 
-/** Every command's help ends with its examples (src/help/examples.ts). */
-function addExamples(parent: { readonly commands: readonly CommandUnknownOpts[] }, path: string[] = []) {
+/**
+ * Every command's help ends with its examples (src/help/examples.ts) and the line naming the options every
+ * command takes; the top-level help lists each command by its summary (src/help/summaries.ts).
+ */
+function addHelpTexts(parent: { readonly commands: readonly CommandUnknownOpts[] }, path: string[] = []) {
   for (const command of parent.commands) {
     const commandPath = [...path, command.name()];
-    const examples = examplesText(commandPath.join(' '));
-    if (examples) command.addHelpText('after', examples);
-    addExamples(command, commandPath);
+    const summary = COMMAND_SUMMARIES[commandPath.join(' ')];
+    if (summary) command.summary(summary);
+    const examples = examplesText(commandPath.join(' '))?.trimEnd() ?? '';
+    command.addHelpText('after', `${examples}\n\n${GLOBAL_OPTIONS_LINE}`);
+    addHelpTexts(command, commandPath);
   }
 }
 
@@ -53,6 +65,6 @@ export function buildProgram(configure: (program: Program) => void, context: Con
   configure(program);
   for (const add of COMMANDS) add(program, context);
   catchSubcommandTypos(program);
-  addExamples(program);
+  addHelpTexts(program);
   return program;
 }

@@ -1,4 +1,4 @@
-import { Command } from '@commander-js/extra-typings';
+import { Command, Help } from '@commander-js/extra-typings';
 import { version } from '../../package.json';
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -8,7 +8,7 @@ import {
 } from '../client/defaults';
 import { parseBodySize, parseRetryWait } from '../commands/limits';
 import { byDefault, nonEmptyText, parsedOption, wholeNumber } from '../commands/options';
-import { HELP_TOPICS } from '../help/topics';
+import { HELP_TOPIC_NAMES } from '../help/topics';
 import { OUTPUT_FORMATS, parseFields, parseOutputFormat } from '../output/choose';
 import type { CommandContext } from '../output/context';
 
@@ -94,12 +94,20 @@ function declareGlobalOptions() {
 export function declareProgram() {
   return (
     declareGlobalOptions()
-      .showHelpAfterError('(run with --help for usage)')
+      // A usage error is said once, by the CLI entry (src/cli.ts), as `petinv: … (run petinv help COMMAND)`.
+      .showHelpAfterError(false)
       .exitOverride()
       // Help shows a default as its declaration words it, "(default 10000)", not as commander would.
       .configureHelp({
-        // Each command's help lists the options every command takes too (--env, --json, ...).
-        showGlobalOptions: true,
+        // The options every command takes are listed once, by `petinv help options` (kubectl's way), and
+        // named in one line at the end of every help: each command's own options come first and fit a screen.
+        showGlobalOptions: false,
+        visibleOptions(command) {
+          const options = Help.prototype.visibleOptions.call(this, command);
+          return command.parent
+            ? options
+            : options.filter((option) => TOP_LEVEL_OPTIONS.has(option.long ?? ''));
+        },
         optionDescription: (option) =>
           option.defaultValueDescription
             ? `${option.description} (${option.defaultValueDescription})`
@@ -111,15 +119,22 @@ export function declareProgram() {
   );
 }
 
+/** The options the top-level help lists itself; the rest are in `petinv help options`. */
+const TOP_LEVEL_OPTIONS = new Set(['--version', '--help']);
+
+/** The one line every help ends with, naming the options every command takes. */
+export const GLOBAL_OPTIONS_LINE = 'Global options (--env, --json, -o, -v, ...): petinv help options';
+
 /** Where the top-level help sends a reader next. */
 const helpFooter = () =>
   [
     '',
     'Help topics:',
-    ...HELP_TOPICS.map((topic) => `  petinv help ${topic.name.padEnd(13)}${topic.summary}`),
+    ...HELP_TOPIC_NAMES.map(([name, summary]) => `  petinv help ${name.padEnd(13)}${summary}`),
     '',
     'Each command: petinv help COMMAND (or petinv COMMAND --help).',
-    'Read more: man petinv, and README.md where petinv is installed (npm root -g).',
+    GLOBAL_OPTIONS_LINE,
+    'Read more: man petinv, and docs/ beside README.md where petinv is installed.',
     '',
   ].join('\n');
 

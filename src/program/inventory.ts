@@ -85,7 +85,7 @@ const declareSummary = (program: Program) =>
     .addOption(
       wholeNumber(
         '--low <n>',
-        'count the pets with a quantity of at most N',
+        'count the pets with a quantity of at most N, naming the lowest 10',
         0,
         Number.MAX_SAFE_INTEGER,
       ).default(...byDefault(0)),

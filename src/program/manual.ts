@@ -1,12 +1,14 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { COMMAND_EXAMPLES } from '../help/examples';
+import { optionsTopic } from '../help/options';
 import { roffText, topicMarkdown, topicRoff } from '../help/render';
-import { HELP_TOPICS } from '../help/topics';
+import { findTopic, HELP_TOPICS, type HelpTopic } from '../help/topics';
 import { buildProgram } from './build';
 
 /**
  * The documents made from the help text: the man page (written at build, scripts/docs.mjs) and the
- * README's help-topic sections. Built from the same declarations, examples and topics as `--help`.
+ * generated sections of the README and docs/ (`npm run docs`). Built from the same declarations, examples
+ * and topics as `--help`.
  */
 
 /** The program as help sees it; no command runs, so no context is ever made. */
@@ -67,7 +69,8 @@ function commandRoff(command: CommandUnknownOpts, path: string[]): string {
 export function renderManPage(version: string): string {
   const program = declaredProgram();
   const help = program.createHelp();
-  const globals = help.visibleOptions(program);
+  // The top-level help lists only --version and --help; the man page, every option every command takes.
+  const globals = program.options.filter((option) => !option.hidden);
   const commands = help.visibleCommands(program).map((command) => commandRoff(command, []));
   return [
     `.TH PETINV 1 "" "petinv ${roffText(version)}" "User Commands"`,
@@ -91,7 +94,7 @@ export function renderManPage(version: string): string {
     ...HELP_TOPICS.map(topicRoff),
     '.SH SEE ALSO',
     roffText(
-      "`petinv help exit-codes`, `petinv help environment`, `petinv help formats`; README.md in petinv's package directory, the full manual.",
+      "`petinv help options`, `petinv help exit-codes`, `petinv help environment`, `petinv help formats`; README.md and docs/guide.md in petinv's package directory, the full manual.",
     ),
     '',
   ].join('\n');
@@ -99,18 +102,53 @@ export function renderManPage(version: string): string {
 
 const marker = (name: string, end = false) => `<!-- ${end ? '/' : ''}help:${name} -->`;
 
+/** The README's exit codes in short: each code once, with the words before its meaning's first colon or parenthesis. */
+function shortExitCodes(): string {
+  const topic = findTopic('exit-codes');
+  const table = topic?.blocks.find((block) => 'table' in block);
+  if (table === undefined || !('table' in table)) throw new Error('the exit-codes topic has no table');
+  const seen = new Map<string, string>();
+  for (const [code = '', meaning = ''] of table.table.rows)
+    if (!seen.has(code)) seen.set(code, meaning.split(/: | \(/)[0] ?? meaning);
+  const rows = [...seen].map(([code, meaning]) => [code, meaning]);
+  return topicMarkdown({
+    ...topic,
+    blocks: [{ table: { head: ['exit code', 'meaning'], rows } }],
+  } as HelpTopic);
+}
+
 /**
- * The README with each help topic's section rewritten from its source. Throws when a section's markers are
- * missing, so a topic cannot silently drop out of the README.
+ * The sections made from the help text, and the page that holds each between its markers: the help topics
+ * (the page where a reader looks for them), `options` made from the declarations, and the README's short
+ * exit codes. `npm run docs` writes them; a test fails when a page drifts or loses a section.
  */
-export function syncReadme(readme: string): string {
-  let text = readme;
-  for (const topic of HELP_TOPICS) {
-    const start = text.indexOf(marker(topic.name));
-    const end = text.indexOf(marker(topic.name, true));
-    if (start < 0 || end < start) throw new Error(`README.md has no ${marker(topic.name)} section`);
-    const generated = `${marker(topic.name)}\n<!-- generated from src/help/topics.ts by npm run docs: edit it there -->\n\n${topicMarkdown(topic)}\n`;
-    text = text.slice(0, start) + generated + text.slice(end);
+export const GENERATED_SECTIONS: readonly { page: string; name: string; render: () => string }[] = [
+  { page: 'README.md', name: 'exit-codes-short', render: shortExitCodes },
+  { page: 'docs/guide.md', name: 'options', render: () => topicMarkdown(optionsTopic(declaredProgram())) },
+  ...HELP_TOPICS.map((topic) => ({
+    page: topic.name === 'environment' ? 'docs/configuration.md' : 'docs/guide.md',
+    name: topic.name,
+    render: () => topicMarkdown(topic),
+  })),
+];
+
+/** The pages that hold generated sections. */
+export const GENERATED_PAGES: readonly string[] = [
+  ...new Set(GENERATED_SECTIONS.map((section) => section.page)),
+];
+
+/**
+ * `page` (a path from the package's root, as GENERATED_SECTIONS names it) with each of its generated sections
+ * rewritten from its source. Throws when a section's markers are missing, so none can silently drop out.
+ */
+export function syncDocument(page: string, text: string): string {
+  let synced = text;
+  for (const section of GENERATED_SECTIONS.filter((each) => each.page === page)) {
+    const start = synced.indexOf(marker(section.name));
+    const end = synced.indexOf(marker(section.name, true));
+    if (start < 0 || end < start) throw new Error(`${page} has no ${marker(section.name)} section`);
+    const generated = `${marker(section.name)}\n<!-- generated from src/help/ by npm run docs: edit it there -->\n\n${section.render()}\n`;
+    synced = synced.slice(0, start) + generated + synced.slice(end);
   }
-  return text;
+  return synced;
 }

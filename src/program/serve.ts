@@ -15,9 +15,7 @@ import type { CommandTable, FlagsMatch, Program } from './global-options';
 const declareServeData = (program: Program) =>
   program
     .command('serve')
-    .description(
-      'run the inventory service locally (GET and PATCH /v1/inventory) for offline work and testing',
-    )
+    .description('run the inventory service (GET and PATCH /v1/inventory) for offline work and tests')
     // Help has always shown these two defaults as commander shows a text default.
     .addOption(
       new Option('--host <host>', 'address to bind; loopback unless told otherwise').default(
@@ -33,10 +31,10 @@ const declareServeData = (program: Program) =>
     .option('--in-memory', 'write nothing; with --data, load that file as a fixture that stays as it is')
     .option(
       '--api-key <key>',
-      "accepted API key, repeatable; visible in the process list (default: PETINV_SERVE_API_KEY, else the local environment's key, else a new one)",
+      "accepted key, repeatable, visible in ps (else PETINV_SERVE_API_KEY, local's key, or a new one)",
       (key: string, keys: string[] = []) => [...keys, key],
     )
-    .option('--api-key-file <file>', 'accepted API keys, one per line, kept out of the process list')
+    .option('--api-key-file <file>', 'accepted API keys, one per line, not in ps')
     .addOption(
       wholeNumber('--seed <count>', 'pets in a new inventory', 0, 10_000_000).default(
         ...byDefault(SERVE_DEFAULTS.seed),
@@ -46,23 +44,11 @@ const declareServeData = (program: Program) =>
 /** The faults serve can play, its limits, and its log. */
 const declareServe = (program: Program) =>
   declareServeData(program)
+    .addOption(parsedOption('--latency <ms>', 'delay responses by MS, or MIN-MAX at random', parseLatency))
     .addOption(
-      parsedOption(
-        '--latency <ms>',
-        'delay every response by MS or a random MIN-MAX milliseconds',
-        parseLatency,
-      ),
+      parsedOption('--fail-rate <fraction>', 'answer this fraction with 503, Retry-After', parseFailRate),
     )
-    .addOption(
-      parsedOption(
-        '--fail-rate <fraction>',
-        'answer this fraction of requests with 503 and Retry-After',
-        parseFailRate,
-      ),
-    )
-    .addOption(
-      wholeNumber('--rate-limit <n>', 'answer 429 with Retry-After past N requests per second', 1, 1_000_000),
-    )
+    .addOption(wholeNumber('--rate-limit <n>', '429 past N requests a second (Retry-After)', 1, 1_000_000))
     .addOption(
       wholeNumber(
         '--headers-timeout <ms>',
@@ -87,7 +73,15 @@ const declareServe = (program: Program) =>
         1_000_000,
       ).default(...byDefault(SERVE_DEFAULTS.maxConnections)),
     )
-    .option('--quiet', 'no log line per request');
+    .addOption(
+      wholeNumber(
+        '--max-connections-per-client <n>',
+        'close new connections of one client (address) at once past N of its own',
+        1,
+        1_000_000,
+      ).default(...byDefault(SERVE_DEFAULTS.maxConnectionsPerClient)),
+    )
+    .option('--quiet', 'no request log lines; faults still logged');
 
 export const SERVE_COMMANDS: CommandTable = [
   (program, context) =>

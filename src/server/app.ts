@@ -38,6 +38,8 @@ export type RequestLogEntry =
   | { event: 'client_error'; code: string; status: number }
   /** New connections closed at once because --max-connections were open; one entry per second at most. */
   | { event: 'connections_refused'; count: number; limit: number }
+  /** New connections of one client closed at once because it had --max-connections-per-client open. */
+  | { event: 'client_connections_refused'; client: string; count: number; limit: number }
   /** A connection closed with more pipelined requests waiting their turn than may; those waiting were dropped. */
   | { event: 'pipeline_overflow'; limit: number };
 

@@ -52,6 +52,8 @@ export interface DataFileOptions {
   now?: () => number;
   /** The journal entries a snapshot waits for, however small the inventory (tests fold sooner). */
   minJournalEntries?: number;
+  /** Called once a new snapshot has replaced the data file (a new file: the lock follows it). */
+  onSnapshotReplaced?: () => void;
 }
 
 /**
@@ -107,7 +109,7 @@ export class InventoryFile {
     readonly path: string,
     private readonly journal: Journal,
     private currentFormat: DataFileFormat,
-    options: DataFileOptions,
+    private readonly options: DataFileOptions,
   ) {
     this.files = options.files ?? nodeFileSystem;
     // A monotonic clock: the wall clock set back a day would hold every snapshot back for that day.
@@ -183,6 +185,7 @@ export class InventoryFile {
       this.nextSnapshotAt = this.now() + wait;
       throw error;
     }
+    this.options.onSnapshotReplaced?.();
     this.snapshotFailures = 0;
     this.nextSnapshotAt = 0;
     this.currentFormat = 'petinv';

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { AppHandler, AppOptions } from './app';
 import { answerBelowTheApp, type Timeouts } from './protocol-errors';
+import { holdContinue } from './request';
 
 /**
  * The HTTP layer under the app: requests answered in order per connection, connections counted and capped,
@@ -13,6 +14,12 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** Far below the usual file-descriptor limits, far above what one machine's scripts open. */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
+/**
+ * A quarter of the total: one client (an address; an IPv6 /64) holding connections open, idle or sending
+ * its headers slowly, leaves the other three quarters to everyone else. As many as petinv's own bulk run
+ * opens at its highest --concurrency.
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 256;
 const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 export interface HttpEdgeOptions {
@@ -20,6 +27,7 @@ export interface HttpEdgeOptions {
   headersTimeout?: number;
   requestTimeout?: number;
   maxConnections?: number;
+  maxConnectionsPerClient?: number;
 }
 
 export interface HttpEdge {
@@ -117,6 +125,64 @@ function reportRefusedConnections(server: Server, maxConnections: number, log: H
 }
 
 /**
+ * Who a connection counts against: its address, an IPv4 address given in IPv6 form as itself, and an IPv6
+ * address by its /64 (a single host is usually given a whole /64, and may use any address in it).
+ */
+export function clientOf(address: string | undefined): string | undefined {
+  if (address === undefined) return undefined;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1];
+  if (!address.includes(':')) return address;
+  const [head = '', tail = ''] = address.split('%')[0]?.split('::') ?? [];
+  const headGroups = head === '' ? [] : head.split(':');
+  const tailGroups = tail === '' ? [] : tail.split(':');
+  const groups = address.includes('::')
+    ? [
+        ...headGroups,
+        ...Array(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill('0'),
+        ...tailGroups,
+      ]
+    : headGroups;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => Number.parseInt(group, 16).toString(16))
+    .join(':')}::/64`;
+}
+
+/**
+ * Past --max-connections-per-client open connections from one client, its new ones are closed at once,
+ * so that no one client can hold every connection the server allows. Said at most once a second, per
+ * client refused.
+ */
+function capConnectionsPerClient(server: Server, limit: number, log: HttpEdgeOptions['log']) {
+  const open = new Map<string, number>();
+  const refused = new Map<string, number>();
+  let reportedAt = Number.NEGATIVE_INFINITY;
+  server.on('connection', (socket: Socket) => {
+    const client = clientOf(socket.remoteAddress);
+    if (client === undefined) return; // Already gone.
+    const count = open.get(client) ?? 0;
+    if (count >= limit) {
+      socket.destroy();
+      refused.set(client, (refused.get(client) ?? 0) + 1);
+      const now = Date.now();
+      if (now - reportedAt < 1000) return;
+      for (const [who, times] of refused)
+        log?.({ event: 'client_connections_refused', client: who, count: times, limit });
+      refused.clear();
+      reportedAt = now;
+      return;
+    }
+    open.set(client, count + 1);
+    socket.once('close', () => {
+      const left = (open.get(client) ?? 1) - 1;
+      if (left > 0) open.set(client, left);
+      else open.delete(client);
+    });
+  });
+}
+
+/**
  * A request that arrived on a kept-alive connection after the stop began is not started (RFC 9112
  * section 9.6): the connection closes after the answers before it, and the client may retry elsewhere.
  */
@@ -165,6 +231,7 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
     requestTimeout: options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS,
   };
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const maxConnectionsPerClient = options.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
 
   let draining = false;
   const connections = new Set<Socket>();
@@ -194,7 +261,18 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
     onRequest,
   );
   server.maxConnections = maxConnections;
+  // With a listener, node:http no longer answers 100 Continue by itself: the body reader does, once the
+  // key and the declared size have been checked (request.ts).
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    // A request without a body has nothing to wait for.
+    const bodiless =
+      req.headers['content-length'] === '0' ||
+      (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined);
+    if (!bodiless) holdContinue(req, res, () => !draining);
+    onRequest(req, res);
+  });
 
+  capConnectionsPerClient(server, maxConnectionsPerClient, log);
   trackConnections(server, connections, latestResponse);
   answerBelowTheApp(server, timeouts, log, latestResponse);
   reportRefusedConnections(server, maxConnections, log);

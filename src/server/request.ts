@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BODY_LIMIT_BYTES } from '../contract/limits';
 import { HttpError } from './errors';
 
@@ -65,6 +65,28 @@ export function checkBodyEncoding(req: IncomingMessage, contentType: string | un
     );
 }
 
+const CONTINUE = Symbol('sends 100 Continue, once the request has been checked');
+type ExpectingRequest = IncomingMessage & { [CONTINUE]?: () => void };
+
+/**
+ * A request that sent `Expect: 100-continue` waits for `100 Continue` before it sends its body: that
+ * answer is held back until its key, route and declared size have been checked (RFC 9110 section
+ * 10.1.1), so a client without a valid key or with a body too large is told so (401, 413) instead of
+ * being invited to send it. Until then its final answer closes the connection: the client may or may not
+ * send the body after such an answer, and what it sends must not be read as its next request.
+ */
+export function holdContinue(req: IncomingMessage, res: ServerResponse, mayKeepAlive: () => boolean): void {
+  const keepAlive = res.shouldKeepAlive;
+  res.shouldKeepAlive = false;
+  (req as ExpectingRequest)[CONTINUE] = () => {
+    (req as ExpectingRequest)[CONTINUE] = undefined;
+    if (res.headersSent) return;
+    // Unless the connection was meant to close meanwhile (the server began to stop, say).
+    res.shouldKeepAlive = keepAlive && mayKeepAlive();
+    res.writeContinue();
+  };
+}
+
 /** The whole body as UTF-8 text, refused past BODY_LIMIT_BYTES; rejects with ClientAborted when cut off. */
 export function readBody(req: IncomingMessage): Promise<string> {
   const tooLarge = () =>
@@ -74,6 +96,8 @@ export function readBody(req: IncomingMessage): Promise<string> {
   if (Number(req.headers['content-length']) > BODY_LIMIT_BYTES) return Promise.reject(tooLarge());
   // Gone already (during --latency, say): its 'error' and 'close' have been emitted, and 'end' never comes.
   if (req.destroyed && !req.complete) return Promise.reject(new ClientAborted());
+  // Everything about the request has been checked: a client waiting to send its body may send it now.
+  (req as ExpectingRequest)[CONTINUE]?.();
   // Plain events rather than `for await`: this is on the PATCH hot path, and the iterator costs more.
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

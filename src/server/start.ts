@@ -1,14 +1,15 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { DEFAULT_BASE_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from '../contract/defaults';
-import type { FileSystem } from '../files/file-system';
+import { describeFileSystemError, type FileSystem } from '../files/file-system';
+import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
 import { InventoryFile } from './data-file';
 import type { DataFileFormat } from './data-format';
 import { createDataDirectory, readInventoryFile, resolveDataPath } from './data-load';
 import { ServeError } from './errors';
 import { createHttpEdge, type HttpEdge, type HttpEdgeOptions } from './http-server';
-import { lockDataFile } from './lock';
 import { API_PREFIX } from './routes';
 import { InventoryStore, seedInventory } from './store';
 
@@ -22,6 +23,8 @@ export interface ServeOptions extends FaultOptions {
   requestTimeout?: HttpEdgeOptions['requestTimeout'];
   /** Open connections past which new ones are closed at once (default 1024). */
   maxConnections?: HttpEdgeOptions['maxConnections'];
+  /** Open connections of one client (an address, an IPv6 /64) past which its new ones are closed (default 256). */
+  maxConnectionsPerClient?: HttpEdgeOptions['maxConnectionsPerClient'];
   port?: number;
   /** The data file; undefined keeps the inventory in memory only. */
   dataFile?: string;
@@ -50,10 +53,45 @@ export interface RunningServer {
   seeded: boolean;
   /** Bytes of an incomplete last journal line (a write a crash cut short, never acknowledged) cut at start. */
   droppedJournalBytes: number;
+  /** What the operator should know of the start, beyond the readiness line. */
+  warnings: string[];
   pets: number;
   server: Server;
   /** Stops accepting, lets requests in flight finish, flushes and unlocks the data file. */
   close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Claims the data file at `path` (already resolved to the real file) for this process: `FILE.lock` names
+ * the owner, and the file's identity is claimed too, so that a serve reaching it by another name (a hard
+ * link in any directory, a bind mount) is refused as well (files/lock.ts). A lock left by a serve that
+ * died is taken over, even when its pid now belongs to another process; one held by a live serve refuses
+ * the start.
+ */
+export async function lockDataFile(path: string, files?: FileSystem): Promise<HeldLock> {
+  const lockPath = `${path}.lock`;
+  try {
+    return await acquireLock(lockPath, { files, identityOf: path });
+  } catch (error) {
+    if (!(error instanceof LockHeldError))
+      throw new ServeError(`cannot lock data file ${path} (${lockPath}): ${describeFileSystemError(error)}`);
+    const holder = error.heldBy;
+    if (holder?.host && holder.host !== hostname()) {
+      // Its liveness cannot be checked from here; a container restarted under a new host name looks the same.
+      throw new ServeError(
+        `data file ${path} is in use by another petinv serve (pid ${holder.pid} on host ${holder.host}); stop it, or, if that serve is gone, remove ${lockPath}`,
+      );
+    }
+    const owner = holder ? ` (pid ${holder.pid})` : ' (it did not say its pid in time)';
+    // The same file by another name: a hard link, a bind mount (the holder says which name it uses).
+    const byAnotherName =
+      error.via === 'identity' && holder?.path && holder.path !== path
+        ? `, which reaches the same file as ${holder.path}`
+        : '';
+    throw new ServeError(
+      `data file ${path} is in use by another petinv serve${owner}${byAnotherName}; stop it or choose another file with --data`,
+    );
+  }
 }
 
 /** The inventory a start opens: in memory, loaded read-only, or durable in a locked data file. */
@@ -63,6 +101,8 @@ interface OpenedInventory {
   file?: InventoryFile;
   /** Releases the data file's lock; a no-op when none was taken. */
   unlock: () => Promise<void>;
+  /** What the operator should know of the start: a lock record that could not be written, say. */
+  warnings: string[];
   seeded: boolean;
   dataFormat: DataFileFormat | undefined;
   /** Bytes of a torn last journal line cut at start (see RunningServer). */
@@ -80,6 +120,7 @@ async function openInventory(
     return {
       store: new InventoryStore(seed()),
       unlock: unlocked,
+      warnings: [],
       seeded: true,
       dataFormat: undefined,
       droppedJournalBytes: 0,
@@ -89,6 +130,7 @@ async function openInventory(
     return {
       store: new InventoryStore(loaded.items),
       unlock: unlocked,
+      warnings: [],
       seeded: false,
       dataFormat: loaded.format,
       // Loaded, never written: a torn line stays in the file, and out of the inventory.
@@ -96,23 +138,35 @@ async function openInventory(
     };
   }
   createDataDirectory(dataFile, options.files);
-  const unlock = await lockDataFile(dataFile, options.files);
+  const lock = await lockDataFile(dataFile, options.files);
+  const unlock = () => lock.release();
+  const warnings = lock.recordProblem
+    ? [
+        `the lock record ${dataFile}.lock could not be written (${describeFileSystemError(lock.recordProblem)}); this serve still holds the data file, by its identity`,
+      ]
+    : [];
+  const logFault = (fault: string) => options.log?.({ method: '-', path: dataFile, fault });
   let file: InventoryFile | undefined;
   try {
-    const opened = await InventoryFile.open(dataFile, seed, { files: options.files });
+    const opened = await InventoryFile.open(dataFile, seed, {
+      files: options.files,
+      // A snapshot is a new file renamed into place: the lock follows it to its new identity.
+      onSnapshotReplaced: () =>
+        void lock
+          .follow()
+          .catch((error: unknown) => logFault(`cannot lock the new snapshot: ${(error as Error).message}`)),
+    });
     file = opened.file;
+    // A data file this start created has an identity only now.
+    await lock.follow();
     const store = new InventoryStore(opened.items, file, {
-      onSnapshotError: (error) =>
-        options.log?.({
-          method: '-',
-          path: dataFile,
-          fault: `${(error as Error).message}; the journal keeps every change`,
-        }),
+      onSnapshotError: (error) => logFault(`${(error as Error).message}; the journal keeps every change`),
     });
     return {
       store,
       file,
       unlock,
+      warnings,
       seeded: opened.created,
       dataFormat: file.format,
       droppedJournalBytes: opened.droppedJournalBytes,
@@ -209,6 +263,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     dataFormat: inventory.dataFormat,
     seeded: inventory.seeded,
     droppedJournalBytes: inventory.droppedJournalBytes,
+    warnings: inventory.warnings,
     pets: store.size,
     server: edge.server,
     close: stopper(edge, inventory),

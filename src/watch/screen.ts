@@ -56,7 +56,11 @@ export function renderWatchScreen(
     `last change ${clock(state.changedAt)}`,
     `last check ${clock(state.checkedAt)}`,
   ].join(' · ');
-  const notice = state.lost ? chalk.red(`connection lost: ${state.lost}; still trying`) : 'Ctrl-C to stop';
+  const notice = state.lost
+    ? chalk.red(`connection lost: ${state.lost}; still trying`)
+    : state.checkedAt === undefined
+      ? `waiting for the first answer from ${state.envName}… (Ctrl-C to stop)`
+      : 'Ctrl-C to stop';
   const changed = state.marks;
   const removed = [...changed.values()].filter((change) => change.to === null);
 

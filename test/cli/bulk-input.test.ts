@@ -23,7 +23,8 @@ describe('bulk input', () => {
     expect(result).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'petinv: bulk input: line 1 has no end within 1 MiB; is it text, one update a line?\n',
+      stderr:
+        'petinv: bulk input: line 1 has no end within 1 MiB; is it text, one update a line? (run petinv help set)\n',
     });
   });
 
@@ -50,7 +51,7 @@ describe('a quantity is read by one rule, for one pet and in bulk', () => {
       const before = await quantityOf(10);
       const one = await petinv(['set', '10', text]);
       expect(one).toMatchObject({ code: 2, stdout: '' });
-      expect(one.stderr).toBe(`petinv: ${message}\n`);
+      expect(one.stderr).toBe(`petinv: ${message} (run petinv help set)\n`);
       const bulk = await petinv(['set', '-', '--strict'], `10,${text}\n`);
       expect(bulk).toMatchObject({ code: 2, stdout: '' });
       expect(bulk.stderr).toContain(`petinv: line 1: ${message}\n`);
@@ -136,7 +137,10 @@ describe('bulk results', () => {
       },
       { input: 1, ok: true, item: { petId: 11, quantity: 2, status: 'pending' } },
     ]);
-    expect(JSON.parse(result.stderr.split('\n')[0] as string)).toEqual({
+    // A run that skipped input fails (exit 9): one line, the summary beside the error.
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: expect.objectContaining({ code: 'partial_failure', exitCode: 9 }),
       summary: { updated: 1, failed: 0, skipped: 1, notSent: 0, stopped: null },
     });
   });

@@ -362,8 +362,10 @@ describe('exit codes', () => {
         .split('\n')
         .map((line) => JSON.parse(line)),
     ).toEqual([
-      { summary: { updated: 1, failed: 1, skipped: 1, notSent: 0, stopped: null } },
-      { error: expect.objectContaining({ code: 'partial_failure' }) },
+      {
+        error: expect.objectContaining({ code: 'partial_failure' }),
+        summary: { updated: 1, failed: 1, skipped: 1, notSent: 0, stopped: null },
+      },
     ]);
     expect((await petinv(['list'])).stdout).toMatch(/^5\t\w+\t55$/m);
   });

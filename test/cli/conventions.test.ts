@@ -34,7 +34,7 @@ function oneJsonError(stderr: string) {
 
 describe('--json: every failure is one JSON line on stderr', () => {
   it.each([
-    [[], 'no command given; run petinv --help'],
+    [[], 'no command given (run petinv help)'],
     [['lst'], "unknown command 'lst' (Did you mean list?)"],
     [['help', 'lst'], "unknown command 'lst' (Did you mean list?)"],
     [['env', 'sett-url'], "unknown command 'sett-url' for 'env' (Did you mean set-url?)"],
@@ -60,9 +60,15 @@ describe('--json: every failure is one JSON line on stderr', () => {
 describe('typos a person can fix', () => {
   it('subcommand typos get the suggestion top-level commands get, without --json too', async () => {
     for (const [args, message] of [
-      [['env', 'sett-url'], "error: unknown command 'sett-url' for 'env' (Did you mean set-url?)\n"],
-      [['help', 'lst'], "error: unknown command 'lst' (Did you mean list?)\n"],
-      [['help', 'env', 'remov'], "error: unknown command 'remov' for 'env' (Did you mean remove?)\n"],
+      [
+        ['env', 'sett-url'],
+        "petinv: unknown command 'sett-url' for 'env' (Did you mean set-url?) (run petinv help env)\n",
+      ],
+      [['help', 'lst'], "petinv: unknown command 'lst' (Did you mean list?) (run petinv help)\n"],
+      [
+        ['help', 'env', 'remov'],
+        "petinv: unknown command 'remov' for 'env' (Did you mean remove?) (run petinv help)\n",
+      ],
     ] as const) {
       const result = await runMain(args, { env: configDir() });
       expect(result.code).toBe(2);
@@ -84,7 +90,7 @@ describe('typos a person can fix', () => {
     const byFlag = await runMain(['--env', 'prodution', 'list'], { env });
     expect(byFlag.code).toBe(2);
     expect(byFlag.stderr).toBe(
-      'petinv: unknown environment prodution (from --env); did you mean production? known: production, staging, local; to add it: petinv env set-url prodution https://<host>/v1\n',
+      'petinv: unknown environment prodution (from --env); did you mean production? known: production, staging, local; to add it: petinv env set-url prodution https://<host>/v1 (run petinv help list)\n',
     );
     await runMain(['env', 'set-url', 'qa-east', 'https://qa.example/v1'], { env });
     const byVariable = await runMain(['config'], { env: { ...env, PETINV_ENV: 'qa-eats' } });
@@ -117,7 +123,7 @@ describe('login --env NAME for an environment with no URL', () => {
     const refused = await runMain(['login', '--env', 'stagin'], { env, input: KEY });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toBe(
-      'petinv: stagin is a new environment (did you mean staging?); store its key anyway with --create, or first: petinv env set-url stagin https://<host>/v1\n',
+      'petinv: stagin is a new environment (did you mean staging?); store its key anyway with --create, or first: petinv env set-url stagin https://<host>/v1 (run petinv help login)\n',
     );
     expect(readConfigFile(env).environments).toEqual({});
     const created = await runMain(['login', '--env', 'stagin', '--create'], { env, input: KEY });

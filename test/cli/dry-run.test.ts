@@ -34,14 +34,16 @@ describe('--dry-run never writes', () => {
     const json = await runMain(['--json', 'set', '-', '--dry-run'], { env, input });
     expect(json.code).toBe(9);
     expect(JSON.parse(json.stdout)[0]).toMatchObject({ input: 2, ok: false, skipped: true });
-    // stderr holds JSON lines only: the dry run's summary, then the error.
+    // stderr holds one JSON line: the error, the dry run's summary beside it.
     const errors = json.stderr
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
     expect(errors).toEqual([
-      { dryRun: { changes: 2, unknown: 0, written: 0 } },
-      { error: expect.objectContaining({ code: 'partial_failure' }) },
+      {
+        error: expect.objectContaining({ code: 'partial_failure' }),
+        dryRun: { changes: 2, unknown: 0, written: 0 },
+      },
     ]);
     expect(patches()).toEqual([]);
   });

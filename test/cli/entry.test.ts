@@ -25,7 +25,7 @@ describe('the CLI entry', () => {
   it('returns the exit status and leaves process.exitCode alone', async () => {
     const result = await runMain(['frobnicate']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe("error: unknown command 'frobnicate'\n(run with --help for usage)\n");
+    expect(result.stderr).toBe("petinv: unknown command 'frobnicate' (run petinv help)\n");
     expect(process.exitCode).toBeUndefined();
     expect(await runMain(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
   });

@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
 import { ExitCode } from '../../src/errors';
 import { COMMAND_EXAMPLES } from '../../src/help/examples';
-import { HELP_TOPICS } from '../../src/help/topics';
-import { buildProgram } from '../../src/program/build';
-import { renderManPage, syncReadme } from '../../src/program/manual';
+import { HELP_TOPIC_NAMES, HELP_TOPICS } from '../../src/help/topics';
+import { buildProgram, GLOBAL_OPTIONS_LINE } from '../../src/program/build';
+import { GENERATED_PAGES, GENERATED_SECTIONS, renderManPage, syncDocument } from '../../src/program/manual';
 import { runMain } from '../helpers/main';
 
 const root = join(import.meta.dirname, '../..');
@@ -36,7 +36,7 @@ describe('help', () => {
   });
 
   it.each(paths.map((path) => [path.join(' ')]))(
-    '%s --help ends with examples and lists the global options',
+    '%s --help: its own options, its examples, then one line naming the global options',
     async (path) => {
       expect(
         COMMAND_EXAMPLES[path]?.length,
@@ -44,18 +44,65 @@ describe('help', () => {
       ).toBeGreaterThan(0);
       const help = await runMain([...path.split(' '), '--help']);
       expect(help.code).toBe(0);
-      expect(help.stdout).toMatch(/\nGlobal Options:\n[\s\S]*--base-url <url>[\s\S]*--json /);
+      expect(help.stdout).not.toMatch(/Global Options:|--base-url/);
       expect(help.stdout).toMatch(/\nExamples:\n {2}petinv|\nExamples:\n {2}printf|\nExamples:\n {2}eval/);
+      expect(help.stdout.trimEnd().split('\n').at(-1)).toBe(GLOBAL_OPTIONS_LINE);
+      expect(help.stdout.indexOf('Examples:')).toBeGreaterThan(help.stdout.indexOf('Options:'));
       // `petinv help PATH` is the same text.
       expect((await runMain(['help', ...path.split(' ')])).stdout).toBe(help.stdout);
     },
   );
 
-  it('the top-level help ends with the topics and where to read more', async () => {
-    const help = await runMain(['--help']);
-    for (const topic of HELP_TOPICS) expect(help.stdout).toContain(`petinv help ${topic.name}`);
-    expect(help.stdout.trimEnd().split('\n').at(-1)).toMatch(/^Read more: man petinv, and README\.md/);
-    expect((await runMain(['help'])).stdout).toBe(help.stdout);
+  /** The lines a help text takes on a terminal `columns` wide: a line wider than that wraps onto more. */
+  const screenLines = (text: string, columns: number) =>
+    text
+      .replace(/\n$/, '')
+      .split('\n')
+      .reduce((lines, line) => lines + Math.max(1, Math.ceil(line.length / columns)), 0);
+
+  const limits: Array<[string, number]> = [
+    ['--help', 45],
+    ...paths.map((path): [string, number] => [path.join(' '), 40]),
+  ];
+  it.each(limits)(
+    'petinv %s --help fits %i lines of an 80-column terminal, and in a pipe',
+    async (path, most) => {
+      const args = path === '--help' ? ['--help'] : [...path.split(' '), '--help'];
+      for (const options of [{ tty: true, columns: 80 }, { tty: false }]) {
+        const help = await runMain(args, options);
+        expect(help.code).toBe(0);
+        expect(screenLines(help.stdout, 80), help.stdout).toBeLessThanOrEqual(most);
+        for (const line of help.stdout.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
+      }
+    },
+  );
+
+  it('the top-level help lists each command on one line, then the topics and where to read more', async () => {
+    const help = await runMain(['--help'], { tty: true, columns: 80 });
+    const listed = help.stdout.slice(
+      help.stdout.indexOf('Commands:\n'),
+      help.stdout.indexOf('\n\n', help.stdout.indexOf('Commands:')),
+    );
+    expect(listed.split('\n').slice(1)).toHaveLength(program.commands.length);
+    for (const [name] of HELP_TOPIC_NAMES) expect(help.stdout).toContain(`petinv help ${name}`);
+    expect(help.stdout).toContain(`\n${GLOBAL_OPTIONS_LINE}\n`);
+    expect(help.stdout.trimEnd().split('\n').at(-1)).toMatch(/^Read more: man petinv, and docs\//);
+    expect((await runMain(['help'], { tty: true, columns: 80 })).stdout).toBe(help.stdout);
+  });
+
+  it('petinv help options lists every option every command takes, once', async () => {
+    const result = await runMain(['help', 'options'], { tty: true, columns: 80 });
+    expect(result.code).toBe(0);
+    const globals = program.options.filter((option) => !option.hidden && option.long !== '--version');
+    expect(globals.length).toBeGreaterThan(10);
+    for (const option of globals) {
+      const term = option.short ? `${option.short}, ${option.long}` : (option.long as string);
+      expect(
+        result.stdout.match(new RegExp(`^ {2}${term.replace(/[-]/g, '\\-')}\\b`, 'gm')),
+        term,
+      ).toHaveLength(1);
+    }
+    for (const line of result.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
   });
 
   it('petinv help exit-codes names every exit code petinv uses', async () => {
@@ -86,11 +133,19 @@ describe('help', () => {
 });
 
 describe('documents made from the help text', () => {
-  it("the README's help-topic sections are the topics as src/help/topics.ts has them (npm run docs)", () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    expect(syncReadme(readme) === readme, 'README.md drifted from src/help/topics.ts: run npm run docs').toBe(
-      true,
+  it.each(GENERATED_PAGES)('%s: its generated sections are what src/help/ makes (npm run docs)', (page) => {
+    const text = readFileSync(join(root, page), 'utf8');
+    expect(syncDocument(page, text) === text, `${page} drifted from src/help/: run npm run docs`).toBe(true);
+  });
+
+  it('every help topic, and the options, has its section in one page', () => {
+    const names = GENERATED_SECTIONS.map((section) => section.name);
+    expect(names).toEqual(
+      expect.arrayContaining([...HELP_TOPIC_NAMES.map(([name]) => name), 'exit-codes-short']),
     );
+    expect(new Set(names).size).toBe(names.length);
+    expect(GENERATED_PAGES).toEqual(expect.arrayContaining(['README.md', 'docs/guide.md']));
+    expect(() => syncDocument('docs/guide.md', '# nothing generated here\n')).toThrow(/help:/);
   });
 
   it('the built man page is the one the help text makes, and man reads it without a warning', () => {

@@ -221,7 +221,7 @@ describe('what reaches the terminal', () => {
     expect(result.code).toBe(2);
     expect(controlCharacters(result.stderr)).toEqual([]);
     expect(result.stderr).toBe(
-      'petinv: line 1: petId "x" is not an integer within int64\npetinv: --strict: 1 bad line; nothing was sent\n',
+      'petinv: line 1: petId "x" is not an integer within int64\npetinv: --strict: 1 bad line; nothing was sent (run petinv help set)\n',
     );
   });
 });

@@ -10,6 +10,7 @@ import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../../src/config/paths';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   DEFAULT_REQUEST_TIMEOUT_MS,
 } from '../../src/server/http-server';
 import { DEFAULT_SEED_COUNT } from '../../src/server/start';
@@ -26,7 +27,7 @@ async function help(args: string[]): Promise<string> {
 
 describe('option declarations', () => {
   it('help states the defaults the code applies, from the same declaration', async () => {
-    const program = await help([]);
+    const program = (await runMain(['help', 'options'], { tty: true, columns: 400 })).stdout;
     expect(program).toContain(
       `per-attempt request timeout in milliseconds (default ${DEFAULT_TIMEOUT_MS})\n`,
     );
@@ -43,6 +44,7 @@ describe('option declarations', () => {
     expect(serve).toContain(`take longer (default ${SERVE_DEFAULTS.headersTimeout})\n`);
     expect(serve).toContain(`to arrive (default ${SERVE_DEFAULTS.requestTimeout})\n`);
     expect(serve).toContain(`open ones (default ${SERVE_DEFAULTS.maxConnections})\n`);
+    expect(serve).toContain(`of its own (default ${SERVE_DEFAULTS.maxConnectionsPerClient})\n`);
   });
 
   it("serve's defaults are the server's own", () => {
@@ -51,15 +53,28 @@ describe('option declarations', () => {
       headersTimeout: DEFAULT_HEADERS_TIMEOUT_MS,
       requestTimeout: DEFAULT_REQUEST_TIMEOUT_MS,
       maxConnections: DEFAULT_MAX_CONNECTIONS,
+      maxConnectionsPerClient: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
     });
   });
 
   it.each([
-    [['--timeout', '0', 'list'], '--timeout 0: must be a whole number from 1 to 600000'],
-    [['--retries', '11', 'list'], '--retries 11: must be a whole number from 0 to 10'],
-    [['list', '--limit', '2.5'], '--limit 2.5: must be a whole number from 0 to 9007199254740991'],
-    [['set', '-', '--concurrency', '0'], '--concurrency 0: must be a whole number from 1 to 256'],
-    [['serve', '--port', '70000'], '--port 70000: must be a whole number from 0 to 65535'],
+    [
+      ['--timeout', '0', 'list'],
+      '--timeout 0: must be a whole number from 1 to 600000 (run petinv help list)',
+    ],
+    [['--retries', '11', 'list'], '--retries 11: must be a whole number from 0 to 10 (run petinv help list)'],
+    [
+      ['list', '--limit', '2.5'],
+      '--limit 2.5: must be a whole number from 0 to 9007199254740991 (run petinv help list)',
+    ],
+    [
+      ['set', '-', '--concurrency', '0'],
+      '--concurrency 0: must be a whole number from 1 to 256 (run petinv help set)',
+    ],
+    [
+      ['serve', '--port', '70000'],
+      '--port 70000: must be a whole number from 0 to 65535 (run petinv help serve)',
+    ],
   ])('%j: the declared parser refuses the value before the command runs (exit 2)', async (args, message) => {
     // The base URL is a closed port: had the command run, it would fail otherwise.
     const result = await runMain(args, {
@@ -73,7 +88,7 @@ describe('option declarations', () => {
     expect(result).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'petinv: --timeout 0: must be a whole number from 1 to 600000\n',
+      stderr: 'petinv: --timeout 0: must be a whole number from 1 to 600000 (run petinv help env)\n',
     });
   });
 });

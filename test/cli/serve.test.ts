@@ -193,11 +193,26 @@ describe('fault flags', () => {
     await server.stop();
   });
 
-  it('--quiet writes no request lines', async () => {
-    const server = await serveInProcess(['--in-memory', '--api-key', KEY, '--quiet']);
+  it('--quiet writes no request lines, and still tells of refused connections', async () => {
+    const server = await serveInProcess([
+      '--in-memory',
+      '--api-key',
+      KEY,
+      '--quiet',
+      '--max-connections-per-client',
+      '1',
+    ]);
     await request(`${server.baseUrl}/inventory`, { headers: bearer(KEY) });
+    await request(`${server.baseUrl}/inventory`, { headers: bearer('wrong') });
+    const held = await openSocket(server.port);
+    const refused = await openSocket(server.port);
+    expect(await readUntilClosed(refused)).toBe('');
+    held.destroy();
     await server.stop();
     expect(server.stderr()).not.toContain('"method"');
+    expect(server.stderr()).toContain(
+      '"event":"client_connections_refused","client":"127.0.0.1","count":1,"limit":1',
+    );
   });
 
   it.each([
@@ -248,7 +263,7 @@ describe('keys', () => {
     const result = await runMain(['serve', '--port', '0', '--in-memory', '--api-key-file', file]);
     expect(result.code).toBe(2);
     expect(result.stderr.trim()).toBe(
-      `petinv: --api-key-file ${file}, line 2: a key holds white space, a control character or a non-ASCII character, which no client can send`,
+      `petinv: --api-key-file ${file}, line 2: a key holds white space, a control character or a non-ASCII character, which no client can send (run petinv help serve)`,
     );
   });
 

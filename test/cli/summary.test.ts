@@ -1,7 +1,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { InventoryItem } from '../../src/contract/schemas';
-import { bar, summarizeInventory } from '../../src/output/summary';
+import { bar, LOW_PETS_SHOWN, summarizeInventory } from '../../src/output/summary';
 import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
 
@@ -32,7 +32,14 @@ describe('petinv summary', () => {
           { pets: of(status).length, units: sum(of(status)) },
         ]),
       ),
-      low: { atMost: 12, pets: items.filter((item) => item.quantity <= 12).length },
+      low: {
+        atMost: 12,
+        pets: items.filter((item) => item.quantity <= 12).length,
+        items: items
+          .filter((item) => item.quantity <= 12)
+          .sort((a, b) => a.quantity - b.quantity || a.petId - b.petId)
+          .slice(0, LOW_PETS_SHOWN),
+      },
       largest: [...items].sort((a, b) => b.quantity - a.quantity || a.petId - b.petId).slice(0, 3),
     });
   });
@@ -53,6 +60,36 @@ describe('petinv summary', () => {
     expect(piped.stdout).not.toContain('\x1b[');
     expect(piped.stdout).toMatch(/^12 pets · \d+ units · local\n/);
   });
+
+  it('names the low pets, lowest first, up to a limit, and says how to list the rest', async () => {
+    const items = (await runMain(['list'], { env: served.env })).stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split('\t'))
+      .map(([petId, status, quantity]) => ({ petId: Number(petId), status, quantity: Number(quantity) }));
+    const text = (await runMain(['summary', '--low', '10', '--top', '0'], { env: served.env })).stdout;
+    const low = items
+      .filter((item) => item.quantity <= 10)
+      .sort((a, b) => a.quantity - b.quantity || a.petId - b.petId);
+    expect(low.length).toBeGreaterThan(0);
+    const lines = text.split('\n');
+    const heading = lines.indexOf(`At or below 10: ${low.length} pet${low.length === 1 ? '' : 's'}`);
+    expect(heading).toBeGreaterThan(0);
+    const named = lines.slice(heading + 1, heading + 1 + low.length).map((line) => line.trim().split(/ +/));
+    expect(named).toEqual(low.map((item) => [String(item.petId), item.status, String(item.quantity)]));
+
+    // More low pets than the limit: the first LOW_PETS_SHOWN, and a line saying how to see them all.
+    const all = await runMain(['summary', '--low', '1000', '--top', '0'], { env: served.env });
+    const shown = all.stdout.split('\n');
+    const at = shown.indexOf(`At or below 1000: ${items.length} pets`);
+    expect(shown.slice(at + 1).filter((line) => /^ +\d/.test(line))).toHaveLength(
+      Math.min(items.length, LOW_PETS_SHOWN),
+    );
+    if (items.length > LOW_PETS_SHOWN)
+      expect(all.stdout).toContain(
+        `  … and ${items.length - LOW_PETS_SHOWN} more: petinv list --low 1000 --sort quantity\n`,
+      );
+  });
 });
 
 describe('summarizeInventory', () => {
@@ -68,7 +105,20 @@ describe('summarizeInventory', () => {
     const summary = summarizeInventory(items, 0, 3);
     expect(summary.units).toBe(2n * BigInt(max) + 14n);
     expect(summary.statuses.sold).toEqual({ pets: 2, units: 2n * BigInt(max) });
-    expect(summary.low).toEqual({ atMost: 0, pets: 1 });
+    expect(summary.low).toEqual({ atMost: 0, pets: 1, items: [items[2]] });
+    const many = Array.from({ length: 25 }, (_, index) => ({
+      petId: BigInt(100 - index),
+      quantity: index % 5,
+      status: 'sold' as const,
+    }));
+    const lowest = summarizeInventory(many, 3, 0).low;
+    expect(lowest.pets).toBe(20);
+    expect(lowest.items).toEqual(
+      [...many]
+        .filter((item) => item.quantity <= 3)
+        .sort((a, b) => a.quantity - b.quantity || Number(a.petId - b.petId))
+        .slice(0, LOW_PETS_SHOWN),
+    );
     expect(summary.largest.map((item) => item.petId)).toEqual([2n, 5n, 1n]);
     expect(summarizeInventory([], 0, 3).largest).toEqual([]);
   });

@@ -121,6 +121,32 @@ describe('petinv list --watch on a terminal', () => {
   });
 });
 
+describe('petinv list --watch before its first answer', () => {
+  it('says what it waits for: in the frame on a terminal, on a terminal stderr in events mode', async () => {
+    // A service that takes its time: the first answer never comes while the test looks.
+    const slow = createServer(() => {});
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const { port } = slow.address() as { port: number };
+    const slowEnv = { ...env, PETINV_BASE_URL: `http://127.0.0.1:${port}/v1` };
+    try {
+      const screen = startMain(['list', '--watch'], { env: slowEnv, tty: true, columns: 100 });
+      await until(() => screen.stdout().includes('waiting'), 'the first frame');
+      expect(screen.stdout()).toContain('waiting for the first answer from local');
+      expect(await stopWith(screen)).toBe(0);
+      const events = startMain(['list', '--watch', '--ndjson'], { env: slowEnv, tty: true });
+      await until(() => events.stderr().includes('waiting'), 'the notice on stderr');
+      expect(events.stderr()).toBe(
+        'petinv: watching local every 2s, waiting for the first answer; then a JSON line per change\n',
+      );
+      expect(events.stdout()).toBe('');
+      expect(await stopWith(events)).toBe(0);
+    } finally {
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  });
+});
+
 describe('petinv list --watch when the service fails', () => {
   /** A status of 0 stands for an answer cut off mid-body. */
   const CUT = 0;

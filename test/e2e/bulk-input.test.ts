@@ -32,7 +32,7 @@ describe('bulk input is read as a stream', () => {
     child.stdin.end('not an update\n');
     expect(await exited).toBe(2);
     expect(stderr).toBe(
-      'petinv: line 500001: expected "petId quantity", got 3 fields\npetinv: --strict: 1 bad line; nothing was sent\n',
+      'petinv: line 500001: expected "petId quantity", got 3 fields\npetinv: --strict: 1 bad line; nothing was sent (run petinv help set)\n',
     );
   });
 
@@ -55,7 +55,7 @@ describe('bulk input is read as a stream', () => {
     expect(await exited).toBe(2);
     expect(stderr.split('\n').slice(-3)).toEqual([
       `petinv: line 1500: petId "${'x'.repeat(39)}…" is not an integer within int64`,
-      'petinv: --strict: 1500 bad lines; nothing was sent',
+      'petinv: --strict: 1500 bad lines; nothing was sent (run petinv help set)',
       '',
     ]);
   });

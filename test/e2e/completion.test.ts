@@ -70,9 +70,7 @@ describe('petinv __complete answers from the declarations', () => {
     const top = await complete('');
     expect(top.directive).toBe(':values');
     expect(top.values).toEqual([...COMMANDS, 'help']);
-    expect(top.lines).toContain(
-      'adjust\tadd to or take from a quantity: reads it, then sets the sum (not atomic)',
-    );
+    expect(top.lines).toContain('adjust\tadd to or take from a quantity (not atomic)');
     expect((await complete('--env', 'local', '--timeout', '5', 'l')).values).toEqual([
       'list',
       'login',
@@ -98,10 +96,32 @@ describe('petinv __complete answers from the declarations', () => {
     expect((await complete('completion', '')).values).toEqual(['bash', 'zsh', 'fish']);
   });
 
+  it('the value of every option with a fixed set, as --option VALUE and as --option=VALUE', async () => {
+    const formats = ['table', 'tsv', 'csv', 'json', 'ndjson'];
+    expect((await complete('list', '-o', '')).values).toEqual(formats);
+    expect((await complete('--output', 'n')).values).toEqual(['ndjson']);
+    expect((await complete('env', '-o', 't')).values).toEqual(['table', 'tsv']);
+    expect((await complete('list', '--output=')).values).toEqual(
+      formats.map((format) => `--output=${format}`),
+    );
+    expect((await complete('-o=c')).values).toEqual(['-o=csv']);
+    expect((await complete('--env=')).values).toEqual(
+      ['production', 'staging', 'local', 'qa-east'].map((name) => `--env=${name}`),
+    );
+    expect((await complete('list', '-e=q')).values).toEqual(['-e=qa-east']);
+    expect((await complete('list', '--sort=q')).values).toEqual(['--sort=quantity']);
+    expect((await complete('list', '--status=sold,p')).values).toEqual(['--status=sold,pending']);
+    expect((await complete('set', '--file=x')).directive).toBe(':files');
+    // An option that takes no value, or one with no fixed set, offers nothing after its =.
+    expect((await complete('list', '--low=')).values).toEqual([]);
+    expect((await complete('list', '--reverse=')).values).toEqual([]);
+  });
+
   it('help: the commands and the help topics, then the subcommands of the command named', async () => {
     const top = await complete('help', '');
-    expect(top.values).toEqual([...COMMANDS, 'exit-codes', 'environment', 'formats']);
+    expect(top.values).toEqual([...COMMANDS, 'options', 'exit-codes', 'environment', 'formats']);
     expect(top.lines).toContain('exit-codes\twhat each exit status means');
+    expect(top.lines).toContain('options\tthe options every command takes');
     expect((await complete('--json', 'help', 'e')).values).toEqual(['env', 'exit-codes', 'environment']);
     expect((await complete('help', 'env', '')).values).toEqual(['set-url', 'use', 'remove']);
     expect((await complete('help', 'config', '')).values).toEqual(['path']);
@@ -145,6 +165,27 @@ describe.skipIf(!installed('bash'))('bash (skipped when bash is not installed)',
       [['petinv', 'completion', 'f'], ['fish']],
       [['petinv', 'set', '--file', 'petinv.z'], ['petinv.zsh']],
       [['petinv', 'set', 'petinv.z'], []],
+      [
+        ['petinv', 'list', '-o', ''],
+        ['table', 'tsv', 'csv', 'json', 'ndjson'],
+      ],
+      [['petinv', '--output', 'n'], ['ndjson']],
+      // bash splits `--env=NAME` at the = (COMP_WORDBREAKS), and completes the word after it.
+      [
+        ['petinv', '--env', '='],
+        ['production', 'staging', 'local', 'qa-east'],
+      ],
+      [['petinv', '--env', '=', 'q'], ['qa-east']],
+      [['petinv', 'list', '--env', '=', 'l', '--sort', '=', 's'], ['status']],
+      [['petinv', 'list', '--status', '=', 'sold,a'], ['sold,available']],
+      [['petinv', 'list', '--output', '=', 'j'], ['json']],
+      [
+        ['petinv', '--env', '=', 'local', 'l'],
+        ['list', 'login', 'logout'],
+      ],
+      [['petinv', 'set', '--file', '=', 'petinv.f'], ['petinv.fish']],
+      // With = left out of COMP_WORDBREAKS the word stays whole, and so does the answer.
+      [['petinv', '--env=q'], ['--env=qa-east']],
     ];
     const lines = [
       `petinv() { "${process.execPath}" "${PETINV_BIN}" "$@"; }`,
@@ -170,16 +211,78 @@ describe.skipIf(!installed('fish'))('fish (skipped when fish is not installed)',
       `function petinv; "${process.execPath}" "${PETINV_BIN}" $argv; end
 source "${script.fish}"
 complete -C 'petinv --env local ad'
-complete -C 'petinv --env qa'`,
+complete -C 'petinv --env qa'
+complete -C 'petinv list -o j'
+complete -C 'petinv --env=qa'
+complete -C 'petinv list --output=nd'
+complete -C 'petinv list --sort q'
+complete -C 'petinv list --status=sold,p'`,
     );
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe(
-      'adjust\tadd to or take from a quantity: reads it, then sets the sum (not atomic)\nqa-east\n',
+      [
+        'adjust\tadd to or take from a quantity (not atomic)',
+        'qa-east',
+        'json',
+        '--env=qa-east',
+        '--output=ndjson',
+        'quantity',
+        '--status=sold,pending',
+        '',
+      ].join('\n'),
     );
   });
 });
 
 describe.skipIf(!installed('zsh'))('zsh (skipped when zsh is not installed)', () => {
+  it('the completion function offers what __complete answers, for words as zsh keeps them', () => {
+    // Outside a completion widget zsh's own compadd, _describe and _files cannot run: these stand-ins
+    // print what the function hands them, which is what zsh would offer.
+    const cases: Array<[string[], string[]]> = [
+      [['petinv', 'ad'], ['adjust:add to or take from a quantity (not atomic)']],
+      [
+        ['petinv', '--env', 'local', 'l'],
+        [
+          'list:the stock of every pet; --watch its changes',
+          "login:store an environment's API key",
+          "logout:forget an environment's API key",
+        ],
+      ],
+      [['petinv', '-e', 'qa'], ['qa-east']],
+      [['petinv', '--env=qa'], ['--env=qa-east']],
+      [['petinv', 'list', '-o', 'j'], ['json']],
+      [
+        ['petinv', 'list', '--output=t'],
+        ['--output=table', '--output=tsv'],
+      ],
+      [['petinv', 'list', '--sort=q'], ['--sort=quantity']],
+      [['petinv', 'list', '--status', 'sold,a'], ['sold,available']],
+      [
+        ['petinv', 'set', '--file=x'],
+        ['compset -P *=', '_files'],
+      ],
+      [['petinv', 'set', '--file', 'x'], ['_files']],
+    ];
+    const lines = [
+      `petinv() { "${process.execPath}" "${PETINV_BIN}" "$@" }`,
+      'compdef() { : }',
+      `source "${script.zsh}"`,
+      `_describe() { local name=$4; print -rl -- "\${(@P)name}" }`,
+      'compadd() { [[ $1 == -- ]] && shift; print -rl -- "$@" }',
+      'compset() { print -r -- "compset $*" }',
+      '_files() { print -r -- _files }',
+    ];
+    for (const [words] of cases) {
+      const quoted = words.map((word) => `'${word}'`).join(' ');
+      lines.push(`words=(${quoted}); CURRENT=${words.length}; _petinv; print -r -- ---`);
+    }
+    const result = shell('zsh', ['-f', '-c'], lines.join('\n'));
+    expect(result.stderr).toBe('');
+    expect(result.stdout.split('---\n').slice(0, -1)).toEqual(
+      cases.map(([, expected]) => expected.map((line) => `${line}\n`).join('')),
+    );
+  });
+
   it('loads after compinit and registers _petinv', () => {
     const result = shell(
       'zsh',

@@ -12,8 +12,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServeError } from '../../src/server/errors';
-import { lockDataFile } from '../../src/server/lock';
-import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { lockDataFile, type RunningServer, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
 import { runMain } from '../helpers/main';
 import { spawnServer, temporaryDirectory } from '../helpers/serve';
@@ -118,7 +117,7 @@ describe('symlinks planted in the data directory', () => {
 describe('the data file lock', () => {
   it('exists only with its owner recorded: pid, start time and boot', async () => {
     const path = join(temporaryDirectory(), 'inventory.json');
-    const unlock = await lockDataFile(path);
+    const unlock = (await lockDataFile(path)).release;
     const [pid, ...rest] = readFileSync(`${path}.lock`, 'utf8').trim().split('\n');
     expect(Number(pid)).toBe(process.pid);
     expect(rest).toEqual([
@@ -134,12 +133,12 @@ describe('the data file lock', () => {
     const path = join(temporaryDirectory(), 'inventory.json');
     const pid = unrelatedProcess();
     writeFileSync(`${path}.lock`, `${pid}\nstart=1\n`);
-    const unlock = await lockDataFile(path);
+    const unlock = (await lockDataFile(path)).release;
     expect(readFileSync(`${path}.lock`, 'utf8').split('\n')[0]).toBe(String(process.pid));
     await unlock();
     // An older petinv wrote the pid alone: a live process that is not petinv does not hold it either.
     writeFileSync(`${path}.lock`, `${unrelatedProcess()}\n`);
-    await (await lockDataFile(path))();
+    await (await lockDataFile(path)).release();
   });
 
   it('lets exactly one of several starts take over a stale lock', async () => {

@@ -1,9 +1,14 @@
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/contract/schemas';
 import type { RequestLogEntry } from '../../src/server/app';
-import { MAX_WAITING_PER_CONNECTION } from '../../src/server/http-server';
+import {
+  clientOf,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  MAX_WAITING_PER_CONNECTION,
+} from '../../src/server/http-server';
 import { type RunningServer, type ServeOptions, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
 import {
@@ -140,6 +145,85 @@ describe('errors below the app are Error bodies too', () => {
       ),
     );
     expect(responses.map((response) => response.status)).toEqual([200]);
+  });
+
+  describe('Expect: 100-continue', () => {
+    /** Sends the head of a PATCH that expects 100-continue, and the first answer that comes back. */
+    async function askToContinue(headers: string, length: number) {
+      const socket = await openSocket(server.port);
+      const first = new Promise<string>((resolve) => socket.once('data', (chunk) => resolve(String(chunk))));
+      const closed = readUntilClosed(socket);
+      socket.write(
+        `PATCH /v1/inventory/2 HTTP/1.1\r\nHost: x\r\n${headers}Content-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`,
+      );
+      return { socket, first: await first, closed };
+    }
+
+    it.each([
+      ['no key', '', 401, 'unauthorized'],
+      ['a wrong key', 'Authorization: Bearer not-the-key\r\n', 401, 'unauthorized'],
+    ])(
+      'is answered 401, not 100, for %s, and the connection closes',
+      async (_name, headers, status, code) => {
+        const { first, closed } = await askToContinue(headers, 14);
+        expect(first).not.toContain('100 Continue');
+        const response = parseResponse(first);
+        expectError(response, status, code);
+        expect(response.headers.connection).toBe('close');
+        // The body never sent, the server closes the connection on its own.
+        const received = await closed;
+        expect(received).not.toContain('100 Continue');
+        expect(parseResponses(received).map((answer) => answer.status)).toEqual([status]);
+      },
+    );
+
+    it('is answered 413, not 100, for a declared size past the limit', async () => {
+      const { first, closed } = await askToContinue(`Authorization: Bearer ${KEY}\r\n`, 10_000_000_000);
+      expect(first).not.toContain('100 Continue');
+      expectError(parseResponse(first), 413, 'payload_too_large');
+      expect(await closed).not.toContain('100 Continue');
+    });
+
+    it('is answered 415, not 100, for a body of another media type', async () => {
+      const socket = await openSocket(server.port);
+      const closed = readUntilClosed(socket);
+      socket.write(
+        `PATCH /v1/inventory/2 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: text/plain\r\nContent-Length: 14\r\nExpect: 100-continue\r\n\r\n`,
+      );
+      const received = await closed;
+      expect(received).not.toContain('100 Continue');
+      expect(parseResponses(received).map((answer) => answer.status)).toEqual([415]);
+    });
+
+    it('still closes the connection after its answer when the server began to stop before the 100', async () => {
+      const { server: stopping } = await startLogged({ latency: { min: 300, max: 300 } });
+      const socket = await openSocket(stopping.port);
+      const received = readUntilClosed(socket);
+      socket.write(
+        `PATCH /v1/inventory/2 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: 14\r\nExpect: 100-continue\r\n\r\n`,
+      );
+      await new Promise((resolve) => stopping.server.once('checkContinue', resolve));
+      const stopped = stopping.close();
+      socket.once('data', () => socket.write('{"quantity":8}'));
+      const text = await received;
+      await stopped;
+      expect(text.startsWith('HTTP/1.1 100 Continue\r\n\r\n')).toBe(true);
+      const [answer] = parseResponses(text);
+      expect(answer?.status).toBe(200);
+      expect(answer?.headers.connection).toBe('close');
+    });
+
+    it('is answered 100 once the key and size pass, then the body is read and the connection kept', async () => {
+      const { socket, first } = await askToContinue(`Authorization: Bearer ${KEY}\r\n`, 14);
+      expect(first).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      const answer = new Promise<string>((resolve) => socket.once('data', (chunk) => resolve(String(chunk))));
+      socket.write('{"quantity":9}');
+      const response = parseResponse(await answer);
+      expect(response.status).toBe(200);
+      expect(response.json()).toMatchObject({ petId: 2, quantity: 9 });
+      expect(response.headers.connection).toBe('keep-alive');
+      socket.destroy();
+    });
   });
 
   it('405 method_not_allowed for CONNECT, rather than a silent close', async () => {
@@ -411,6 +495,79 @@ describe('--max-connections', () => {
       .toBe(200);
     open[1]?.destroy();
     await capped.close();
+  });
+});
+
+describe('--max-connections-per-client', () => {
+  /** Opens a connection from `localAddress`; resolves once it is connected (the server may close it at once). */
+  const connectFrom = (port: number, localAddress: string) =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port, localAddress }, () => resolve(socket));
+      socket.once('error', reject);
+    });
+
+  it('keeps one client holding 1,100 connections, some sending headers slowly, from locking out another', async () => {
+    const { server: crowded, logged } = await startLogged({ headersTimeout: 10_000, requestTimeout: 30_000 });
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < 1100; i++) {
+        const socket = await connectFrom(crowded.port, '127.0.0.2');
+        socket.on('error', () => {});
+        // Every other one is a slowloris: a request begun, its headers never finished.
+        if (i % 2 === 0) socket.write('GET /v1/inventory HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+        held.push(socket);
+      }
+      await expect
+        .poll(() => held.filter((socket) => !socket.destroyed && socket.readyState === 'open').length)
+        .toBe(DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
+      const listed = await request(`${crowded.baseUrl}/inventory`, { headers: bearer(KEY) });
+      expect(listed.status).toBe(200);
+      expect(logged).toContainEqual({
+        event: 'client_connections_refused',
+        client: '127.0.0.2',
+        count: expect.any(Number),
+        limit: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+      });
+    } finally {
+      for (const socket of held) socket.destroy();
+      await crowded.close();
+    }
+  });
+
+  it('counts each client on its own, and serves a client again once it closes some', async () => {
+    const { server: capped } = await startLogged({ maxConnectionsPerClient: 2 });
+    const ask = async (localAddress: string) =>
+      parseResponse(
+        await new Promise<string>((resolve, reject) => {
+          const socket = connect({ host: '127.0.0.1', port: capped.port, localAddress });
+          const received = readUntilClosed(socket);
+          socket.once('error', reject);
+          socket.write(get('/v1/inventory'));
+          void received.then(resolve);
+        }),
+      );
+    const first = await connectFrom(capped.port, '127.0.0.3');
+    const second = await connectFrom(capped.port, '127.0.0.3');
+    const third = await connectFrom(capped.port, '127.0.0.3');
+    expect(await readUntilClosed(third)).toBe('');
+    expect((await ask('127.0.0.4')).status).toBe(200);
+    const closed = readUntilClosed(first);
+    first.destroy();
+    await closed;
+    await expect.poll(async () => (await ask('127.0.0.3')).status).toBe(200);
+    second.destroy();
+    await capped.close();
+  });
+
+  it.each([
+    ['127.0.0.2', '127.0.0.2'],
+    ['::ffff:10.1.2.3', '10.1.2.3'],
+    ['::1', '0:0:0:0::/64'],
+    ['2001:db8:1:2:aaaa::1', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2::ffff', '2001:db8:1:2::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+  ])('counts %s as %s', (address, client) => {
+    expect(clientOf(address)).toBe(client);
   });
 });
 

@@ -12,9 +12,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readConfigFile, updateConfigFile } from '../../src/config/file';
+import { readConfigFile, updateConfigFile, withConfigLock } from '../../src/config/file';
 import { locateJsonSyntaxError } from '../../src/config/json-position';
-import { withFileLock } from '../../src/config/lock';
 import { PetinvError } from '../../src/errors';
 import { describeLockOwner } from '../../src/files/lock';
 import { temporaryDirectory } from '../helpers/serve';
@@ -183,7 +182,7 @@ describe('the config lock', () => {
     const held = new Promise<void>((resolve) => {
       holding = resolve;
     });
-    const holder = withFileLock(`${file}.lock`, async () => {
+    const holder = withConfigLock(`${file}.lock`, async () => {
       holding();
       await new Promise<void>((resolve) => {
         release = resolve;
@@ -211,12 +210,12 @@ describe('the config lock', () => {
     await new Promise((resolve) => dead.on('exit', resolve));
     const { hostname } = await import('node:os');
     writeFileSync(lock, `${dead.pid}\n${hostname()}\n`);
-    expect(await withFileLock(lock, () => 'ran', { waitMs: 1000 })).toBe('ran');
+    expect(await withConfigLock(lock, () => 'ran', { waitMs: 1000 })).toBe('ran');
 
     // A live process stands in for another petinv holding the lock: its record, as it would write it.
     const live = spawn('sleep', ['30'], { stdio: 'ignore' });
     writeFileSync(lock, describeLockOwner(live.pid ?? 0));
-    const error = await failure(() => withFileLock(lock, () => 'ran', { waitMs: 30 }));
+    const error = await failure(() => withConfigLock(lock, () => 'ran', { waitMs: 30 }));
     live.kill();
     expect(error.exitCode).toBe(3);
     expect(error.message).toBe(

@@ -1,0 +1,188 @@
+import { closeSync, fstatSync, lstatSync, readFileSync } from 'node:fs';
+import {
+  CREATE_EXCLUSIVE,
+  type FileSystem,
+  nodeFileSystem,
+  READ_NO_FOLLOW,
+  randomHex,
+  writeFully,
+} from './file-system';
+import {
+  describeLockOwner,
+  isForeign,
+  isTornRecord,
+  type LockOwner,
+  ownerIsRunning,
+  parseOwner,
+} from './lock-record';
+
+/**
+ * The lock file `PATH.lock` (part of the lock module, lock.ts), naming its owner (lock-record.ts).
+ * - Taken atomically with its owner already recorded: written whole under a private name, then linked
+ *   into place. There is no moment at which another process finds it empty.
+ * - Broken only while holding a short-lived breaker lock (`LOCK.break`), and only if it is still the very
+ *   lock found stale: same inode and same owner record (an inode number is handed to the next new file as
+ *   soon as it is freed, so it alone is no identity). Only breakers remove another's lock, and a breaker
+ *   runs alone, so a fresh lock taken meanwhile is never removed: two processes can never both hold it.
+ */
+
+export interface LockOptions {
+  files?: FileSystem;
+  mode?: number;
+  /**
+   * A lock whose owner cannot be checked (another host, or a record without a pid) counts as abandoned
+   * once it is this old; undefined: never.
+   */
+  abandonUncheckableAfterMs?: number;
+  /** An empty or torn record is stale at once (the caller holds a claim no live new owner could lack). */
+  tornIsStale?: boolean;
+}
+
+export type LockAttempt =
+  | { acquired: true; release: () => void }
+  | { acquired: false /** Undefined when the lock names no owner (yet). */; heldBy: LockOwner | undefined };
+
+/** Paths this process holds: a second holder in the same process is refused too. */
+const held = new Set<string>();
+
+/** A record without a pid is being written by an older petinv, or was abandoned: this long decides which. */
+const UNRECORDED_STALE_MS = 10_000;
+/** A breaker holds its lock for microseconds; one older than this died holding it. */
+const BREAKER_STALE_MS = 10_000;
+
+/** Whether the process that took the lock still runs: same host, pid, boot and start time. */
+function ownerIsAlive(owner: LockOwner, lockPath: string, ageMs: number, options: LockOptions): boolean {
+  if (isForeign(owner)) {
+    const limit = options.abandonUncheckableAfterMs;
+    return limit === undefined || ageMs < limit;
+  }
+  if (owner.pid === process.pid) return held.has(lockPath);
+  return ownerIsRunning(owner);
+}
+
+interface FoundLock {
+  owner: LockOwner | undefined;
+  torn: boolean;
+  /** The inode and the record together: which lock this is. */
+  identity: string;
+  ageMs: number;
+}
+
+function readLock(lockPath: string): FoundLock | undefined {
+  let fd: number;
+  try {
+    fd = nodeFileSystem.openSync(lockPath, READ_NO_FOLLOW);
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT') return undefined;
+    if (code !== 'ELOOP') throw error;
+    // A symlink planted at the lock's name names no owner; it is broken like a stale lock.
+    const stat = lstatSync(lockPath);
+    return { owner: undefined, torn: true, identity: `${stat.ino} link`, ageMs: Date.now() - stat.mtimeMs };
+  }
+  try {
+    const stat = fstatSync(fd);
+    const record = readFileSync(fd, 'utf8');
+    return {
+      owner: parseOwner(record),
+      torn: isTornRecord(record),
+      identity: `${stat.ino} ${record}`,
+      ageMs: Date.now() - stat.mtimeMs,
+    };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function unlinkQuietly(files: FileSystem, path: string): void {
+  try {
+    files.unlinkSync(path);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Removes the lock at `lockPath` if it is still the one with `identity`, holding the breaker lock. */
+function breakStaleLock(lockPath: string, identity: string, files: FileSystem, options: LockOptions): void {
+  const breaker = `${lockPath}.break`;
+  try {
+    files.closeSync(files.openSync(breaker, CREATE_EXCLUSIVE, 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Another process is breaking it; the caller tries again. A breaker that died is cleared after a while.
+    const stat = lstatSync(breaker, { throwIfNoEntry: false });
+    // A caller holding serve's claims races no other breaker of this petinv: one left is a killed one's.
+    const abandoned = options.tornIsStale === true || (stat && Date.now() - stat.mtimeMs > BREAKER_STALE_MS);
+    if (stat && abandoned) unlinkQuietly(files, breaker);
+    return;
+  }
+  try {
+    if (readLock(lockPath)?.identity === identity) files.unlinkSync(lockPath);
+  } finally {
+    unlinkQuietly(files, breaker);
+  }
+}
+
+/** Whether the lock found is stale: its owner gone, or (tornIsStale) its record never written whole. */
+function isStale(found: FoundLock, lockPath: string, options: LockOptions): boolean {
+  if (options.tornIsStale && found.torn) return true;
+  if (!found.owner) return found.ageMs >= UNRECORDED_STALE_MS;
+  return !ownerIsAlive(found.owner, lockPath, found.ageMs, options);
+}
+
+/**
+ * Takes the lock file at `lockPath`, or says who holds it. A stale lock (its owner gone) is broken and
+ * taken. File-system failures are thrown as they are, for the caller to put in its own words.
+ */
+export function tryLock(lockPath: string, options: LockOptions = {}): LockAttempt {
+  const files = options.files ?? nodeFileSystem;
+  if (held.has(lockPath)) return { acquired: false, heldBy: { pid: process.pid } };
+  const record = Buffer.from(describeLockOwner(process.pid));
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const temporary = `${lockPath}.${randomHex(8)}.tmp`;
+    let linked = false;
+    try {
+      const fd = files.openSync(temporary, CREATE_EXCLUSIVE, options.mode ?? 0o644);
+      try {
+        writeFully(files, fd, record);
+      } finally {
+        files.closeSync(fd);
+      }
+      files.linkSync(temporary, lockPath);
+      linked = true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      unlinkQuietly(files, temporary);
+    }
+    if (linked) {
+      const identity = `${lstatSync(lockPath).ino} ${record}`;
+      held.add(lockPath);
+      return {
+        acquired: true,
+        release: () => {
+          held.delete(lockPath);
+          // Only our own lock is removed: nobody breaks a live owner's, so it is still ours.
+          if (readLock(lockPath)?.identity === identity) unlinkQuietly(files, lockPath);
+        },
+      };
+    }
+    const found = readLock(lockPath);
+    if (!found) continue; // Released meanwhile: try again.
+    if (!isStale(found, lockPath, options)) return { acquired: false, heldBy: found.owner };
+    breakStaleLock(lockPath, found.identity, files, options);
+  }
+  return { acquired: false, heldBy: readLock(lockPath)?.owner };
+}
+
+/** Removes the lock file at `lockPath` if it is stale or torn; never fails (a holder of serve's claims calls it). */
+export function removeStaleLock(lockPath: string, options: LockOptions): void {
+  let found: FoundLock | undefined;
+  try {
+    found = readLock(lockPath);
+  } catch {
+    return;
+  }
+  if (found && isStale(found, lockPath, { ...options, tornIsStale: true }))
+    unlinkQuietly(options.files ?? nodeFileSystem, lockPath);
+}

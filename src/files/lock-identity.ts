@@ -1,0 +1,221 @@
+import { createHash } from 'node:crypto';
+import { closeSync, constants, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
+import { connect, createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { makeDirectories } from './file-system';
+import { tryLock } from './lock-file';
+import { describeLockOwner, encodePath, LockHeldError, type LockOwner, parseOwner } from './lock-record';
+
+/**
+ * Claims of a name with the kernel rather than the disk (part of the lock module, lock.ts). On Linux a
+ * claim is a Unix socket listening on an abstract address (`\0petinv/...`): a name no file backs, held by
+ * the kernel for as long as the process keeps the socket, and freed by the kernel when the process exits
+ * however it exits (kill -9 included). A second listen on the same name fails with EADDRINUSE, so:
+ * - a power cut or kill -9 leaves nothing behind to clean up, stale or torn;
+ * - it needs no disk space, so a full disk never stops a restart;
+ * - the holder answers whoever connects with its owner record, so a refusal names its pid.
+ * Abstract addresses belong to a network namespace: two containers that share a data file but not a
+ * network namespace do not see each other's claims (the lock file beside the data file still does).
+ */
+
+/** Whether this platform has abstract socket addresses (Linux alone); elsewhere claims are lock files. */
+export const hasAbstractSockets = process.platform === 'linux';
+
+/** How long a refused claim waits for the holder's record; a holder that cannot answer is named without it. */
+const ASK_TIMEOUT_MS = 1000;
+
+const hashed = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+
+/**
+ * The name of the directory entry `path` (its directory's device and inode, and its base name): the same
+ * through every path to that directory, and there before the file is, so that two starts creating it
+ * cannot both go ahead. Its neighbours (the journal, temporary files) share it.
+ */
+export function entryIdentityName(path: string): string {
+  const stat = statSync(dirname(path), { bigint: true });
+  return `petinv/entry/${stat.dev}:${stat.ino}/${hashed(basename(path))}`;
+}
+
+export interface Claim {
+  readonly name: string;
+  release(): Promise<void>;
+}
+
+export type ClaimAttempt =
+  | { claimed: true; claim: Claim }
+  | { claimed: false; heldBy: LockOwner | undefined };
+
+/** Asks the holder of `name` for its owner record; undefined when it does not answer in time. */
+function askHolder(name: string): Promise<LockOwner | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const socket = connect({ path: `\0${name}` });
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(parseOwner(Buffer.concat(chunks).toString('utf8')));
+    };
+    const timer = setTimeout(done, ASK_TIMEOUT_MS);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('end', done);
+    socket.on('error', done);
+  });
+}
+
+/** Claims `name` with the kernel for this process, answering `record` to whoever asks who holds it. */
+export async function claimAbstractName(name: string, record: string): Promise<ClaimAttempt> {
+  const server: Server = createServer((socket) => {
+    socket.on('error', () => {}); // An asker that went away.
+    socket.end(record);
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ path: `\0${name}`, exclusive: true }, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    return { claimed: false, heldBy: await askHolder(name) };
+  }
+  // A claim never keeps the process alive by itself.
+  server.unref();
+  server.on('error', () => {});
+  let released: Promise<void> | undefined;
+  return {
+    claimed: true,
+    claim: {
+      name,
+      release: () => (released ??= new Promise<void>((resolve) => server.close(() => resolve()))),
+    },
+  };
+}
+
+export interface IdentityOptions {
+  /**
+   * serve: also claim the identity of this file (its device and inode, however it is reached) and of its
+   * directory entry, with the kernel. The lock file's record then becomes optional (lock.ts).
+   */
+  identityOf?: string;
+  /**
+   * Where identity claims are kept as lock files on a platform without abstract sockets (not Linux, or
+   * a sandbox that refuses them), or on Linux when a test asks for them; default: `petinv-locks-UID` in
+   * the temporary directory.
+   */
+  identityDirectory?: string;
+}
+
+/** One identity claim, with the file kept open (when it is one) to tell when no name reaches it any more. */
+interface IdentityClaim {
+  claim: Claim;
+  fd?: number;
+}
+
+/** Set once listening on an abstract name failed other than as taken (a sandbox that forbids it, say). */
+let abstractSocketsRefused = false;
+
+/**
+ * The directory of identity lock files where there are no abstract sockets: one per user (on macOS the
+ * temporary directory is per user already), private, and refused when someone else made it first.
+ */
+function identityDirectory(options: IdentityOptions): string {
+  if (options.identityDirectory !== undefined) return options.identityDirectory;
+  const directory = join(tmpdir(), `petinv-locks-${process.getuid?.() ?? 'user'}`);
+  makeDirectories(directory, 0o700);
+  const stat = lstatSync(directory);
+  const owner = process.getuid?.();
+  if (!stat.isDirectory() || (owner !== undefined && stat.uid !== owner) || (stat.mode & 0o022) !== 0)
+    throw Object.assign(new Error(`${directory} is not a private directory of this user; remove it`), {
+      code: 'EPERM',
+    });
+  return directory;
+}
+
+/** Claims `name` with the kernel, or with a lock file where there are no abstract sockets. */
+async function claimName(name: string, options: IdentityOptions, lockPath: string): Promise<Claim> {
+  if (hasAbstractSockets && !abstractSocketsRefused && options.identityDirectory === undefined) {
+    const path = options.identityOf === undefined ? '' : encodePath(options.identityOf);
+    try {
+      const attempt = await claimAbstractName(name, `${describeLockOwner(process.pid)}${path}`);
+      if (!attempt.claimed) throw new LockHeldError(lockPath, attempt.heldBy, 'identity');
+      return attempt.claim;
+    } catch (error) {
+      if (error instanceof LockHeldError) throw error;
+      abstractSocketsRefused = true;
+    }
+  }
+  // Through the real file system: `files` stands for the data file's disk, and this is another one.
+  const attempt = tryLock(join(identityDirectory(options), `${name.replaceAll('/', '_')}.lock`));
+  if (!attempt.acquired) throw new LockHeldError(lockPath, attempt.heldBy, 'identity');
+  return { name, release: async () => attempt.release() };
+}
+
+/**
+ * Opens `path` to claim its identity; undefined when there is no such file yet. The descriptor is kept
+ * with the claim: through it, a former identity is seen to have no name left (nlink 0), and its inode
+ * number cannot be handed to a new file while the claim holds it.
+ */
+function openIdentity(path: string): { fd: number; name: string } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  // The file's device and inode: shared by every name that reaches it (hard links, bind mounts).
+  const stat = fstatSync(fd, { bigint: true });
+  return { fd, name: `petinv/file/${stat.dev}:${stat.ino}` };
+}
+
+/** serve's kernel claims on the file at `path` (see the module's comment). */
+export async function claimIdentities(path: string, lockPath: string, options: IdentityOptions) {
+  const claims: IdentityClaim[] = [];
+  let released = false;
+  /** Follows run one at a time, and a release waits for the one under way. */
+  let following: Promise<void> = Promise.resolve();
+  const releaseAll = async () => {
+    released = true;
+    await following.catch(() => {});
+    for (const { claim, fd } of claims.splice(0).reverse()) {
+      await claim.release();
+      if (fd !== undefined) closeSync(fd);
+    }
+  };
+  const followNow = async () => {
+    const opened = released ? undefined : openIdentity(path);
+    if (!opened) return;
+    if (claims.some(({ claim }) => claim.name === opened.name)) {
+      closeSync(opened.fd);
+      return;
+    }
+    try {
+      claims.push({ claim: await claimName(opened.name, options, lockPath), fd: opened.fd });
+    } catch (error) {
+      closeSync(opened.fd);
+      throw error;
+    }
+    // A former identity no name reaches any more is freed (its inode number goes to the next new file).
+    for (const former of claims.slice(0, -1))
+      if (former.fd !== undefined && fstatSync(former.fd).nlink === 0) {
+        claims.splice(claims.indexOf(former), 1);
+        await former.claim.release();
+        closeSync(former.fd);
+      }
+  };
+  const follow = () => {
+    following = following.catch(() => {}).then(followNow);
+    return following;
+  };
+  try {
+    claims.push({ claim: await claimName(entryIdentityName(path), options, lockPath) });
+    await follow();
+  } catch (error) {
+    await releaseAll();
+    throw error;
+  }
+  return { follow, releaseAll };
+}

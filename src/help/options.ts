@@ -1,0 +1,29 @@
+import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import { type HelpTopic, OPTIONS_TOPIC } from './topics';
+
+/**
+ * `petinv help options`, made from the declarations of the options every command takes (src/program.ts),
+ * so the terminal, the guide's section (docs/guide.md) and the man page list the same options.
+ */
+export function optionsTopic(program: CommandUnknownOpts): HelpTopic {
+  const help = program.createHelp();
+  const options = program.options.filter(
+    (option) => !option.hidden && option.long !== '--version' && option.long !== '--help',
+  );
+  return {
+    ...OPTIONS_TOPIC,
+    manSection: 'OPTIONS',
+    blocks: [
+      {
+        paragraph:
+          'Every command takes these, before or after its name (`petinv --env staging list`, `petinv list --env staging`). A bad value of any of them is a usage error (exit 2) before anything runs.',
+      },
+      {
+        table: {
+          head: ['option', 'meaning'],
+          rows: options.map((option) => [`\`${help.optionTerm(option)}\``, help.optionDescription(option)]),
+        },
+      },
+    ],
+  };
+}

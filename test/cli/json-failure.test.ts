@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { useInventoryServer } from '../helpers/inventory-server';
+import { runMain } from '../helpers/main';
+import { closedPort, temporaryDirectory } from '../helpers/serve';
+
+/** With --json a failing run prints exactly one line on stderr, a JSON object with `error`, whatever failed. */
+
+const KEY = 'json-failure-key';
+const served = useInventoryServer(KEY);
+
+async function oneLine(args: string[], input = '', env: NodeJS.ProcessEnv = served.env) {
+  const result = await runMain(['--json', ...args], { env, input });
+  expect(result.code, result.stderr).not.toBe(0);
+  const lines = result.stderr.split('\n');
+  expect(lines, result.stderr).toHaveLength(2);
+  expect(lines[1]).toBe('');
+  const parsed = JSON.parse(lines[0] as string);
+  expect(parsed.error).toMatchObject({ exitCode: result.code });
+  return parsed;
+}
+
+describe('a failing --json run: one JSON line on stderr', () => {
+  it('a bulk run that partly failed: the summary beside the error', async () => {
+    const line = await oneLine(['set', '-'], '1 5\n424242 1\nnot a line\n');
+    expect(line).toEqual({
+      error: expect.objectContaining({ code: 'partial_failure', exitCode: 9 }),
+      summary: { updated: 1, failed: 1, skipped: 1, notSent: 0, stopped: null },
+    });
+  });
+
+  it('--strict: the bad lines beside the error, nothing sent', async () => {
+    const line = await oneLine(['set', '-', '--strict'], '1 5\nx 1\n2 3 4 5\n');
+    expect(line.error).toMatchObject({ code: 'usage', exitCode: 2 });
+    expect(line.skipped.map((skipped: { input: number }) => skipped.input)).toEqual([2, 3]);
+  });
+
+  it('a dry run that would fail: its summary beside the error', async () => {
+    const line = await oneLine(['set', '-', '--dry-run'], '1 5\n424242 1\n');
+    expect(line).toEqual({
+      error: expect.objectContaining({ code: 'partial_failure', exitCode: 9 }),
+      dryRun: { changes: 1, unknown: 1, written: 0 },
+    });
+  });
+
+  it('a run stopped early (a refused key, a service that cannot be reached): the summary beside the error', async () => {
+    const refused = await oneLine(['set', '-'], '1 5\n2 6\n', { ...served.env, PETINV_API_KEY: 'wrong' });
+    expect(refused.error).toMatchObject({ exitCode: 4 });
+    expect(refused.summary).toMatchObject({ updated: 0, stopped: 'refused' });
+    const env = {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      PETINV_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1`,
+      PETINV_API_KEY: KEY,
+    };
+    const unreachable = await oneLine(['--retries', '0', 'set', '-'], '1 5\n2 6\n3 7\n4 8\n', env);
+    expect(unreachable.error).toMatchObject({ exitCode: 7 });
+    expect(unreachable.summary).toMatchObject({ stopped: 'unreachable' });
+  });
+
+  it('a successful bulk run: its summary alone, one line', async () => {
+    const result = await runMain(['--json', 'set', '-'], { env: served.env, input: '1 5\n' });
+    expect(result.code).toBe(0);
+    expect(
+      result.stderr
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([{ summary: { updated: 1, failed: 0, skipped: 0, notSent: 0, stopped: null } }]);
+  });
+});

@@ -1,0 +1,176 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, linkSync, mkdirSync, readFileSync, statfsSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { serializeItems } from '../../src/contract/json';
+import { InventoryFile } from '../../src/server/data-file';
+import { lockDataFile } from '../../src/server/start';
+import { seedInventory } from '../../src/server/store';
+import { bearer, jsonBody, request } from '../helpers/http';
+import { runMain } from '../helpers/main';
+import { type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
+
+/**
+ * One writer per data file, however it is reached: each serve here is a process of its own, as an
+ * operator would start it, and the second start is the real CLI.
+ */
+
+const KEY = 'one-writer-key';
+const servers: SpawnedServer[] = [];
+afterEach(async () => {
+  await Promise.allSettled(servers.splice(0).map((server) => server.stop('SIGKILL')));
+});
+
+async function serve(data: string): Promise<SpawnedServer> {
+  const server = await spawnServer(['--data', data, '--api-key', KEY, '--quiet']);
+  servers.push(server);
+  return server;
+}
+
+const secondStart = (data: string) =>
+  runMain(['serve', '--port', '0', '--data', data, '--api-key', KEY], {
+    env: { PETINV_CONFIG_DIR: temporaryDirectory() },
+  });
+
+const quantityOfPet3 = async (server: SpawnedServer) =>
+  (
+    (await request(`${server.baseUrl}/inventory`, { headers: bearer(KEY) })).json() as Array<{
+      petId: number;
+      quantity: number;
+    }>
+  ).find((item) => item.petId === 3)?.quantity;
+
+describe('a second serve on the same data file by another name', () => {
+  it.each([
+    ['a hard link in another directory', () => join(temporaryDirectory(), 'elsewhere.json')],
+    ['a hard link in the same directory', (data: string) => join(data, '..', 'same-dir-link.json')],
+  ])('is refused through %s, naming the serve that holds it', async (_name, place) => {
+    const data = join(temporaryDirectory(), 'inventory.json');
+    const first = await serve(data);
+    const link = place(data);
+    linkSync(data, link);
+    const second = await secondStart(link);
+    expect(second.code).toBe(3);
+    expect(second.stderr).toContain(
+      `is in use by another petinv serve (pid ${first.child.pid}), which reaches the same file as ${data}; stop it or choose another file with --data`,
+    );
+    // The first serve is undisturbed, and its data file was not touched by the refused start.
+    const patched = await request(`${first.baseUrl}/inventory/3`, jsonBody(KEY, '{"quantity":77}'));
+    expect(patched.status).toBe(200);
+    expect(existsSync(`${link}.journal`)).toBe(false);
+  });
+
+  it('follows the data file to each new snapshot, so a hard link to the new file is refused too', async () => {
+    const data = join(temporaryDirectory(), 'inventory.json');
+    const lock = await lockDataFile(data);
+    let followed: Promise<void> | undefined;
+    const { file } = await InventoryFile.open(data, () => seedInventory(3), {
+      onSnapshotReplaced: () => {
+        followed = lock.follow();
+      },
+    });
+    try {
+      await lock.follow();
+      const before = statSync(data).ino;
+      await file.writeSnapshot(Buffer.from(serializeItems(seedInventory(4))));
+      expect(statSync(data).ino).not.toBe(before);
+      await followed;
+      const link = join(temporaryDirectory(), 'after-snapshot.json');
+      linkSync(data, link);
+      await expect(lockDataFile(link)).rejects.toThrow(
+        `is in use by another petinv serve (pid ${process.pid}), which reaches the same file as ${data}`,
+      );
+    } finally {
+      await file.close();
+      await lock.release();
+    }
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('is refused through a bind mount of the file (root only)', async () => {
+    const data = join(temporaryDirectory(), 'inventory.json');
+    const first = await serve(data);
+    const target = join(temporaryDirectory(), 'mounted.json');
+    writeFileSync(target, '');
+    try {
+      execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
+    } catch {
+      return; // No mounts in this container: nothing to show.
+    }
+    try {
+      const second = await secondStart(target);
+      expect(second.code).toBe(3);
+      expect(second.stderr).toContain(`(pid ${first.child.pid})`);
+    } finally {
+      execFileSync('umount', ['-l', target], { stdio: 'ignore' });
+    }
+  });
+});
+
+describe('a restart after a crash', () => {
+  it.each([
+    ['empty', ''],
+    ['all zeros', '\0'.repeat(64)],
+    ['cut short', '4'],
+  ])('is never refused for a lock file a power cut left %s', async (_name, left) => {
+    const data = join(temporaryDirectory(), 'inventory.json');
+    const first = await serve(data);
+    await request(`${first.baseUrl}/inventory/3`, jsonBody(KEY, '{"quantity":31}'));
+    await first.stop('SIGKILL');
+    writeFileSync(`${data}.lock`, left);
+    const restarted = await serve(data);
+    expect(await quantityOfPet3(restarted)).toBe(31);
+    expect(readFileSync(`${data}.lock`, 'utf8').split('\n')[0]).toBe(String(restarted.child.pid));
+  });
+});
+
+function mountTmpfs(options: string): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const directory = temporaryDirectory('petinv-tmpfs-');
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', directory], { stdio: 'ignore' });
+    return directory;
+  } catch {
+    return undefined;
+  }
+}
+
+const fullDisk = mountTmpfs('size=256k');
+afterAll(() => {
+  if (fullDisk) execFileSync('umount', ['-l', fullDisk], { stdio: 'ignore' });
+});
+
+describe.skipIf(!fullDisk)('a restart on a full disk after kill -9 (root only)', () => {
+  it('starts at once, serves every acknowledged update, and says its lock record could not be written', async () => {
+    const directory = join(fullDisk ?? '', 'data');
+    mkdirSync(directory);
+    const data = join(directory, 'inventory.json');
+    const first = await serve(data);
+    expect((await request(`${first.baseUrl}/inventory/3`, jsonBody(KEY, '{"quantity":42}'))).status).toBe(
+      200,
+    );
+    await first.stop('SIGKILL');
+    // Another writer fills the disk to the last byte.
+    const filler = join(fullDisk ?? '', 'filler');
+    try {
+      writeFileSync(filler, Buffer.alloc(statfsSync(directory).bavail * statfsSync(directory).bsize));
+    } catch {
+      // Full: as wanted.
+    }
+    for (let bytes = 4096; bytes >= 1; bytes = Math.floor(bytes / 2))
+      try {
+        writeFileSync(join(fullDisk ?? '', `more-${bytes}`), Buffer.alloc(bytes));
+      } catch {
+        // As full as it gets at this size.
+      }
+    expect(statfsSync(directory).bavail).toBe(0);
+
+    const restarted = await spawnServer(['--data', data, '--api-key', KEY]);
+    servers.push(restarted);
+    expect(await quantityOfPet3(restarted)).toBe(42);
+    expect(restarted.stderr()).toMatch(/lock record .*inventory\.json\.lock could not be written/);
+    // The lock file the killed serve left (naming its dead pid) is gone rather than naming a stranger.
+    expect(existsSync(`${data}.lock`)).toBe(false);
+    // A second serve is still refused: the kernel's claims hold the file.
+    expect((await secondStart(data)).code).toBe(3);
+  });
+});
