@@ -18,23 +18,23 @@ const declareServeData = (program: Program) =>
     .description('run the inventory service (GET and PATCH /v1/inventory) for offline work and tests')
     // Help has always shown these two defaults as commander shows a text default.
     .addOption(
-      new Option('--host <host>', 'address to bind; loopback unless told otherwise').default(
+      new Option('--host <host>', 'address to bind').default(
         ...byDefault(LOCAL_SERVE_HOST, `default: ${JSON.stringify(LOCAL_SERVE_HOST)}`),
       ),
     )
     .addOption(
-      wholeNumber('--port <port>', 'port to listen on; 0 picks a free one', 0, 65535).default(
+      wholeNumber('--port <port>', 'port; 0 picks a free one', 0, 65535).default(
         ...byDefault(LOCAL_SERVE_PORT, `default: "${LOCAL_SERVE_PORT}"`),
       ),
     )
-    .option('--data <file>', 'data file (default: inventory.json in the user data directory)')
-    .option('--in-memory', 'write nothing; with --data, load that file as a fixture that stays as it is')
+    .option('--data <file>', 'data file (default: in the user data dir)')
+    .option('--in-memory', 'write nothing; --data is a fixture')
     .option(
       '--api-key <key>',
-      "accepted key, repeatable, visible in ps (else PETINV_SERVE_API_KEY, local's key, or a new one)",
+      'accepted key, repeatable; shows in ps',
       (key: string, keys: string[] = []) => [...keys, key],
     )
-    .option('--api-key-file <file>', 'accepted API keys, one per line, not in ps')
+    .option('--api-key-file <file>', 'accepted keys, one per line')
     .addOption(
       wholeNumber('--seed <count>', 'pets in a new inventory', 0, 10_000_000).default(
         ...byDefault(SERVE_DEFAULTS.seed),
@@ -44,44 +44,30 @@ const declareServeData = (program: Program) =>
 /** The faults serve can play, its limits, and its log. */
 const declareServe = (program: Program) =>
   declareServeData(program)
-    .addOption(parsedOption('--latency <ms>', 'delay responses by MS, or MIN-MAX at random', parseLatency))
+    .addOption(parsedOption('--latency <ms>', 'delay answers by MS or MIN-MAX ms', parseLatency))
+    .addOption(parsedOption('--fail-rate <fraction>', 'answer this fraction with 503', parseFailRate))
+    .addOption(wholeNumber('--rate-limit <n>', 'answer 429 past N requests a second', 1, 1_000_000))
     .addOption(
-      parsedOption('--fail-rate <fraction>', 'answer this fraction with 503, Retry-After', parseFailRate),
-    )
-    .addOption(wholeNumber('--rate-limit <n>', '429 past N requests a second (Retry-After)', 1, 1_000_000))
-    .addOption(
-      wholeNumber(
-        '--headers-timeout <ms>',
-        'answer 408 when request headers take longer',
-        1,
-        3_600_000,
-      ).default(...byDefault(SERVE_DEFAULTS.headersTimeout)),
+      wholeNumber('--headers-timeout <ms>', 'headers deadline, else 408', 1, 3_600_000).default(
+        ...byDefault(SERVE_DEFAULTS.headersTimeout),
+      ),
     )
     .addOption(
-      wholeNumber(
-        '--request-timeout <ms>',
-        'answer 408 when a whole request takes longer to arrive',
-        1,
-        3_600_000,
-      ).default(...byDefault(SERVE_DEFAULTS.requestTimeout)),
+      wholeNumber('--request-timeout <ms>', 'request deadline, else 408', 1, 3_600_000).default(
+        ...byDefault(SERVE_DEFAULTS.requestTimeout),
+      ),
     )
     .addOption(
-      wholeNumber(
-        '--max-connections <n>',
-        'close new connections at once past N open ones',
-        1,
-        1_000_000,
-      ).default(...byDefault(SERVE_DEFAULTS.maxConnections)),
+      wholeNumber('--max-connections <n>', 'open connections in all', 1, 1_000_000).default(
+        ...byDefault(SERVE_DEFAULTS.maxConnections),
+      ),
     )
     .addOption(
-      wholeNumber(
-        '--max-connections-per-client <n>',
-        'close new connections of one client (address) at once past N of its own',
-        1,
-        1_000_000,
-      ).default(...byDefault(SERVE_DEFAULTS.maxConnectionsPerClient)),
+      wholeNumber('--max-connections-per-client <n>', 'open connections per client', 1, 1_000_000).default(
+        ...byDefault(SERVE_DEFAULTS.maxConnectionsPerClient),
+      ),
     )
-    .option('--quiet', 'no request log lines; faults still logged');
+    .option('--quiet', 'no request log; faults are still logged');
 
 export const SERVE_COMMANDS: CommandTable = [
   (program, context) =>
@@ -90,8 +76,7 @@ export const SERVE_COMMANDS: CommandTable = [
     ),
 ];
 
-/** serve reads exactly the options declared above (see FlagsMatch). */
-export const SERVE_FLAGS_MATCH: FlagsMatch<
-  ServeFlags,
-  ReturnType<ReturnType<typeof declareServe>['opts']>
-> = true;
+/** Each command reads exactly the flags declared above (see FlagsMatch). */
+export const SERVE_FLAGS_MATCH: [
+  FlagsMatch<ServeFlags, ReturnType<ReturnType<typeof declareServe>['opts']>>,
+] = [true];

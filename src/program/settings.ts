@@ -79,7 +79,7 @@ export const SETTINGS_COMMANDS: CommandTable = [
       ),
 ];
 
-/** Each command reads exactly the flags declared (see FlagsMatch): the global ones, and login's own. */
+/** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const SETTINGS_FLAGS_MATCH: [
   FlagsMatch<GlobalFlags, OptionsOf<Program>>,
   FlagsMatch<LoginFlags, OptionsOf<ReturnType<typeof declareLogin>>>,

@@ -41,10 +41,10 @@ describe('option declarations', () => {
     expect(serve).toContain(`(default: "${LOCAL_SERVE_HOST}")\n`);
     expect(serve).toContain(`(default: "${LOCAL_SERVE_PORT}")\n`);
     expect(serve).toContain(`pets in a new inventory (default ${SERVE_DEFAULTS.seed})\n`);
-    expect(serve).toContain(`take longer (default ${SERVE_DEFAULTS.headersTimeout})\n`);
-    expect(serve).toContain(`to arrive (default ${SERVE_DEFAULTS.requestTimeout})\n`);
-    expect(serve).toContain(`open ones (default ${SERVE_DEFAULTS.maxConnections})\n`);
-    expect(serve).toContain(`of its own (default ${SERVE_DEFAULTS.maxConnectionsPerClient})\n`);
+    expect(serve).toContain(`headers deadline, else 408 (default ${SERVE_DEFAULTS.headersTimeout})\n`);
+    expect(serve).toContain(`request deadline, else 408 (default ${SERVE_DEFAULTS.requestTimeout})\n`);
+    expect(serve).toContain(`connections in all (default ${SERVE_DEFAULTS.maxConnections})\n`);
+    expect(serve).toContain(`per client (default ${SERVE_DEFAULTS.maxConnectionsPerClient})\n`);
   });
 
   it("serve's defaults are the server's own", () => {

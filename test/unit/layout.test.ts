@@ -106,7 +106,7 @@ describe('the layout of src/', () => {
   });
 
   it('writes files one way: no temporary file renamed into place outside files/ (atomic-write.ts does it)', () => {
-    // A rename whose source is a temporary file (`temporary`, `tmpPath`, `${path}.tmp`): a hand-written
+    // A rename whose source is a temporary file (`temporary`, `tmpPath`, a `.tmp` name): a hand-written
     // atomic write. Moving a file aside (a damaged journal, say) is not one.
     const renamesTemporary = /\brename(Sync)?\s*\(\s*[^,)]*te?mp/i;
     const handWritten = graph.modules.filter(
@@ -116,7 +116,7 @@ describe('the layout of src/', () => {
     expect(handWritten).toEqual([]);
     // The pattern finds what it is for.
     expect(renamesTemporary.test('files.renameSync(temporary, path);')).toBe(true);
-    expect(renamesTemporary.test('await rename(`${path}.tmp`, path);')).toBe(true);
+    expect(renamesTemporary.test('await rename(tmpPath, path);')).toBe(true);
     expect(renamesTemporary.test('files.renameSync(journalPath, keptAt);')).toBe(false);
   });
 
