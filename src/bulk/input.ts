@@ -59,6 +59,18 @@ const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
 const quoted = (text: string) => `"${printable(text, 40)}"`;
 
 function fromFields(fields: string[]): ReadUpdate | string {
+  const last = fields.at(-1);
+  // A plan as a dry run prints it in a pipe: `petId from to found`, from empty for a pet not found.
+  if ((last === 'true' || last === 'false') && (fields.length === 4 || fields.length === 3)) {
+    const plan = fromFields(
+      fields.length === 4 ? [fields[0] as string, fields[2] as string] : fields.slice(0, 2),
+    );
+    if (typeof plan === 'string' || fields.length === 3) return plan;
+    const fromText = fields[1] as string;
+    const from = parseQuantity(fromText);
+    if (from === undefined) return `from ${quoted(fromText)} is not ${QUANTITY_TEXT_RULE}`;
+    return { ...plan, from };
+  }
   // `petId quantity`, or `petId status quantity` as `petinv list` prints it piped or as CSV.
   const [petIdText, quantityText] =
     fields.length === 3 && STATUSES.has(fields[1] ?? '')
@@ -73,7 +85,9 @@ function fromFields(fields: string[]): ReadUpdate | string {
   if (petId === undefined) return `petId ${quoted(petIdText)} is not ${PET_ID_RULE}`;
   const quantity = parseQuantity(quantityText);
   if (quantity === undefined) return `quantity ${quoted(quantityText)} is not ${QUANTITY_TEXT_RULE}`;
-  return { petId, quantity };
+  const update: ReadUpdate = { petId, quantity };
+  if (fields.length === 3) update.status = fields[1] as string;
+  return update;
 }
 
 function fromObject(raw: unknown): ReadUpdate | string {

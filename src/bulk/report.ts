@@ -6,7 +6,7 @@ import type { OutputChoice } from '../output/choose';
 import { type Column, createExporter, type Exporter } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
-import type { SetFlags } from '../program';
+import type { BulkEntries } from './entries';
 import type { BulkEntry, BulkInput, BulkProblem } from './input';
 import { type BulkOutcome, type BulkResult, UNREACHABLE_STREAK } from './run';
 
@@ -57,7 +57,7 @@ function notSentJson(entry: BulkEntry): string {
 /** A result, or an entry never sent, as a row of -o table|tsv|csv. */
 export interface BulkRow {
   input: number;
-  result: 'updated' | 'failed' | 'not sent';
+  result: 'updated' | 'failed' | 'not sent' | 'conflict';
   petId: bigint;
   quantity: number;
   status: string | null;
@@ -108,6 +108,53 @@ const notSentRow = (entry: BulkEntry): BulkRow => ({
   message: null,
 });
 
+/** A row whose `from` no longer matches the pet's quantity: someone changed it since the sheet was read. */
+export interface Conflict {
+  line: number;
+  petId: bigint;
+  from: number;
+  current: number;
+  wanted: number;
+}
+
+/** What the plan decided, as the report tells it. */
+export interface PlannedRun {
+  /** The updates sent (or to send), in input order. */
+  send: BulkEntries;
+  /** Rows whose pet already holds the quantity wanted: nothing to send. */
+  alreadyRight: number;
+  conflicts: readonly Conflict[];
+}
+
+/** A conflict as a result (a JSON value: --json's array holds these, --ndjson prints each). */
+export function conflictResult(conflict: Conflict, envName: string) {
+  return {
+    input: conflict.line,
+    ok: false,
+    conflict: true,
+    petId: conflict.petId,
+    from: conflict.from,
+    current: conflict.current,
+    quantity: conflict.wanted,
+    error: { code: 'conflict', message: conflictMessage(conflict, envName), status: null },
+  };
+}
+
+export function conflictMessage(conflict: Conflict, envName: string): string {
+  return `pet ${conflict.petId} holds ${conflict.current} in ${envName}, not ${conflict.from} as the sheet's from says: someone changed it since; not set to ${conflict.wanted} (--force sets it anyway)`;
+}
+
+/** A conflict as a row: its wanted quantity, and the message with from and current. */
+export const conflictRow = (conflict: Conflict, message: string): BulkRow => ({
+  input: conflict.line,
+  result: 'conflict',
+  petId: conflict.petId,
+  quantity: conflict.wanted,
+  status: null,
+  error: 'conflict',
+  message,
+});
+
 /**
  * The results of a run as rows in a text format (-o table|tsv|csv, --fields): each as it completes, the
  * entries never sent last; skipped input lines stay on stderr, as without -o.
@@ -116,8 +163,8 @@ export function resultExporter(output: OutputChoice): Exporter<BulkRow> {
   return createExporter(BULK_COLUMNS, output);
 }
 
-/** The entries never sent: the last `notSent` of the input, since entries are sent in input order. */
-function* notSentEntries(input: BulkInput, outcome: BulkOutcome): Generator<BulkEntry> {
+/** The entries never sent: the last `notSent` of those sent, since entries are sent in input order. */
+function* notSentEntries(input: Pick<BulkInput, 'entries'>, outcome: BulkOutcome): Generator<BulkEntry> {
   const { length } = input.entries;
   for (let index = length - outcome.notSent; index < length; index++)
     yield input.entries.at(index) as BulkEntry;
@@ -130,26 +177,64 @@ const STOP_REASONS = {
   unreachable: `the service could not be reached ${UNREACHABLE_STREAK} times in a row`,
 } as const;
 
+/** How many lines of rows not applied a summary names; the rest are counted (--json names them all). */
+const NAMED_NOT_APPLIED = 20;
+
+/** The rows a run did not apply (failed, or never sent), in input order: with them a person can go on. */
+export interface NotApplied {
+  input: number;
+  petId: bigint;
+}
+
 function writeSummary(
   outcome: BulkOutcome,
   input: BulkInput,
+  plan: PlannedRun,
+  notApplied: readonly NotApplied[],
   envName: string,
   seconds: number,
   context: CommandContext,
 ) {
   const { updated, failed, notSent, stop } = outcome;
   const skipped = input.problems.length;
+  const { alreadyRight } = plan;
+  const conflicts = plan.conflicts.length;
   if (context.json) {
     context.stderr.write(
-      `${stringifyJson({ summary: { updated, failed, skipped, notSent, stopped: stop?.reason ?? null } })}\n`,
+      `${stringifyJson({
+        summary: {
+          updated,
+          changed: updated,
+          alreadyRight,
+          failed,
+          conflicts,
+          skipped,
+          notSent,
+          stopped: stop?.reason ?? null,
+          notApplied: stop ? notApplied : [],
+        },
+      })}\n`,
     );
     return;
   }
   const stopped = stop ? `stopped early, ${STOP_REASONS[stop.reason]}: ` : '';
   const unsent = stop ? `, ${notSent} not sent` : '';
-  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${failed} failed${unsent}, ${plural(skipped, input.unit)} skipped`;
+  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${alreadyRight} already right, ${failed} failed, ${plural(conflicts, 'conflict')}, ${plural(skipped, input.unit)} skipped${unsent}`;
   const chalk = paint(context.color);
-  context.stderr.write(`petinv: ${failed || skipped || stop ? chalk.yellow(summary) : summary}\n`);
+  context.stderr.write(
+    `petinv: ${failed || skipped || stop || conflicts ? chalk.yellow(summary) : summary}\n`,
+  );
+  if (stop && notApplied.length > 0) {
+    const named = notApplied
+      .slice(0, NAMED_NOT_APPLIED)
+      .map((row) => `${input.unit} ${row.input} (pet ${row.petId})`)
+      .join(', ');
+    const more =
+      notApplied.length > NAMED_NOT_APPLIED ? ` and ${notApplied.length - NAMED_NOT_APPLIED} more` : '';
+    context.stderr.write(
+      `petinv: not applied: ${named}${more}; apply the same input again to send them (rows already right are skipped)\n`,
+    );
+  }
 }
 
 /**
@@ -159,33 +244,46 @@ function writeSummary(
 export function reportBulk(
   outcome: BulkOutcome,
   input: BulkInput,
-  flags: SetFlags,
+  plan: PlannedRun,
+  /** The results stream as NDJSON. */
+  ndjson: boolean,
   context: CommandContext,
   envName: string,
   seconds: number,
+  /** The rows that failed, in any order (the rows never sent are known from the outcome). */
+  failedRows: readonly NotApplied[],
   /** -o table|tsv|csv: the rows written so far as results came; the entries never sent and the end follow. */
   rows?: Exporter<BulkRow>,
 ) {
   const { stop, failed } = outcome;
   const outputOpen = stop?.reason !== 'output closed';
-  if (outputOpen && (context.json || flags.ndjson)) {
-    const unsent = Array.from(notSentEntries(input, outcome), notSentJson);
+  const unsentEntries = Array.from(notSentEntries({ entries: plan.send }, outcome));
+  if (outputOpen && (context.json || ndjson)) {
+    const unsent = unsentEntries.map(notSentJson);
     // The results were written as JSON text once each; the array is joined from that text.
     if (context.json)
       context.stdout.write(
-        `[${[...input.problems.map(skippedJson), ...(outcome.results ?? []).map(resultJson), ...unsent].join(',')}]\n`,
+        `[${[
+          ...input.problems.map(skippedJson),
+          ...plan.conflicts.map((conflict) => stringifyJson(conflictResult(conflict, envName))),
+          ...(outcome.results ?? []).map(resultJson),
+          ...unsent,
+        ].join(',')}]\n`,
       );
     else if (unsent.length > 0) context.stdout.write(`${unsent.join('\n')}\n`);
-  } else if (outputOpen && rows)
-    context.stdout.write(rows.rows(Array.from(notSentEntries(input, outcome), notSentRow)) + rows.end());
-  writeSummary(outcome, input, envName, seconds, context);
+  } else if (outputOpen && rows) context.stdout.write(rows.rows(unsentEntries.map(notSentRow)) + rows.end());
+  const notApplied = [
+    ...failedRows,
+    ...unsentEntries.map((entry) => ({ input: entry.line, petId: entry.petId })),
+  ].sort((a, b) => a.input - b.input);
+  writeSummary(outcome, input, plan, notApplied, envName, seconds, context);
 
   // A closed output ends the run quietly; the CLI entry gives the exit status.
   if (!outputOpen) return;
   if (stop?.reason === 'interrupted')
     throw new PetinvError(
       'interrupted',
-      `interrupted: ${plural(outcome.notSent, 'update')} of ${input.entries.length} never sent to ${envName}`,
+      `interrupted: ${plural(outcome.notSent, 'update')} of ${plan.send.length} never sent to ${envName}`,
       { code: 'interrupted' },
     );
   if (stop) throw stop.error;
@@ -198,4 +296,19 @@ export function reportBulk(
       { code: 'partial_failure' },
     );
   }
+  if (plan.conflicts.length > 0) throw conflictError(plan.conflicts, envName);
+}
+
+/** Conflicts end a run with their own exit status: nothing failed, but not everything was written. */
+export function conflictError(conflicts: readonly Conflict[], envName: string): PetinvError {
+  const pets = conflicts
+    .slice(0, 10)
+    .map((conflict) => conflict.petId)
+    .join(', ');
+  const more = conflicts.length > 10 ? ` and ${conflicts.length - 10} more` : '';
+  return new PetinvError(
+    'conflict',
+    `${plural(conflicts.length, 'conflict')} in ${envName}: pet ${pets}${more} changed since the input was read, and kept ${conflicts.length === 1 ? 'its' : 'their'} quantity; check them, or pass --force to write anyway`,
+    { code: 'conflict' },
+  );
 }

@@ -52,8 +52,13 @@ const declareSet = (program: Program) =>
     .description(
       'set the quantity of one pet, or of many with --file F or -\n(the service marks this operation, PATCH /inventory/{petId}, experimental)',
     )
-    .option('--file <file>', 'bulk updates: lines "petId quantity", NDJSON items, or a JSON array')
+    .option(
+      '--file <file>',
+      'bulk updates: a sheet (CSV or TSV with a header: petId, quantity or to, from, status), lines "petId quantity", NDJSON items, or a JSON array',
+    )
     .option('--strict', 'bulk: send nothing if any line is bad')
+    .option('--all', 'bulk: send every row, also those whose pet already holds its quantity')
+    .option('--force', "bulk: write rows whose from no longer matches the pet's quantity (conflicts)")
     .addOption(
       wholeNumber(
         '--concurrency <n>',

@@ -40,7 +40,7 @@ describe('--dry-run never writes', () => {
       .split('\n')
       .map((line) => JSON.parse(line));
     expect(errors).toEqual([
-      { dryRun: { changes: 2, unknown: 0, written: 0 } },
+      { dryRun: { changes: 2, unknown: 0, alreadyRight: 0, conflicts: 0, written: 0 } },
       { error: expect.objectContaining({ code: 'partial_failure' }) },
     ]);
     expect(patches()).toEqual([]);

@@ -1,11 +1,11 @@
 import type { InventoryClient } from '../api/client';
 import { stringifyJson } from '../api/json';
 import type { InventoryItem } from '../api/schemas';
+import type { CommandContext } from '../commands/context';
 import { PetinvError } from '../errors';
-import type { OutputChoice } from '../output/choose';
-import { type Column, exportRows, jsonDocument } from '../output/exporter';
-import { plural } from '../output/plural';
-import type { CommandContext } from './context';
+import type { OutputChoice } from './choose';
+import { type Column, exportRows, jsonDocument } from './exporter';
+import { plural } from './plural';
 
 /** One change a dry run would make: the quantity it would set, against the stock it read. */
 export interface PlannedChange {
@@ -48,6 +48,8 @@ export function writePlan(
   envName: string,
   /** Results for skipped input lines: with JSON they head the array. */
   skipped: readonly object[] = [],
+  /** A bulk plan's rows that need nothing, and its conflicts (not steps: they would not be sent). */
+  counts?: { alreadyRight: number; conflicts: number },
 ) {
   const { stdout } = context;
   if (output.format === 'json')
@@ -67,12 +69,17 @@ export function writePlan(
   const changes = plan.length - missing;
   // With --json, stderr carries JSON lines only, as the summary of a real run does.
   if (context.json) {
-    context.stderr.write(`${stringifyJson({ dryRun: { changes, unknown: missing, written: 0 } })}\n`);
+    context.stderr.write(
+      `${stringifyJson({ dryRun: { changes, unknown: missing, ...counts, written: 0 } })}\n`,
+    );
     return;
   }
   const unknown = form === 'bulk' ? `, ${plural(missing, 'unknown pet')}` : '';
+  const more = counts
+    ? `, ${counts.alreadyRight} already right, ${plural(counts.conflicts, 'conflict')}`
+    : '';
   context.stderr.write(
-    `petinv: dry run: ${plural(changes, 'change')} against ${envName}${unknown}; nothing was written\n`,
+    `petinv: dry run: ${plural(changes, 'change')} against ${envName}${unknown}${more}; nothing was written\n`,
   );
 }
 
