@@ -17,7 +17,15 @@ import { INVENTORY_COMMANDS } from './program/inventory';
 import { SERVE_COMMANDS } from './program/serve';
 import { SETTINGS_COMMANDS } from './program/settings';
 
-export type { AdjustFlags, GetFlags, ListFlags, SetFlags, SummaryFlags } from './program/inventory';
+export type {
+  AdjustFlags,
+  GetFlags,
+  HistoryFlags,
+  ListFlags,
+  SetFlags,
+  SummaryFlags,
+  UndoFlags,
+} from './program/inventory';
 export type { ServeFlags } from './program/serve';
 export type { LoginFlags } from './program/settings';
 

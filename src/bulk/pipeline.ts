@@ -89,7 +89,7 @@ export async function runPipeline(
     rehearse(input, plan, options, context, envName);
     return;
   }
-  writeConflicts(plan, options, context, envName);
+  writeConflicts(plan, input.unit, options, context, envName);
   if (plan.send.length > 0) await options.confirm(options.question(plan.send.length));
 
   const changes: HistoryChange[] = [];
@@ -119,7 +119,13 @@ export async function runPipeline(
 }
 
 /** Each conflict: a line on stderr, or a result where results stream (--ndjson, rows); --json's array holds them at the end. */
-function writeConflicts(plan: SheetPlan, options: PipelineOptions, context: CommandContext, envName: string) {
+function writeConflicts(
+  plan: SheetPlan,
+  unit: BulkInput['unit'],
+  options: PipelineOptions,
+  context: CommandContext,
+  envName: string,
+) {
   if (plan.conflicts.length === 0 || context.json) return;
   if (options.ndjson) {
     for (const conflict of plan.conflicts)
@@ -127,7 +133,7 @@ function writeConflicts(plan: SheetPlan, options: PipelineOptions, context: Comm
     return;
   }
   for (const conflict of plan.conflicts)
-    context.stderr.write(`petinv: line ${conflict.line}: ${conflictMessage(conflict, envName)}\n`);
+    context.stderr.write(`petinv: ${unit} ${conflict.line}: ${conflictMessage(conflict, envName)}\n`);
 }
 
 /** --dry-run: the plan against current stock, as a plan file when -o asks; nothing is written. */
@@ -149,7 +155,7 @@ function rehearse(
     context.stderr.write(
       context.json
         ? `${stringifyJson({ conflict: conflictResult(conflict, envName) })}\n`
-        : `petinv: line ${conflict.line}: ${message}\n`,
+        : `petinv: ${input.unit} ${conflict.line}: ${message}\n`,
     );
   }
   // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already).

@@ -82,6 +82,26 @@ const declareAdjust = (program: Program) =>
     .option('-y, --yes', 'do not ask for confirmation on production');
 export type AdjustFlags = OptionsOf<ReturnType<typeof declareAdjust>>;
 
+const declareHistory = (program: Program) =>
+  program
+    .command('history')
+    .description(
+      "the recent write runs (set, adjust, bulk runs, undo) against the environment's service, newest first",
+    );
+export type HistoryFlags = OptionsOf<ReturnType<typeof declareHistory>>;
+
+const declareUndo = (program: Program) =>
+  program
+    .command('undo')
+    .argument('[run]', 'the run to take back (its id from petinv history); the newest by default')
+    .description(
+      'write back the quantities a run replaced, for the pets that still hold what it wrote (the others are conflicts, exit 11)',
+    )
+    .option('--dry-run', 'show each change against current stock; write nothing')
+    .option('--force', 'write back also the pets changed since the run')
+    .option('-y, --yes', 'do not ask for confirmation on production');
+export type UndoFlags = OptionsOf<ReturnType<typeof declareUndo>>;
+
 const declareSummary = (program: Program) =>
   program
     .command('summary')
@@ -120,6 +140,14 @@ export const INVENTORY_COMMANDS: CommandTable = [
         command.optsWithGlobals(),
         context(command),
       ),
+    ),
+  (program, context) =>
+    declareHistory(program).action(async (_flags, command) =>
+      (await import('../commands/history')).runHistory(command.optsWithGlobals(), context(command)),
+    ),
+  (program, context) =>
+    declareUndo(program).action(async (run, _flags, command) =>
+      (await import('../commands/undo')).runUndo(run, command.optsWithGlobals(), context(command)),
     ),
   (program, context) =>
     declareSummary(program).action(async (_flags, command) =>
