@@ -161,6 +161,12 @@ const formats: HelpTopic = {
             'a summary on stderr; `--ndjson`: a result a line',
             'an array of results, the summary as JSON on stderr',
           ],
+          [
+            '`history`',
+            '`id<TAB>at<TAB>env<TAB>command<TAB>pets`, newest first',
+            'an array of runs: `id`, `at`, `env`, `service`, `command`, `pets`, and `changes`, each `{"petId","before","after"}`',
+          ],
+          ['`undo [RUN]`', 'as `set --file F`', 'as `set --file F`'],
         ],
       },
     },

@@ -5,6 +5,7 @@ import {
   parseIntervalSeconds,
   wholeNumber,
 } from '../commands/options';
+import { SET_SHEET_HELP } from '../help/sheets';
 import type { CommandTable, OptionsOf, Program } from '../program';
 
 /** The inventory's own commands: reading it (list, summary) and changing it (set, adjust). */
@@ -69,7 +70,8 @@ const declareSet = (program: Program) =>
     )
     .option('--dry-run', 'show each change against current stock; write nothing')
     .option('--ndjson', 'bulk: one JSON result per line as each completes')
-    .option('-y, --yes', 'do not ask for confirmation on production');
+    .option('-y, --yes', 'do not ask for confirmation on production')
+    .addHelpText('after', SET_SHEET_HELP);
 export type SetFlags = OptionsOf<ReturnType<typeof declareSet>>;
 
 const declareAdjust = (program: Program) =>

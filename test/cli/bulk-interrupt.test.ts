@@ -114,6 +114,12 @@ describe('Ctrl-C during a bulk run', () => {
     const { summary } = JSON.parse(summaryLine as string);
     expect(summary).toMatchObject({ failed: 0, skipped: 0, stopped: 'interrupted' });
     expect(summary.updated + summary.notSent).toBe(LINES);
+    // The rows not applied are named, so the rest can be applied again from the same input.
+    expect(summary.notApplied).toHaveLength(summary.notSent);
+    expect(summary.notApplied[0]).toEqual({
+      input: LINES - summary.notSent + 1,
+      petId: LINES - summary.notSent + 1,
+    });
     expect(array.filter((result: { notSent?: boolean }) => result.notSent)).toHaveLength(summary.notSent);
     expect(JSON.parse(errorLine as string).error.code).toBe('interrupted');
   });

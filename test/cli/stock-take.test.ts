@@ -263,6 +263,19 @@ describe('history and undo', () => {
     expect(now.get(43)).toBe(start.get(43));
   });
 
+  it('undo confirms on production like set: not confirmed, nothing is written (exit 10); --yes goes ahead', async () => {
+    await petinv(['set', '45', '445']);
+    const production = { ...env, PETINV_ENV: 'production' };
+    requests.length = 0;
+    const refused = await runMain(['undo'], { env: production, stdinTty: true, input: 'n\n' });
+    expect(refused.code).toBe(10);
+    expect(refused.stderr).toMatch(/Undo run \S+ \(set\): 1 update in production\?/);
+    expect(patches()).toEqual([]);
+    const confirmed = await runMain(['undo', '--yes'], { env: production, stdinTty: true });
+    expect(confirmed.code, confirmed.stderr).toBe(0);
+    expect(patches()).toEqual(['PATCH /v1/inventory/45']);
+  });
+
   it('a damaged history is reported, never a reason for a write to fail', async () => {
     const folder = join(stateHome, 'petinv', 'history');
     const path = join(folder, readdirSync(folder)[0] as string);
