@@ -16,6 +16,7 @@ import {
   conflictError,
   conflictMessage,
   conflictResult,
+  conflictRow,
   type NotApplied,
   reportBulk,
   skippedResult,
@@ -115,7 +116,18 @@ export async function runPipeline(
   );
   // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
   options.history?.record({ env: envName, command: options.command, changes });
-  reportBulk(outcome, input, plan, options.ndjson, context, envName, seconds, failedRows, options.rows);
+  reportBulk(
+    outcome,
+    input,
+    plan,
+    changes.length,
+    options.ndjson,
+    context,
+    envName,
+    seconds,
+    failedRows,
+    options.rows,
+  );
 }
 
 /** Each conflict: a line on stderr, or a result where results stream (--ndjson, rows); --json's array holds them at the end. */
@@ -132,6 +144,11 @@ function writeConflicts(
       context.stdout.write(`${stringifyJson(conflictResult(conflict, envName))}\n`);
     return;
   }
+  // -o table|tsv|csv: a row each, as the results that follow; and a line each for a person on stderr.
+  const text = options.rows?.rows(
+    plan.conflicts.map((conflict) => conflictRow(conflict, conflictMessage(conflict, envName))),
+  );
+  if (text) context.stdout.write(text);
   for (const conflict of plan.conflicts)
     context.stderr.write(`petinv: ${unit} ${conflict.line}: ${conflictMessage(conflict, envName)}\n`);
 }

@@ -133,8 +133,14 @@ export function planSheet(
       continue;
     }
     if (entry.status !== undefined && entry.status !== item.status) plan.statusDiffers++;
-    if (item.quantity === entry.quantity && !options.all) {
+    const alreadyRight = item.quantity === entry.quantity;
+    if (alreadyRight) {
       plan.alreadyRight++;
+      // --all sends it anyway; its from needs no check: the pet holds what the row wants.
+      if (options.all) {
+        plan.send.push(entry.line, entry.petId, entry.quantity, item.quantity);
+        plan.before.push(item);
+      }
       continue;
     }
     if (entry.from !== undefined && entry.from !== item.quantity && !options.force) {

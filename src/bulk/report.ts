@@ -121,7 +121,7 @@ export interface Conflict {
 export interface PlannedRun {
   /** The updates sent (or to send), in input order. */
   send: BulkEntries;
-  /** Rows whose pet already holds the quantity wanted: nothing to send. */
+  /** Rows whose pet already holds the quantity wanted: not sent (with --all, sent all the same). */
   alreadyRight: number;
   conflicts: readonly Conflict[];
 }
@@ -190,6 +190,7 @@ function writeSummary(
   outcome: BulkOutcome,
   input: BulkInput,
   plan: PlannedRun,
+  changed: number,
   notApplied: readonly NotApplied[],
   envName: string,
   seconds: number,
@@ -204,7 +205,7 @@ function writeSummary(
       `${stringifyJson({
         summary: {
           updated,
-          changed: updated,
+          changed,
           alreadyRight,
           failed,
           conflicts,
@@ -219,7 +220,7 @@ function writeSummary(
   }
   const stopped = stop ? `stopped early, ${STOP_REASONS[stop.reason]}: ` : '';
   const unsent = stop ? `, ${notSent} not sent` : '';
-  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${alreadyRight} already right, ${failed} failed, ${plural(conflicts, 'conflict')}, ${plural(skipped, input.unit)} skipped${unsent}`;
+  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${changed} changed, ${alreadyRight} already right, ${failed} failed, ${plural(conflicts, 'conflict')}, ${plural(skipped, input.unit)} skipped${unsent}`;
   const chalk = paint(context.color);
   context.stderr.write(
     `petinv: ${failed || skipped || stop || conflicts ? chalk.yellow(summary) : summary}\n`,
@@ -245,6 +246,8 @@ export function reportBulk(
   outcome: BulkOutcome,
   input: BulkInput,
   plan: PlannedRun,
+  /** Updates that changed a quantity (the others were already right, sent with --all). */
+  changed: number,
   /** The results stream as NDJSON. */
   ndjson: boolean,
   context: CommandContext,
@@ -276,7 +279,7 @@ export function reportBulk(
     ...failedRows,
     ...unsentEntries.map((entry) => ({ input: entry.line, petId: entry.petId })),
   ].sort((a, b) => a.input - b.input);
-  writeSummary(outcome, input, plan, notApplied, envName, seconds, context);
+  writeSummary(outcome, input, plan, changed, notApplied, envName, seconds, context);
 
   // A closed output ends the run quietly; the CLI entry gives the exit status.
   if (!outputOpen) return;

@@ -67,7 +67,7 @@ export async function runAdjust(
   if (item.quantity !== current.quantity)
     historyFor(baseUrl, context).record({
       env: envName,
-      command: `adjust ${deltaText}`,
+      command: `adjust ${petId} ${deltaText}`,
       changes: [{ petId, before: current.quantity, after: item.quantity }],
     });
   if (context.stdout.isTTY && !output.explicit) {

@@ -53,7 +53,7 @@ export async function runSet(
     if (before !== item.quantity)
       historyFor(baseUrl, context).record({
         env: envName,
-        command: 'set',
+        command: `set ${petId} ${quantity}`,
         changes: [{ petId, before: before ?? null, after: item.quantity }],
       });
     writeItem(item, output, context, envName);

@@ -117,7 +117,7 @@ describe('bulk results', () => {
     expect(results.filter((entry) => !entry.ok).map((entry) => entry.input)).toEqual([2, 4, 3]);
     // Failures are in the stream, not repeated on stderr.
     expect(result.stderr).toMatch(
-      /^petinv: updated 1 of 2 pets in local in [\d.]+s; 0 already right, 1 failed, 0 conflicts, 2 lines skipped\n/,
+      /^petinv: updated 1 of 2 pets in local in [\d.]+s; \d+ changed, 0 already right, 1 failed, 0 conflicts, 2 lines skipped\n/,
     );
   });
 

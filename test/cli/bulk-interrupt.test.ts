@@ -96,7 +96,7 @@ describe('Ctrl-C during a bulk run', () => {
       `petinv: stopped early, interrupted (Ctrl-C): updated ${applied} of ${LINES} pets in local in`,
     );
     expect(stderr).toContain(
-      `; 0 already right, 0 failed, 0 conflicts, 0 lines skipped, ${notSent.length} not sent\n`,
+      `; ${applied} changed, 0 already right, 0 failed, 0 conflicts, 0 lines skipped, ${notSent.length} not sent\n`,
     );
     expect(stderr).toMatch(
       new RegExp(`petinv: interrupted: ${notSent.length} updates of ${LINES} never sent to local\\n$`),

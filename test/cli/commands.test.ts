@@ -74,7 +74,7 @@ describe('bulk set on a terminal', () => {
     expect(drawn[1]).toMatch(/^\[#+-+\] 1\/3/);
     for (const line of drawn.slice(1, -1)) expect(line.length).toBeLessThan(40);
     expect(drawn.at(-1)).toMatch(
-      /^petinv: updated 3 of 3 pets in local in [\d.]+s; 0 already right, 0 failed, 0 conflicts, 0 lines skipped\n$/,
+      /^petinv: updated 3 of 3 pets in local in [\d.]+s; \d+ changed, 0 already right, 0 failed, 0 conflicts, 0 lines skipped\n$/,
     );
     expect(result.stderr.match(/updated 3 of 3/g)).toHaveLength(1);
     expect(result.stdout).toBe('');

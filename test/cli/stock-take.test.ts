@@ -50,7 +50,7 @@ describe('a sheet is read by its header', () => {
     expect(patches()).toEqual([`PATCH /v1/inventory/${petId}`]);
     expect(gets()).toEqual(['GET /v1/inventory']);
     expect(result.stderr).toMatch(
-      /updated 1 of 50 pets in local in [\d.]+s; 49 already right, 0 failed, 0 conflicts/,
+      /updated 1 of 50 pets in local in [\d.]+s; 1 changed, 49 already right, 0 failed, 0 conflicts/,
     );
     const after = await quantities();
     for (const [id, quantity] of before) expect(after.get(id)).toBe(id === petId ? quantity + 5 : quantity);
@@ -77,6 +77,28 @@ describe('a sheet is read by its header', () => {
     ).toBe(0);
     const now = await quantities();
     expect([now.get(3), now.get(4)]).toEqual([603, 604]);
+  });
+
+  it("a status that differs from the service's is counted in one notice, and never written", async () => {
+    const statuses = JSON.parse((await petinv(['list', '--json'])).stdout) as {
+      petId: number;
+      status: string;
+    }[];
+    const other = (status: string) => (status === 'sold' ? 'available' : 'sold');
+    const sheet = `petId,status,quantity\n${statuses
+      .slice(0, 3)
+      .map((item) => `${item.petId},${other(item.status)},7${item.petId}`)
+      .join('\n')}\n`;
+    const result = await petinv(['set', '--file', file('status.csv', sheet)]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("petinv: note: 3 rows give a status other than the service's in local");
+    const after = JSON.parse((await petinv(['list', '--json'])).stdout) as {
+      petId: number;
+      status: string;
+    }[];
+    expect(after.slice(0, 3).map((item) => item.status)).toEqual(
+      statuses.slice(0, 3).map((item) => item.status),
+    );
   });
 
   it('a header without a petId column is refused before any request: exit 2, naming what it found', async () => {
@@ -203,8 +225,11 @@ describe('a plan never overwrites a newer count', () => {
     const again = await petinv(['set', '--file', file('all2.csv', 'petId,quantity\n30,0\n31,0\n'), '--all']);
     expect(again.code).toBe(0);
     requests.length = 0;
-    await petinv(['set', '--file', join(files, 'all2.csv'), '--all']);
+    const all = await petinv(['set', '--file', join(files, 'all2.csv'), '--all']);
     expect(patches()).toHaveLength(2);
+    expect(all.stderr).toMatch(
+      /updated 2 of 2 pets in local in [\d.]+s; 0 changed, 2 already right, 0 failed/,
+    );
     requests.length = 0;
     await petinv(['set', '--file', join(files, 'all2.csv')]);
     expect(patches()).toHaveLength(0);
@@ -269,7 +294,7 @@ describe('history and undo', () => {
     requests.length = 0;
     const refused = await runMain(['undo'], { env: production, stdinTty: true, input: 'n\n' });
     expect(refused.code).toBe(10);
-    expect(refused.stderr).toMatch(/Undo run \S+ \(set\): 1 update in production\?/);
+    expect(refused.stderr).toMatch(/Undo run \S+ \(set 45 445\): 1 update in production\?/);
     expect(patches()).toEqual([]);
     const confirmed = await runMain(['undo', '--yes'], { env: production, stdinTty: true });
     expect(confirmed.code, confirmed.stderr).toBe(0);
@@ -290,7 +315,7 @@ describe('history and undo', () => {
     const shown = await petinv(['history', '--json']);
     expect(JSON.parse(shown.stderr).warning.message).toMatch(/damaged line/);
     expect(JSON.parse(shown.stdout)[0]).toMatchObject({
-      command: 'set',
+      command: 'set 44 444',
       changes: [{ petId: 44, after: 444 }],
     });
   });

@@ -102,7 +102,7 @@ describe('a closed stdout or stderr ends petinv quietly with 141, like SIGPIPE',
     expect(result.code).toBe(141);
     expect(JSON.parse(result.firstLine)).toMatchObject({ input: expect.any(Number), ok: true });
     const summary = result.stderr.match(
-      /^petinv: stopped early, the output was closed: updated (\d+) of 5000 pets in local in [\d.]+s; (\d+) already right, (\d+) failed, 0 conflicts, 0 lines skipped, (\d+) not sent\n/,
+      /^petinv: stopped early, the output was closed: updated (\d+) of 5000 pets in local in [\d.]+s; \d+ changed, (\d+) already right, (\d+) failed, 0 conflicts, 0 lines skipped, (\d+) not sent\n/,
     );
     expect(summary, result.stderr).not.toBeNull();
     const [updated, alreadyRight, failed, notSent] = (summary as RegExpMatchArray).slice(1).map(Number) as [
