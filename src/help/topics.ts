@@ -96,7 +96,7 @@ const environment: HelpTopic = {
           ['`PETINV_SERVE_API_KEY`', 'the key `petinv serve` accepts when no `--api-key(-file)` is given'],
           [
             '`XDG_RUNTIME_DIR`, `XDG_STATE_HOME`',
-            'where running serves leave their records for `local` (see `petinv serve`)',
+            'where running serves leave their records for `local` (see `petinv serve`); `$XDG_STATE_HOME/petinv/history` (else `~/.local/state/petinv/history`) holds the history of write runs (`petinv history`, `petinv undo`)',
           ],
           [
             '`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`',

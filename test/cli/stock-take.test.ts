@@ -168,6 +168,23 @@ describe('every format petinv prints reads back as input', () => {
       const now = await quantities();
       expect([now.get(10), now.get(11)]).toEqual([target, target]);
     }
+    // A CSV plan in another field order reads back by its header, its from checked.
+    writeFileSync(sheet, 'petId,quantity\n10,2000\n');
+    const reordered = await petinv([
+      'set',
+      '--file',
+      sheet,
+      '--dry-run',
+      '-o',
+      'csv',
+      '--fields',
+      'to,found,from,petId',
+    ]);
+    expect(reordered.stdout).toBe('to,found,from,petId\n2000,true,1003,10\n');
+    await petinv(['set', '10', '1']);
+    const stale = await petinv(['set', '--file', file('reordered.csv', reordered.stdout)]);
+    expect(stale.code).toBe(11);
+    expect(stale.stderr).toContain('pet 10 holds 1 in local, not 1003');
   });
 });
 
