@@ -315,13 +315,13 @@ export class BulkInputReader {
         this.record = undefined;
         return;
       }
-      if (!quotesClosed(this.record.text)) return;
+      if (!quotesClosed(this.record.text, header.delimiter)) return;
       const { line: first, text } = this.record;
       this.record = undefined;
       this.addRecord(first, text, header);
       return;
     }
-    if (!quotesClosed(line)) {
+    if (!quotesClosed(line, header.delimiter)) {
       this.record = { line: lineNumber, text: line };
       return;
     }

@@ -54,7 +54,13 @@ export function splitRecord(text: string, delimiter: Delimiter): string[] | { pr
   if (delimiter === 'space') return text.trim().split(/[ \t]+/);
   if (!text.includes('"')) return text.split(delimiter);
   try {
-    const records = parse(text, { delimiter, relax_column_count: true, bom: false }) as string[][];
+    // relax_quotes: a quote inside an unquoted cell is text, as quotesClosed reads it.
+    const records = parse(text, {
+      delimiter,
+      relax_column_count: true,
+      relax_quotes: true,
+      bom: false,
+    }) as string[][];
     if (records.length !== 1) return { problem: 'not one CSV record' };
     return records[0] as string[];
   } catch (error) {
@@ -63,11 +69,28 @@ export function splitRecord(text: string, delimiter: Delimiter): string[] | { pr
   }
 }
 
-/** Whether a record's quotes are balanced: a line break inside quotes continues the record on the next line. */
-export function quotesClosed(text: string): boolean {
-  let count = 0;
-  for (let index = text.indexOf('"'); index !== -1; index = text.indexOf('"', index + 1)) count++;
-  return count % 2 === 0;
+/**
+ * Whether a record is complete: no quoted cell is still open at its end, so a line break inside quotes
+ * continues the record on the next line. Only a quote that opens a cell opens quotes (RFC 4180); a quote
+ * inside an unquoted cell (`12" shelf`) is text, and a stray one never swallows the rows below it.
+ */
+export function quotesClosed(text: string, delimiter: Delimiter): boolean {
+  if (delimiter === 'space' || !text.includes('"')) return true;
+  let quoted = false;
+  let cellStart = true;
+  for (let index = 0; index < text.length; index++) {
+    const character = text[index];
+    if (quoted) {
+      if (character !== '"') continue;
+      if (text[index + 1] === '"') index++;
+      else quoted = false;
+    } else if (character === delimiter || character === '\n') cellStart = true;
+    else if (character === '"' && cellStart) {
+      quoted = true;
+      cellStart = false;
+    } else if (character !== ' ' && character !== '\t') cellStart = false;
+  }
+  return !quoted;
 }
 
 /**

@@ -72,6 +72,16 @@ describe('a sheet: columns chosen by the header', () => {
     expect(result.problems[5]?.message).toContain('never closed');
   });
 
+  it('a quote inside an unquoted cell is text, and never swallows the rows below', () => {
+    const result = read('petId,quantity,notes\n1,5,12" shelf\n2,6,ok\n3,"7\n4,8\n');
+    expect(result.entries.map((entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
+      [2, 1n, 5],
+      [3, 2n, 6],
+    ]);
+    // A quote that opens a cell and never closes does take the rest: that is what it says.
+    expect(result.problems).toEqual([{ line: 4, message: expect.stringContaining('never closed') }]);
+  });
+
   it('refuses a header without a petId or a quantity column, naming what it found and needs', () => {
     for (const sheet of [
       'id,qty\n1,5\n',
