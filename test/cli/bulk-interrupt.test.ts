@@ -106,8 +106,14 @@ describe('Ctrl-C during a bulk run', () => {
   });
 
   it('with --json: the summary says so, and the array holds the entries never sent', async () => {
+    const before = received;
     const run = startMain(['--json', 'set', '-', '--concurrency', '1'], { env, input });
-    setTimeout(() => run.signals.emit('SIGINT', 'SIGINT'), 100);
+    // Ctrl-C once the run is sending (after its read of the inventory), however slow the machine is today.
+    const sending = setInterval(() => {
+      if (received - before < 2) return;
+      clearInterval(sending);
+      run.signals.emit('SIGINT', 'SIGINT');
+    }, 5);
     expect(await run.exited).toBe(130);
     const array = JSON.parse(run.stdout());
     const [summaryLine, errorLine] = run.stderr().trim().split('\n');
