@@ -25,7 +25,10 @@ export interface SheetHeader {
   ignored: readonly string[];
 }
 
-/** The columns petinv reads, by their lower-case names. */
+/** A column's name as it is compared: lower case, without spaces, underscores and dashes. */
+const canonicalName = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');
+
+/** The columns petinv reads, by their canonical names. */
 export const READ_COLUMNS = ['petid', 'quantity', 'to', 'from', 'status'] as const;
 /** A dry run's own column (whether the pet was found): part of a plan, read by nobody, named by no notice. */
 const PLAN_ONLY_COLUMNS = new Set(['found']);
@@ -102,12 +105,19 @@ export function readHeader(line: string, lineNumber: number): SheetHeader | unde
   const cells = splitRecord(line, delimiter);
   if (!Array.isArray(cells)) return undefined;
   const names = cells.map((cell) => cell.trim());
-  const lower = names.map((name) => name.toLowerCase());
+  // `PetId`, `PET ID` (the table's heading), `pet_id` and `pet-id` all name the petId column.
+  const lower = names.map(canonicalName);
   const named = lower.includes('petid');
+  const known = new Set<string>(READ_COLUMNS);
   const filled = names.filter((name) => name !== '');
   // Without a petId column, only a line of two or more names is taken for a header (to be refused): a
   // line of data with a typo stays a bad line of data.
-  if (!named && (filled.length < 2 || !filled.every((name) => COLUMN_NAME.test(name)))) return undefined;
+  const allNames = filled.length > 0 && filled.every((name) => COLUMN_NAME.test(name));
+  if (
+    !named &&
+    !(allNames && (filled.length >= 2 || known.has(lower[names.indexOf(filled[0] as string)] as string)))
+  )
+    return undefined;
 
   const where = `bulk input: the header (line ${lineNumber})`;
   const found = filled.length === 0 ? 'no named columns' : `columns ${filled.map(quoted).join(', ')}`;

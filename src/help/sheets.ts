@@ -5,7 +5,8 @@
 export const SET_SHEET_HELP = `
 Sheets (--file F, or - for stdin):
   CSV or TSV whose first line names the columns (comma, tab or semicolon, found from that
-  line; RFC 4180 quotes, CRLF and a BOM are read). Columns by name, any order, any case:
+  line; RFC 4180 quotes, CRLF and a BOM are read). Columns by name, any order, any case
+  (spaces, underscores and dashes ignored: PET ID and pet_id are petId):
     petId               the pet (required)
     quantity or to      the quantity to set (required; to is a plan's name for it)
     from                write only while the pet still holds this (else a conflict, exit 11)

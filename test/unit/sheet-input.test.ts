@@ -36,6 +36,12 @@ describe('a sheet: columns chosen by the header', () => {
     expect(result.notices).toEqual([expect.stringContaining('"Notes"')]);
   });
 
+  it('reads PET ID, pet_id and pet-id as petId', () => {
+    expect(pairs('PET ID\tQUANTITY\n1\t5\n')).toEqual([[1n, 5]]);
+    expect(pairs('pet_id,quantity\n2,6\n')).toEqual([[2n, 6]]);
+    expect(pairs('Pet-Id;To\n3;7\n')).toEqual([[3n, 7]]);
+  });
+
   it('finds a semicolon or a tab from the header line', () => {
     expect(findDelimiter('petId;quantity;note')).toBe(';');
     expect(findDelimiter('petId\tquantity')).toBe('\t');
@@ -99,6 +105,10 @@ describe('a sheet: columns chosen by the header', () => {
       expect((error as PetinvError).kind).toBe('usage');
     }
     expect(() => parseBulkInput('id,qty\n1,5\n')).toThrow(/columns "id", "qty"; it needs a petId column/);
+    // One column that petinv would read is a header too: a sheet of quantities without their pets.
+    expect(() => parseBulkInput('Quantity\n5\n7\n')).toThrow(/columns "Quantity"; it needs a petId column/);
+    // A single word that names no column is a bad row of data, as before.
+    expect(parseBulkInput('hello\n1 5\n').problems).toHaveLength(1);
   });
 
   it('keeps headerless lines, NDJSON and JSON arrays, plans among them', () => {
