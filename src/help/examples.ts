@@ -13,9 +13,9 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   get: ['petinv get 42                        # one pet, as list shows it', 'petinv get 42 --json'],
   set: [
     'petinv set 42 7',
-    'petinv list --csv > stock.csv                # edit in a spreadsheet, save as CSV',
+    'petinv list --csv > stock.csv        # edit it in a spreadsheet, save as CSV',
     'petinv set --file stock.csv --dry-run -o csv > plan.csv',
-    'petinv set --file plan.csv                   # only changes; a pet changed since is a conflict',
+    'petinv set --file plan.csv           # only changes; a pet changed since: exit 11',
     "petinv list --json | jq 'map(.quantity = 0)' | petinv set -",
   ],
   history: ['petinv history                       # the newest run first', 'petinv history --json'],

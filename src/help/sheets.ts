@@ -3,18 +3,19 @@
  * topic (topics.ts) and docs/stock-take.md say the same at length.
  */
 export const SET_SHEET_HELP = `
-Sheets (--file F, or - for stdin):
-  CSV or TSV whose first line names the columns (comma, tab or semicolon, found from that
-  line; RFC 4180 quotes, CRLF and a BOM are read). Columns by name, any order, any case
-  (spaces, underscores and dashes ignored: PET ID and pet_id are petId):
-    petId               the pet (required)
-    quantity or to      the quantity to set (required; to is a plan's name for it)
-    from                write only while the pet still holds this (else a conflict, exit 11)
-    status              compared with the service's, never written
-  Other columns are ignored and named in a notice; a header without petId or quantity is refused
-  before anything is sent. Rows of empty cells are ignored; a bad row is skipped (--strict: none sent).
-  Only rows that change a quantity are sent (--all: every row). --dry-run -o csv|tsv|json|ndjson
-  prints a plan (petId,from,to,found) that set --file applies exactly. Every run is recorded:
-  petinv history, petinv undo. Headerless "petId quantity" lines, NDJSON and JSON arrays work too.
-  See petinv help formats.
-`;
+Sheets (--file F, or - for stdin): CSV or TSV whose first line names the
+columns. The delimiter (comma, tab or semicolon) is found from that line;
+RFC 4180 quotes, CRLF and a BOM are read. Columns by name, in any order and
+case, spaces, underscores and dashes ignored (PET ID and pet_id are petId):
+  petId            the pet (required)
+  quantity or to   the quantity to set (required; to is a plan's name for it)
+  from             write only while the pet still holds this quantity, else
+                   the row is a conflict (exit 11; --force writes it)
+  status           compared with the service's; never written
+Other columns are ignored, named in a notice. A header without petId or
+quantity is refused before anything is sent. Rows of empty cells are
+ignored; a bad row is skipped (--strict: nothing is sent). Only rows that
+change a quantity are sent (--all: every row). --dry-run -o csv|tsv|json|ndjson
+prints a plan (petId,from,to,found) that set --file applies exactly. Every
+run is recorded: petinv history, petinv undo. Headerless "petId quantity"
+lines, NDJSON and JSON arrays are read too. See petinv help formats.`;
