@@ -115,7 +115,7 @@ export async function runPipeline(
     context,
   );
   // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
-  options.history?.record({ env: envName, command: options.command, changes });
+  await options.history?.record({ env: envName, command: options.command, changes });
   reportBulk(
     outcome,
     input,

@@ -65,7 +65,7 @@ export async function runAdjust(
   );
   const item = await client.updateInventory(petId, target);
   if (item.quantity !== current.quantity)
-    historyFor(baseUrl, context).record({
+    await historyFor(baseUrl, context).record({
       env: envName,
       command: `adjust ${petId} ${deltaText}`,
       changes: [{ petId, before: current.quantity, after: item.quantity }],

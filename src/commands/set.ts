@@ -51,7 +51,7 @@ export async function runSet(
     const before = await readBefore(client, petId, envName);
     const item = await client.updateInventory(petId, quantity);
     if (before !== item.quantity)
-      historyFor(baseUrl, context).record({
+      await historyFor(baseUrl, context).record({
         env: envName,
         command: `set ${petId} ${quantity}`,
         changes: [{ petId, before: before ?? null, after: item.quantity }],

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { describeIssues } from '../api/schemas';
 import { makeDirectories, randomHex } from '../files/file-system';
+import { tryLock } from '../files/lock';
 import { printable } from '../printable';
 
 /**
@@ -65,8 +66,12 @@ export interface History {
   readonly file: string;
   /** The newest MAX_HISTORY_RUNS runs, oldest first; damaged lines are reported and left out. */
   read(): HistoryRun[];
-  /** Records a run that wrote something; a failure is reported, never thrown. Returns the run, if kept. */
-  record(run: { env: string; command: string; changes: readonly HistoryChange[] }): HistoryRun | undefined;
+  /** Records a run that wrote something; a failure is reported, never thrown. Resolves with the run, if kept. */
+  record(run: {
+    env: string;
+    command: string;
+    changes: readonly HistoryChange[];
+  }): Promise<HistoryRun | undefined>;
 }
 
 /** A file name for a service origin: readable, and distinct for every origin. */
@@ -129,6 +134,23 @@ export function parseHistory(text: string, damaged: (line: number, why: string) 
   return runs;
 }
 
+/** How long a run waits for another petinv's hold on the history (a few milliseconds each) before giving up. */
+const LOCK_WAIT_MS = 3000;
+
+/** Takes the history's lock, waiting while another petinv holds it; throws once it has waited too long. */
+async function lockHistory(lockPath: string): Promise<() => void> {
+  const started = Date.now();
+  for (;;) {
+    const attempt = tryLock(lockPath, { mode: 0o600 });
+    if (attempt.acquired) return attempt.release;
+    if (Date.now() - started > LOCK_WAIT_MS) {
+      const owner = attempt.heldBy ? `pid ${attempt.heldBy.pid}` : 'another process';
+      throw new Error(`its lock ${lockPath} is held by ${owner}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 function countLines(bytes: Buffer): number {
   let count = 0;
   for (let index = bytes.indexOf(0x0a); index !== -1; index = bytes.indexOf(0x0a, index + 1)) count++;
@@ -188,7 +210,7 @@ export function openHistory(options: HistoryOptions): History {
   return {
     file,
     read,
-    record({ env, command, changes }) {
+    async record({ env, command, changes }) {
       if (changes.length === 0) return undefined;
       const at = now();
       const run: HistoryRun = {
@@ -199,8 +221,12 @@ export function openHistory(options: HistoryOptions): History {
         command: printable(command, 200),
         changes: [...changes],
       };
+      let release: (() => void) | undefined;
       try {
         makeDirectories(folder, 0o700);
+        // Two petinv runs at once each append, and one may rewrite the file: a lock keeps the other's
+        // line from landing in the file being replaced.
+        release = await lockHistory(`${file}.lock`);
         const descriptor = fs.openSync(
           file,
           fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW,
@@ -222,6 +248,8 @@ export function openHistory(options: HistoryOptions): History {
           `this run was not recorded in ${where} (${describe(error)}); petinv undo will not know it`,
         );
         return undefined;
+      } finally {
+        release?.();
       }
     },
   };

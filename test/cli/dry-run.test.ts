@@ -118,6 +118,8 @@ describe('options that mean nothing for one pet are usage errors', () => {
     [['set', '4', '1', '--concurrency', '2'], '--concurrency applies only to bulk updates'],
     [['set', '4', '1', '--ndjson'], '--ndjson applies only to bulk updates'],
     [['set', '4', '1', '--strict', '--ndjson'], '--strict, --ndjson apply only to bulk updates'],
+    [['set', '4', '1', '--all'], '--all applies only to bulk updates'],
+    [['set', '4', '1', '--force'], '--force applies only to bulk updates'],
   ])('%j exits 2 and sends nothing', async (args, message) => {
     const result = await petinv(args);
     expect(result.code).toBe(2);

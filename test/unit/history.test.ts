@@ -22,10 +22,10 @@ describe('the history of write runs', () => {
     expect(stateDirectory({})).toBe(join(homedir(), '.local', 'state', 'petinv'));
   });
 
-  it('records runs with int64 petIds exact, one private file per service origin', () => {
+  it('records runs with int64 petIds exact, one private file per service origin', async () => {
     const directory = temporaryDirectory();
     const { history, warnings } = open(directory);
-    const run = history.record({
+    const run = await history.record({
       env: 'local',
       command: 'set --file a.csv',
       changes: [change(9223372036854775807n, 3, 4), change(2n, null, 1)],
@@ -42,34 +42,50 @@ describe('the history of write runs', () => {
     expect(warnings).toEqual([]);
   });
 
-  it(`keeps the newest ${MAX_HISTORY_RUNS} runs`, () => {
+  it(`keeps the newest ${MAX_HISTORY_RUNS} runs`, async () => {
     const { history } = open(temporaryDirectory());
     for (let index = 0; index < MAX_HISTORY_RUNS + 5; index++)
-      history.record({ env: 'local', command: `set ${index}`, changes: [change(1n, index, index + 1)] });
+      await history.record({
+        env: 'local',
+        command: `set ${index}`,
+        changes: [change(1n, index, index + 1)],
+      });
     const runs = history.read();
     expect(runs).toHaveLength(MAX_HISTORY_RUNS);
     expect(runs[0]?.command).toBe('set 5');
     expect(readFileSync(history.file, 'utf8').trimEnd().split('\n')).toHaveLength(MAX_HISTORY_RUNS);
   });
 
-  it('reports damaged lines and reads the rest; makes a wider file private again', () => {
+  it('reports damaged lines and reads the rest; makes a wider file private again', async () => {
     const { history, warnings } = open(temporaryDirectory());
-    history.record({ env: 'local', command: 'set', changes: [change(1n, 1, 2)] });
+    await history.record({ env: 'local', command: 'set', changes: [change(1n, 1, 2)] });
     writeFileSync(history.file, `{"id":1}\nnot json\n${readFileSync(history.file, 'utf8')}`);
     chmodSync(history.file, 0o644);
     expect(history.read()).toHaveLength(1);
     expect(warnings).toEqual([expect.stringMatching(/has 2 damaged lines \(line 1, 2\), left out/)]);
-    history.record({ env: 'local', command: 'adjust +1', changes: [change(1n, 2, 3)] });
+    await history.record({ env: 'local', command: 'adjust +1', changes: [change(1n, 2, 3)] });
     expect(statSync(history.file).mode & 0o777).toBe(0o600);
     expect(history.read().map((run) => run.command)).toEqual(['set', 'adjust +1']);
   });
 
-  it('a history that cannot be written is a warning, never an exception', () => {
+  it('two runs recording at once both land: the file is locked while one writes', async () => {
+    const { history } = open(temporaryDirectory());
+    await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        history.record({ env: 'local', command: `set ${index}`, changes: [change(1n, index, index + 1)] }),
+      ),
+    );
+    expect(history.read()).toHaveLength(20);
+  });
+
+  it('a history that cannot be written is a warning, never an exception', async () => {
     const directory = temporaryDirectory();
     // A file where the history folder should be: mkdir fails, whoever the user is (root included).
     writeFileSync(join(directory, 'history'), '');
     const { history, warnings } = open(directory);
-    expect(history.record({ env: 'local', command: 'set', changes: [change(1n, 1, 2)] })).toBeUndefined();
+    expect(
+      await history.record({ env: 'local', command: 'set', changes: [change(1n, 1, 2)] }),
+    ).toBeUndefined();
     expect(warnings).toEqual([
       expect.stringMatching(/^this run was not recorded in the history .*petinv undo will not know it$/),
     ]);
