@@ -48,6 +48,8 @@ export interface PipelineOptions {
   question: (updates: number) => string;
   /** What the history calls the run (`set --file counts.csv`, `undo ID`). */
   command: string;
+  /** What a stopped run tells a person to do to apply the rest. */
+  again: string;
   /** Where the run is recorded; none, and nothing is. */
   history?: History;
 }
@@ -126,6 +128,7 @@ export async function runPipeline(
     envName,
     seconds,
     failedRows,
+    options.again,
     options.rows,
   );
 }

@@ -192,6 +192,7 @@ function writeSummary(
   plan: PlannedRun,
   changed: number,
   notApplied: readonly NotApplied[],
+  again: string,
   envName: string,
   seconds: number,
   context: CommandContext,
@@ -232,9 +233,7 @@ function writeSummary(
       .join(', ');
     const more =
       notApplied.length > NAMED_NOT_APPLIED ? ` and ${notApplied.length - NAMED_NOT_APPLIED} more` : '';
-    context.stderr.write(
-      `petinv: not applied: ${named}${more}; apply the same input again to send them (rows already right are skipped)\n`,
-    );
+    context.stderr.write(`petinv: not applied: ${named}${more}; ${again}\n`);
   }
 }
 
@@ -255,6 +254,8 @@ export function reportBulk(
   seconds: number,
   /** The rows that failed, in any order (the rows never sent are known from the outcome). */
   failedRows: readonly NotApplied[],
+  /** How the rows not applied of a stopped run can be applied: what to run again. */
+  again: string,
   /** -o table|tsv|csv: the rows written so far as results came; the entries never sent and the end follow. */
   rows?: Exporter<BulkRow>,
 ) {
@@ -279,7 +280,7 @@ export function reportBulk(
     ...failedRows,
     ...unsentEntries.map((entry) => ({ input: entry.line, petId: entry.petId })),
   ].sort((a, b) => a.input - b.input);
-  writeSummary(outcome, input, plan, changed, notApplied, envName, seconds, context);
+  writeSummary(outcome, input, plan, changed, notApplied, again, envName, seconds, context);
 
   // A closed output ends the run quietly; the CLI entry gives the exit status.
   if (!outputOpen) return;
@@ -295,11 +296,19 @@ export function reportBulk(
   if (failed > 0 || skipped > 0) {
     throw new PetinvError(
       'partial',
-      `${plural(failed, 'update')} failed and ${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped in ${envName}`,
+      `${plural(failed, 'update')} failed and ${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped in ${envName}${conflictsKept(plan.conflicts)}`,
       { code: 'partial_failure' },
     );
   }
   if (plan.conflicts.length > 0) throw conflictError(plan.conflicts, envName);
+}
+
+/** The conflicts a run that failed too kept, for its message: the failure's exit status wins. */
+function conflictsKept(conflicts: readonly Conflict[]): string {
+  if (conflicts.length === 0) return '';
+  const pets = conflicts.slice(0, 10).map((conflict) => conflict.petId);
+  const more = conflicts.length > 10 ? ` and ${conflicts.length - 10} more` : '';
+  return `; ${plural(conflicts.length, 'conflict')} kept (pet ${pets.join(', ')}${more})`;
 }
 
 /** Conflicts end a run with their own exit status: nothing failed, but not everything was written. */

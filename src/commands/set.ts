@@ -132,6 +132,7 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
       confirm: (question) => confirmChange(envName, question, given.yes, context),
       question: (updates) => `Apply ${plural(updates, 'update')}`,
       command: given.file === undefined || given.file === '-' ? 'set -' : `set --file ${given.file}`,
+      again: 'apply the same input again to send them (rows already right are skipped)',
     },
     context,
   );

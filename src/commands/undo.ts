@@ -73,6 +73,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       confirm: (question) => confirmChange(connection.envName, question, flags.yes, context),
       question: (updates) => `Undo run ${run.id} (${run.command}): ${plural(updates, 'update')}`,
       command: `undo ${run.id}`,
+      again: `run petinv undo ${run.id} again to send them (pets already back are skipped)`,
       history,
     },
     context,

@@ -230,6 +230,13 @@ describe('a plan never overwrites a newer count', () => {
       exitCode: 11,
     });
 
+    // A failure too (a pet not in the inventory): exit 9 wins, and the message still names the conflict.
+    const mixed = await petinv(['set', '--file', file('mixed.csv', `${plan.stdout}424242,1,2,true\n`)]);
+    expect(mixed.code).toBe(9);
+    expect(mixed.stderr).toMatch(
+      /1 update failed and 0 lines were skipped in local; 1 conflict kept \(pet 21\)/,
+    );
+
     const forced = await petinv(['set', '--file', join(files, 'next-plan.csv'), '--force']);
     expect(forced.code).toBe(0);
     expect((await quantities()).get(21)).toBe(121);
