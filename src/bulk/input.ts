@@ -1,3 +1,4 @@
+import { TextDecoder } from 'node:util';
 import * as z from 'zod/mini';
 import { parseInventoryJson } from '../api/json';
 import {
@@ -14,7 +15,15 @@ import { usageError } from '../errors';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { type BulkEntries, type BulkEntry, type BulkProblem, EntryStore } from './entries';
-import { ignoredColumnsNotice, quotesClosed, readHeader, type SheetHeader, splitRecord } from './sheet';
+import {
+  type Delimiter,
+  delimiterLine,
+  ignoredColumnsNotice,
+  quotesClosed,
+  readHeader,
+  type SheetHeader,
+  splitRecord,
+} from './sheet';
 
 export type { BulkEntries, BulkEntry, BulkProblem } from './entries';
 
@@ -153,6 +162,8 @@ export class BulkInputReader {
   /** Lines input: `start` until its first line of data, then a sheet (a header came first), or bare lines. */
   private shape: 'start' | 'sheet' | 'bare' = 'start';
   private header?: SheetHeader;
+  /** The delimiter a `sep=` line named. */
+  private delimiter?: Delimiter;
   /** A sheet's record whose quotes are still open at its line's end: it goes on on the next line. */
   private record?: { line: number; text: string };
 
@@ -276,9 +287,15 @@ export class BulkInputReader {
     const line = rawLine.trim();
     if (line === '' || line.startsWith('#')) return;
     if (this.shape === 'start') {
+      // Excel may write `sep=;` above the header: the delimiter, said rather than guessed.
+      const said = this.delimiter === undefined ? delimiterLine(rawLine.replace(/\r$/, '')) : undefined;
+      if (said !== undefined) {
+        this.delimiter = said;
+        return;
+      }
       this.shape = 'bare';
-      // A first line that names its columns (or has no number at all) is a sheet's header.
-      this.header = line.startsWith('{') ? undefined : readHeader(line, lineNumber);
+      // A first line that names its columns (or has only names) is a sheet's header.
+      this.header = line.startsWith('{') ? undefined : readHeader(line, lineNumber, this.delimiter);
       if (this.header) {
         this.shape = 'sheet';
         const notice = ignoredColumnsNotice(this.header);
@@ -377,11 +394,45 @@ export class BulkInputReader {
 /** Reads bulk updates from a stream (stdin, a file) as they arrive; see BulkInputReader. */
 export async function readBulkInput(source: AsyncIterable<Buffer | string>): Promise<BulkInput> {
   const reader = new BulkInputReader();
-  for await (const chunk of source) reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  for await (const chunk of asUtf8(source)) reader.push(chunk);
   return reader.end();
 }
 
-/** The same for input already in memory. */
+const UTF16_MARKS = [
+  { mark: Buffer.from([0xff, 0xfe]), encoding: 'utf-16le' },
+  { mark: Buffer.from([0xfe, 0xff]), encoding: 'utf-16be' },
+] as const;
+
+/**
+ * The input as UTF-8. A spreadsheet's "Unicode text" is UTF-16 with its byte-order mark (Excel saves tab
+ * separated UTF-16LE): it is decoded as it arrives. Anything else is passed on as it is.
+ */
+export async function* asUtf8(source: AsyncIterable<Buffer | string>): AsyncGenerator<Buffer> {
+  let decoder: TextDecoder | undefined;
+  let head: Buffer | undefined = Buffer.alloc(0);
+  for await (const piece of source) {
+    const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
+    if (head !== undefined) {
+      head = Buffer.concat([head, chunk]);
+      if (head.length < 2) continue;
+      const utf16 = UTF16_MARKS.find(({ mark }) => head?.subarray(0, 2).equals(mark));
+      // The decoder drops the mark itself (ignoreBOM is off).
+      if (utf16) decoder = new TextDecoder(utf16.encoding);
+      const first: Buffer = head;
+      head = undefined;
+      yield decoder ? Buffer.from(decoder.decode(first, { stream: true })) : first;
+      continue;
+    }
+    yield decoder ? Buffer.from(decoder.decode(chunk, { stream: true })) : chunk;
+  }
+  if (head !== undefined && head.length > 0) yield head;
+  if (decoder) {
+    const rest = decoder.decode();
+    if (rest !== '') yield Buffer.from(rest);
+  }
+}
+
+/** The same for input already in memory (UTF-8). */
 export function parseBulkInput(text: string): BulkInput {
   const reader = new BulkInputReader();
   reader.push(Buffer.from(text));

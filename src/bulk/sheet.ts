@@ -36,6 +36,12 @@ const PLAN_ONLY_COLUMNS = new Set(['found']);
 /** What a column's name looks like: a word, perhaps with digits, spaces, dots or dashes after it. */
 const COLUMN_NAME = /^\p{L}[\p{L}\p{N} _.()-]*$/u;
 
+/** Excel's first line `sep=;`, which names the delimiter of the sheet below it. */
+export function delimiterLine(line: string): Delimiter | undefined {
+  const match = /^sep=([,;\t])$/i.exec(line);
+  return match ? (match[1] as Delimiter) : undefined;
+}
+
 /** Counts each candidate outside quotes; the commonest wins, a comma on a tie. None: words split by spaces. */
 export function findDelimiter(line: string): Delimiter {
   const counts = { ',': 0, '\t': 0, ';': 0 };
@@ -100,8 +106,8 @@ export function quotesClosed(text: string, delimiter: Delimiter): boolean {
  * The first line of lines input, read as a header when it names a petId column, or when it has no
  * integer at all (a header petinv cannot use, refused): undefined when it is a row of data.
  */
-export function readHeader(line: string, lineNumber: number): SheetHeader | undefined {
-  const delimiter = findDelimiter(line);
+export function readHeader(line: string, lineNumber: number, given?: Delimiter): SheetHeader | undefined {
+  const delimiter = given ?? findDelimiter(line);
   const cells = splitRecord(line, delimiter);
   if (!Array.isArray(cells)) return undefined;
   const names = cells.map((cell) => cell.trim());

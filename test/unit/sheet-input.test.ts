@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseBulkInput } from '../../src/bulk/input';
+import { parseBulkInput, readBulkInput } from '../../src/bulk/input';
 import { findDelimiter } from '../../src/bulk/sheet';
 import { PetinvError } from '../../src/errors';
 
@@ -40,6 +40,34 @@ describe('a sheet: columns chosen by the header', () => {
     expect(pairs('PET ID\tQUANTITY\n1\t5\n')).toEqual([[1n, 5]]);
     expect(pairs('pet_id,quantity\n2,6\n')).toEqual([[2n, 6]]);
     expect(pairs('Pet-Id;To\n3;7\n')).toEqual([[3n, 7]]);
+  });
+
+  it("takes the delimiter from Excel's sep= line above the header", () => {
+    expect(pairs('sep=;\r\nPetId;Quantity;Note\r\n1;5;a,b\r\n')).toEqual([[1n, 5]]);
+    expect(read('sep=,\npetId,quantity\n2,6\n').entries.map((entry) => entry.line)).toEqual([3]);
+  });
+
+  it("reads a spreadsheet's UTF-16 text (a BOM says which), in chunks of any size", async () => {
+    const text = 'petId\tquantity\tNotiz\r\n1\t5\tGrün, oben\r\n2\t6\t\r\n';
+    const little = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const big = Buffer.from(little);
+    big.swap16();
+    for (const bytes of [little, big])
+      for (const size of [1, 3, 4096]) {
+        const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, index) =>
+          bytes.subarray(index * size, (index + 1) * size),
+        );
+        const input = await readBulkInput(
+          (async function* () {
+            yield* chunks;
+          })(),
+        );
+        expect(Array.from(input.entries, (entry) => [entry.petId, entry.quantity])).toEqual([
+          [1n, 5],
+          [2n, 6],
+        ]);
+        expect(input.notices).toEqual([expect.stringContaining('"Notiz"')]);
+      }
   });
 
   it('finds a semicolon or a tab from the header line', () => {
