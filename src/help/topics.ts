@@ -192,7 +192,7 @@ const formats: HelpTopic = {
     },
     {
       paragraph:
-        "A bulk run reads the inventory once and sends only the rows whose quantity differs (`--all`: every row); its summary counts them: updated, already right, failed, conflicts, skipped. `set --file F --dry-run -o csv` (or tsv, json, ndjson) prints the plan, `petId,from,to,found` with `from` the quantity read now, and `set --file PLAN` applies exactly that plan. TSV and headerless CSV have no header line: they read back in petinv's own column order only, so save a sheet with `--fields` in another order as CSV. See docs/stock-take.md.",
+        'A bulk run reads the inventory once and sends only the rows whose quantity differs (`--all`: every row); its summary counts them: updated, already right, failed, conflicts, skipped. `set --file F --dry-run -o csv` (or tsv, json, ndjson) prints the plan, `petId,from,to,found` with `from` the quantity read now, and `set --file PLAN` applies exactly that plan. TSV is read by position (`petId quantity`, `petId status quantity`, `petId from to found`): with `--fields` naming petId and the quantity in any other order it starts with a heading line of the field names, as CSV does, so that it reads back by name. With `--no-headers`, only those orders read back. See docs/stock-take.md.',
     },
     {
       paragraph:

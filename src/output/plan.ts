@@ -6,6 +6,7 @@ import { PetinvError } from '../errors';
 import type { OutputChoice } from './choose';
 import { type Column, exportRows, jsonDocument } from './exporter';
 import { plural } from './plural';
+import { needsTsvHeading } from './read-back';
 
 /** One change a dry run would make: the quantity it would set, against the stock it read. */
 export interface PlannedChange {
@@ -63,7 +64,8 @@ export function writePlan(
     );
   else if (output.format === 'ndjson')
     stdout.write(plan.map((step) => `${stringifyJson(planValue(step))}\n`).join(''));
-  else if (output.explicit) stdout.write(exportRows(PLAN_COLUMNS, output, plan));
+  else if (output.explicit)
+    stdout.write(exportRows(PLAN_COLUMNS, { ...output, tsvHeading: needsTsvHeading(output.fields) }, plan));
   else stdout.write(plan.map((step) => planLine(step, envName)).join(''));
   const missing = plan.filter((step) => !step.before).length;
   const changes = plan.length - missing;

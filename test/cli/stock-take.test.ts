@@ -132,6 +132,10 @@ describe('every format petinv prints reads back as input', () => {
       ['list', '--csv'],
       ['list', '--csv', '--fields', 'quantity,status,petId'],
       ['list', '--csv', '--fields', 'status,quantity,petId'],
+      ['list', '--fields', 'quantity,petId'],
+      ['list', '--fields', 'quantity,status,petId'],
+      ['list', '--fields', 'petId,quantity,status'],
+      ['list', '-o', 'tsv', '--fields', 'status,quantity,petId'],
       ['list', '--json'],
       ['list', '--ndjson'],
       ['list', '--json', '--fields', 'quantity,petId'],
@@ -168,6 +172,22 @@ describe('every format petinv prints reads back as input', () => {
       const now = await quantities();
       expect([now.get(10), now.get(11)]).toEqual([target, target]);
     }
+    // A TSV plan in another field order has a heading line, and reads back by it.
+    writeFileSync(sheet, 'petId,quantity\n11,3000\n');
+    const tsvPlan = await petinv([
+      'set',
+      '--file',
+      sheet,
+      '--dry-run',
+      '-o',
+      'tsv',
+      '--fields',
+      'to,from,petId',
+    ]);
+    expect(tsvPlan.stdout).toBe('to\tfrom\tpetId\n3000\t1003\t11\n');
+    requests.length = 0;
+    expect((await petinv(['set', '--file', file('plan-reordered.tsv', tsvPlan.stdout)])).code).toBe(0);
+    expect(patches()).toEqual(['PATCH /v1/inventory/11']);
     // A CSV plan in another field order reads back by its header, its from checked.
     writeFileSync(sheet, 'petId,quantity\n10,2000\n');
     const reordered = await petinv([
