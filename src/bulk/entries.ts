@@ -73,11 +73,6 @@ export class EntryStore implements BulkEntries {
     return entry;
   }
 
-  /** Appends an entry as it is (another store's, say). */
-  add(entry: BulkEntry) {
-    this.push(entry.line, entry.petId, entry.quantity, entry.from, entry.status);
-  }
-
   *[Symbol.iterator]() {
     for (let index = 0; index < this.length; index++) yield this.at(index) as BulkEntry;
   }

@@ -103,8 +103,8 @@ export function quotesClosed(text: string, delimiter: Delimiter): boolean {
 }
 
 /**
- * The first line of lines input, read as a header when it names a petId column, or when it has no
- * integer at all (a header petinv cannot use, refused): undefined when it is a row of data.
+ * The first line of lines input, read as a header when it names a petId column, or when it holds only
+ * names (a header petinv cannot use, refused): undefined when it is a row of data.
  */
 export function readHeader(line: string, lineNumber: number, given?: Delimiter): SheetHeader | undefined {
   const delimiter = given ?? findDelimiter(line);
@@ -116,8 +116,8 @@ export function readHeader(line: string, lineNumber: number, given?: Delimiter):
   const named = lower.includes('petid');
   const known = new Set<string>(READ_COLUMNS);
   const filled = names.filter((name) => name !== '');
-  // Without a petId column, only a line of two or more names is taken for a header (to be refused): a
-  // line of data with a typo stays a bad line of data.
+  // Without a petId column, only a line of two or more names, or one that petinv reads (`Quantity`), is
+  // taken for a header (to be refused): a line of data with a typo stays a bad line of data.
   const allNames = filled.length > 0 && filled.every((name) => COLUMN_NAME.test(name));
   if (
     !named &&
@@ -131,7 +131,9 @@ export function readHeader(line: string, lineNumber: number, given?: Delimiter):
   const only = (name: string): number | undefined => {
     const first = lower.indexOf(name);
     if (first !== -1 && lower.indexOf(name, first + 1) !== -1)
-      throw usageError(`${where} names ${name} twice; which one is meant? Rename or remove one`);
+      throw usageError(
+        `${where} names ${name === 'petid' ? 'petId' : name} twice; which one is meant? Rename or remove one`,
+      );
     return first === -1 ? undefined : first;
   };
   const petId = only('petid');
@@ -144,10 +146,9 @@ export function readHeader(line: string, lineNumber: number, given?: Delimiter):
   const target = quantity ?? to;
   if (petId === undefined || target === undefined)
     throw usageError(`${where} has ${found}; ${need}. Nothing was sent`);
-  const read = new Set<string>(READ_COLUMNS);
   const ignored = names.filter(
     (name, index) =>
-      name !== '' && !read.has(lower[index] as string) && !PLAN_ONLY_COLUMNS.has(lower[index] as string),
+      name !== '' && !known.has(lower[index] as string) && !PLAN_ONLY_COLUMNS.has(lower[index] as string),
   );
   return {
     delimiter,
