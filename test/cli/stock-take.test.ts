@@ -294,8 +294,16 @@ describe('history and undo', () => {
       pets: 2,
       changes: expect.arrayContaining([{ petId: 40, before: start.get(40), after: 440 }]),
     });
-    const table = await petinv(['history']);
-    expect(table.stdout.split('\n')[0]).toContain(listed[0].id);
+    const tsv = await petinv(['history']);
+    expect(tsv.stdout.split('\n')[0]).toBe(
+      [listed[0].id, listed[0].at, 'local', listed[0].command, '2'].join('\t'),
+    );
+    const table = await runMain(['history', '--no-color'], { env, tty: true, columns: 160 });
+    expect(table.stdout).toMatch(/RUN +WHEN \(UTC\) +ENV +COMMAND +PETS/);
+    expect(table.stdout).toContain(listed[0].id);
+    expect(table.stdout).toMatch(
+      /\d+ runs? · http:\/\/127\.0\.0\.1:\d+\/v1 · petinv undo RUN takes one back/,
+    );
 
     requests.length = 0;
     const undone = await petinv(['undo']);
