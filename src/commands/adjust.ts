@@ -2,11 +2,12 @@ import type { InventoryItem } from '../api/schemas';
 import { usageError } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import { type Column, chooseColumns, exportRows } from '../output/exporter';
+import { PLAN_COLUMNS, readCurrent, writePlan } from '../output/plan';
 import type { AdjustFlags } from '../program';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
 import { connect } from './connect';
 import type { CommandContext } from './context';
-import { PLAN_COLUMNS, readCurrent, writePlan } from './plan';
+import { historyFor } from './record';
 
 interface Adjusted {
   petId: bigint;
@@ -47,7 +48,8 @@ export async function runAdjust(
   if (flags.dryRun) refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
   else chooseColumns(ADJUSTED_COLUMNS, output.fields, output.format);
-  const { client, envName, where } = await connect(flags, context);
+  // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
+  const { client, envName, baseUrl, where } = await connect(flags, context);
   const current = await readCurrent(client, petId, where);
   const target = current.quantity + delta;
   if (!Number.isSafeInteger(target))
@@ -63,6 +65,12 @@ export async function runAdjust(
     context,
   );
   const item = await client.updateInventory(petId, target);
+  if (item.quantity !== current.quantity)
+    await historyFor(baseUrl, context).record({
+      env: where,
+      command: `adjust ${petId} ${deltaText}`,
+      changes: [{ petId, before: current.quantity, after: item.quantity }],
+    });
   if (context.stdout.isTTY && !output.explicit) {
     context.stdout.write(`${petId}: ${current.quantity} → ${item.quantity}\n`);
     return;

@@ -1,10 +1,10 @@
 import { chooseOutput } from '../output/choose';
 import { checkItemFields, itemExporter } from '../output/inventory';
+import { readCurrent } from '../output/plan';
 import type { GetFlags } from '../program';
 import { parsePetIdArgument } from './arguments';
 import { connect } from './connect';
 import type { CommandContext } from './context';
-import { readCurrent } from './plan';
 
 /**
  * `petinv get <petId>`: one pet, as `list` would print its row (a table on a terminal, TSV in a pipe, the

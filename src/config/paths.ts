@@ -47,6 +47,18 @@ export function serveRecordDirectory(env: NodeJS.ProcessEnv): string {
   return join(state, 'petinv');
 }
 
+/**
+ * petinv's state directory: `$XDG_STATE_HOME/petinv`, or `~/.local/state/petinv`. A relative
+ * XDG_STATE_HOME is ignored, as the XDG Base Directory specification says. The history lives here.
+ */
+export function stateDirectory(env: NodeJS.ProcessEnv): string {
+  const state =
+    env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME)
+      ? env.XDG_STATE_HOME
+      : join(env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir(), '.local', 'state');
+  return join(state, 'petinv');
+}
+
 /** The address `petinv serve` listens on by default, which the `local` environment points at. */
 export {
   DEFAULT_BASE_URL as LOCAL_BASE_URL,

@@ -46,6 +46,8 @@ export interface ExportOptions<Row> {
   shape?: 'list' | 'one';
   /** The table's last line, given every row (a summary such as "12 pets · 186 units"). */
   footer?: (rows: readonly Row[]) => string;
+  /** TSV starts with a heading line of the keys too (unless --no-headers), as CSV does. */
+  tsvHeading?: boolean;
 }
 
 export interface Exporter<Row> {
@@ -118,6 +120,9 @@ export function createExporter<Row>(
           columns.map((column) => escapedCell(column, tsvText)),
           '\t',
         ),
+        options.headers && options.tsvHeading
+          ? `${columns.map((column) => tsvText(column.key)).join('\t')}\n`
+          : '',
       );
     case 'csv': {
       const heading = options.headers ? `${columns.map((column) => csvCell(column.key)).join(',')}\n` : '';

@@ -5,6 +5,7 @@ import {
   parseIntervalSeconds,
   wholeNumber,
 } from '../commands/options';
+import { SET_SHEET_HELP } from '../help/sheets';
 import type { CommandTable, OptionsOf, Program } from '../program';
 
 /** The inventory's own commands: reading it (list, summary) and changing it (set, adjust). */
@@ -52,8 +53,13 @@ const declareSet = (program: Program) =>
     .description(
       'set the quantity of one pet, or of many with --file F or -\n(the service marks this operation, PATCH /inventory/{petId}, experimental)',
     )
-    .option('--file <file>', 'bulk updates: lines "petId quantity", NDJSON items, or a JSON array')
+    .option(
+      '--file <file>',
+      'bulk updates: a sheet (CSV or TSV with a header: petId, quantity or to, from, status), lines "petId quantity", NDJSON items, or a JSON array',
+    )
     .option('--strict', 'bulk: send nothing if any line is bad')
+    .option('--all', 'bulk: send also the rows already right')
+    .option('--force', 'bulk: write conflicts too (a from that no longer holds)')
     .addOption(
       wholeNumber(
         '--concurrency <n>',
@@ -64,7 +70,8 @@ const declareSet = (program: Program) =>
     )
     .option('--dry-run', 'show each change against current stock; write nothing')
     .option('--ndjson', 'bulk: one JSON result per line as each completes')
-    .option('-y, --yes', 'do not ask for confirmation on production');
+    .option('-y, --yes', 'do not ask for confirmation on production')
+    .addHelpText('after', SET_SHEET_HELP);
 export type SetFlags = OptionsOf<ReturnType<typeof declareSet>>;
 
 const declareAdjust = (program: Program) =>
@@ -76,6 +83,26 @@ const declareAdjust = (program: Program) =>
     .option('--dry-run', 'show the change against current stock; write nothing')
     .option('-y, --yes', 'do not ask for confirmation on production');
 export type AdjustFlags = OptionsOf<ReturnType<typeof declareAdjust>>;
+
+const declareHistory = (program: Program) =>
+  program
+    .command('history')
+    .description(
+      "the recent write runs (set, adjust, bulk runs, undo) against the environment's service, newest first",
+    );
+export type HistoryFlags = OptionsOf<ReturnType<typeof declareHistory>>;
+
+const declareUndo = (program: Program) =>
+  program
+    .command('undo')
+    .argument('[run]', 'the run to take back (its id from petinv history); the newest by default')
+    .description(
+      'write back the quantities a run replaced, for the pets that still hold what it wrote (the others are conflicts, exit 11)',
+    )
+    .option('--dry-run', 'show each change against current stock; write nothing')
+    .option('--force', 'write back also the pets changed since the run')
+    .option('-y, --yes', 'do not ask for confirmation on production');
+export type UndoFlags = OptionsOf<ReturnType<typeof declareUndo>>;
 
 const declareSummary = (program: Program) =>
   program
@@ -115,6 +142,14 @@ export const INVENTORY_COMMANDS: CommandTable = [
         command.optsWithGlobals(),
         context(command),
       ),
+    ),
+  (program, context) =>
+    declareHistory(program).action(async (_flags, command) =>
+      (await import('../commands/history')).runHistory(command.optsWithGlobals(), context(command)),
+    ),
+  (program, context) =>
+    declareUndo(program).action(async (run, _flags, command) =>
+      (await import('../commands/undo')).runUndo(run, command.optsWithGlobals(), context(command)),
     ),
   (program, context) =>
     declareSummary(program).action(async (_flags, command) =>
