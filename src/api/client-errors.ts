@@ -149,12 +149,42 @@ export class ClientErrors {
     );
   }
 
+  /**
+   * A write whose request was sent whole, and then no answer came (the connection broke, the status line
+   * was garbage, a header overflowed, a timeout): the service may have applied it. Never "cannot reach":
+   * the service was reached. `advice` says how to settle it (for a PATCH of an absolute quantity, sending
+   * the same again is safe).
+   */
+  outcomeUnknown(operation: string, error: TransportError, attempts: string, advice: string): PetinvError {
+    const what =
+      error.reason === 'timeout'
+        ? `no answer came within ${this.context.timeoutMs} ms`
+        : `the connection broke before an answer came (${this.shown(error.detail)})`;
+    return new PetinvError(
+      'server',
+      `outcome unknown: ${operation} was sent to ${this.context.where} and ${what}${attempts}; the update may have been applied; ${advice}`,
+      { code: 'outcome_unknown' },
+    );
+  }
+
   /** An answer whose body broke off before it was complete (the connection closed, say), on every attempt. */
   brokenAnswer(operation: string, error: TransportError, attempts: string): PetinvError {
     return new PetinvError(
       'server',
       `the answer from ${this.context.where} to ${operation} broke off before it was complete (${this.shown(error.detail)})${attempts}`,
       { code: 'broken_response' },
+    );
+  }
+
+  /**
+   * A write answered as done with another value than the one sent: not "updated" (issue 21). Both numbers
+   * are named, and the service's answer is not taken as the truth either way.
+   */
+  mismatch(operation: string, subject: string, sent: number, answered: number, status: number): PetinvError {
+    return new PetinvError(
+      'mismatch',
+      `mismatch: ${subject} in ${this.context.where} was sent quantity ${sent}, but the service answered ${operation} (${status}) with quantity ${answered}; what it holds now is not known: read it back with petinv get before going on`,
+      { code: 'mismatch', status },
     );
   }
 

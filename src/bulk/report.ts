@@ -137,17 +137,21 @@ function writeSummary(
   seconds: number,
   context: CommandContext,
 ) {
-  const { updated, failed, notSent, stop } = outcome;
+  const { updated, failed, mismatched, unknown, notSent, stop } = outcome;
   const skipped = input.problems.length;
   if (context.json) {
     context.stderr.write(
-      `${stringifyJson({ summary: { updated, failed, skipped, notSent, stopped: stop?.reason ?? null } })}\n`,
+      `${stringifyJson({ summary: { updated, failed, mismatched, unknown, skipped, notSent, stopped: stop?.reason ?? null } })}\n`,
     );
     return;
   }
+  const among = [
+    mismatched > 0 && `${mismatched} answered with another quantity`,
+    unknown > 0 && `${unknown} with outcome unknown, maybe applied`,
+  ].filter(Boolean);
   const stopped = stop ? `stopped early, ${STOP_REASONS[stop.reason]}: ` : '';
   const unsent = stop ? `, ${notSent} not sent` : '';
-  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${failed} failed${unsent}, ${plural(skipped, input.unit)} skipped`;
+  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${failed} failed${among.length > 0 ? ` (${among.join(', ')})` : ''}${unsent}, ${plural(skipped, input.unit)} skipped`;
   const chalk = paint(context.color);
   context.stderr.write(`petinv: ${failed || skipped || stop ? chalk.yellow(summary) : summary}\n`);
 }
@@ -189,6 +193,13 @@ export function reportBulk(
       { code: 'interrupted' },
     );
   if (stop) throw stop.error;
+  // A service that kept another quantity than it was sent is worse than a refusal: its own exit status.
+  if (outcome.mismatched > 0)
+    throw new PetinvError(
+      'mismatch',
+      `mismatch: the service answered ${plural(outcome.mismatched, 'update')} in ${envName} with another quantity than sent; read them back with petinv get`,
+      { code: 'mismatch' },
+    );
   // Skipped input counts as a partial failure too: a script must learn that not everything was applied.
   const skipped = input.problems.length;
   if (failed > 0 || skipped > 0) {

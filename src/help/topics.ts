@@ -45,10 +45,14 @@ const exitCodes: HelpTopic = {
           ],
           [
             '8',
-            'server error (5xx after retries), a timeout, an answer too large, cut off, or one that breaks the contract',
+            'server error (5xx after retries), a timeout, an answer too large, cut off, or one that breaks the contract (a list naming a pet twice); a write whose outcome is unknown (sent, then the connection broke: it may have been applied)',
           ],
           ['9', 'a bulk run partly failed: some updates failed or some input was skipped'],
           ['10', 'aborted: a production change was not confirmed; serve cut off by a second signal'],
+          [
+            '12',
+            'mismatch: the service answered a write (set, adjust, a bulk run) with another quantity than the one sent',
+          ],
           [
             '130',
             'interrupted: Ctrl-C (at the login prompt too; serve after its clean stop), as a shell reports a command SIGINT stopped',

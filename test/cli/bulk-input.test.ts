@@ -137,7 +137,7 @@ describe('bulk results', () => {
       { input: 1, ok: true, item: { petId: 11, quantity: 2, status: 'pending' } },
     ]);
     expect(JSON.parse(result.stderr.split('\n')[0] as string)).toEqual({
-      summary: { updated: 1, failed: 0, skipped: 1, notSent: 0, stopped: null },
+      summary: { updated: 1, failed: 0, mismatched: 0, unknown: 0, skipped: 1, notSent: 0, stopped: null },
     });
   });
 

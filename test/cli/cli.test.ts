@@ -362,7 +362,9 @@ describe('exit codes', () => {
         .split('\n')
         .map((line) => JSON.parse(line)),
     ).toEqual([
-      { summary: { updated: 1, failed: 1, skipped: 1, notSent: 0, stopped: null } },
+      {
+        summary: { updated: 1, failed: 1, mismatched: 0, unknown: 0, skipped: 1, notSent: 0, stopped: null },
+      },
       { error: expect.objectContaining({ code: 'partial_failure' }) },
     ]);
     expect((await petinv(['list'])).stdout).toMatch(/^5\t\w+\t55$/m);

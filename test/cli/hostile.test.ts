@@ -252,6 +252,8 @@ describe('a bulk run stops early when every request would fail', () => {
     expect(summary).toEqual({
       updated: 0,
       failed: sent,
+      mismatched: 0,
+      unknown: 0,
       skipped: 0,
       notSent: 500 - sent,
       stopped: 'refused',

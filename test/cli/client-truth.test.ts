@@ -1,0 +1,252 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runMain } from '../helpers/main';
+import { temporaryDirectory } from '../helpers/serve';
+
+/**
+ * Issue 21: the client believes no answer it should doubt. A raw TCP server on port 0 lies or breaks in
+ * the ways a real service can (the first path segment picks how), and the real CLI runs against it.
+ */
+
+interface Exchange {
+  method: string;
+  path: string;
+  body: string;
+  socket: Socket;
+  /** How many requests this scenario has had before this one. */
+  seen: number;
+}
+
+const ITEMS = [
+  { petId: 5, quantity: 3, status: 'sold' },
+  { petId: 6, quantity: 4, status: 'available' },
+  { petId: 5, quantity: 9, status: 'pending' },
+];
+const list = (items: readonly object[]) => JSON.stringify(items);
+const answer = (socket: Socket, status: number, body: string, extra = '') =>
+  socket.end(
+    `HTTP/1.1 ${status} X\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${extra}\r\n${body}`,
+  );
+/** The item a PATCH asks for, as an honest service answers it. */
+const honest = ({ path, body }: Exchange) => ({
+  petId: Number(path.split('/').at(-1)),
+  quantity: JSON.parse(body).quantity as number,
+  status: 'sold',
+});
+
+/** Ways a connection breaks after the request was sent whole. */
+const BREAKS: Record<string, (socket: Socket) => void> = {
+  reset: (socket) => socket.resetAndDestroy(),
+  closed: (socket) => socket.end(),
+  garbage: (socket) => socket.end('HTTX/1.1 200 OK\r\n\r\n'),
+  overflow: (socket) => socket.end(`HTTP/1.1 200 OK\r\nX-Filler: ${'a'.repeat(70_000)}\r\n\r\n`),
+  upgrade: (socket) =>
+    socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n'),
+  'length-and-chunked': (socket) =>
+    socket.end(
+      'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2a\r\n{"petId":1,"quantity":7,"status":"sold"}\r\n0\r\n\r\n',
+    ),
+};
+
+const scenarios: Record<string, (exchange: Exchange) => void> = {
+  /** Answers every PATCH with one more than it was sent; pet 7 honestly. */
+  lying(exchange) {
+    if (exchange.method === 'GET')
+      return answer(
+        exchange.socket,
+        200,
+        list([
+          { petId: 7, quantity: 1, status: 'sold' },
+          { petId: 8, quantity: 1, status: 'sold' },
+        ]),
+      );
+    const item = honest(exchange);
+    if (item.petId !== 7) item.quantity += 1;
+    answer(exchange.socket, 200, JSON.stringify(item));
+  },
+  twice(exchange) {
+    if (exchange.method === 'GET') return answer(exchange.socket, 200, list(ITEMS));
+    answer(exchange.socket, 200, JSON.stringify(honest(exchange)));
+  },
+  /** The first PATCH is read whole and its connection reset; later ones are answered. */
+  'reset-once'(exchange) {
+    if (exchange.seen === 0) return exchange.socket.resetAndDestroy();
+    answer(exchange.socket, 200, JSON.stringify(honest(exchange)));
+  },
+};
+for (const [name, breakIt] of Object.entries(BREAKS))
+  scenarios[`break-${name}`] = ({ socket }) => breakIt(socket);
+
+let server: Server;
+let origin: string;
+const counts = new Map<string, number>();
+const patches: string[] = [];
+
+function serveRaw(socket: Socket) {
+  let buffered = Buffer.alloc(0);
+  socket.on('error', () => {});
+  socket.on('data', (chunk) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    const end = buffered.indexOf('\r\n\r\n');
+    if (end < 0) return;
+    const head = buffered.subarray(0, end).toString('latin1');
+    const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+    if (buffered.length < end + 4 + length) return;
+    const [method = '', url = ''] = head.split(' ');
+    const body = buffered.subarray(end + 4, end + 4 + length).toString();
+    buffered = Buffer.alloc(0);
+    const scenario = url.split('/')[1] ?? '';
+    const seen = counts.get(scenario) ?? 0;
+    counts.set(scenario, seen + 1);
+    if (method === 'PATCH') patches.push(`${scenario} ${url} ${body}`);
+    scenarios[scenario]?.({ method, path: url, body, socket, seen });
+  });
+}
+
+beforeAll(async () => {
+  server = createServer(serveRaw);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+const petinv = (scenario: string, args: string[], input?: string) =>
+  runMain(args, {
+    env: {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      PETINV_ENV: 'staging',
+      PETINV_BASE_URL: `${origin}/${scenario}/v1`,
+      PETINV_API_KEY: 'truth-test-key',
+    },
+    input,
+  });
+
+describe('a PATCH answered with another quantity than sent is a mismatch (exit 12)', () => {
+  it('set: both numbers, never "updated", nothing on stdout', async () => {
+    const result = await petinv('lying', ['set', '42', '7']);
+    expect(result.code).toBe(12);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      'petinv: mismatch: pet 42 in staging was sent quantity 7, but the service answered PATCH /inventory/42 (200) with quantity 8; what it holds now is not known: read it back with petinv get before going on\n',
+    );
+    const json = await petinv('lying', ['--json', 'set', '42', '7']);
+    expect(json.code).toBe(12);
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'mismatch', status: 200, exitCode: 12 });
+  });
+
+  it('adjust: reads 1, sends 3, is answered 4', async () => {
+    const result = await petinv('lying', ['adjust', '8', '2']);
+    expect(result.code).toBe(12);
+    expect(result.stderr).toContain('pet 8 in staging was sent quantity 3, but the service answered');
+    expect(result.stderr).toContain('with quantity 4');
+  });
+
+  it('a bulk run counts its mismatches in the summary and exits 12', async () => {
+    const result = await petinv('lying', ['--json', 'set', '-'], '7 5\n8 6\n9 1\n');
+    expect(result.code).toBe(12);
+    const results = JSON.parse(result.stdout) as Array<{ ok: boolean; error?: { code: string } }>;
+    expect(results.map((entry) => entry.ok)).toEqual([true, false, false]);
+    expect(results[1]?.error?.code).toBe('mismatch');
+    const [summary, error] = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(summary.summary).toMatchObject({ updated: 1, failed: 2, mismatched: 2, unknown: 0 });
+    expect(error.error).toMatchObject({ code: 'mismatch', exitCode: 12 });
+    const text = await petinv('lying', ['set', '-'], '7 5\n8 6\n');
+    expect(text.code).toBe(12);
+    expect(text.stderr).toContain('1 failed (1 answered with another quantity)');
+  });
+});
+
+describe('a list that names one pet twice is a contract error (exit 8) naming both positions', () => {
+  it.each([
+    [['summary']],
+    [['get', '5']],
+    [['adjust', '5', '1']],
+    [['--json', 'summary']],
+    [['set', '5', '1', '--dry-run']],
+  ])('%j', async (args) => {
+    const before = patches.length;
+    const result = await petinv('twice', args);
+    expect(result.code).toBe(8);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('pet 5 is listed twice, as items 0 and 2 (counted from 0)');
+    expect(patches.length).toBe(before);
+  });
+
+  it('a pet listed once in that list is still read', async () => {
+    const result = await petinv('twice', ['get', '6']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('6\tavailable\t4\n');
+  });
+});
+
+describe('a connection that breaks after the request was sent: outcome unknown (exit 8)', () => {
+  it.each(Object.keys(BREAKS))('%s', async (name) => {
+    const result = await petinv(`break-${name}`, [
+      '--retries',
+      '1',
+      '--max-retry-wait',
+      '1',
+      'set',
+      '42',
+      '7',
+    ]);
+    expect(result.code).toBe(8);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^petinv: outcome unknown: PATCH \/inventory\/42 was sent to staging and the connection broke before an answer came \(.+\)( after 2 attempts)?; the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n$/,
+    );
+    expect(result.stderr).not.toContain('cannot reach');
+    const json = await petinv(`break-${name}`, ['--json', '--retries', '0', 'set', '42', '7']);
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
+  });
+
+  it('a connection refused is still "cannot reach" (exit 7): nothing was sent', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as { port: number };
+    await new Promise((resolve) => closed.close(resolve));
+    const result = await runMain(['--retries', '0', 'set', '42', '7'], {
+      env: {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        PETINV_ENV: 'staging',
+        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        PETINV_API_KEY: 'truth-test-key',
+      },
+    });
+    expect(result.code).toBe(7);
+    expect(result.stderr).toContain('cannot reach');
+  });
+
+  it('a retry of the same quantity that succeeds says the first may have been applied (text and --json)', async () => {
+    counts.delete('reset-once');
+    const result = await petinv('reset-once', ['set', '42', '7']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('42\tsold\t7\n');
+    expect(result.stderr).toMatch(
+      /^petinv: warning: pet 42 in staging: an earlier attempt of PATCH \/inventory\/42 was sent and got no answer \(ECONNRESET\), so it may have been applied; a retry with the same quantity then succeeded, and a quantity is absolute, so pet 42 holds 7 once, not twice\n$/,
+    );
+    counts.delete('reset-once');
+    const json = await petinv('reset-once', ['--json', 'set', '42', '7']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ petId: 42, quantity: 7, status: 'sold' });
+    expect(JSON.parse(json.stderr).warning.message).toContain(
+      'may have been applied; a retry with the same quantity then succeeded',
+    );
+  });
+
+  it('a bulk run counts the updates whose outcome is unknown', async () => {
+    const result = await petinv('break-reset', ['--json', '--retries', '0', 'set', '-'], '1 5\n');
+    expect(result.code).toBe(9);
+    const [summary] = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(summary.summary).toMatchObject({ failed: 1, unknown: 1 });
+    const text = await petinv('break-reset', ['--retries', '0', 'set', '-'], '1 5\n');
+    expect(text.stderr).toContain('outcome unknown: PATCH /inventory/1 was sent to staging');
+    expect(text.stderr).toContain('1 failed (1 with outcome unknown, maybe applied)');
+  });
+});
