@@ -22,6 +22,7 @@ const ITEMS = [
   { petId: 6, quantity: 4, status: 'available' },
   { petId: 5, quantity: 9, status: 'pending' },
 ];
+const FORMULAS = ['=HYPERLINK("http://evil","x")', '+cmd', '-2+3', '@SUM(1)', '\tlead', '\rlead'];
 const list = (items: readonly object[]) => JSON.stringify(items);
 const answer = (socket: Socket, status: number, body: string, extra = '') =>
   socket.end(
@@ -67,6 +68,23 @@ const scenarios: Record<string, (exchange: Exchange) => void> = {
   twice(exchange) {
     if (exchange.method === 'GET') return answer(exchange.socket, 200, list(ITEMS));
     answer(exchange.socket, 200, JSON.stringify(honest(exchange)));
+  },
+  /** Refuses every PATCH with words a spreadsheet would run, picked by the quantity sent. */
+  formula(exchange) {
+    const quantity = JSON.parse(exchange.body).quantity as number;
+    const words = FORMULAS[Math.abs(quantity) % FORMULAS.length] as string;
+    answer(exchange.socket, 400, JSON.stringify({ code: words, message: words, status: 400 }));
+  },
+  /** Refuses with a message that hides the key between invisible characters, and turns its text around. */
+  invisible(exchange) {
+    const split = 'truth-test-key'.split('').join('\u200b');
+    const message = `key ${split} refused \u202eevil\u202c \u2067petinv: ok\u2069 soft\u00adhyphen \ufeffbom`;
+    answer(
+      exchange.socket,
+      400,
+      JSON.stringify({ code: 'bad\u200bcode', message, status: 400 }),
+      `X-Key: ${split}\r\n`,
+    );
   },
   /** The first PATCH is read whole and its connection reset; later ones are answered. */
   'reset-once'(exchange) {
@@ -248,5 +266,47 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     const text = await petinv('break-reset', ['--retries', '0', 'set', '-'], '1 5\n');
     expect(text.stderr).toContain('outcome unknown: PATCH /inventory/1 was sent to staging');
     expect(text.stderr).toContain('1 failed (1 with outcome unknown, maybe applied)');
+  });
+});
+
+describe('text that leaves petinv', () => {
+  it('CSV and TSV never hold a cell a spreadsheet runs as a formula; numbers stay numbers', async () => {
+    const input = FORMULAS.map((_, index) => `${index + 1} ${index === 0 ? 0 : -index}`).join('\n');
+    const csv = await petinv('formula', ['set', '-', '-o', 'csv', '--concurrency', '1'], input);
+    expect(csv.code).toBe(9);
+    const rows = csv.stdout.trim().split('\n');
+    expect(rows[0]).toBe('input,result,petId,quantity,status,error,message');
+    expect(rows.slice(1)).toEqual([
+      `1,failed,1,0,,"'=HYPERLINK(""http://evil"",""x"")","'=HYPERLINK(""http://evil"",""x"")"`,
+      "2,failed,2,-1,,'+cmd,'+cmd",
+      "3,failed,3,-2,,'-2+3,'-2+3",
+      "4,failed,4,-3,,'@SUM(1),'@SUM(1)",
+      // The service's tab and carriage return: defused, and (as printable text) a space, trimmed.
+      '5,failed,5,-4,,lead,lead',
+      '6,failed,6,-5,,lead,lead',
+    ]);
+    const tsv = await petinv('formula', ['set', '-', '-o', 'tsv', '--concurrency', '1'], input);
+    expect(tsv.stdout.trim().split('\n').slice(0, 4)).toEqual([
+      '1\tfailed\t1\t0\t\t\'=HYPERLINK("http://evil","x")\t\'=HYPERLINK("http://evil","x")',
+      "2\tfailed\t2\t-1\t\t'+cmd\t'+cmd",
+      "3\tfailed\t3\t-2\t\t'-2+3\t'-2+3",
+      "4\tfailed\t4\t-3\t\t'@SUM(1)\t'@SUM(1)",
+    ]);
+  });
+
+  it('a service message loses its invisible and direction-changing characters, and the key split by them is hidden', async () => {
+    const forbidden = /[\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
+    const text = await petinv('invisible', ['-v', 'set', '1', '2']);
+    expect(text.code).toBe(6);
+    expect(text.stderr).not.toMatch(forbidden);
+    expect(text.stderr).not.toContain('truth-test-key');
+    expect(text.stderr).toContain('key [redacted] refused evil petinv: ok softhyphen bom');
+    // The -v trace shows the answer's header and body: the key is hidden there too.
+    expect(text.stderr).toMatch(/x-key: \[redacted\]/i);
+    const json = await petinv('invisible', ['--json', 'set', '1', '2']);
+    expect(json.stderr).not.toMatch(forbidden);
+    expect(json.stderr).not.toMatch(/\\u200b|\\u202e|\\ufeff/i);
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'badcode', status: 400 });
+    expect(JSON.parse(json.stderr).error.message).toContain('key [redacted] refused');
   });
 });
