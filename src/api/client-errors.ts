@@ -1,5 +1,6 @@
 import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
 import { printableWithout } from '../printable';
+import { shellWord } from '../suggest';
 import { formatBytes } from './defaults';
 import { InventoryStreamError } from './inventory-stream';
 import { ApiError } from './schemas';
@@ -93,19 +94,33 @@ export class ClientErrors {
     const location = response.header('location');
     let suggestion = '<url>';
     let shown = 'no Location';
+    let keyNote = '';
     if (location !== null) {
       shown = `Location: ${this.shown(location)}`;
       try {
         const target = new URL(location, url);
-        if (target.pathname.endsWith(path) && target.search === '' && /^https?:$/.test(target.protocol))
-          suggestion = this.shown(`${target.origin}${target.pathname.slice(0, -path.length)}`);
+        const moved = `${target.origin}${target.pathname.slice(0, -path.length)}`;
+        // Suggested only when it is shown as it is (no character printable() would change), quoted for a
+        // shell when it needs to be: the address came from the service, and the command will be pasted.
+        if (
+          target.pathname.endsWith(path) &&
+          target.search === '' &&
+          /^https?:$/.test(target.protocol) &&
+          moved.length <= 500 &&
+          this.shown(moved, 500) === moved
+        ) {
+          suggestion = shellWord(moved);
+          // The environment's stored key, if any, goes wherever the environment points.
+          if (target.origin !== new URL(url).origin)
+            keyNote = ` (its stored API key, if any, would then go to ${target.origin}: do so only if you trust it)`;
+        }
       } catch {
         // Not a URL: the user picks the new address.
       }
     }
     return new PetinvError(
       'config',
-      `the service in ${this.context.where} answered ${operation} with a redirect (${response.status}, ${shown}); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url ${this.context.where} ${suggestion}`,
+      `the service in ${this.context.where} answered ${operation} with a redirect (${response.status}, ${shown}); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url ${this.context.where} ${suggestion}${keyNote}`,
       { code: 'redirect', message: `redirect (${response.status}) not followed`, status: response.status },
     );
   }

@@ -92,7 +92,11 @@ describe('petinv --env local finds a running serve', () => {
     const configDir = configDirectory();
     await serve(configDir, ['--in-memory']);
     const env = { PETINV_CONFIG_DIR: configDir };
-    expect((await runMain(['env', 'set-url', 'local', 'http://127.0.0.1:9/v1'], { env })).code).toBe(0);
+    // serve stored its key for local: moving local elsewhere takes that key along, so a script says --yes.
+    expect((await runMain(['env', 'set-url', 'local', 'http://127.0.0.1:9/v1'], { env })).code).toBe(10);
+    expect((await runMain(['env', 'set-url', 'local', 'http://127.0.0.1:9/v1', '--yes'], { env })).code).toBe(
+      0,
+    );
 
     const config = JSON.parse((await runMain(['--json', '--env', 'local', 'config'], { env })).stdout);
     expect(config.baseUrl).toMatchObject({ value: 'http://127.0.0.1:9/v1', source: 'config file' });
