@@ -149,7 +149,12 @@ function writeSummary(
     mismatched > 0 && `${mismatched} answered with another quantity`,
     unknown > 0 && `${unknown} with outcome unknown, maybe applied`,
   ].filter(Boolean);
-  const stopped = stop ? `stopped early, ${STOP_REASONS[stop.reason]}: ` : '';
+  // Not "could not be reached" when the last of the streak was reached and sent: its outcome is unknown.
+  const why =
+    stop?.reason === 'unreachable' && stop.error.body.code === 'outcome_unknown'
+      ? `the connection broke or no answer came ${UNREACHABLE_STREAK} times in a row`
+      : stop && STOP_REASONS[stop.reason];
+  const stopped = stop ? `stopped early, ${why}: ` : '';
   const unsent = stop ? `, ${notSent} not sent` : '';
   const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${failed} failed${among.length > 0 ? ` (${among.join(', ')})` : ''}${unsent}, ${plural(skipped, input.unit)} skipped`;
   const chalk = paint(context.color);

@@ -86,6 +86,8 @@ const scenarios: Record<string, (exchange: Exchange) => void> = {
       `X-Key: ${split}\r\n`,
     );
   },
+  /** Reads every request whole and never answers. */
+  silent() {},
   /** The first PATCH is read whole and its connection reset; later ones are answered. */
   'reset-once'(exchange) {
     if (exchange.seen === 0) return exchange.socket.resetAndDestroy();
@@ -221,6 +223,14 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
   });
 
+  it('a write sent whole with no answer before the timeout is an unknown outcome too', async () => {
+    const result = await petinv('silent', ['--timeout', '300', '--retries', '0', 'set', '42', '7']);
+    expect(result.code).toBe(8);
+    expect(result.stderr).toBe(
+      'petinv: outcome unknown: PATCH /inventory/42 was sent to staging and no answer came within 300 ms; the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n',
+    );
+  });
+
   it('a connection refused is still "cannot reach" (exit 7): nothing was sent', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
@@ -253,6 +263,17 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(JSON.parse(json.stderr).warning.message).toContain(
       'may have been applied; a retry with the same quantity then succeeded',
     );
+  });
+
+  it('a bulk run whose updates all lose their answers stops, without "could not be reached"', async () => {
+    const input = Array.from({ length: 20 }, (_, index) => `${index + 1} 5`).join('\n');
+    const result = await petinv('break-closed', ['--retries', '0', 'set', '-', '--concurrency', '1'], input);
+    expect(result.code).toBe(8);
+    expect(result.stderr).toContain(
+      'stopped early, the connection broke or no answer came 3 times in a row: updated 0 of 20 pets in staging',
+    );
+    expect(result.stderr).toContain('3 failed (3 with outcome unknown, maybe applied), 17 not sent');
+    expect(result.stderr).not.toContain('could not be reached');
   });
 
   it('a bulk run counts the updates whose outcome is unknown', async () => {
