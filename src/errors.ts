@@ -14,7 +14,7 @@ export const ExitCode = {
   server: 8,
   partial: 9,
   aborted: 10,
-  /** 11 is reserved for `conflict` (the stock-take issue). */
+  // 11 is reserved for `conflict` (the stock-take issue).
   /** The service answered a write with another quantity than the one sent (issue 21). */
   mismatch: 12,
   /** Ctrl-C: 128 + SIGINT, what a shell shows for a command the interrupt stopped. */

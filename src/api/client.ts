@@ -151,11 +151,12 @@ export function createClient(options: ClientOptions): InventoryClient {
     async updateInventory(petId, quantity) {
       const path = `/inventory/${petId}`;
       const operation = `PATCH ${path}`;
-      const again = `petinv set ${petId} ${quantity}${options.envName ? ` --env ${options.envName}` : ''}`;
       const response = await call('PATCH', path, serializeUpdate(quantity), `pet ${petId}`, {
         unknownOutcome: {
-          // The body is an absolute quantity: applied twice, it is still that quantity.
-          advice: `setting the same quantity again is safe: ${again}`,
+          // The body is an absolute quantity: applied twice, it is still that quantity. (The words are
+          // safe to paste: numbers, and an environment's name, which is letters, digits, - and _.)
+          advice: () =>
+            `setting the same quantity again is safe: petinv set ${petId} ${quantity}${options.envName ? ` --env ${options.envName}` : ''}`,
           onSettled: (lost) =>
             options.onWarning?.(
               `pet ${petId} in ${where}: an earlier attempt of ${operation} was sent and got no answer (${errors.shown(lost.detail)}), so it may have been applied; a retry with the same quantity then succeeded, and a quantity is absolute, so pet ${petId} holds ${quantity} once, not twice`,

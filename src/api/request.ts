@@ -78,7 +78,7 @@ export interface CallOptions<T> {
    * the error that says so; and told, when a later attempt succeeds, that one before it may have been
    * applied (see ClientErrors.outcomeUnknown).
    */
-  unknownOutcome?: { advice: string; onSettled(lost: TransportError): void };
+  unknownOutcome?: { advice(): string; onSettled(lost: TransportError): void };
 }
 
 /** One request with its retries: the answer, or with `read`, what `read` makes of it. */
@@ -144,7 +144,8 @@ function retryPlan(
     const attempts = attempt === 0 ? '' : ` after ${attempt + 1} attempts`;
     // Once a write may have been applied, "cannot reach" (or any other failure of a later attempt) would
     // say less than the truth: the outcome is unknown (issue 21).
-    if (unknownOutcome && lost) throw errors.outcomeUnknown(operation, lost, attempts, unknownOutcome.advice);
+    if (unknownOutcome && lost)
+      throw errors.outcomeUnknown(operation, lost, attempts, unknownOutcome.advice());
     // The service was reached: "cannot reach" would send the user looking in the wrong place.
     if (error.reason === 'network' && error.brokeOff) throw errors.brokenAnswer(operation, error, attempts);
     throw errors.unreachable(error, url, attempts);
@@ -256,7 +257,7 @@ export function createCall(settings: RequestSettings): Call {
             operation,
             retry.lostAttempt() as TransportError,
             ` (then answered ${response.status} to attempt ${attempt + 1})`,
-            unknownOutcome.advice,
+            unknownOutcome.advice(),
           );
         throw errors.failure(operation, response.status, response.text, subject, retry.refusedWaitAdvice());
       }

@@ -125,7 +125,7 @@ function endpointOf(settings: Settings): { baseUrl: string; apiKey: string } {
   )
     throw new PetinvError(
       'network',
-      `no petinv serve is running for local (none left a record), so its stored API key is sent nowhere; ${START_SERVE}, or point local at a service: petinv env set-url local http://127.0.0.1:PORT/v1`,
+      `no petinv serve is running for local (none left a record), so its stored API key is sent nowhere; ${START_SERVE}, or point local at a service, which its stored key would then go to: petinv env set-url local http://127.0.0.1:PORT/v1`,
       { code: 'network' },
     );
   return { baseUrl, apiKey };

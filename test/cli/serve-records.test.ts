@@ -152,7 +152,7 @@ describe('petinv --env local finds a running serve', () => {
       });
       expect(result.code).toBe(7);
       expect(result.stderr).toBe(
-        'petinv: no petinv serve is running for local (none left a record), so its stored API key is sent nowhere; start one in another terminal: petinv serve, or point local at a service: petinv env set-url local http://127.0.0.1:PORT/v1\n',
+        'petinv: no petinv serve is running for local (none left a record), so its stored API key is sent nowhere; start one in another terminal: petinv serve, or point local at a service, which its stored key would then go to: petinv env set-url local http://127.0.0.1:PORT/v1\n',
       );
       expect(connections).toHaveLength(0);
     } finally {
