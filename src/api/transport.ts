@@ -208,8 +208,11 @@ export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Tran
       deadline?.clear();
       // fetch says nothing of when the request was written: unless the connection itself failed (refused,
       // no such host, TLS), a request with a body may have reached the service.
-      const { cause } = error as { cause?: { code?: string } };
-      const connectFailed = cause?.code !== undefined && CONNECT_CODES.has(cause.code);
+      const { code, cause } = error as { code?: unknown; cause?: { code?: unknown } };
+      // A DOMException (the timeout's) has a numeric code of its own.
+      const rootCode = cause?.code ?? code;
+      const connectFailed =
+        typeof rootCode === 'string' && (CONNECT_CODES.has(rootCode) || tlsProblem(rootCode) !== undefined);
       throw transportError(error, undefined, answered, !answered && body !== undefined && !connectFailed);
     }
   };
