@@ -86,6 +86,14 @@ const scenarios: Record<string, (exchange: Exchange) => void> = {
       `X-Key: ${split}\r\n`,
     );
   },
+  /** The issue's item: an integer-like key, which objects list first, holding another petId. */
+  'integer-keys'(exchange) {
+    answer(
+      exchange.socket,
+      200,
+      '[{"petId":9007199254740993,"quantity":1,"status":"sold","0":{"petId":9007199254740992,"quantity":1}}]',
+    );
+  },
   /** Reads every request whole and never answers. */
   silent() {},
   /** The first PATCH is read whole and its connection reset; later ones are answered. */
@@ -176,6 +184,26 @@ describe('a PATCH answered with another quantity than sent is a mismatch (exit 1
     const text = await petinv('lying', ['set', '-'], '7 5\n8 6\n');
     expect(text.code).toBe(12);
     expect(text.stderr).toContain('1 failed (1 answered with another quantity)');
+  });
+});
+
+describe('each petId is read from its own digits', () => {
+  it.each([
+    [['list'], '9007199254740993\tsold\t1\n'],
+    [['list', '--csv'], 'petId,status,quantity\n9007199254740993,sold,1\n'],
+    [['list', '--json'], '[{"petId":9007199254740993,"quantity":1,"status":"sold"}]\n'],
+    [['list', '--ndjson'], '{"petId":9007199254740993,"quantity":1,"status":"sold"}\n'],
+    [['get', '9007199254740993'], '9007199254740993\tsold\t1\n'],
+  ])('an item with an integer-like key holding another petId: %j', async (args, stdout) => {
+    const result = await petinv('integer-keys', ['--no-cache', ...args]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe(stdout);
+    expect(result.code).toBe(0);
+  });
+
+  it('the petId it holds inside is not a pet of the list', async () => {
+    const result = await petinv('integer-keys', ['--no-cache', 'get', '9007199254740992']);
+    expect(result.code).toBe(5);
   });
 });
 
