@@ -13,7 +13,7 @@ import { INT64_MAX, INT64_MIN, type InventoryItem, PET_STATUSES, type PetStatus 
  * A petId or quantity written other than as a JSON integer (`5.0`, `5e0`) is left as its text, for the
  * schemas to refuse; a quantity past 2^53 keeps its rounded double, which the schemas refuse too.
  * Text that is not JSON throws JSON.parse's own SyntaxError. As fast as the overlay it replaces
- * (about 0.75 to 0.85 s for a million items either way on a 2-core machine; JSON.parse alone 0.3 s).
+ * (about 0.85 s of CPU for a million items either way; JSON.parse alone 0.3 s: docs/client-truth.md).
  */
 const JSON_INTEGER = /^-?\d+$/;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
