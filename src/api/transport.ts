@@ -44,6 +44,11 @@ export class TransportError extends Error {
     readonly unreachable?: string,
     /** A network failure after the answer's status and headers came: the service was reached, its body broke off. */
     readonly brokeOff = false,
+    /**
+     * The request had been written whole when it failed, and no answer came: the service may have acted on
+     * it (a write may have been applied). False when it never left, or when the answer's status came.
+     */
+    readonly sent = false,
   ) {
     super(detail);
   }
@@ -121,7 +126,12 @@ function tlsProblem(code: string): string | undefined {
   return undefined;
 }
 
-export function transportError(error: unknown, proxy?: string, afterHeaders = false): TransportError {
+export function transportError(
+  error: unknown,
+  proxy?: string,
+  afterHeaders = false,
+  sent = false,
+): TransportError {
   if (error instanceof TransportError) return error;
   const { code, name, message, cause } = error as {
     code?: string;
@@ -129,8 +139,10 @@ export function transportError(error: unknown, proxy?: string, afterHeaders = fa
     message?: string;
     cause?: { code?: string; message?: string };
   };
-  if (name === 'TimeoutError') return new TransportError('timeout', name);
-  if (code && TIMEOUT_CODES.has(code)) return new TransportError('timeout', code);
+  const unanswered = sent && !afterHeaders;
+  if (name === 'TimeoutError') return new TransportError('timeout', name, undefined, false, unanswered);
+  if (code && TIMEOUT_CODES.has(code))
+    return new TransportError('timeout', code, undefined, false, unanswered);
   // undici wraps a failed TLS handshake with an https proxy; fetch wraps everything in `cause`.
   const rootCode = code === 'UND_ERR_PRX_TLS' || code === undefined ? (cause?.code ?? code) : code;
   const tls = rootCode ? tlsProblem(rootCode) : undefined;
@@ -141,7 +153,7 @@ export function transportError(error: unknown, proxy?: string, afterHeaders = fa
     if (refused) return new TransportError('network', `${proxy} answered ${refused[1]} to CONNECT`);
   }
   const detail = cause?.code ?? code ?? cause?.message ?? message ?? String(error);
-  return new TransportError('network', detail, undefined, afterHeaders);
+  return new TransportError('network', detail, undefined, afterHeaders, unanswered);
 }
 
 /**
@@ -194,7 +206,14 @@ export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Tran
       return { status: response.status, header, text };
     } catch (error) {
       deadline?.clear();
-      throw transportError(error, undefined, answered);
+      // fetch says nothing of when the request was written: unless the connection itself failed (refused,
+      // no such host, TLS), a request with a body may have reached the service.
+      const { code, cause } = error as { code?: unknown; cause?: { code?: unknown } };
+      // A DOMException (the timeout's) has a numeric code of its own.
+      const rootCode = cause?.code ?? code;
+      const connectFailed =
+        typeof rootCode === 'string' && (CONNECT_CODES.has(rootCode) || tlsProblem(rootCode) !== undefined);
+      throw transportError(error, undefined, answered, !answered && body !== undefined && !connectFailed);
     }
   };
 }

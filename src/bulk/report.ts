@@ -194,12 +194,14 @@ function summaryJson(
   changed: number,
   notApplied: readonly NotApplied[],
 ) {
-  const { updated, failed, notSent, stop } = outcome;
+  const { updated, failed, mismatched, unknown, notSent, stop } = outcome;
   return {
     updated,
     changed,
     alreadyRight: plan.alreadyRight,
     failed,
+    mismatched,
+    unknown,
     conflicts: plan.conflicts.length,
     skipped: input.problems.length,
     notSent,
@@ -219,7 +221,7 @@ function writeSummary(
   seconds: number,
   context: CommandContext,
 ) {
-  const { updated, failed, notSent, stop } = outcome;
+  const { updated, failed, mismatched, unknown, notSent, stop } = outcome;
   const skipped = input.problems.length;
   const { alreadyRight } = plan;
   const conflicts = plan.conflicts.length;
@@ -229,9 +231,18 @@ function writeSummary(
     );
     return;
   }
-  const stopped = stop ? `stopped early, ${STOP_REASONS[stop.reason]}: ` : '';
+  const among = [
+    mismatched > 0 && `${mismatched} answered with another quantity`,
+    unknown > 0 && `${unknown} with outcome unknown, maybe applied`,
+  ].filter(Boolean);
+  // Not "could not be reached" when the last of the streak was reached and sent: its outcome is unknown.
+  const why =
+    stop?.reason === 'unreachable' && stop.error.body.code === 'outcome_unknown'
+      ? `the connection broke or no answer came ${UNREACHABLE_STREAK} times in a row`
+      : stop && STOP_REASONS[stop.reason];
+  const stopped = stop ? `stopped early, ${why}: ` : '';
   const unsent = stop ? `, ${notSent} not sent` : '';
-  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${changed} changed, ${alreadyRight} already right, ${failed} failed, ${plural(conflicts, 'conflict')}, ${plural(skipped, input.unit)} skipped${unsent}`;
+  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${changed} changed, ${alreadyRight} already right, ${failed} failed${among.length > 0 ? ` (${among.join(', ')})` : ''}, ${plural(conflicts, 'conflict')}, ${plural(skipped, input.unit)} skipped${unsent}`;
   const chalk = paint(context.color);
   context.stderr.write(
     `petinv: ${failed || skipped || stop || conflicts ? chalk.yellow(summary) : summary}\n`,
@@ -315,6 +326,13 @@ function failureOf(
     );
   if (stop?.reason === 'output closed') return undefined;
   if (stop) return stop.error;
+  // A service that kept another quantity than it was sent is worse than a refusal: its own exit status.
+  if (outcome.mismatched > 0)
+    return new PetinvError(
+      'mismatch',
+      `mismatch: the service answered ${plural(outcome.mismatched, 'update')} in ${envName} with another quantity than sent; read them back with petinv get`,
+      { code: 'mismatch' },
+    );
   // Skipped input counts as a partial failure too: a script must learn that not everything was applied.
   const skipped = input.problems.length;
   if (failed > 0 || skipped > 0)

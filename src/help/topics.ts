@@ -46,10 +46,17 @@ const exitCodes: HelpTopic = {
           ],
           [
             '8',
-            'server error (5xx after retries), a timeout, an answer too large, cut off, or one that breaks the contract',
+            'server error (5xx after retries), a timeout, an answer too large, cut off, or one that breaks the contract (a list naming a pet twice); a write whose outcome is unknown (sent, then the connection broke: it may have been applied)',
           ],
           ['9', 'a bulk run partly failed: some updates failed or some input was skipped'],
-          ['10', 'aborted: a production change was not confirmed; serve cut off by a second signal'],
+          [
+            '10',
+            'aborted: a production change was not confirmed, or an `env set-url` that would send a stored key to another origin; serve cut off by a second signal',
+          ],
+          [
+            '12',
+            'mismatch: the service answered a write (set, adjust, a bulk run) with another quantity than the one sent',
+          ],
           [
             '11',
             'conflict: a bulk run or an undo kept a pet someone changed since the input was read (its `from` no longer matches); the rest was applied; `--force` writes anyway',

@@ -193,10 +193,13 @@ export function readInventoryFile(path: string): { items: InventoryItem[]; forma
   return { items: loaded.items, format: loaded.format };
 }
 
-/** The data file's directory, created when missing; a failure is one line naming it. */
+/**
+ * The data file's directory, created when missing, for this user alone (0700, whatever the umask: the
+ * inventory and its journal are nobody else's to read); a failure is one line naming it.
+ */
 export function createDataDirectory(path: string, files: FileSystem = nodeFileSystem): void {
   try {
-    files.mkdirSync(dirname(path));
+    files.mkdirSync(dirname(path), 0o700);
   } catch (error) {
     throw new ServeError(
       `cannot create the directory of data file ${path}: ${describeFileSystemError(error)}`,

@@ -146,6 +146,8 @@ describe('bulk results', () => {
         changed: 1,
         alreadyRight: 0,
         failed: 0,
+        mismatched: 0,
+        unknown: 0,
         conflicts: 0,
         skipped: 1,
         notSent: 0,

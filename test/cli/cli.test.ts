@@ -369,6 +369,8 @@ describe('exit codes', () => {
           changed: 1,
           alreadyRight: 0,
           failed: 1,
+          mismatched: 0,
+          unknown: 0,
           conflicts: 0,
           skipped: 1,
           notSent: 0,
@@ -424,9 +426,10 @@ describe('the API key never travels on the command line', () => {
     const elsewhere = await run(['list', '--limit', '1', '--env', 'local', '--base-url', server.baseUrl]);
     expect(elsewhere.code).toBe(3);
     expect(elsewhere.stderr).toBe(
-      `petinv: the API key stored for local belongs to http://127.0.0.1:4010; refusing to send it to ${new URL(server.baseUrl).origin} (from --base-url); pass that service's key in PETINV_API_KEY, or point local there for good: petinv env set-url local ${server.baseUrl}\n`,
+      `petinv: the API key stored for local belongs to http://127.0.0.1:4010; refusing to send it to ${new URL(server.baseUrl).origin} (from --base-url); pass that service's key in PETINV_API_KEY, or point local there for good, and its stored key with it: petinv env set-url local ${server.baseUrl}\n`,
     );
-    expect((await run(['env', 'set-url', 'local', server.baseUrl])).code).toBe(0);
+    // The stored key goes with the environment: a script says so with --yes (see client-truth.test.ts).
+    expect((await run(['env', 'set-url', 'local', server.baseUrl, '--yes'])).code).toBe(0);
     expect((await run(['list', '--limit', '1', '--env', 'local'])).code).toBe(0);
     expect((await run(['logout', '--env', 'local'])).code).toBe(0);
     expect((await run(['list', '--env', 'local'])).code).toBe(3);

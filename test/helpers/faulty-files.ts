@@ -127,8 +127,8 @@ export class FaultyFiles implements FileSystem {
     nodeFileSystem.unlinkSync(path);
   }
 
-  mkdirSync(path: string): void {
-    nodeFileSystem.mkdirSync(path);
+  mkdirSync(path: string, mode?: number): void {
+    nodeFileSystem.mkdirSync(path, mode);
   }
 
   freeSpace(path: string): number | undefined {
