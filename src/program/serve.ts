@@ -31,6 +31,10 @@ const declareServeData = (program: Program) =>
     .option('--data <file>', 'data file (default: inventory.json in the user data directory)')
     .option('--in-memory', 'write nothing; with --data, load that file as a fixture that stays as it is')
     .option(
+      '--recover',
+      'start from everything sound before damage in the journal, moving the damaged journal aside (never removed)',
+    )
+    .option(
       '--api-key <key>',
       "accepted API key, repeatable; visible in the process list (default: PETINV_SERVE_API_KEY, else the local environment's key, else a new one)",
       (key: string, keys: string[] = []) => [...keys, key],

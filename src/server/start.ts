@@ -8,6 +8,7 @@ import { createDataDirectory, readInventoryFile, resolveDataPath } from './data-
 import { DEFAULT_BASE_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from './defaults';
 import { ServeError } from './errors';
 import { createHttpEdge, type HttpEdge, type HttpEdgeOptions } from './http-edge';
+import type { JournalReport } from './journal-open';
 import { lockDataFile } from './lock';
 import { API_PREFIX } from './routes';
 import { InventoryStore, seedInventory } from './store';
@@ -27,6 +28,11 @@ export interface ServeOptions extends FaultOptions {
   dataFile?: string;
   /** With a data file: load it, and never write it (a fixture that stays pristine). */
   inMemory?: boolean;
+  /**
+   * A journal damaged where no crash explains it: start from everything sound before the damage, and move
+   * the journal aside (never removed). Without it, such a start is refused and every file left as it is.
+   */
+  recover?: boolean;
   /** The file layer the data file is written through; tests inject faults here. */
   files?: FileSystem;
   /** How many sample pets a new inventory gets. */
@@ -48,8 +54,10 @@ export interface RunningServer {
   dataFormat: DataFileFormat | undefined;
   /** True when the data file was created (and seeded) by this start. */
   seeded: boolean;
-  /** Bytes of an incomplete last journal line (a write a crash cut short, never acknowledged) cut at start. */
+  /** Bytes of a torn last journal commit (a write a crash cut short, never acknowledged) cut at start. */
   droppedJournalBytes: number;
+  /** What the start did to the journal it found: a torn commit kept aside, an old one folded, a recovery. */
+  journal: JournalReport;
   pets: number;
   server: Server;
   /** Stops accepting, lets requests in flight finish, flushes and unlocks the data file. */
@@ -65,8 +73,7 @@ interface OpenedInventory {
   unlock: () => Promise<void>;
   seeded: boolean;
   dataFormat: DataFileFormat | undefined;
-  /** Bytes of a torn last journal line cut at start (see RunningServer). */
-  droppedJournalBytes: number;
+  journal: JournalReport;
 }
 
 async function openInventory(
@@ -82,24 +89,40 @@ async function openInventory(
       unlock: unlocked,
       seeded: true,
       dataFormat: undefined,
-      droppedJournalBytes: 0,
+      journal: {},
     };
   if (readOnly) {
-    const loaded = readInventoryFile(dataFile);
+    const loaded = readInventoryFile(dataFile, { recover: options.recover });
+    const { damage } = loaded.journal;
     return {
       store: new InventoryStore(loaded.items),
       unlock: unlocked,
       seeded: false,
       dataFormat: loaded.format,
-      // Loaded, never written: a torn line stays in the file, and out of the inventory.
-      droppedJournalBytes: 0,
+      // Loaded, never written: a torn commit stays in the file, and out of the inventory; so does damage.
+      journal:
+        damage?.kind === 'damaged'
+          ? {
+              recovered: {
+                offset: damage.offset,
+                reason: damage.reason,
+                commitsReplayed: loaded.journal.commits,
+                updatesReplayed: loaded.journal.entries,
+                commitsLost: damage.commitsAfter,
+                updatesLost: damage.updatesAfter,
+              },
+            }
+          : {},
     };
   }
   createDataDirectory(dataFile, options.files);
   const unlock = await lockDataFile(dataFile, options.files);
   let file: InventoryFile | undefined;
   try {
-    const opened = await InventoryFile.open(dataFile, seed, { files: options.files });
+    const opened = await InventoryFile.open(dataFile, seed, {
+      files: options.files,
+      recover: options.recover,
+    });
     file = opened.file;
     const store = new InventoryStore(opened.items, file, {
       onSnapshotError: (error) =>
@@ -115,7 +138,7 @@ async function openInventory(
       unlock,
       seeded: opened.created,
       dataFormat: file.format,
-      droppedJournalBytes: opened.droppedJournalBytes,
+      journal: opened.journal,
     };
   } catch (error) {
     await file?.close();
@@ -208,7 +231,8 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     readOnly,
     dataFormat: inventory.dataFormat,
     seeded: inventory.seeded,
-    droppedJournalBytes: inventory.droppedJournalBytes,
+    droppedJournalBytes: inventory.journal.torn?.bytes ?? 0,
+    journal: inventory.journal,
     pets: store.size,
     server: edge.server,
     close: stopper(edge, inventory),

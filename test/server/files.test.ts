@@ -197,7 +197,7 @@ describe('fixtures for testing scripts', () => {
     );
     await server.close();
     const saved = readFileSync(path, 'utf8');
-    expect(saved).toMatch(/^\{"format":"petinv-inventory","version":1,"items":\[/);
+    expect(saved).toMatch(/^\{"format":"petinv-inventory","version":2,"crc32":"[0-9a-f]{8}","items":\[/);
     expect(saved).toContain('{"petId":9223372036854775807,"quantity":8,"status":"sold"}');
   });
 
