@@ -102,7 +102,13 @@ interface PetHistory {
 /** Attaches `image` to a loop device capped at 4 KiB requests and mounts it at `mountPoint`. */
 function attach(image: string, mountPoint: string): () => void {
   const device = run('losetup', ['-f', '--show', image]);
-  const release = () => execFileSync('losetup', ['-d', device], { stdio: 'ignore' });
+  let attached = true;
+  // Once only: a loop device detached here may be another process's a moment later.
+  const release = () => {
+    if (!attached) return;
+    attached = false;
+    execFileSync('losetup', ['-d', device], { stdio: 'ignore' });
+  };
   try {
     execFileSync('sh', ['-c', `echo 4 > /sys/block/${device.replace('/dev/', '')}/queue/max_sectors_kb`]);
     execFileSync('mount', ['-t', 'ext4', device, mountPoint], { stdio: 'pipe' });
@@ -110,17 +116,14 @@ function attach(image: string, mountPoint: string): () => void {
     release();
     throw error;
   }
-  const detach = () => {
-    execFileSync('umount', [mountPoint], { stdio: 'ignore' });
+  let mounted = true;
+  const detach = (lazy = false) => {
+    if (mounted) execFileSync('umount', lazy ? ['-l', mountPoint] : [mountPoint], { stdio: 'ignore' });
+    mounted = false;
     release();
   };
-  cleanups.push(() => {
-    try {
-      execFileSync('umount', ['-l', mountPoint], { stdio: 'ignore' });
-    } catch {}
-    release();
-  });
-  return detach;
+  cleanups.push(() => detach(true));
+  return () => detach();
 }
 
 /** Fills the file system holding `directory` but for about `leave` bytes. */
@@ -282,6 +285,8 @@ describe.skipIf(!shutdown)('petinv serve on a failing device (root, loop device,
       for (let round = 0; round < ROUNDS; round++) {
         const detach = attach(image, mountPoint);
         const server = await spawnServer(args(mountPoint));
+        // Killed even when an expectation fails, or its open files would hold the device.
+        cleanups.push(() => server.child.kill('SIGKILL'));
         await burst(server, (sent) => sent >= 200);
         // The device fails once the room left is used: every write that needs a new page of the image.
         fill(backing, [256 * 1024, 0, 1024 * 1024, 64 * 1024][round % 4] ?? 0);
@@ -300,6 +305,7 @@ describe.skipIf(!shutdown)('petinv serve on a failing device (root, loop device,
         const detachCopy = attach(saved, copyPoint);
         // At once, and the first time: no retry (but see startAfterCut for the lock).
         const restarted = await startAfterCut(args(copyPoint), join(copyPoint, 'inventory.json.lock'));
+        cleanups.push(() => restarted.child.kill('SIGKILL'));
         await expectEveryAcknowledgedUpdate(restarted);
         expect((await restarted.stop()).code).toBe(0);
         expect(readdirSync(copyPoint).filter((name) => name.endsWith('.tmp'))).toEqual([]);
