@@ -115,7 +115,7 @@ export async function createJournal(files: FileSystem, dataPath: string, journal
 
 /**
  * Writes `bytes` to a new file at `path` (never one that exists), fsynced, and its directory fsynced:
- * evidence kept aside before the journal is cut. Throws what failed.
+ * evidence kept aside before the journal is cut. Throws what failed, and then removes what it wrote.
  */
 export async function writeNewFile(
   files: FileSystem,
@@ -127,8 +127,13 @@ export async function writeNewFile(
   try {
     writeFully(files, fd, bytes);
     await files.fsync(fd);
-  } finally {
+  } catch (error) {
     closeQuietly(files, fd);
+    try {
+      files.unlinkSync(path); // Not a copy of what it was to hold: gone, so nothing half-kept is trusted.
+    } catch {}
+    throw error;
   }
+  closeQuietly(files, fd);
   await syncDirectory(files, path);
 }

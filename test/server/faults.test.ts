@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StorageError } from '../../src/files/file-system';
@@ -158,6 +158,28 @@ describe('the data file under faults', () => {
     ]);
     await file.close();
     expect((await reload(path)).get(5n)).toBe(55);
+  });
+
+  it('refuses the start when a torn last commit cannot be kept aside (a full disk), and changes nothing', async () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, 'inventory.json');
+    const { file, store } = await openStore(path, new FaultyFiles());
+    await store.setQuantity(1n, 11);
+    await file.close();
+    appendFileSync(`${path}.journal`, '2 0badf00d [{"petId":2,"quan');
+    const journal = readFileSync(`${path}.journal`);
+    const names = readdirSync(directory).sort();
+    const files = new FaultyFiles();
+    files.spaceLeft = 5;
+    await expect(InventoryFile.open(path, seed, { files })).rejects.toThrow(
+      /ends in a commit a crash cut short \(never acknowledged\), which serve keeps in .*\.journal\.torn-\d{8}T\d{6}Z before it cuts it, and that file could not be written: no space left on the device; every file was left as it is/,
+    );
+    expect(readFileSync(`${path}.journal`)).toEqual(journal);
+    expect(readdirSync(directory).sort()).toEqual(names);
+    // With room again, the start keeps it aside and goes on.
+    const reopened = await InventoryFile.open(path, seed);
+    expect(reopened.journal.torn?.bytes).toBe('2 0badf00d [{"petId":2,"quan'.length);
+    await reopened.file.close();
   });
 
   it('refuses an append whose durable write failed (EIO), and the one waiting behind it too', async () => {
