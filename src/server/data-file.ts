@@ -30,7 +30,8 @@ const NO_JOURNAL: JournalState = { format: 'empty', length: 0, soundEnd: 0, comm
  * The journal is folded into a new snapshot once it holds more entries than this and a quarter of the
  * inventory. A snapshot holds the commits back while it syncs a new file, its directory and the emptied
  * journal: at 1024 entries that was a tenth to a fifth of a small inventory's durable PATCH rate. A clean
- * stop folds the journal anyway, so only a start after a crash replays it: 16,384 lines add 0.1 to 0.2 s.
+ * stop folds the journal anyway, so only a start after a crash replays it: 16,384 commits, each checked,
+ * add 0.1 to 0.2 s.
  */
 const MIN_JOURNAL_ENTRIES = 16_384;
 /** After a failed snapshot the next try waits, doubling from this up to the maximum: never a tight loop. */

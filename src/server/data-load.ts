@@ -201,7 +201,7 @@ function replayJournal(path: string, bytes: Buffer, items: InventoryItem[], reco
   const { damage } = scan;
   if (damage?.kind === 'damaged' && !recover)
     throw new ServeError(
-      `journal ${path} is damaged at byte offset ${damage.offset} (${damage.reason}), and ${commitsText(damage.commitsAfter)} (${updatesText(damage.updatesAfter)}) follow it: no crash leaves that, and acknowledged updates may be lost there; every file was left as it is. Keep a copy of it, then start with --recover to serve everything before the damage (the journal is moved aside, not removed)`,
+      `journal ${path} is damaged at byte offset ${damage.offset} (${damage.reason}), and ${commitsText(damage.commitsAfter)} (${updatesText(damage.updatesAfter)}) ${damage.commitsAfter === 1 ? 'follows' : 'follow'} it: no crash leaves that, and acknowledged updates may be lost there; every file was left as it is. Keep a copy of it, then start with --recover to serve everything before the damage (the journal is moved aside, not removed)`,
     );
   let entries = 0;
   for (const commit of scan.commits) {

@@ -410,7 +410,7 @@ describe('a journal cut short by a crash, or damaged', () => {
     const refused = await runMain(['serve', '--port', '0', '--data', dataFile, '--api-key', KEY], { env });
     expect(refused.code).toBe(3);
     expect(refused.stderr).toBe(
-      `petinv: journal ${dataFile}.journal is damaged at byte offset ${offset} (commit 2: a checksum that does not match), and 1 complete commit (1 update) follow it: no crash leaves that, and acknowledged updates may be lost there; every file was left as it is. Keep a copy of it, then start with --recover to serve everything before the damage (the journal is moved aside, not removed)\n`,
+      `petinv: journal ${dataFile}.journal is damaged at byte offset ${offset} (commit 2: a checksum that does not match), and 1 complete commit (1 update) follows it: no crash leaves that, and acknowledged updates may be lost there; every file was left as it is. Keep a copy of it, then start with --recover to serve everything before the damage (the journal is moved aside, not removed)\n`,
     );
     expect(readFileSync(`${dataFile}.journal`)).toEqual(damaged);
 

@@ -154,7 +154,7 @@ describe('petinv serve as a process', () => {
       expect(refused.code).toBe(3);
       expect(refused.stderr).toMatch(
         new RegExp(
-          `^petinv: journal ${data}\\.journal is damaged at byte offset (\\d+) \\(commit \\d+: [^)]*\\), and ([1-9]\\d*) complete commits? \\(\\d+ updates?\\) follow it: .*--recover.*\\n$`,
+          `^petinv: journal ${data}\\.journal is damaged at byte offset (\\d+) \\(commit \\d+: [^)]*\\), and ([1-9]\\d*) complete commits? \\(\\d+ updates?\\) follows? it: .*--recover.*\\n$`,
         ),
       );
       expect(hashes()).toEqual(before);
