@@ -55,8 +55,10 @@ export interface JournalCommit {
 /** The commit whose line begins at `start`, or why there is none there. */
 function decodeCommit(bytes: Buffer, start: number): JournalCommit | { invalid: string } {
   const end = bytes.indexOf(NEWLINE, start);
+  // Where the zeros begin says more than where the commit does: a zeroed sector begins at a boundary.
+  const zeroAt = bytes.subarray(start, end === -1 ? bytes.length : end).indexOf(ZERO_BYTE);
+  if (zeroAt !== -1) return { invalid: `zeros from byte offset ${start + zeroAt}` };
   if (end === -1) return { invalid: 'an incomplete line' };
-  if (bytes.subarray(start, end).includes(ZERO_BYTE)) return { invalid: 'zero bytes inside a commit' };
   const firstSpace = bytes.indexOf(SPACE, start);
   const checksumEnd = firstSpace + 1 + CHECKSUM_DIGITS;
   if (firstSpace === -1 || firstSpace >= end || checksumEnd >= end || bytes[checksumEnd] !== SPACE)

@@ -209,7 +209,7 @@ describe('InventoryFile: snapshot plus journal', () => {
       path,
       (journal) => journal.fill(0, 512, 1024),
       new RegExp(
-        `^journal ${path}\\.journal is damaged at byte offset ${offset} \\(commit ${damaged}: zero bytes inside a commit\\), and ${after} complete commits \\(${after} updates\\) follow it: .*every file was left as it is.*--recover`,
+        `^journal ${path}\\.journal is damaged at byte offset ${offset} \\(commit ${damaged}: zeros from byte offset 512\\), and ${after} complete commits \\(${after} updates\\) follow it: .*every file was left as it is.*--recover`,
       ),
     );
   });
