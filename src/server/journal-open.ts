@@ -1,4 +1,4 @@
-import { fstatSync, lstatSync } from 'node:fs';
+import { constants, fstatSync, lstatSync } from 'node:fs';
 import { serializeItems } from '../api/json';
 import { comparePetIds, type InventoryItem } from '../api/schemas';
 import { describeFileSystemError, type FileSystem, JOURNAL_WRITE } from '../files/file-system';
@@ -59,7 +59,7 @@ function exists(path: string): boolean {
 const snapshotBody = (items: readonly InventoryItem[]): Buffer =>
   Buffer.from(serializeItems([...items].sort((a, b) => comparePetIds(a.petId, b.petId))));
 
-/** Opens the existing journal at `path` for writing; refuses one a third user owns. */
+/** Opens the journal at `path`, which must exist, for writing; refuses one a third user owns. */
 function openExisting(
   files: FileSystem,
   path: string,
@@ -67,7 +67,9 @@ function openExisting(
 ): number {
   let fd: number;
   try {
-    fd = files.openSync(path, JOURNAL_WRITE, dataFile.permissions);
+    // Never created here: a journal that vanished since it was read must not become an empty one that
+    // commits are written into past its end.
+    fd = files.openSync(path, JOURNAL_WRITE & ~constants.O_CREAT, dataFile.permissions);
   } catch (error) {
     throw new ServeError(`cannot open journal ${path}: ${describeFileSystemError(error)}`);
   }
