@@ -107,8 +107,9 @@ export class InventoryFile {
       loaded?.journalBytes ?? Buffer.alloc(0),
       items,
     );
-    // A journal of the previous version was folded into a snapshot of serve's own format.
-    const format = report.foldedLegacyEntries === undefined ? (loaded?.format ?? 'petinv') : 'petinv';
+    // Folding a journal of the previous version, or recovering, wrote a snapshot of serve's own format.
+    const rewritten = report.foldedLegacyEntries !== undefined || report.recovered !== undefined;
+    const format = rewritten ? 'petinv' : (loaded?.format ?? 'petinv');
     const file = new InventoryFile(path, journal, format, options);
     return { file, items, created: !loaded, journal: report };
   }
