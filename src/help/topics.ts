@@ -36,7 +36,10 @@ const exitCodes: HelpTopic = {
             '3',
             'configuration: missing or refused URL (from a variable or the config file), key or proxy; bad config or data file; redirect; port in use',
           ],
-          ['3', 'serve: a file system that refuses at start or stop (read-only, missing, no space)'],
+          [
+            '3',
+            'serve: a file system that refuses at start or stop (read-only, missing, no space), or a damaged data file or journal (see --recover)',
+          ],
           ['4', 'authentication: the service answered 401 or 403'],
           ['5', 'not found: the service answered 404 (no such pet, or a wrong base URL)'],
           ['6', 'rejected by the service: 400 and other 4xx'],
