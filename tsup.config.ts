@@ -86,6 +86,7 @@ const shared = {
     'env-paths',
     'undici',
     'cli-table3',
+    'csv-parse',
   ],
   sourcemap: false,
   esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess],

@@ -14,7 +14,7 @@ import {
   startPetinv,
   temporaryDirectory,
 } from './lib.mjs';
-import { hasWrk, runWrk } from './server.mjs';
+import { assertNotBottleneck, hasWrk, processCpuSeconds, runWrk, takeRunBase } from './server.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
 
@@ -95,14 +95,14 @@ export async function benchList() {
       `${median(a.map((run) => run.ms)).toFixed(0)} ms`,
       `${median(b.map((run) => run.ms)).toFixed(0)} ms minimal node client`,
       ratio('ms').toFixed(2),
-      '<= 1.50',
+      '<= 1.00',
     ]);
     rows.push([
       `1,000,000 pets: list ${name} into a pipe, peak memory`,
       `${median(a.map((run) => run.peakMiB)).toFixed(0)} MiB`,
       `${median(b.map((run) => run.peakMiB)).toFixed(0)} MiB minimal node client`,
       ratio('peakMiB').toFixed(2),
-      '<= 1.00',
+      '<= 0.50',
     ]);
   }
   await server.stop();
@@ -158,7 +158,7 @@ export async function benchClient() {
     fmt(cold.a),
     `${fmt(cold.b)} node:http script`,
     cold.ratio.toFixed(2),
-    '<= 1.50',
+    '<= 1.30',
   ]);
   rows.push([
     '  the same, CPU time (user+sys)',
@@ -221,6 +221,7 @@ function timeProcessCpu(args, env) {
 
 /** The raw durable PATCH rate at the same connection count, from autocannon where wrk is missing. */
 async function autocannonPatchRate(baseUrl) {
+  const base = takeRunBase();
   let counter = 0;
   const before = process.cpuUsage();
   const started = performance.now();
@@ -235,7 +236,7 @@ async function autocannonPatchRate(baseUrl) {
         setupRequest: (request) => ({
           ...request,
           path: `/v1/inventory/${(counter % BULK_LINES) + 1}`,
-          body: `{"quantity":${counter++ % 100}}`,
+          body: `{"quantity":${base + counter++}}`,
         }),
       },
     ],
@@ -245,10 +246,43 @@ async function autocannonPatchRate(baseUrl) {
   return { rate: BULK_LINES / seconds, generatorCpu: (used.user + used.system) / 1e6, seconds };
 }
 
+/** The inventory as the service holds it now (petIds as text: the bench's ids stay far below 2^53). */
+async function currentQuantities(baseUrl) {
+  const response = await fetch(`${baseUrl}/inventory`, { headers: { authorization: `Bearer ${KEY}` } });
+  if (!response.ok) throw new Error(`GET /inventory answered ${response.status}`);
+  return new Map((await response.json()).map((item) => [String(item.petId), item.quantity]));
+}
+
 /**
- * A bulk set of 10,000 lines (a whole petinv process: start-up, reading the file, every update) against
- * the raw durable PATCH rate of the same server at the same connection count, from wrk (C) when it is
- * installed. The two alternate over rounds; the ratio is the median of the per-round ratios.
+ * A sheet that changes every pet: each quantity one more than the service holds now, read just before
+ * the run (untimed). A sheet built once and reused would, from its second round on, mostly repeat what
+ * the pets already hold, which a bulk run rightly skips: that measures a shortcut, not a stock-take.
+ */
+async function writeChangingSheet(file, baseUrl) {
+  const current = await currentQuantities(baseUrl);
+  const wanted = new Map([...current].map(([petId, quantity]) => [petId, quantity + 1]));
+  writeFileSync(
+    file,
+    `petId,quantity\n${[...wanted].map(([petId, quantity]) => `${petId},${quantity}`).join('\n')}\n`,
+  );
+  return wanted;
+}
+
+/** Fails the bench when a bulk run left any pet other than the sheet said: a rate of wrong writes is no rate. */
+async function checkSheetApplied(baseUrl, wanted) {
+  const now = await currentQuantities(baseUrl);
+  const wrong = [...wanted].filter(([petId, quantity]) => now.get(petId) !== quantity);
+  if (wrong.length > 0)
+    throw new Error(
+      `bulk set left ${wrong.length} pets other than the sheet said (pet ${wrong[0][0]}: ${now.get(wrong[0][0])}, wanted ${wrong[0][1]})`,
+    );
+}
+
+/**
+ * A bulk set of 10,000 changed rows (a whole petinv process: start-up, reading the sheet, the one list read
+ * its plan makes, every update) against the raw durable PATCH rate of the same server at the same
+ * connection count, from wrk (C) when it is installed. The two alternate over rounds; the ratio is the
+ * median of the per-round ratios. A round whose load generator was the bottleneck fails the bench.
  */
 export async function benchBulk(env) {
   const directory = temporaryDirectory();
@@ -259,11 +293,11 @@ export async function benchBulk(env) {
     join(directory, 'inventory.json'),
   ]);
   const bulkEnv = { ...env, PETINV_BASE_URL: server.baseUrl };
-  const file = join(directory, 'bulk.txt');
-  writeFileSync(file, Array.from({ length: BULK_LINES }, (_, i) => `${i + 1} ${(i * 7) % 100}\n`).join(''));
+  const file = join(directory, 'bulk.csv');
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const samples = [];
   for (let round = 0; round < rounds; round++) {
+    const serverBefore = processCpuSeconds(server.child.pid);
     const raw = hasWrk
       ? await runWrk(`${server.baseUrl}/inventory/1`, 'PATCH', {
           connections: BULK_CONCURRENCY,
@@ -271,16 +305,22 @@ export async function benchBulk(env) {
           pets: BULK_LINES,
         })
       : await autocannonPatchRate(server.baseUrl);
+    const rawSeconds = raw.seconds ?? 2;
+    const serverShare = (processCpuSeconds(server.child.pid) - serverBefore) / (rawSeconds * cpus().length);
+    const generatorShare = raw.generatorCpu / (rawSeconds * cpus().length);
+    assertNotBottleneck('bulk set: the raw durable PATCH rate', generatorShare, serverShare);
+    const wanted = await writeChangingSheet(file, server.baseUrl);
     const bulk = await timeProcessCpu(
       [petinvBin, 'set', '--file', file, '--concurrency', String(BULK_CONCURRENCY)],
       bulkEnv,
     );
+    await checkSheetApplied(server.baseUrl, wanted);
     const bulkRate = BULK_LINES / (bulk.ms / 1000);
     samples.push({
       raw: raw.rate,
       bulk: bulkRate,
       ratio: bulkRate / raw.rate,
-      generatorShare: raw.generatorCpu / ((raw.seconds ?? 2) * cpus().length),
+      generatorShare,
       clientMicros: (bulk.cpu / BULK_LINES) * 1e6,
     });
   }
@@ -292,11 +332,11 @@ export async function benchBulk(env) {
     `\nbulk set: petinv used ${middle('clientMicros').toFixed(0)} µs of CPU per update (whole process); ${generator} used ${Math.round(middle('generatorShare') * 100)}% of the machine's CPU`,
   );
   return [
-    `bulk set, ${BULK_LINES.toLocaleString('en-US')} lines, concurrency ${BULK_CONCURRENCY} (median of ${rounds})`,
+    `bulk set, ${BULK_LINES.toLocaleString('en-US')} changed rows, concurrency ${BULK_CONCURRENCY} (median of ${rounds})`,
     `${middle('bulk').toFixed(0)} updates/s`,
     `${middle('raw').toFixed(0)} req/s raw durable PATCH, ${hasWrk ? 'wrk' : 'autocannon'} -c${BULK_CONCURRENCY}`,
     middle('ratio').toFixed(2),
-    '>= 0.50',
+    '>= 0.70',
   ];
 }
 

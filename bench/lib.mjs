@@ -16,13 +16,14 @@ process.once('exit', removeTemporaryDirectories);
 process.once('SIGINT', () => process.exit(130));
 
 /** Starts a server process that prints a JSON readiness line to stderr; resolves once it is ready. */
-export async function startProcess(args) {
+export async function startProcess(args, label = 'the server') {
   const started = performance.now();
   const { child, ready } = await spawnReadyServer(args, {
     env: { ...process.env, PETINV_CONFIG_DIR: temporaryDirectory() },
   });
   return {
     child,
+    label,
     baseUrl: ready.baseUrl,
     startMs: performance.now() - started,
     /** Peak resident memory so far, in MiB, from the kernel's own accounting. */
@@ -37,7 +38,10 @@ export async function startProcess(args) {
 }
 
 export const startPetinv = (args) =>
-  startProcess([petinvBin, 'serve', '--json', '--quiet', '--port', '0', '--api-key', KEY, ...args]);
+  startProcess(
+    [petinvBin, 'serve', '--json', '--quiet', '--port', '0', '--api-key', KEY, ...args],
+    'petinv serve',
+  );
 
 export const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);

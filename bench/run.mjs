@@ -1,7 +1,7 @@
 // npm run bench: every figure is a ratio against a baseline measured in the same run.
 // `npm run bench -- server` or `-- client` runs one half; `-- list` only the million-pet list.
 import { benchClient, benchList } from './client.mjs';
-import { benchLargeInventory, benchServer } from './server.mjs';
+import { benchLargeInventory, benchServer, bottlenecks } from './server.mjs';
 
 const only = process.argv[2];
 if (!only || only === 'server') {
@@ -10,3 +10,9 @@ if (!only || only === 'server') {
 }
 if (!only || only === 'client') await benchClient();
 if (!only || only === 'client' || only === 'list') await benchList();
+
+if (bottlenecks.length > 0) {
+  console.error(`\nThe load generator was the bottleneck, so these figures measure it rather than petinv:`);
+  for (const line of bottlenecks) console.error(`  ${line}`);
+  process.exitCode = 1;
+}

@@ -14,6 +14,10 @@ export const ExitCode = {
   server: 8,
   partial: 9,
   aborted: 10,
+  /** A row's `from` no longer matches the pet's quantity: someone changed it since; it was kept. */
+  conflict: 11,
+  /** The service answered a write with another quantity than the one sent. */
+  mismatch: 12,
   /** Ctrl-C: 128 + SIGINT, what a shell shows for a command the interrupt stopped. */
   interrupted: 130,
   /** stdout or stderr was closed by its reader: 128 + SIGPIPE, what a shell shows for `cat big | head -1`. */

@@ -10,6 +10,13 @@ const ESCAPE_SEQUENCE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
   /\u001b\[[0-?]*[ -/]*[@-~]?|\u009b[0-?]*[ -/]*[@-~]?|(?:\u001b[\]PX^_]|[\u0090\u009d-\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|\u001b[ -/]*[0-~]?/g;
 const LINE_BREAKS = /[\r\n\t\v\f\u0085\u2028\u2029]+/g;
+/**
+ * Characters that show nothing or turn the direction of what follows (a soft hyphen, the Arabic letter
+ * mark, zero-width spaces and joiners, the directional marks, embeddings, overrides and isolates, word
+ * joiners and invisible operators, the byte order mark): removed, so that what a terminal shows is what
+ * the text says, and a key cut up by them is found whole (issue 21).
+ */
+export const INVISIBLE_CHARACTERS = /[\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
 /** DEL, the C1 controls and the bidirectional overrides that make text read differently than it is. */
 export const WIDE_CONTROL_CHARACTERS = /[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 // The C0 controls too.
@@ -21,6 +28,7 @@ export function printable(text: string, maxLength = 200): string {
   let line = text
     .slice(0, maxLength * 4 + 64)
     .replace(ESCAPE_SEQUENCE, '')
+    .replace(INVISIBLE_CHARACTERS, '')
     .replace(LINE_BREAKS, ' ')
     .replace(CONTROL_CHARACTERS, '\ufffd')
     .replace(/ {2,}/g, ' ')
@@ -40,7 +48,7 @@ const REDACTED = '[redacted]';
 
 /**
  * printable(), with each secret (the API key) shown as `[redacted]` wherever it appears: whole in the text,
- * rejoined once escape sequences between its characters are removed, or cut at the end of the line (a
+ * rejoined once escape sequences or invisible characters between its characters are removed, or cut at the end of the line (a
  * service that echoes the key can place it where the line is cut, and its first characters would show).
  */
 export function printableWithout(text: string, secrets: readonly string[], maxLength = 200): string {

@@ -48,3 +48,13 @@ export function didYouMean(typed: string, known: readonly string[]): string {
   const nearest = nearestName(typed, known);
   return nearest === undefined ? '' : ` (did you mean ${nearest}?)`;
 }
+
+/**
+ * A word of a command petinv suggests, safe to paste into a POSIX shell: as it is when it holds only
+ * characters no shell treats specially, else in single quotes (a quote inside written `'\''`). A URL that
+ * came from a service (a redirect's Location) can hold `$(…)`, `;` or a backtick (issue 21).
+ */
+export function shellWord(text: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(text)) return text;
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}

@@ -2,10 +2,20 @@ import type { InventoryClient } from '../client/client';
 import type { CommandContext } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { createProgress } from '../output/progress';
-import type { BulkEntry, BulkInput } from './input';
-import type { BulkOptions } from './options';
+import type { BulkEntries, BulkEntry } from './input';
 import { type BulkRow, resultJson, resultRow } from './report';
-import { type BulkOutcome, runBulk } from './run';
+import { type BulkOutcome, type BulkResult, runBulk } from './run';
+
+export interface ApplyOptions {
+  /** Updates in flight at once. */
+  concurrency: number;
+  /** A JSON line per result on stdout as each completes. */
+  ndjson: boolean;
+  /** -o table|tsv|csv: a row per result as it completes (the table waits for the end). */
+  rows?: Exporter<BulkRow>;
+  /** Told each result as it completes, before it is printed (the history keeps what was written). */
+  onResult?: (result: BulkResult) => void;
+}
 
 export interface AppliedBulk {
   outcome: BulkOutcome;
@@ -18,16 +28,14 @@ export interface AppliedBulk {
  * sending and lets the updates in flight finish; a second one ends petinv at once, as Ctrl-C does.
  */
 export async function applyBulk(
-  input: BulkInput,
+  input: { entries: BulkEntries; unit: 'line' | 'item' },
   client: InventoryClient,
-  options: BulkOptions,
-  concurrency: number,
+  options: ApplyOptions,
   context: CommandContext,
-  /** -o table|tsv|csv: a row per result as it completes (the table waits for the end). */
-  rows?: Exporter<BulkRow>,
 ): Promise<AppliedBulk> {
+  const { ndjson, rows, concurrency } = options;
   // Results streamed to stdout (and rows on a terminal) leave no room for a bar.
-  const streamed = context.json || options.ndjson || rows !== undefined;
+  const streamed = context.json || ndjson || rows !== undefined;
   const progress = createProgress(streamed ? 0 : input.entries.length, context.stderr);
   const interrupt = new AbortController();
   let inFlight = 0;
@@ -52,7 +60,8 @@ export async function applyBulk(
       },
       onResult: (result) => {
         progress.advance(result.ok);
-        if (options.ndjson) context.stdout.write(`${resultJson(result)}\n`);
+        options.onResult?.(result);
+        if (ndjson) context.stdout.write(`${resultJson(result)}\n`);
         else {
           const text = rows?.rows([resultRow(result)]) ?? '';
           if (text !== '') context.stdout.write(text);

@@ -1,3 +1,4 @@
+import { TextDecoder } from 'node:util';
 import * as z from 'zod/mini';
 import { parseInventoryJson } from '../contract/json';
 import {
@@ -14,12 +15,23 @@ import { usageError } from '../errors';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { type BulkEntries, type BulkEntry, type BulkProblem, EntryStore } from './entries';
+import {
+  type Delimiter,
+  delimiterLine,
+  ignoredColumnsNotice,
+  quotesClosed,
+  readHeader,
+  type SheetHeader,
+  splitRecord,
+} from './sheet';
 
 export type { BulkEntries, BulkEntry, BulkProblem } from './entries';
 
 export interface BulkInput {
   entries: BulkEntries;
   problems: BulkProblem[];
+  /** What the reader noticed and a person should hear once (the columns of a sheet nobody reads). */
+  notices: string[];
   /** "line" or "item", as the problems and results call a position. */
   unit: 'line' | 'item';
 }
@@ -33,17 +45,41 @@ export const MAX_INPUT_LINES = 10_000_000;
 /** A JSON array is parsed whole, so it is bounded like an answer from the service. */
 export const MAX_JSON_INPUT_BYTES = 256 * 1024 * 1024;
 
-/** One update in any of the accepted shapes; other fields (status, from `petinv list --json`) are ignored. */
-const UpdateObject = z.object({ petId: PetId, quantity: QuantityValue });
+/**
+ * One update in any of the accepted shapes: an item (`petinv list --json`), or a step of a plan (`to`, and
+ * `from`, null for a pet that was not found); other fields are ignored.
+ */
+const UpdateObject = z.object({
+  petId: PetId,
+  quantity: z.optional(QuantityValue),
+  to: z.optional(QuantityValue),
+  from: z.optional(z.nullable(QuantityValue)),
+  status: z.optional(z.string()),
+});
+
+type ReadUpdate = Omit<BulkEntry, 'line'>;
 
 const STATUSES = new Set<string>(PET_STATUSES);
 const NEWLINE = 0x0a;
+const EMPTY_CELLS = /^[\s,;]*$/;
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** An echoed piece of input, short and printable, quoted. */
 const quoted = (text: string) => `"${printable(text, 40)}"`;
 
-function fromFields(fields: string[]): Omit<BulkEntry, 'line'> | string {
+function fromFields(fields: string[]): ReadUpdate | string {
+  const last = fields.at(-1);
+  // A plan as a dry run prints it in a pipe: `petId from to found`, from empty for a pet not found.
+  if ((last === 'true' || last === 'false') && (fields.length === 4 || fields.length === 3)) {
+    const plan = fromFields(
+      fields.length === 4 ? [fields[0] as string, fields[2] as string] : fields.slice(0, 2),
+    );
+    if (typeof plan === 'string' || fields.length === 3) return plan;
+    const fromText = fields[1] as string;
+    const from = parseQuantity(fromText);
+    if (from === undefined) return `from ${quoted(fromText)} is not ${QUANTITY_TEXT_RULE}`;
+    return { ...plan, from };
+  }
   // `petId quantity`, or `petId status quantity` as `petinv list` prints it piped or as CSV.
   const [petIdText, quantityText] =
     fields.length === 3 && STATUSES.has(fields[1] ?? '')
@@ -58,12 +94,50 @@ function fromFields(fields: string[]): Omit<BulkEntry, 'line'> | string {
   if (petId === undefined) return `petId ${quoted(petIdText)} is not ${PET_ID_RULE}`;
   const quantity = parseQuantity(quantityText);
   if (quantity === undefined) return `quantity ${quoted(quantityText)} is not ${QUANTITY_TEXT_RULE}`;
-  return { petId, quantity };
+  const update: ReadUpdate = { petId, quantity };
+  if (fields.length === 3) update.status = fields[1] as string;
+  return update;
 }
 
-function fromObject(raw: unknown): Omit<BulkEntry, 'line'> | string {
+function fromObject(raw: unknown): ReadUpdate | string {
   const parsed = UpdateObject.safeParse(raw);
-  return parsed.success ? parsed.data : describeIssues(parsed.error);
+  if (!parsed.success) return describeIssues(parsed.error);
+  const { petId, quantity, to, from, status } = parsed.data;
+  if (quantity !== undefined && to !== undefined) return 'has both quantity and to; give one';
+  const target = quantity ?? to;
+  if (target === undefined) return 'quantity: is required';
+  const update: ReadUpdate = { petId, quantity: target };
+  if (from !== undefined && from !== null) update.from = from;
+  if (status !== undefined) update.status = status;
+  return update;
+}
+
+/** A row of a sheet, its cells chosen by the header's names. */
+function fromCells(cells: readonly string[], header: SheetHeader): ReadUpdate | string | undefined {
+  const cell = (index: number | undefined) => (index === undefined ? '' : (cells[index] ?? '').trim());
+  if (cells.every((text) => text.trim() === '')) return undefined;
+  const width = header.names.length;
+  if (cells.slice(width).some((text) => text.trim() !== ''))
+    return `${plural(cells.length, 'cell')}, more than the header's ${width} columns`;
+  const petIdText = cell(header.petId);
+  if (petIdText === '') return 'no petId';
+  const petId = parsePetId(petIdText);
+  if (petId === undefined) return `petId ${quoted(petIdText)} is not ${PET_ID_RULE}`;
+  const name = (header.names[header.quantity] as string).toLowerCase();
+  const quantityText = cell(header.quantity);
+  if (quantityText === '') return `no ${name}`;
+  const quantity = parseQuantity(quantityText);
+  if (quantity === undefined) return `${name} ${quoted(quantityText)} is not ${QUANTITY_TEXT_RULE}`;
+  const update: ReadUpdate = { petId, quantity };
+  const fromText = cell(header.from);
+  if (fromText !== '') {
+    const from = parseQuantity(fromText);
+    if (from === undefined) return `from ${quoted(fromText)} is not ${QUANTITY_TEXT_RULE}`;
+    update.from = from;
+  }
+  const status = cell(header.status);
+  if (status !== '') update.status = status;
+  return update;
 }
 
 const notJson = (error: unknown) => `not valid JSON: ${printable((error as Error).message, 120)}`;
@@ -84,6 +158,14 @@ export class BulkInputReader {
   private overlong = false;
   private lineNumber = 0;
   private atStart = true;
+  private readonly notices: string[] = [];
+  /** Lines input: `start` until its first line of data, then a sheet (a header came first), or bare lines. */
+  private shape: 'start' | 'sheet' | 'bare' = 'start';
+  private header?: SheetHeader;
+  /** The delimiter a `sep=` line named. */
+  private delimiter?: Delimiter;
+  /** A sheet's record whose quotes are still open at its line's end: it goes on on the next line. */
+  private record?: { line: number; text: string };
 
   constructor(private readonly maxLines = MAX_INPUT_LINES) {}
 
@@ -144,9 +226,13 @@ export class BulkInputReader {
     }
     if (this.mode === 'json') return this.endJson();
     if (this.pendingBytes > 0 || this.overlong) this.endLine();
+    if (this.record) {
+      this.problems.push({ line: this.record.line, message: 'a quote opened in this row is never closed' });
+      this.record = undefined;
+    }
     this.entries.removeDuplicates('line', this.problems);
     this.problems.sort((a, b) => a.line - b.line);
-    return { entries: this.entries, problems: this.problems, unit: 'line' };
+    return { entries: this.entries, problems: this.problems, notices: this.notices, unit: 'line' };
   }
 
   /** Holds the bytes of a line until its end (or, before the first printable byte, the blank start). */
@@ -181,8 +267,10 @@ export class BulkInputReader {
     this.pendingBytes = 0;
     this.overlong = false;
     if (overlong) {
+      const line = this.record?.line ?? this.lineNumber;
+      this.record = undefined;
       this.problems.push({
-        line: this.lineNumber,
+        line,
         message: `longer than ${MAX_LINE_BYTES / 1024} KiB; one update needs a few dozen bytes`,
       });
       return;
@@ -192,8 +280,29 @@ export class BulkInputReader {
   }
 
   private addLine(lineNumber: number, rawLine: string) {
+    if (this.shape === 'sheet') {
+      this.addSheetLine(lineNumber, rawLine.endsWith('\r') ? rawLine.slice(0, -1) : rawLine);
+      return;
+    }
     const line = rawLine.trim();
     if (line === '' || line.startsWith('#')) return;
+    if (this.shape === 'start') {
+      // Excel may write `sep=;` above the header: the delimiter, said rather than guessed.
+      const said = this.delimiter === undefined ? delimiterLine(rawLine.replace(/\r$/, '')) : undefined;
+      if (said !== undefined) {
+        this.delimiter = said;
+        return;
+      }
+      this.shape = 'bare';
+      // A first line that names its columns (or has only names) is a sheet's header.
+      this.header = line.startsWith('{') ? undefined : readHeader(line, lineNumber, this.delimiter);
+      if (this.header) {
+        this.shape = 'sheet';
+        const notice = ignoredColumnsNotice(this.header);
+        if (notice) this.notices.push(notice);
+        return;
+      }
+    }
     if (line.startsWith('{')) {
       let raw: unknown;
       try {
@@ -205,15 +314,51 @@ export class BulkInputReader {
       this.add(lineNumber, fromObject(raw));
       return;
     }
-    const fields = line.split(/[\s,]+/);
-    // A header such as `petinv list --csv` prints.
-    if (lineNumber === 1 && fields[0]?.toLowerCase() === 'petid') return;
-    this.add(lineNumber, fromFields(fields));
+    // A row of empty cells, as a spreadsheet leaves below its data.
+    if (EMPTY_CELLS.test(line)) return;
+    this.add(lineNumber, fromFields(line.split(/[\s,]+/)));
   }
 
-  private add(line: number, result: Omit<BulkEntry, 'line'> | string) {
+  /** A line of a sheet: a record, or part of one whose quoted cell holds a line break. */
+  private addSheetLine(lineNumber: number, line: string) {
+    const header = this.header as SheetHeader;
+    if (this.record) {
+      this.record.text += `\n${line}`;
+      if (this.record.text.length > MAX_LINE_BYTES) {
+        this.problems.push({
+          line: this.record.line,
+          message: `a quoted cell open for more than ${MAX_LINE_BYTES / 1024} KiB; is a quote missing?`,
+        });
+        this.record = undefined;
+        return;
+      }
+      if (!quotesClosed(this.record.text, header.delimiter)) return;
+      const { line: first, text } = this.record;
+      this.record = undefined;
+      this.addRecord(first, text, header);
+      return;
+    }
+    if (!quotesClosed(line, header.delimiter)) {
+      this.record = { line: lineNumber, text: line };
+      return;
+    }
+    this.addRecord(lineNumber, line, header);
+  }
+
+  private addRecord(lineNumber: number, text: string, header: SheetHeader) {
+    if (text.trim() === '') return;
+    const cells = splitRecord(text, header.delimiter);
+    if (!Array.isArray(cells)) {
+      this.add(lineNumber, cells.problem);
+      return;
+    }
+    const result = fromCells(cells, header);
+    if (result !== undefined) this.add(lineNumber, result);
+  }
+
+  private add(line: number, result: ReadUpdate | string) {
     if (typeof result === 'string') this.problems.push({ line, message: result });
-    else this.entries.push(line, result.petId, result.quantity);
+    else this.entries.push(line, result.petId, result.quantity, result.from, result.status);
   }
 
   private endJson(): BulkInput {
@@ -223,12 +368,18 @@ export class BulkInputReader {
     try {
       items = parseInventoryJson(bytes.toString('utf8'));
     } catch (error) {
-      return { entries: this.entries, problems: [{ line: 1, message: notJson(error) }], unit: 'item' };
+      return {
+        entries: this.entries,
+        problems: [{ line: 1, message: notJson(error) }],
+        notices: this.notices,
+        unit: 'item',
+      };
     }
     if (!Array.isArray(items))
       return {
         entries: this.entries,
         problems: [{ line: 1, message: 'expected a JSON array' }],
+        notices: this.notices,
         unit: 'item',
       };
     items.forEach((item, index) => {
@@ -236,18 +387,52 @@ export class BulkInputReader {
     });
     this.entries.removeDuplicates('item', this.problems);
     this.problems.sort((a, b) => a.line - b.line);
-    return { entries: this.entries, problems: this.problems, unit: 'item' };
+    return { entries: this.entries, problems: this.problems, notices: this.notices, unit: 'item' };
   }
 }
 
 /** Reads bulk updates from a stream (stdin, a file) as they arrive; see BulkInputReader. */
 export async function readBulkInput(source: AsyncIterable<Buffer | string>): Promise<BulkInput> {
   const reader = new BulkInputReader();
-  for await (const chunk of source) reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  for await (const chunk of asUtf8(source)) reader.push(chunk);
   return reader.end();
 }
 
-/** The same for input already in memory. */
+const UTF16_MARKS = [
+  { mark: Buffer.from([0xff, 0xfe]), encoding: 'utf-16le' },
+  { mark: Buffer.from([0xfe, 0xff]), encoding: 'utf-16be' },
+] as const;
+
+/**
+ * The input as UTF-8. A spreadsheet's "Unicode text" is UTF-16 with its byte-order mark (Excel saves tab
+ * separated UTF-16LE): it is decoded as it arrives. Anything else is passed on as it is.
+ */
+export async function* asUtf8(source: AsyncIterable<Buffer | string>): AsyncGenerator<Buffer> {
+  let decoder: TextDecoder | undefined;
+  let head: Buffer | undefined = Buffer.alloc(0);
+  for await (const piece of source) {
+    const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
+    if (head !== undefined) {
+      head = Buffer.concat([head, chunk]);
+      if (head.length < 2) continue;
+      const utf16 = UTF16_MARKS.find(({ mark }) => head?.subarray(0, 2).equals(mark));
+      // The decoder drops the mark itself (ignoreBOM is off).
+      if (utf16) decoder = new TextDecoder(utf16.encoding);
+      const first: Buffer = head;
+      head = undefined;
+      yield decoder ? Buffer.from(decoder.decode(first, { stream: true })) : first;
+      continue;
+    }
+    yield decoder ? Buffer.from(decoder.decode(chunk, { stream: true })) : chunk;
+  }
+  if (head !== undefined && head.length > 0) yield head;
+  if (decoder) {
+    const rest = decoder.decode();
+    if (rest !== '') yield Buffer.from(rest);
+  }
+}
+
+/** The same for input already in memory (UTF-8). */
 export function parseBulkInput(text: string): BulkInput {
   const reader = new BulkInputReader();
   reader.push(Buffer.from(text));

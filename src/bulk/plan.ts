@@ -1,20 +1,29 @@
 import { createReadStream } from 'node:fs';
-import type { InventoryClient } from '../client/client';
+import { stringifyJson } from '../contract/json';
+import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
-import type { OutputChoice } from '../output/choose';
 import type { CommandContext } from '../output/context';
-import { writePlan } from '../output/plan';
 import { plural } from '../output/plural';
-import { type BulkInput, readBulkInput } from './input';
-import type { BulkOptions } from './options';
-import { skippedJson, skippedResult } from './report';
+import { EntryStore } from './entries';
+import { type BulkEntry, type BulkInput, readBulkInput } from './input';
+import { type Conflict, type PlannedRun, skippedJson, skippedResult } from './report';
+
+/** Where a sheet comes from, and how its bad rows are met. */
+export interface SheetSource {
+  /** The file, or undefined (or `-`) for stdin. */
+  file?: string;
+  /** Send nothing if any row is bad. */
+  strict: boolean;
+  /** Results stream as NDJSON: the bad rows are results too. */
+  ndjson: boolean;
+}
 
 /** The bulk input as a stream: stdin, or the file, read as it arrives (see readBulkInput). */
 function openBulkSource(
-  options: BulkOptions,
+  file: string | undefined,
   context: CommandContext,
 ): Promise<AsyncIterable<Buffer | string>> {
-  if (options.file === undefined || options.file === '-') {
+  if (file === undefined || file === '-') {
     // Typed at a terminal, the input would otherwise look like a command that hangs.
     if (context.stdin.isTTY)
       context.stderr.write(
@@ -22,7 +31,6 @@ function openBulkSource(
       );
     return Promise.resolve(context.stdin);
   }
-  const file = options.file;
   return new Promise((resolve, reject) => {
     const stream = createReadStream(file);
     stream.once('open', () => resolve(stream));
@@ -32,13 +40,20 @@ function openBulkSource(
   });
 }
 
+/** A notice a person should hear once: a line on stderr, or with --json a JSON line there. */
+export function writeNotice(message: string, context: CommandContext) {
+  context.stderr.write(
+    context.json ? `${stringifyJson({ notice: { message } })}\n` : `petinv: note: ${message}\n`,
+  );
+}
+
 /**
  * Bad input lines: in a run that streams results (--ndjson, --json) they are results too, so a script
  * that selects the failures sees them; otherwise each is a line on stderr. --strict stops here.
  */
-function reportProblems(input: BulkInput, options: BulkOptions, context: CommandContext) {
-  const inResults = !options.strict && (context.json || options.ndjson);
-  const refused = options.strict === true && input.problems.length > 0;
+function reportProblems(input: BulkInput, source: SheetSource, context: CommandContext) {
+  const inResults = !source.strict && (context.json || source.ndjson);
+  const refused = source.strict && input.problems.length > 0;
   // --strict --json: the bad lines stand beside the one error line, as `skipped`.
   if (refused && context.json)
     throw usageError(
@@ -47,11 +62,11 @@ function reportProblems(input: BulkInput, options: BulkOptions, context: Command
   for (const problem of input.problems) {
     // --json prints them at the head of its one array at the end.
     if (inResults) {
-      if (options.ndjson) context.stdout.write(`${skippedJson(problem)}\n`);
+      if (source.ndjson) context.stdout.write(`${skippedJson(problem)}\n`);
     } else if (context.json) context.stderr.write(`${skippedJson(problem)}\n`);
     else
       context.stderr.write(
-        `petinv: ${input.unit} ${problem.line}: ${problem.message}${options.strict ? '' : ' (skipped)'}\n`,
+        `petinv: ${input.unit} ${problem.line}: ${problem.message}${source.strict ? '' : ' (skipped)'}\n`,
       );
   }
   if (refused) {
@@ -60,57 +75,87 @@ function reportProblems(input: BulkInput, options: BulkOptions, context: Command
 }
 
 /**
- * The plan of a bulk run: its input read and checked, the bad lines reported (with --strict, the run
- * ends here). Nothing has been sent yet.
+ * The sheet read and checked: its notices said, its bad rows reported (with --strict, the run ends
+ * here). Nothing has been sent yet, nor the service asked.
  */
-export async function planBulk(options: BulkOptions, context: CommandContext): Promise<BulkInput> {
-  const input = await readBulkInput(await openBulkSource(options, context)).catch((error: unknown) => {
+export async function readSheet(source: SheetSource, context: CommandContext): Promise<BulkInput> {
+  const input = await readBulkInput(await openBulkSource(source.file, context)).catch((error: unknown) => {
     if (error instanceof PetinvError) throw error;
     const { code, message } = error as NodeJS.ErrnoException;
     throw usageError(
-      `cannot read ${options.file === undefined ? 'stdin' : `--file ${options.file}`}: ${code ?? message}`,
+      `cannot read ${source.file === undefined ? 'stdin' : `--file ${source.file}`}: ${code ?? message}`,
     );
   });
-  reportProblems(input, options, context);
+  for (const notice of input.notices) writeNotice(notice, context);
+  reportProblems(input, source, context);
   return input;
 }
 
-/** --dry-run: the plan against current stock; nothing is written. */
-export async function rehearseBulk(
-  input: BulkInput,
-  client: InventoryClient,
-  output: OutputChoice,
-  context: CommandContext,
-  envName: string,
-) {
-  const current = new Map((await client.listInventory()).map((item) => [item.petId, item]));
-  const plan = Array.from(input.entries, (entry) => ({
-    petId: entry.petId,
-    to: entry.quantity,
-    before: current.get(entry.petId),
-  }));
-  // The real run would end in exit 9, its skipped input reported and each unknown pet's update failing
-  // with 404: so must its rehearsal, or `--dry-run && set` goes ahead.
-  const skipped = input.problems.length;
-  const unknown = plan.filter((change) => change.before === undefined).length;
-  const failing = skipped > 0 || unknown > 0;
-  // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already). A
-  // failing rehearsal's summary goes on its one error line.
-  const summary = writePlan(plan, 'bulk', output, context, envName, input.problems.map(skippedResult), {
-    summary: !(failing && context.json),
-  });
-  if (failing) {
-    const problems = [
-      ...(unknown > 0
-        ? [`${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`]
-        : []),
-      ...(skipped > 0 ? [`${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped`] : []),
-    ];
-    throw new PetinvError(
-      'partial',
-      `dry run: ${problems.join(' and ')}; nothing was written to ${envName}`,
-      { code: 'partial_failure' },
-      { dryRun: summary },
-    );
+/** What a run will do, decided against one read of the current inventory. */
+export interface SheetPlan extends PlannedRun {
+  /** The updates to send, each with `from` set to the quantity the pet holds now (its before-value). */
+  send: EntryStore;
+  /** The current item of each update to send; undefined for a pet that is not in the inventory. */
+  before: (InventoryItem | undefined)[];
+  conflicts: Conflict[];
+  /** Pets not in the inventory (sent anyway: the service decides, as for one pet). */
+  unknown: number;
+  /** Rows whose status differs from the service's (the API does not write status). */
+  statusDiffers: number;
+}
+
+export interface PlanOptions {
+  /** Send every row, even one whose pet already holds its quantity. */
+  all: boolean;
+  /** Write a row even when its `from` no longer matches. */
+  force: boolean;
+}
+
+/**
+ * Plans the rows against the current inventory: only the rows that change something are sent (all of
+ * them with `all`), and a row whose `from` no longer matches is a conflict, not sent (sent with `force`).
+ * A row whose pet already holds its wanted quantity is already right whatever its `from`: that is how a
+ * sheet applied again after a stopped run picks up where it stopped.
+ */
+export function planSheet(
+  entries: Iterable<BulkEntry>,
+  current: ReadonlyMap<bigint, InventoryItem>,
+  options: PlanOptions,
+): SheetPlan {
+  const plan: SheetPlan = {
+    send: new EntryStore(),
+    before: [],
+    alreadyRight: 0,
+    conflicts: [],
+    unknown: 0,
+    statusDiffers: 0,
+  };
+  for (const entry of entries) {
+    const item = current.get(entry.petId);
+    if (item === undefined) {
+      plan.unknown++;
+      plan.send.push(entry.line, entry.petId, entry.quantity);
+      plan.before.push(undefined);
+      continue;
+    }
+    if (entry.status !== undefined && entry.status !== item.status) plan.statusDiffers++;
+    const alreadyRight = item.quantity === entry.quantity;
+    if (alreadyRight) {
+      plan.alreadyRight++;
+      // --all sends it anyway; its from needs no check: the pet holds what the row wants.
+      if (options.all) {
+        plan.send.push(entry.line, entry.petId, entry.quantity, item.quantity);
+        plan.before.push(item);
+      }
+      continue;
+    }
+    if (entry.from !== undefined && entry.from !== item.quantity && !options.force) {
+      const { line, petId, from, quantity: wanted } = entry;
+      plan.conflicts.push({ line, petId, from, current: item.quantity, wanted });
+      continue;
+    }
+    plan.send.push(entry.line, entry.petId, entry.quantity, item.quantity);
+    plan.before.push(item);
   }
+  return plan;
 }

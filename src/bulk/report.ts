@@ -6,8 +6,8 @@ import type { CommandContext } from '../output/context';
 import { type Column, createExporter, type Exporter } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
+import type { BulkEntries } from './entries';
 import type { BulkEntry, BulkInput, BulkProblem } from './input';
-import type { BulkOptions } from './options';
 import { type BulkOutcome, type BulkResult, UNREACHABLE_STREAK } from './run';
 
 /** An item as JSON values, in the service's field order whatever order its object has. */
@@ -57,7 +57,7 @@ function notSentJson(entry: BulkEntry): string {
 /** A result, or an entry never sent, as a row of -o table|tsv|csv. */
 export interface BulkRow {
   input: number;
-  result: 'updated' | 'failed' | 'not sent';
+  result: 'updated' | 'failed' | 'not sent' | 'conflict';
   petId: bigint;
   quantity: number;
   status: string | null;
@@ -108,6 +108,53 @@ const notSentRow = (entry: BulkEntry): BulkRow => ({
   message: null,
 });
 
+/** A row whose `from` no longer matches the pet's quantity: someone changed it since the sheet was read. */
+export interface Conflict {
+  line: number;
+  petId: bigint;
+  from: number;
+  current: number;
+  wanted: number;
+}
+
+/** What the plan decided, as the report tells it. */
+export interface PlannedRun {
+  /** The updates sent (or to send), in input order. */
+  send: BulkEntries;
+  /** Rows whose pet already holds the quantity wanted: not sent (with --all, sent all the same). */
+  alreadyRight: number;
+  conflicts: readonly Conflict[];
+}
+
+/** A conflict as a result (a JSON value: --json's array holds these, --ndjson prints each). */
+export function conflictResult(conflict: Conflict, envName: string) {
+  return {
+    input: conflict.line,
+    ok: false,
+    conflict: true,
+    petId: conflict.petId,
+    from: conflict.from,
+    current: conflict.current,
+    quantity: conflict.wanted,
+    error: { code: 'conflict', message: conflictMessage(conflict, envName), status: null },
+  };
+}
+
+export function conflictMessage(conflict: Conflict, envName: string): string {
+  return `pet ${conflict.petId} holds ${conflict.current} in ${envName}, not ${conflict.from} as the sheet's from says: someone changed it since; not set to ${conflict.wanted} (--force sets it anyway)`;
+}
+
+/** A conflict as a row: its wanted quantity, and the message with from and current. */
+export const conflictRow = (conflict: Conflict, message: string): BulkRow => ({
+  input: conflict.line,
+  result: 'conflict',
+  petId: conflict.petId,
+  quantity: conflict.wanted,
+  status: null,
+  error: 'conflict',
+  message,
+});
+
 /**
  * The results of a run as rows in a text format (-o table|tsv|csv, --fields): each as it completes, the
  * entries never sent last; skipped input lines stay on stderr, as without -o.
@@ -116,8 +163,8 @@ export function resultExporter(output: OutputChoice): Exporter<BulkRow> {
   return createExporter(BULK_COLUMNS, output);
 }
 
-/** The entries never sent: the last `notSent` of the input, since entries are sent in input order. */
-function* notSentEntries(input: BulkInput, outcome: BulkOutcome): Generator<BulkEntry> {
+/** The entries never sent: the last `notSent` of those sent, since entries are sent in input order. */
+function* notSentEntries(input: Pick<BulkInput, 'entries'>, outcome: BulkOutcome): Generator<BulkEntry> {
   const { length } = input.entries;
   for (let index = length - outcome.notSent; index < length; index++)
     yield input.entries.at(index) as BulkEntry;
@@ -130,30 +177,85 @@ const STOP_REASONS = {
   unreachable: `the service could not be reached ${UNREACHABLE_STREAK} times in a row`,
 } as const;
 
-/** The summary as --json writes it: `{"updated","failed","skipped","notSent","stopped"}`. */
-function summaryJson(outcome: BulkOutcome, input: BulkInput) {
-  const { updated, failed, notSent, stop } = outcome;
-  return { updated, failed, skipped: input.problems.length, notSent, stopped: stop?.reason ?? null };
+/** How many lines of rows not applied a summary names; the rest are counted (--json names them all). */
+const NAMED_NOT_APPLIED = 20;
+
+/** The rows a run did not apply (failed, or never sent), in input order: with them a person can go on. */
+export interface NotApplied {
+  input: number;
+  petId: bigint;
+}
+
+/** The summary as --json writes it, on its own line or beside a failing run's one error line. */
+function summaryJson(
+  outcome: BulkOutcome,
+  input: BulkInput,
+  plan: PlannedRun,
+  changed: number,
+  notApplied: readonly NotApplied[],
+) {
+  const { updated, failed, mismatched, unknown, notSent, stop } = outcome;
+  return {
+    updated,
+    changed,
+    alreadyRight: plan.alreadyRight,
+    failed,
+    mismatched,
+    unknown,
+    conflicts: plan.conflicts.length,
+    skipped: input.problems.length,
+    notSent,
+    stopped: stop?.reason ?? null,
+    notApplied: stop ? notApplied : [],
+  };
 }
 
 function writeSummary(
   outcome: BulkOutcome,
   input: BulkInput,
+  plan: PlannedRun,
+  changed: number,
+  notApplied: readonly NotApplied[],
+  again: string,
   envName: string,
   seconds: number,
   context: CommandContext,
 ) {
-  const { updated, failed, notSent, stop } = outcome;
+  const { updated, failed, mismatched, unknown, notSent, stop } = outcome;
   const skipped = input.problems.length;
+  const { alreadyRight } = plan;
+  const conflicts = plan.conflicts.length;
   if (context.json) {
-    context.stderr.write(`${stringifyJson({ summary: summaryJson(outcome, input) })}\n`);
+    context.stderr.write(
+      `${stringifyJson({ summary: summaryJson(outcome, input, plan, changed, notApplied) })}\n`,
+    );
     return;
   }
-  const stopped = stop ? `stopped early, ${STOP_REASONS[stop.reason]}: ` : '';
+  const among = [
+    mismatched > 0 && `${mismatched} answered with another quantity`,
+    unknown > 0 && `${unknown} with outcome unknown, maybe applied`,
+  ].filter(Boolean);
+  // Not "could not be reached" when the last of the streak was reached and sent: its outcome is unknown.
+  const why =
+    stop?.reason === 'unreachable' && stop.error.body.code === 'outcome_unknown'
+      ? `the connection broke or no answer came ${UNREACHABLE_STREAK} times in a row`
+      : stop && STOP_REASONS[stop.reason];
+  const stopped = stop ? `stopped early, ${why}: ` : '';
   const unsent = stop ? `, ${notSent} not sent` : '';
-  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${failed} failed${unsent}, ${plural(skipped, input.unit)} skipped`;
+  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${changed} changed, ${alreadyRight} already right, ${failed} failed${among.length > 0 ? ` (${among.join(', ')})` : ''}, ${plural(conflicts, 'conflict')}, ${plural(skipped, input.unit)} skipped${unsent}`;
   const chalk = paint(context.color);
-  context.stderr.write(`petinv: ${failed || skipped || stop ? chalk.yellow(summary) : summary}\n`);
+  context.stderr.write(
+    `petinv: ${failed || skipped || stop || conflicts ? chalk.yellow(summary) : summary}\n`,
+  );
+  if (stop && notApplied.length > 0) {
+    const named = notApplied
+      .slice(0, NAMED_NOT_APPLIED)
+      .map((row) => `${input.unit} ${row.input} (pet ${row.petId})`)
+      .join(', ');
+    const more =
+      notApplied.length > NAMED_NOT_APPLIED ? ` and ${notApplied.length - NAMED_NOT_APPLIED} more` : '';
+    context.stderr.write(`petinv: not applied: ${named}${more}; ${again}\n`);
+  }
 }
 
 /**
@@ -163,51 +265,104 @@ function writeSummary(
 export function reportBulk(
   outcome: BulkOutcome,
   input: BulkInput,
-  options: BulkOptions,
+  plan: PlannedRun,
+  /** Updates that changed a quantity (the others were already right, sent with --all). */
+  changed: number,
+  /** The results stream as NDJSON. */
+  ndjson: boolean,
   context: CommandContext,
   envName: string,
   seconds: number,
+  /** The rows that failed, in any order (the rows never sent are known from the outcome). */
+  failedRows: readonly NotApplied[],
+  /** How the rows not applied of a stopped run can be applied: what to run again. */
+  again: string,
   /** -o table|tsv|csv: the rows written so far as results came; the entries never sent and the end follow. */
   rows?: Exporter<BulkRow>,
 ) {
   const { stop } = outcome;
   const outputOpen = stop?.reason !== 'output closed';
-  if (outputOpen && (context.json || options.ndjson)) {
-    const unsent = Array.from(notSentEntries(input, outcome), notSentJson);
+  const unsentEntries = Array.from(notSentEntries({ entries: plan.send }, outcome));
+  if (outputOpen && (context.json || ndjson)) {
+    const unsent = unsentEntries.map(notSentJson);
     // The results were written as JSON text once each; the array is joined from that text.
     if (context.json)
       context.stdout.write(
-        `[${[...input.problems.map(skippedJson), ...(outcome.results ?? []).map(resultJson), ...unsent].join(',')}]\n`,
+        `[${[
+          ...input.problems.map(skippedJson),
+          ...plan.conflicts.map((conflict) => stringifyJson(conflictResult(conflict, envName))),
+          ...(outcome.results ?? []).map(resultJson),
+          ...unsent,
+        ].join(',')}]\n`,
       );
     else if (unsent.length > 0) context.stdout.write(`${unsent.join('\n')}\n`);
-  } else if (outputOpen && rows)
-    context.stdout.write(rows.rows(Array.from(notSentEntries(input, outcome), notSentRow)) + rows.end());
+  } else if (outputOpen && rows) context.stdout.write(rows.rows(unsentEntries.map(notSentRow)) + rows.end());
+  const notApplied = [
+    ...failedRows,
+    ...unsentEntries.map((entry) => ({ input: entry.line, petId: entry.petId })),
+  ].sort((a, b) => a.input - b.input);
   // A closed output ends the run quietly; the CLI entry gives the exit status.
-  const failure = outputOpen ? failureOf(outcome, input, envName) : undefined;
+  const failure = outputOpen ? failureOf(outcome, input, plan, envName) : undefined;
   // With --json a failing run's stderr is its one error line, the summary beside the error.
-  if (context.json && failure) throw failure.withJson({ summary: summaryJson(outcome, input) });
-  writeSummary(outcome, input, envName, seconds, context);
+  if (context.json && failure)
+    throw failure.withJson({ summary: summaryJson(outcome, input, plan, changed, notApplied) });
+  writeSummary(outcome, input, plan, changed, notApplied, again, envName, seconds, context);
   if (failure) throw failure;
 }
 
 /** The failure that gives a finished run its exit status, if any. */
-function failureOf(outcome: BulkOutcome, input: BulkInput, envName: string): PetinvError | undefined {
+function failureOf(
+  outcome: BulkOutcome,
+  input: BulkInput,
+  plan: PlannedRun,
+  envName: string,
+): PetinvError | undefined {
   const { stop, failed } = outcome;
   if (stop?.reason === 'interrupted')
     return new PetinvError(
       'interrupted',
-      `interrupted: ${plural(outcome.notSent, 'update')} of ${input.entries.length} never sent to ${envName}`,
+      `interrupted: ${plural(outcome.notSent, 'update')} of ${plan.send.length} never sent to ${envName}`,
       { code: 'interrupted' },
     );
   if (stop?.reason === 'output closed') return undefined;
   if (stop) return stop.error;
+  // A service that kept another quantity than it was sent is worse than a refusal: its own exit status.
+  if (outcome.mismatched > 0)
+    return new PetinvError(
+      'mismatch',
+      `mismatch: the service answered ${plural(outcome.mismatched, 'update')} in ${envName} with another quantity than sent; read them back with petinv get`,
+      { code: 'mismatch' },
+    );
   // Skipped input counts as a partial failure too: a script must learn that not everything was applied.
   const skipped = input.problems.length;
   if (failed > 0 || skipped > 0)
     return new PetinvError(
       'partial',
-      `${plural(failed, 'update')} failed and ${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped in ${envName}`,
+      `${plural(failed, 'update')} failed and ${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped in ${envName}${conflictsKept(plan.conflicts)}`,
       { code: 'partial_failure' },
     );
+  if (plan.conflicts.length > 0) return conflictError(plan.conflicts, envName);
   return undefined;
+}
+
+/** The conflicts a run that failed too kept, for its message: the failure's exit status wins. */
+function conflictsKept(conflicts: readonly Conflict[]): string {
+  if (conflicts.length === 0) return '';
+  const pets = conflicts.slice(0, 10).map((conflict) => conflict.petId);
+  const more = conflicts.length > 10 ? ` and ${conflicts.length - 10} more` : '';
+  return `; ${plural(conflicts.length, 'conflict')} kept (pet ${pets.join(', ')}${more})`;
+}
+
+/** Conflicts end a run with their own exit status: nothing failed, but not everything was written. */
+export function conflictError(conflicts: readonly Conflict[], envName: string): PetinvError {
+  const pets = conflicts
+    .slice(0, 10)
+    .map((conflict) => conflict.petId)
+    .join(', ');
+  const more = conflicts.length > 10 ? ` and ${conflicts.length - 10} more` : '';
+  return new PetinvError(
+    'conflict',
+    `${plural(conflicts.length, 'conflict')} in ${envName}: pet ${pets}${more} changed since the input was read, and kept ${conflicts.length === 1 ? 'its' : 'their'} quantity; check them, or pass --force to write anyway`,
+    { code: 'conflict' },
+  );
 }

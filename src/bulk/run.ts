@@ -19,6 +19,9 @@ export type BulkStop =
 export interface BulkOutcome {
   updated: number;
   failed: number;
+  /** Of the failed: answered with another quantity than sent (exit 12), and sent with no answer (maybe applied). */
+  mismatched: number;
+  unknown: number;
   /**
    * Entries never sent because the run stopped early. Entries are sent in input order, so these are the
    * last `notSent` entries of the input.
@@ -50,7 +53,7 @@ export interface BulkRunOptions {
  */
 export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Promise<BulkOutcome> {
   const { update, onResult, outputClosed, interrupted } = options;
-  const outcome: BulkOutcome = { updated: 0, failed: 0, notSent: 0 };
+  const outcome: BulkOutcome = { updated: 0, failed: 0, mismatched: 0, unknown: 0, notSent: 0 };
   if (options.keepResults) outcome.results = [];
   let next = 0;
   let networkStreak = 0;
@@ -62,8 +65,11 @@ export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Pr
     } else {
       outcome.failed++;
       const { kind } = result.error;
+      const { code } = result.error.body;
+      if (kind === 'mismatch') outcome.mismatched++;
+      if (code === 'outcome_unknown') outcome.unknown++;
       // An answer cut off on every attempt counts as one not had: a run of them stops the run too.
-      const lost = kind === 'network' || result.error.body.code === 'broken_response';
+      const lost = kind === 'network' || code === 'broken_response' || code === 'outcome_unknown';
       networkStreak = lost ? networkStreak + 1 : 0;
       if (!outcome.stop && kind === 'auth') outcome.stop = { reason: 'refused', error: result.error };
       if (!outcome.stop && networkStreak >= UNREACHABLE_STREAK)

@@ -1,6 +1,7 @@
 import { ApiError } from '../contract/schemas';
 import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
 import { printableWithout } from '../printable';
+import { shellWord } from '../suggest';
 import { formatBytes } from './defaults';
 import { InventoryStreamError } from './inventory-stream';
 import { TransportError, type TransportResponse } from './transport';
@@ -93,19 +94,33 @@ export class ClientErrors {
     const location = response.header('location');
     let suggestion = '<url>';
     let shown = 'no Location';
+    let keyNote = '';
     if (location !== null) {
       shown = `Location: ${this.shown(location)}`;
       try {
         const target = new URL(location, url);
-        if (target.pathname.endsWith(path) && target.search === '' && /^https?:$/.test(target.protocol))
-          suggestion = this.shown(`${target.origin}${target.pathname.slice(0, -path.length)}`);
+        const moved = `${target.origin}${target.pathname.slice(0, -path.length)}`;
+        // Suggested only when it is shown as it is (no character printable() would change), quoted for a
+        // shell when it needs to be: the address came from the service, and the command will be pasted.
+        if (
+          target.pathname.endsWith(path) &&
+          target.search === '' &&
+          /^https?:$/.test(target.protocol) &&
+          moved.length <= 500 &&
+          this.shown(moved, 500) === moved
+        ) {
+          suggestion = shellWord(moved);
+          // The environment's stored key, if any, goes wherever the environment points.
+          if (target.origin !== new URL(url).origin)
+            keyNote = ` (its stored API key, if any, would then go to ${target.origin}: do so only if you trust it)`;
+        }
       } catch {
         // Not a URL: the user picks the new address.
       }
     }
     return new PetinvError(
       'config',
-      `the service in ${this.context.where} answered ${operation} with a redirect (${response.status}, ${shown}); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url ${this.context.where} ${suggestion}`,
+      `the service in ${this.context.where} answered ${operation} with a redirect (${response.status}, ${shown}); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url ${this.context.where} ${suggestion}${keyNote}`,
       { code: 'redirect', message: `redirect (${response.status}) not followed`, status: response.status },
     );
   }
@@ -149,12 +164,42 @@ export class ClientErrors {
     );
   }
 
+  /**
+   * A write whose request was sent whole, and then no answer came (the connection broke, the status line
+   * was garbage, a header overflowed, a timeout): the service may have applied it. Never "cannot reach":
+   * the service was reached. `advice` says how to settle it (for a PATCH of an absolute quantity, sending
+   * the same again is safe).
+   */
+  outcomeUnknown(operation: string, error: TransportError, attempts: string, advice: string): PetinvError {
+    const what =
+      error.reason === 'timeout'
+        ? `no answer came within ${this.context.timeoutMs} ms`
+        : `the connection broke before an answer came (${this.shown(error.detail)})`;
+    return new PetinvError(
+      'server',
+      `outcome unknown: ${operation} was sent to ${this.context.where} and ${what}${attempts}; the update may have been applied; ${advice}`,
+      { code: 'outcome_unknown' },
+    );
+  }
+
   /** An answer whose body broke off before it was complete (the connection closed, say), on every attempt. */
   brokenAnswer(operation: string, error: TransportError, attempts: string): PetinvError {
     return new PetinvError(
       'server',
       `the answer from ${this.context.where} to ${operation} broke off before it was complete (${this.shown(error.detail)})${attempts}`,
       { code: 'broken_response' },
+    );
+  }
+
+  /**
+   * A write answered as done with another value than the one sent: not "updated" (issue 21). Both numbers
+   * are named, and the service's answer is not taken as the truth either way.
+   */
+  mismatch(operation: string, subject: string, sent: number, answered: number, status: number): PetinvError {
+    return new PetinvError(
+      'mismatch',
+      `mismatch: ${subject} in ${this.context.where} was sent quantity ${sent}, but the service answered ${operation} (${status}) with quantity ${answered}; what it holds now is not known: read it back with petinv get before going on`,
+      { code: 'mismatch', status },
     );
   }
 

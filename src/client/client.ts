@@ -8,7 +8,14 @@ import {
   DEFAULT_TIMEOUT_MS,
 } from './defaults';
 import type { ListCache } from './list-cache';
-import { type InventoryPoll, type ListReading, pollInventory, streamInventory } from './list-read';
+import {
+  findListedTwice,
+  type InventoryPoll,
+  type ListReading,
+  listedTwice,
+  pollInventory,
+  streamInventory,
+} from './list-read';
 
 export type { InventoryPoll } from './list-read';
 
@@ -47,8 +54,16 @@ export interface ClientOptions {
 }
 
 export interface InventoryClient {
-  /** The whole list, revalidated against the list cache when the client has one. */
+  /**
+   * The whole list, revalidated against the list cache when the client has one. A list that names a pet
+   * twice is a contract error (exit 8) naming both positions.
+   */
   listInventory(): Promise<InventoryItem[]>;
+  /**
+   * One pet's item, read from the whole list (the spec has no endpoint for one pet); undefined when the
+   * list does not hold it. A list that names it twice is a contract error naming both positions.
+   */
+  findInventoryItem(petId: bigint): Promise<InventoryItem | undefined>;
   /** The list only if it changed since `etag` (If-None-Match; a 304 is `changed: false`); no list cache. */
   pollInventory(etag: string | undefined): Promise<InventoryPoll>;
   /**
@@ -120,15 +135,46 @@ export function createClient(options: ClientOptions): InventoryClient {
     async listInventory() {
       const items: InventoryItem[] = [];
       for await (const batch of streamInventory(reading)) for (const item of batch) items.push(item);
+      const twice = findListedTwice(items);
+      if (twice !== undefined) throw errors.contractError('GET /inventory', twice);
       return items;
+    },
+    async findInventoryItem(petId) {
+      // Read to the end, not to the first match: a second item for the pet must not go unseen.
+      let found: { item: InventoryItem; index: number } | undefined;
+      let index = 0;
+      for await (const batch of streamInventory(reading)) {
+        for (const item of batch) {
+          if (item.petId === petId) {
+            if (found) throw errors.contractError('GET /inventory', listedTwice(petId, found.index, index));
+            found = { item, index };
+          }
+          index++;
+        }
+      }
+      return found?.item;
     },
     pollInventory: (etag) => pollInventory(reading, etag),
     async updateInventory(petId, quantity) {
       const path = `/inventory/${petId}`;
-      const text = (await call('PATCH', path, serializeUpdate(quantity), `pet ${petId}`)).text;
-      const item = readCanonicalItem(text) ?? decode(errors, `PATCH ${path}`, text, InventoryItemResponse);
-      if (item.petId !== petId)
-        throw errors.contractError(`PATCH ${path}`, `it answered for pet ${item.petId}`);
+      const operation = `PATCH ${path}`;
+      const response = await call('PATCH', path, serializeUpdate(quantity), `pet ${petId}`, {
+        unknownOutcome: {
+          // The body is an absolute quantity: applied twice, it is still that quantity. (The words are
+          // safe to paste: numbers, and an environment's name, which is letters, digits, - and _.)
+          advice: () =>
+            `setting the same quantity again is safe: petinv set ${petId} ${quantity}${options.envName ? ` --env ${options.envName}` : ''}`,
+          onSettled: (lost) =>
+            options.onWarning?.(
+              `pet ${petId} in ${where}: an earlier attempt of ${operation} was sent and got no answer (${errors.shown(lost.detail)}), so it may have been applied; a retry with the same quantity then succeeded, and a quantity is absolute, so pet ${petId} holds ${quantity} once, not twice`,
+            ),
+        },
+      });
+      const { text, status } = response;
+      const item = readCanonicalItem(text) ?? decode(errors, operation, text, InventoryItemResponse);
+      if (item.petId !== petId) throw errors.contractError(operation, `it answered for pet ${item.petId}`);
+      if (item.quantity !== quantity)
+        throw errors.mismatch(operation, `pet ${petId}`, quantity, item.quantity, status);
       return item;
     },
   };

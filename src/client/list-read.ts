@@ -112,6 +112,27 @@ export async function* streamInventory(
   }
 }
 
+/**
+ * A list that names one pet twice breaks the contract: which of the two is the pet's stock is not known,
+ * and a summary, a `get` or an `adjust` that took either would show or write a number the service did not
+ * clearly give (issue 21). The problem names the pet and both positions, counted from 0 as the schema's
+ * errors count items.
+ */
+export const listedTwice = (petId: bigint, first: number, second: number) =>
+  `pet ${petId} is listed twice, as items ${first} and ${second} (counted from 0), so its stock is not known`;
+
+/** The problem of a list that names a pet twice (see listedTwice); undefined when each pet is listed once. */
+export function findListedTwice(items: readonly InventoryItem[]): string | undefined {
+  const seen = new Map<bigint, number>();
+  for (let index = 0; index < items.length; index++) {
+    const { petId } = items[index] as InventoryItem;
+    const first = seen.get(petId);
+    if (first !== undefined) return listedTwice(petId, first, index);
+    seen.set(petId, index);
+  }
+  return undefined;
+}
+
 /** The list only if it changed since `etag`; no list cache. A 304 about another list asks again, whole. */
 export function pollInventory(reading: ListReading, etag: string | undefined): Promise<InventoryPoll> {
   return poll(reading, etag).catch((error: unknown) => {
@@ -133,6 +154,8 @@ function poll({ call, errors }: ListReading, etag: string | undefined): Promise<
         if (error instanceof InventoryStreamError) throw errors.contractError(OPERATION, error.message);
         throw error;
       }
+      const twice = findListedTwice(items);
+      if (twice !== undefined) throw errors.contractError(OPERATION, twice);
       return { changed: true, items, etag: response.header('etag') ?? undefined };
     },
   });

@@ -73,11 +73,16 @@ export interface CallOptions<T> {
    * runs is retried like one before the answer, so `read` takes only what can still be taken back.
    */
   read?: (response: TransportResponse) => Promise<T>;
+  /**
+   * For a write: what to do when its outcome is unknown (an attempt was sent whole and no answer came), in
+   * the error that says so; and told, when a later attempt succeeds, that one before it may have been
+   * applied (see ClientErrors.outcomeUnknown).
+   */
+  unknownOutcome?: { advice(): string; onSettled(lost: TransportError): void };
 }
 
 /** One request with its retries: the answer, or with `read`, what `read` makes of it. */
 export interface Call {
-  (method: string, path: string, body?: string, subject?: string): Promise<TransportResponse>;
   <T>(
     method: string,
     path: string,
@@ -85,15 +90,29 @@ export interface Call {
     subject: string | undefined,
     options: CallOptions<T> & { read: (response: TransportResponse) => Promise<T> },
   ): Promise<T>;
+  (
+    method: string,
+    path: string,
+    body?: string,
+    subject?: string,
+    options?: Omit<CallOptions<never>, 'read'>,
+  ): Promise<TransportResponse>;
 }
 
 /**
  * The waits between the attempts of one request, within the budget (--max-retry-wait), and the error the
  * user sees when no attempt is left.
  */
-function retryPlan(settings: RequestSettings, operation: string, url: string) {
+function retryPlan(
+  settings: RequestSettings,
+  operation: string,
+  url: string,
+  unknownOutcome: CallOptions<unknown>['unknownOutcome'],
+) {
   const { retries, maxRetryWaitMs, random, errors } = settings;
   let waitedMs = 0;
+  /** The first attempt of a write that was sent whole and got no answer: it may have been applied. */
+  let lost: TransportError | undefined;
   // The wait a Retry-After asked for that the budget refused, for the message.
   let lastRefusedWaitMs: number | undefined;
   /** Waits before the next attempt, unless that would pass the budget; false means give up. */
@@ -117,11 +136,16 @@ function retryPlan(settings: RequestSettings, operation: string, url: string) {
   /** Returns once it has waited for another attempt; throws the error the user sees when none is left. */
   const retryOrThrow = async (error: unknown, attempt: number): Promise<void> => {
     if (!(error instanceof TransportError)) throw error;
+    if (unknownOutcome && error.sent) lost ??= error;
     // The same certificate will be presented again: retrying cannot help.
     if (error.reason === 'tls') throw errors.untrusted(error, url);
     if (error.reason === 'too large') throw errors.tooLarge(operation);
     if (await waitToRetry(attempt)) return;
     const attempts = attempt === 0 ? '' : ` after ${attempt + 1} attempts`;
+    // Once a write may have been applied, "cannot reach" (or any other failure of a later attempt) would
+    // say less than the truth: the outcome is unknown (issue 21).
+    if (unknownOutcome && lost)
+      throw errors.outcomeUnknown(operation, lost, attempts, unknownOutcome.advice());
     // The service was reached: "cannot reach" would send the user looking in the wrong place.
     if (error.reason === 'network' && error.brokeOff) throw errors.brokenAnswer(operation, error, attempts);
     throw errors.unreachable(error, url, attempts);
@@ -131,7 +155,11 @@ function retryPlan(settings: RequestSettings, operation: string, url: string) {
     lastRefusedWaitMs === undefined
       ? undefined
       : `it asked for ${Math.ceil(lastRefusedWaitMs / 1000)}s more before a retry, past the ${maxRetryWaitMs / 1000}s petinv waits in all (--max-retry-wait, PETINV_MAX_RETRY_WAIT); raise it, or try again later`;
-  return { waitToRetry, retryOrThrow, refusedWaitAdvice };
+  /** After a successful answer: a write that may have been applied by an earlier attempt says so. */
+  const settled = () => {
+    if (unknownOutcome && lost) unknownOutcome.onSettled(lost);
+  };
+  return { waitToRetry, retryOrThrow, refusedWaitAdvice, settled, lostAttempt: () => lost };
 }
 
 /** One warning per distinct Deprecation or Sunset header a client meets. */
@@ -194,12 +222,12 @@ export function createCall(settings: RequestSettings): Call {
     path: string,
     body?: string,
     subject?: string,
-    { ifNoneMatch, read }: CallOptions<T> = {},
+    { ifNoneMatch, read, unknownOutcome }: CallOptions<T> = {},
   ): Promise<T | TransportResponse> {
     const operation = `${method} ${path}`;
     const request = buildRequest(method, path, body, ifNoneMatch, read !== undefined);
     const { url } = request;
-    const retry = retryPlan(settings, operation, url);
+    const retry = retryPlan(settings, operation, url, unknownOutcome);
     for (let attempt = 0; ; attempt++) {
       let response: TransportResponse;
       try {
@@ -221,8 +249,19 @@ export function createCall(settings: RequestSettings): Call {
         // Not modified: what the caller holds still stands.
       } else if (response.status >= 300 && response.status < 400)
         throw errors.redirected(operation, url, path, response);
-      else if (response.status < 200 || response.status > 299)
+      else if (response.status < 200 || response.status > 299) {
+        // An earlier attempt may have been applied: whatever this answer says, that is still not known.
+        const mayFail = response.status >= 500 || response.status === 408 || response.status === 429;
+        if (unknownOutcome && mayFail && retry.lostAttempt())
+          throw errors.outcomeUnknown(
+            operation,
+            retry.lostAttempt() as TransportError,
+            ` (then answered ${response.status} to attempt ${attempt + 1})`,
+            unknownOutcome.advice(),
+          );
         throw errors.failure(operation, response.status, response.text, subject, retry.refusedWaitAdvice());
+      }
+      retry.settled();
       if (!read) return response;
       try {
         return await read(response);

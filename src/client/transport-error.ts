@@ -11,6 +11,11 @@ export class TransportError extends Error {
     readonly unreachable?: string,
     /** A network failure after the answer's status and headers came: the service was reached, its body broke off. */
     readonly brokeOff = false,
+    /**
+     * The request had been written whole when it failed, and no answer came: the service may have acted on
+     * it (a write may have been applied). False when it never left, or when the answer's status came.
+     */
+    readonly sent = false,
   ) {
     super(detail);
   }

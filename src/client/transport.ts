@@ -106,7 +106,12 @@ function tlsProblem(code: string): string | undefined {
   return undefined;
 }
 
-export function transportError(error: unknown, proxy?: string, afterHeaders = false): TransportError {
+export function transportError(
+  error: unknown,
+  proxy?: string,
+  afterHeaders = false,
+  sent = false,
+): TransportError {
   if (error instanceof TransportError) return error;
   const { code, name, message, cause } = error as {
     code?: string;
@@ -114,8 +119,10 @@ export function transportError(error: unknown, proxy?: string, afterHeaders = fa
     message?: string;
     cause?: { code?: string; message?: string };
   };
-  if (name === 'TimeoutError') return new TransportError('timeout', name);
-  if (code && TIMEOUT_CODES.has(code)) return new TransportError('timeout', code);
+  const unanswered = sent && !afterHeaders;
+  if (name === 'TimeoutError') return new TransportError('timeout', name, undefined, false, unanswered);
+  if (code && TIMEOUT_CODES.has(code))
+    return new TransportError('timeout', code, undefined, false, unanswered);
   // undici wraps a failed TLS handshake with an https proxy; fetch wraps everything in `cause`.
   const rootCode = code === 'UND_ERR_PRX_TLS' || code === undefined ? (cause?.code ?? code) : code;
   const tls = rootCode ? tlsProblem(rootCode) : undefined;
@@ -126,7 +133,7 @@ export function transportError(error: unknown, proxy?: string, afterHeaders = fa
     if (refused) return new TransportError('network', `${proxy} answered ${refused[1]} to CONNECT`);
   }
   const detail = cause?.code ?? code ?? cause?.message ?? message ?? String(error);
-  return new TransportError('network', detail, undefined, afterHeaders);
+  return new TransportError('network', detail, undefined, afterHeaders, unanswered);
 }
 
 /**
@@ -179,7 +186,14 @@ export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Tran
       return { status: response.status, header, text };
     } catch (error) {
       deadline?.clear();
-      throw transportError(error, undefined, answered);
+      // fetch says nothing of when the request was written: unless the connection itself failed (refused,
+      // no such host, TLS), a request with a body may have reached the service.
+      const { code, cause } = error as { code?: unknown; cause?: { code?: unknown } };
+      // A DOMException (the timeout's) has a numeric code of its own.
+      const rootCode = cause?.code ?? code;
+      const connectFailed =
+        typeof rootCode === 'string' && (CONNECT_CODES.has(rootCode) || tlsProblem(rootCode) !== undefined);
+      throw transportError(error, undefined, answered, !answered && body !== undefined && !connectFailed);
     }
   };
 }

@@ -6,7 +6,7 @@ import {
   type TransportResponse,
   transportError,
 } from './transport';
-import type { Dispatcher } from './undici';
+import { type Dispatcher, noticeRequestSent } from './undici';
 
 /** The origin and the path of an absolute URL, as a dispatcher wants them. */
 function splitUrl(url: string): { origin: string; path: string } {
@@ -99,6 +99,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   /** For a streamed body: a deadline that counts only the time spent waiting for the service. */
   private readonly deadline: Deadline | undefined;
   private queue: ChunkQueue | undefined;
+  /** The request was written whole (undici's onRequestSent): from then on, a write may have been applied. */
+  private sent = false;
 
   constructor(
     private readonly maxBodyBytes: number,
@@ -108,7 +110,10 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly proxy: string | undefined,
     stream: boolean,
   ) {
-    const timedOut = () => this.fail(new TransportError('timeout', 'TimeoutError'));
+    const timedOut = () =>
+      this.fail(
+        new TransportError('timeout', 'TimeoutError', undefined, false, this.sent && this.status === 0),
+      );
     // One deadline for the whole attempt, the body included; undici's own per-phase timers are too coarse
     // below a second. A request still waiting for a connection fails at once and is dropped when it gets one.
     if (stream) {
@@ -134,6 +139,10 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.stopClock();
     this.controller?.abort(error);
     this.reject(error);
+  }
+
+  onRequestSent() {
+    this.sent = true;
   }
 
   onRequestStart(controller: Dispatcher.DispatchController) {
@@ -187,7 +196,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
     // A status came first: the service answered, and its body broke off.
-    this.fail(transportError(error, this.proxy, this.status !== 0));
+    this.fail(transportError(error, this.proxy, this.status !== 0, this.sent));
   }
 
   private tooLarge() {
@@ -220,7 +229,7 @@ export function undiciTransport(dispatcher: Dispatcher, options: { proxy?: strin
         const { method, headers, body } = request;
         dispatcher.dispatch(
           { origin, path, method: method as Dispatcher.HttpMethod, headers, body },
-          exchange,
+          noticeRequestSent(exchange),
         );
       } catch (error) {
         // A request the dispatcher refuses outright (a closed agent, an invalid header).

@@ -8,6 +8,7 @@ import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './argum
 import { connect } from './connect';
 import { readCurrent } from './current';
 import type { GlobalFlags } from './flags';
+import { historyFor } from './record';
 
 /** adjust's flags (declared for commander in src/program/inventory.ts). */
 export interface AdjustFlags extends GlobalFlags {
@@ -54,7 +55,8 @@ export async function runAdjust(
   if (flags.dryRun) refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
   else chooseColumns(ADJUSTED_COLUMNS, output.fields, output.format);
-  const { client, envName, where } = await connect(flags, context);
+  // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
+  const { client, envName, baseUrl, where } = await connect(flags, context);
   const current = await readCurrent(client, petId, where);
   const target = current.quantity + delta;
   if (!Number.isSafeInteger(target))
@@ -70,6 +72,12 @@ export async function runAdjust(
     context,
   );
   const item = await client.updateInventory(petId, target);
+  if (item.quantity !== current.quantity)
+    await historyFor(baseUrl, context).record({
+      env: where,
+      command: `adjust ${petId} ${deltaText}`,
+      changes: [{ petId, before: current.quantity, after: item.quantity }],
+    });
   if (context.stdout.isTTY && !output.explicit) {
     context.stdout.write(`${petId}: ${current.quantity} → ${item.quantity}\n`);
     return;

@@ -95,6 +95,7 @@ function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClie
       }
     },
     listInventory: () => client.listInventory().catch(explain),
+    findInventoryItem: (petId) => client.findInventoryItem(petId).catch(explain),
     pollInventory: (etag) => client.pollInventory(etag).catch(explain),
     updateInventory: (petId, quantity) => client.updateInventory(petId, quantity).catch(explain),
   };
@@ -151,7 +152,7 @@ function endpointOf(settings: Settings, env: NodeJS.ProcessEnv): { baseUrl: stri
   )
     throw new PetinvError(
       'network',
-      `no petinv serve is running for local (none left a record), so its stored API key is sent nowhere; ${START_SERVE}, or point local at a service: petinv env set-url local http://127.0.0.1:PORT/v1`,
+      `no petinv serve is running for local (none left a record), so its stored API key is sent nowhere; ${START_SERVE}, or point local at a service, which its stored key would then go to: petinv env set-url local http://127.0.0.1:PORT/v1`,
       { code: 'network' },
     );
   return { baseUrl, apiKey };

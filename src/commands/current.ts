@@ -8,11 +8,8 @@ export async function readCurrent(
   petId: bigint,
   envName: string,
 ): Promise<InventoryItem> {
-  // The list is read only up to the pet: the rest of the answer is never parsed, nor kept.
-  for await (const batch of client.streamInventory()) {
-    const current = batch.find((item) => item.petId === petId);
-    if (current) return current;
-  }
+  const current = await client.findInventoryItem(petId);
+  if (current) return current;
   // Found missing in the list the service answered with (200): no answer had the status 404.
   throw new PetinvError('notFound', `pet ${petId} not found in ${envName} (it is not in the inventory)`, {
     code: 'pet_not_found',

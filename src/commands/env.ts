@@ -1,21 +1,23 @@
 import Table from 'cli-table3';
-import { readConfigFile, updateConfigFile } from '../config/file';
+import { type ConfigFile, readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { findServeForLocal } from '../config/serve-records';
 import {
   BUILTIN_ENVIRONMENTS,
   checkBaseUrl,
+  DEFAULT_BASE_URLS,
   environmentNameProblem,
   knownEnvironments,
   resolveSettings,
 } from '../config/settings';
-import { usageError } from '../errors';
+import { PetinvError, usageError } from '../errors';
 import { chooseOutput } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, chooseColumns, exportRows } from '../output/exporter';
 import { paint } from '../output/inventory';
+import { confirm } from '../output/prompt';
 import { printable } from '../printable';
-import { didYouMean } from '../suggest';
+import { didYouMean, shellWord } from '../suggest';
 import type { GlobalFlags } from './flags';
 
 function checkEnvName(name: string): string {
@@ -109,13 +111,86 @@ export async function runEnvUse(name: string, context: CommandContext) {
   context.stderr.write(`petinv: now using ${name}\n`);
 }
 
-export async function runEnvSetUrl(name: string, url: string, context: CommandContext) {
+/** What `env set-url` takes beyond its arguments. */
+export interface EnvSetUrlFlags {
+  /** Move an environment whose key is stored to another origin without asking. */
+  yes?: boolean;
+}
+
+/**
+ * Sets an environment's base URL. A key stored for it goes wherever it points: moving it to another
+ * origin while a key is stored warns and asks on a terminal (--yes skips the question), and is refused
+ * without a terminal to ask on, unless --yes (issue 21).
+ */
+export async function runEnvSetUrl(
+  name: string,
+  url: string,
+  flags: EnvSetUrlFlags,
+  context: CommandContext,
+) {
   checkEnvName(name);
   const baseUrl = checkBaseUrl(url, `petinv env set-url ${name}`, 'usage');
+  const keyHome = (config: ConfigFile) => {
+    const stored = config.environments[name];
+    if (stored?.apiKey === undefined) return undefined;
+    const home = stored.baseUrl ?? DEFAULT_BASE_URLS[name];
+    return home === undefined || new URL(home).origin === new URL(baseUrl).origin
+      ? undefined
+      : new URL(home).origin;
+  };
+  let home: string | undefined;
+  try {
+    home = keyHome(readConfigFile(context.env));
+  } catch {
+    // A config file petinv cannot read: the update below says why, under its lock.
+  }
+  if (home !== undefined) await confirmKeyMove(name, home, baseUrl, flags, context);
   await updateConfigFile((config) => {
+    // Checked again under the lock: a key stored since (by a login in between) is not moved unasked.
+    const now = keyHome(config);
+    if (now !== undefined && now !== home && !flags.yes)
+      throw new PetinvError(
+        'aborted',
+        `nothing changed: a key for ${name} (at ${now}) was stored while petinv asked; run it again`,
+        { code: 'aborted' },
+      );
     config.environments[name] = { ...config.environments[name], baseUrl };
   }, context.env);
   context.stderr.write(`petinv: ${name} is at ${baseUrl}\n`);
+}
+
+async function confirmKeyMove(
+  name: string,
+  home: string,
+  baseUrl: string,
+  flags: EnvSetUrlFlags,
+  context: CommandContext,
+) {
+  const target = new URL(baseUrl).origin;
+  const warning = `the API key stored for ${name} belongs to ${home}; with ${name} at ${target}, petinv will send that key to ${target}`;
+  if (flags.yes) {
+    context.stderr.write(`petinv: warning: ${warning}\n`);
+    return;
+  }
+  const again = `petinv env set-url ${name} ${shellWord(baseUrl)} --yes`;
+  const instead = `or forget the key first: petinv logout --env ${name}`;
+  if (!context.stdin.isTTY)
+    throw new PetinvError(
+      'aborted',
+      `nothing changed: ${warning}; to move it with its key, run: ${again}; ${instead}`,
+      { code: 'aborted' },
+    );
+  context.stderr.write(`petinv: warning: ${warning}\n`);
+  if (
+    !(await confirm(
+      `Send the key stored for ${name} to ${target} from now on?`,
+      context.stdin,
+      context.stderr,
+    ))
+  )
+    throw new PetinvError('aborted', `nothing changed: ${name} stays at ${home}; ${instead}`, {
+      code: 'aborted',
+    });
 }
 
 export async function runEnvRemove(name: string, context: CommandContext) {

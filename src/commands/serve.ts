@@ -32,6 +32,7 @@ export interface ServeFlags extends ServeKeyFlags {
   maxConnections: number;
   maxConnectionsPerClient: number;
   quiet?: boolean;
+  recover?: boolean;
 }
 
 /** A start or stop the machine refused is a config failure (exit 3) with the server's own message. */
@@ -91,6 +92,7 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     port,
     dataFile,
     inMemory: flags.inMemory,
+    recover: flags.recover,
     seed,
     apiKeys: apiKeys.keys,
     latency,
@@ -154,14 +156,38 @@ function announce(
   }
   for (const warning of [...running.warnings.map(printable), ...registrationWarnings])
     logEvent('warning', { message: warning }, `petinv serve: warning: ${warning}`);
-  if (running.droppedJournalBytes > 0) {
-    const notice = `the journal of ${shownFile} ended in an incomplete line (${plural(running.droppedJournalBytes, 'byte')}), from a write a crash cut short; never acknowledged, it was dropped`;
-    logEvent('notice', { message: notice }, `petinv serve: ${notice}`);
-  }
+  for (const [event, message] of journalNotices(running, shownFile ?? ''))
+    logEvent(event, { message }, `petinv serve: ${event === 'warning' ? 'warning: ' : ''}${message}`);
   if (running.dataFormat === 'array' && !running.readOnly) {
     const notice = `${shownFile} is a plain JSON array; serve rewrites it in its own format when it first saves`;
     logEvent('notice', { message: notice }, `petinv serve: ${notice}`);
   }
+}
+
+/** What the start did to the journal it found, as log events: each says where the bytes went. */
+function journalNotices(running: RunningServer, shownFile: string): [string, string][] {
+  const { torn, foldedLegacyEntries, recovered } = running.journal;
+  const notices: [string, string][] = [];
+  if (torn)
+    notices.push([
+      'notice',
+      `the journal of ${shownFile} ended in a commit a crash cut short (${plural(torn.bytes, 'byte')}); never acknowledged, it was cut from the journal and kept in ${printable(torn.keptAt)}`,
+    ]);
+  if (foldedLegacyEntries !== undefined)
+    notices.push([
+      'notice',
+      `the journal of ${shownFile} was written by an earlier petinv, without checksums: its ${plural(foldedLegacyEntries, 'update')} were replayed as before and folded into a new snapshot, and a new journal took its place`,
+    ]);
+  if (recovered) {
+    const where = recovered.keptAt
+      ? `the damaged journal was moved, byte for byte, to ${printable(recovered.keptAt)}`
+      : 'the files were left as they are (--in-memory)';
+    notices.push([
+      'warning',
+      `--recover: the journal of ${shownFile} was damaged at byte offset ${recovered.offset} (${printable(recovered.reason)}); started from everything sound before it (${plural(recovered.commitsReplayed, 'commit')}, ${plural(recovered.updatesReplayed, 'update')} replayed). Not replayed: ${plural(recovered.commitsLost, 'complete commit')} (${plural(recovered.updatesLost, 'update')}) after the damage, and whatever the damaged bytes held; ${where}`,
+    ]);
+  }
+  return notices;
 }
 
 /**

@@ -1,24 +1,27 @@
-import { applyBulk } from '../bulk/apply';
-import type { BulkOptions } from '../bulk/options';
-import { planBulk, rehearseBulk } from '../bulk/plan';
-import { reportBulk, resultExporter } from '../bulk/report';
+import { runSheet } from '../bulk/pipeline';
+import { resultExporter } from '../bulk/report';
+import type { InventoryClient } from '../client/client';
 import type { InventoryItem } from '../contract/schemas';
-import { usageError } from '../errors';
+import { PetinvError, usageError } from '../errors';
 import { chooseOutput, type OutputChoice, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { chooseColumns } from '../output/exporter';
 import { checkItemFields, itemExporter } from '../output/inventory';
 import { PLAN_COLUMNS, writePlan } from '../output/plan';
+import { plural } from '../output/plural';
 import { confirmChange, parsePetIdArgument, parseQuantityArgument } from './arguments';
 import { connect } from './connect';
 import { readCurrent } from './current';
 import type { GlobalFlags } from './flags';
 import { DEFAULT_CONCURRENCY } from './options';
+import { historyFor } from './record';
 
 /** set's flags (declared for commander in src/program/inventory.ts). */
 export interface SetFlags extends GlobalFlags {
   file?: string;
   strict?: boolean;
+  all?: boolean;
+  force?: boolean;
   concurrency?: number;
   dryRun?: boolean;
   ndjson?: boolean;
@@ -50,14 +53,24 @@ export async function runSet(
       refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
       chooseColumns(PLAN_COLUMNS, output.fields, output.format);
     } else checkItemFields(output);
-    const { client, envName, where } = await connect(flags, context);
+    // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
+    const { client, envName, baseUrl, where } = await connect(flags, context);
     if (flags.dryRun) {
       const before = await readCurrent(client, petId, where);
       writePlan([{ petId, to: quantity, before }], 'single', output, context, where);
       return;
     }
     await confirmChange(envName, `Set pet ${petId} to ${quantity}`, flags.yes, context);
-    writeItem(await client.updateInventory(petId, quantity), output, context, where);
+    // The quantity before, for the history (and undo): one read of the list, a 304 where the cache allows.
+    const before = await readBefore(client, petId, where);
+    const item = await client.updateInventory(petId, quantity);
+    if (before !== item.quantity)
+      await historyFor(baseUrl, context).record({
+        env: where,
+        command: `set ${petId} ${quantity}`,
+        changes: [{ petId, before: before ?? null, after: item.quantity }],
+      });
+    writeItem(item, output, context, where);
     return;
   }
   if (quantityText !== undefined || (flags.file !== undefined && petIdText !== undefined)) {
@@ -68,12 +81,28 @@ export async function runSet(
   await runBulkSet(flags, context);
 }
 
+/** The pet's quantity before a write, undefined when it is not in the inventory (the write then says so). */
+async function readBefore(
+  client: InventoryClient,
+  petId: bigint,
+  envName: string,
+): Promise<number | undefined> {
+  try {
+    return (await readCurrent(client, petId, envName)).quantity;
+  } catch (error) {
+    if (error instanceof PetinvError && error.kind === 'notFound') return undefined;
+    throw error;
+  }
+}
+
 /** Options that only mean something for bulk input are refused for one pet rather than silently ignored. */
 function refuseBulkOnlyOptions(flags: SetFlags) {
   const given = [
     flags.strict && '--strict',
     flags.concurrency !== undefined && '--concurrency',
     flags.ndjson && '--ndjson',
+    flags.all && '--all',
+    flags.force && '--force',
   ].filter(Boolean);
   if (given.length > 0) {
     throw usageError(
@@ -82,25 +111,44 @@ function refuseBulkOnlyOptions(flags: SetFlags) {
   }
 }
 
-/** A bulk run in three steps: plan (read and check the input), apply (send it), report (results, summary, exit). */
-async function runBulkSet(flags: SetFlags, context: CommandContext) {
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv', [
-    [flags.ndjson, 'ndjson', '--ndjson'],
+/**
+ * A bulk run: the flags become the pipeline's options (src/bulk/pipeline.ts), which reads the sheet, plans
+ * it against the current inventory, confirms, applies, records and reports.
+ */
+async function runBulkSet(given: SetFlags, context: CommandContext) {
+  const output = chooseOutput(given, context, context.stdout.isTTY ? 'table' : 'tsv', [
+    [given.ndjson, 'ndjson', '--ndjson'],
   ]);
   // Their JSON and NDJSON shapes are documented (results, skipped lines, entries never sent): no --fields.
-  refuseFieldsInJson(output, flags.dryRun ? 'a dry run' : 'bulk results', ['json', 'ndjson']);
-  if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
-  // The flags end here: bulk/ is told its own options. -o ndjson is --ndjson there.
-  const options: BulkOptions = { file: flags.file, strict: flags.strict, ndjson: output.format === 'ndjson' };
+  refuseFieldsInJson(output, given.dryRun ? 'a dry run' : 'bulk results', ['json', 'ndjson']);
+  if (given.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
+  // -o ndjson is --ndjson.
+  const ndjson = output.format === 'ndjson';
   // Without -o, --fields or --no-headers a run prints its summary only; with them, a row per result.
   const rows =
-    output.explicit && !options.ndjson && !context.json && !flags.dryRun ? resultExporter(output) : undefined;
-  const input = await planBulk(options, context);
-  // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
-  const { client, envName, where } = await connect(flags, context);
-  if (flags.dryRun) return rehearseBulk(input, client, output, context, where);
-  await confirmChange(envName, `Apply ${input.entries.length} updates`, flags.yes, context);
-  const concurrency = flags.concurrency ?? DEFAULT_CONCURRENCY;
-  const { outcome, seconds } = await applyBulk(input, client, options, concurrency, context, rows);
-  reportBulk(outcome, input, options, context, where, seconds, rows);
+    output.explicit && !ndjson && !context.json && !given.dryRun ? resultExporter(output) : undefined;
+  let envName = '';
+  await runSheet(
+    { file: given.file, strict: given.strict === true, ndjson },
+    async () => {
+      const connection = await connect(given, context);
+      envName = connection.envName;
+      // Messages (and the history) name the environment, or the URL when --base-url or PETINV_BASE_URL chose it.
+      return { ...connection, envName: connection.where, history: historyFor(connection.baseUrl, context) };
+    },
+    {
+      dryRun: given.dryRun === true,
+      all: given.all === true,
+      force: given.force === true,
+      concurrency: given.concurrency ?? DEFAULT_CONCURRENCY,
+      ndjson,
+      output,
+      rows,
+      confirm: (question) => confirmChange(envName, question, given.yes, context),
+      question: (updates) => `Apply ${plural(updates, 'update')}`,
+      command: given.file === undefined || given.file === '-' ? 'set -' : `set --file ${given.file}`,
+      again: 'apply the same input again to send them (rows already right are skipped)',
+    },
+    context,
+  );
 }

@@ -5,10 +5,31 @@ import envPaths from 'env-paths';
 
 /** Where petinv keeps its files; every process input comes in through `env` so tests can move it. */
 
-const systemPaths = () => envPaths('petinv', { suffix: '' });
+/**
+ * The per-user directories: on Linux and the other Unixes the XDG base directories, read from `env`. A
+ * relative XDG_*_HOME is ignored, as the XDG Base Directory Specification says (it would put the files
+ * wherever petinv happened to start); macOS and Windows have their own places (env-paths).
+ */
+function systemPaths(env: NodeJS.ProcessEnv): { config: string; cache: string; data: string } {
+  if (process.platform === 'darwin' || process.platform === 'win32')
+    return envPaths('petinv', { suffix: '' });
+  // The environment given, else the process's own, as env-paths reads it (tests give a partial one).
+  const read = (variable: string) => env[variable] ?? process.env[variable];
+  const given = read('HOME');
+  const home = given && isAbsolute(given) ? given : homedir();
+  const base = (variable: string, fallback: string) => {
+    const value = read(variable);
+    return join(value && isAbsolute(value) ? value : join(home, fallback), 'petinv');
+  };
+  return {
+    config: base('XDG_CONFIG_HOME', '.config'),
+    cache: base('XDG_CACHE_HOME', '.cache'),
+    data: base('XDG_DATA_HOME', join('.local', 'share')),
+  };
+}
 
 export function configDirectory(env: NodeJS.ProcessEnv): string {
-  return env.PETINV_CONFIG_DIR || systemPaths().config;
+  return env.PETINV_CONFIG_DIR || systemPaths(env).config;
 }
 
 export function configFilePath(env: NodeJS.ProcessEnv): string {
@@ -17,12 +38,12 @@ export function configFilePath(env: NodeJS.ProcessEnv): string {
 
 /** Where the last list of each environment is kept for conditional requests (src/client/list-cache.ts). */
 export function cacheDirectory(env: NodeJS.ProcessEnv): string {
-  return env.PETINV_CACHE_DIR || systemPaths().cache;
+  return env.PETINV_CACHE_DIR || systemPaths(env).cache;
 }
 
 /** `petinv serve` keeps its inventory here unless --data names another file. */
 export function defaultDataFile(env: NodeJS.ProcessEnv): string {
-  return join(env.PETINV_DATA_DIR || systemPaths().data, 'inventory.json');
+  return join(env.PETINV_DATA_DIR || systemPaths(env).data, 'inventory.json');
 }
 
 /**
@@ -44,6 +65,18 @@ export function serveRecordDirectory(env: NodeJS.ProcessEnv): string {
     env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME)
       ? env.XDG_STATE_HOME
       : join(homedir(), '.local', 'state');
+  return join(state, 'petinv');
+}
+
+/**
+ * petinv's state directory: `$XDG_STATE_HOME/petinv`, or `~/.local/state/petinv`. A relative
+ * XDG_STATE_HOME is ignored, as the XDG Base Directory specification says. The history lives here.
+ */
+export function stateDirectory(env: NodeJS.ProcessEnv): string {
+  const state =
+    env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME)
+      ? env.XDG_STATE_HOME
+      : join(env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir(), '.local', 'state');
   return join(state, 'petinv');
 }
 

@@ -2,7 +2,7 @@ import { isIPv4 } from 'node:net';
 import { configError, usageError } from '../errors';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
-import { nearestName } from '../suggest';
+import { nearestName, shellWord } from '../suggest';
 import { LOCAL_BASE_URL } from './paths';
 
 export const BUILTIN_ENVIRONMENTS = ['production', 'staging', 'local'] as const;
@@ -75,7 +75,7 @@ export function environmentNameProblem(name: string): string | undefined {
 }
 
 /** Built-in base URLs: only `local` has one, `petinv serve`'s default address. */
-const DEFAULT_BASE_URLS: Record<string, string> = { local: LOCAL_BASE_URL };
+export const DEFAULT_BASE_URLS: Readonly<Record<string, string>> = { local: LOCAL_BASE_URL };
 
 /** The first candidate that is set, in order of precedence, with where it came from; else the fallback. */
 function pick<T>(
@@ -240,7 +240,7 @@ export function checkKeyDestination(settings: Settings, baseUrl: string) {
   if (apiKey.source === 'config file' && settings.baseUrl.source === 'config file') return;
   const name = env.value;
   const target = new URL(baseUrl).origin;
-  const fix = `pass that service's key in PETINV_API_KEY, or point ${name} there for good: petinv env set-url ${name} ${displayUrl(baseUrl)}`;
+  const fix = `pass that service's key in PETINV_API_KEY, or point ${name} there for good, and its stored key with it: petinv env set-url ${name} ${shellWord(displayUrl(baseUrl))}`;
   if (keyBaseUrl === undefined) {
     throw configError(
       `the API key stored for ${name} has no address stored with it, so petinv will not send it to ${target} (from ${settings.baseUrl.origin}); ${fix}`,

@@ -20,7 +20,8 @@ export interface FileSystem {
   renameSync(from: string, to: string): void;
   linkSync(existing: string, newPath: string): void;
   unlinkSync(path: string): void;
-  mkdirSync(path: string): void;
+  /** mkdir -p; each directory it creates gets `mode` exactly, whatever the umask. */
+  mkdirSync(path: string, mode?: number): void;
   /** Bytes free to this user on the file system holding `path`; undefined when it cannot tell. */
   freeSpace(path: string): number | undefined;
 }
@@ -43,7 +44,7 @@ export const nodeFileSystem: FileSystem = {
   renameSync: (from, to) => fs.renameSync(from, to),
   linkSync: (existing, newPath) => fs.linkSync(existing, newPath),
   unlinkSync: (path) => fs.unlinkSync(path),
-  mkdirSync: (path) => makeDirectories(path),
+  mkdirSync: (path, mode) => makeDirectories(path, mode),
   freeSpace: (path) => {
     try {
       const { bavail, bsize } = fs.statfsSync(path);
@@ -56,7 +57,10 @@ export const nodeFileSystem: FileSystem = {
 
 /**
  * mkdir -p, one level at a time. Node 20's recursive mkdirSync never returns when a directory cannot
- * be made in a parent that exists (ENOENT under /proc, say); this fails with that error instead.
+ * be made in a parent that exists (ENOENT under /proc, say); this fails with that error instead. Each
+ * directory it creates gets `mode` exactly: mkdir's mode is narrowed by the umask (a umask of 0777 would
+ * leave 0000, one of 0 leaves it as asked), so it is set again once the directory exists. A directory
+ * that was there already is left as it is.
  */
 export function makeDirectories(path: string, mode?: number): void {
   try {
@@ -69,6 +73,7 @@ export function makeDirectories(path: string, mode?: number): void {
     makeDirectories(parent, mode);
     fs.mkdirSync(path, { mode });
   }
+  if (mode !== undefined) fs.chmodSync(path, mode);
 }
 
 const { O_WRONLY, O_RDONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DSYNC, O_NONBLOCK } = fs.constants;

@@ -13,15 +13,25 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   get: ['petinv get 42                        # one pet, as list shows it', 'petinv get 42 --json'],
   set: [
     'petinv set 42 7',
+    'petinv list --csv > stock.csv        # edit it in a spreadsheet, save as CSV',
+    'petinv set --file stock.csv --dry-run -o csv > plan.csv',
+    'petinv set --file plan.csv           # a pet changed since is kept: exit 11',
     "petinv list --json | jq 'map(.quantity = 0)' | petinv set -",
-    'petinv set --file counts.txt --dry-run',
+  ],
+  history: ['petinv history                       # the newest run first', 'petinv history --json'],
+  undo: [
+    'petinv undo --dry-run                # what undoing the newest run would write',
+    'petinv undo 20261125T180102-3fa9     # a run from petinv history',
   ],
   adjust: [
     'petinv adjust 42 +5                  # 42: 7 → 12',
     'petinv adjust 42 -2 --dry-run        # show the change, write nothing',
   ],
   env: ['petinv env                           # * marks the current environment', 'petinv env --json'],
-  'env set-url': ['petinv env set-url staging https://staging.petstore.example.com/v1'],
+  'env set-url': [
+    'petinv env set-url staging https://staging.petstore.example.com/v1',
+    'petinv env set-url staging https://moved.example/v1 --yes  # key goes along',
+  ],
   'env use': ['petinv env use staging'],
   'env remove': ['petinv env remove qa'],
   login: [

@@ -2,7 +2,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { type HelpTopic, OPTIONS_TOPIC } from './topics';
 
 /**
- * `petinv help options`, made from the declarations of the options every command takes (src/program.ts),
+ * `petinv help options`, made from the declarations of the options every command takes (src/program/global-options.ts),
  * so the terminal, the guide's section (docs/guide.md) and the man page list the same options.
  */
 export function optionsTopic(program: CommandUnknownOpts): HelpTopic {

@@ -71,7 +71,7 @@ function blockMarkdown(block: HelpBlock): string {
   return [line(first ?? []), line(widths.map((width) => '-'.repeat(width))), ...rest.map(line)].join('\n');
 }
 
-/** A topic as the docs hold it, between its markers (src/help/manual.ts). */
+/** A topic as the docs hold it, between its markers (src/program/manual.ts). */
 export function topicMarkdown(topic: HelpTopic): string {
   return `${topic.blocks.map(blockMarkdown).join('\n\n')}\n`;
 }

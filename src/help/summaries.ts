@@ -10,6 +10,8 @@ export const COMMAND_SUMMARIES: Readonly<Record<string, string>> = {
   set: "set one pet's quantity, or many from a file",
   adjust: 'add to or take from a quantity (not atomic)',
   summary: 'pets and units per status, and the low pets',
+  history: 'the recent write runs against this service',
+  undo: 'take back a write run (changed pets kept)',
   env: 'the environments: list, set-url, use, remove',
   login: "store an environment's API key",
   logout: "forget an environment's API key",

@@ -1,7 +1,7 @@
 /**
  * The help topics (`petinv help exit-codes`, `environment`, `formats`): the one source of these texts.
  * The terminal, the sections of the same names in docs/ (between `<!-- help:NAME -->` markers, written
- * by `npm run docs`; src/help/manual.ts says which page holds each) and the man page all render them
+ * by `npm run docs`; src/program/manual.ts says which page holds each) and the man page all render them
  * from here; a test fails when a page drifts.
  * Text between backticks is code: plain on a terminal, `code` in the docs, bold in the man page.
  */
@@ -36,7 +36,10 @@ const exitCodes: HelpTopic = {
             '3',
             'configuration: missing or refused URL (from a variable or the config file), key or proxy; bad config or data file; redirect; port in use',
           ],
-          ['3', 'serve: a file system that refuses at start or stop (read-only, missing, no space)'],
+          [
+            '3',
+            'serve: a file system that refuses at start or stop (read-only, missing, no space), or a damaged data file or journal (see --recover)',
+          ],
           ['4', 'authentication: the service answered 401 or 403'],
           ['5', 'not found: the service answered 404 (no such pet, or a wrong base URL)'],
           ['6', 'rejected by the service: 400 and other 4xx'],
@@ -46,10 +49,21 @@ const exitCodes: HelpTopic = {
           ],
           [
             '8',
-            'server error (5xx after retries), a timeout, an answer too large, cut off, or one that breaks the contract',
+            'server error (5xx after retries), a timeout, an answer too large, cut off, or one that breaks the contract (a list naming a pet twice); a write whose outcome is unknown (sent, then the connection broke: it may have been applied)',
           ],
           ['9', 'a bulk run partly failed: some updates failed or some input was skipped'],
-          ['10', 'aborted: a production change was not confirmed; serve cut off by a second signal'],
+          [
+            '10',
+            'aborted: a production change was not confirmed, or an `env set-url` that would send a stored key to another origin; serve cut off by a second signal',
+          ],
+          [
+            '12',
+            'mismatch: the service answered a write (set, adjust, a bulk run) with another quantity than the one sent',
+          ],
+          [
+            '11',
+            'conflict: a bulk run or an undo kept a pet someone changed since the input was read (its `from` no longer matches); the rest was applied; `--force` writes anyway',
+          ],
           [
             '130',
             'interrupted: Ctrl-C (at the login prompt too; serve after its clean stop), as a shell reports a command SIGINT stopped',
@@ -93,7 +107,7 @@ const environment: HelpTopic = {
           ['`PETINV_SERVE_API_KEY`', 'the key `petinv serve` accepts when no `--api-key(-file)` is given'],
           [
             '`XDG_RUNTIME_DIR`, `XDG_STATE_HOME`',
-            'where running serves leave their records for `local` (see `petinv serve`)',
+            'where running serves leave their records for `local` (see `petinv serve`); `$XDG_STATE_HOME/petinv/history` (else `~/.local/state/petinv/history`) holds the history of write runs (`petinv history`, `petinv undo`)',
           ],
           [
             '`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`',
@@ -158,6 +172,12 @@ const formats: HelpTopic = {
             'a summary on stderr; `--ndjson`: a result a line',
             'an array of results, the summary as JSON on stderr',
           ],
+          [
+            '`history`',
+            '`id<TAB>at<TAB>env<TAB>command<TAB>pets`, newest first',
+            'an array of runs: `id`, `at`, `env`, `service`, `command`, `pets`, and `changes`, each `{"petId","before","after"}`',
+          ],
+          ['`undo [RUN]`', 'as `set --file F`', 'as `set --file F`'],
         ],
       },
     },
@@ -175,7 +195,15 @@ const formats: HelpTopic = {
     },
     {
       paragraph:
-        'Bulk input (`set --file F`, `set -`): lines `petId quantity` (spaces, commas or tabs; also `petId status quantity`, as `list` prints in a pipe or as CSV), NDJSON items, or one JSON array. Blank lines and lines starting with `#` are skipped.',
+        'Bulk input (`set --file F`, `set -`): a sheet, lines `petId quantity` (spaces, commas or tabs; also `petId status quantity`, as `list` prints in a pipe, and `petId from to found`, as a dry run does), NDJSON items, or one JSON array (items, or a plan\'s `{"petId","from","to"}`). Blank lines and lines starting with `#` are skipped.',
+    },
+    {
+      paragraph:
+        "A sheet is CSV or TSV whose first line names its columns, as a spreadsheet saves it or `list --csv` prints it: RFC 4180 quoting (quoted cells, doubled quotes, commas and line breaks inside quotes), CRLF and a UTF-8 byte-order mark are read; the delimiter (comma, tab or semicolon) is the one the header line uses most. Columns are found by name, in any order and any case, spaces, underscores and dashes ignored: `petId` (`PET ID`, `pet_id`); `quantity` or `to` (the quantity to set); `from` (the quantity the row was read with: the pet is written only while it still holds it, else the row is a conflict, exit 11); `status` (compared with the service's and counted in a notice, never written). Any other column is ignored and named once in a notice. A header without a petId or a quantity column is a usage error (exit 2) before anything is sent. Rows of empty cells are ignored; a bad row is reported with its line number and skipped (`--strict`: nothing is sent).",
+    },
+    {
+      paragraph:
+        'A bulk run reads the inventory once and sends only the rows whose quantity differs (`--all`: every row); its summary counts them: updated, already right, failed, conflicts, skipped. `set --file F --dry-run -o csv` (or tsv, json, ndjson) prints the plan, `petId,from,to,found` with `from` the quantity read now, and `set --file PLAN` applies exactly that plan. TSV is read by position (`petId quantity`, `petId status quantity`, `petId from to found`): with `--fields` naming petId and the quantity in any other order it starts with a heading line of the field names, as CSV does, so that it reads back by name. With `--no-headers`, only those orders read back. See docs/stock-take.md.',
     },
     {
       paragraph:

@@ -46,6 +46,8 @@ export interface ExportOptions<Row> {
   shape?: 'list' | 'one';
   /** The table's last line, given every row (a summary such as "12 pets · 186 units"). */
   footer?: (rows: readonly Row[]) => string;
+  /** TSV starts with a heading line of the keys too (unless --no-headers), as CSV does. */
+  tsvHeading?: boolean;
 }
 
 export interface Exporter<Row> {
@@ -118,6 +120,9 @@ export function createExporter<Row>(
           columns.map((column) => escapedCell(column, tsvText)),
           '\t',
         ),
+        options.headers && options.tsvHeading
+          ? `${columns.map((column) => tsvText(column.key)).join('\t')}\n`
+          : '',
       );
     case 'csv': {
       const heading = options.headers ? `${columns.map((column) => csvCell(column.key)).join(',')}\n` : '';
@@ -153,7 +158,25 @@ export function tsvText(text: string): string {
 const TSV_ESCAPES = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\\': '\\\\' } as const;
 
 /**
- * A column's text in TSV or CSV, `escapeText` applied to what is text (a number or a bigint never needs it,
+ * Text a spreadsheet would run as a formula when it opens the file (`=`, `+`, `-`, `@`, a tab or a
+ * carriage return first) gets a leading `'`, as OWASP's advice on CSV injection says: a service's error
+ * code or message in a bulk result row, say, is shown, never run (issue 21). Numbers are numbers, written
+ * as they are: only text (a string value) passes through here.
+ */
+export function defuseFormula(text: string): string {
+  const first = text.charCodeAt(0);
+  return first === 0x3d ||
+    first === 0x2b ||
+    first === 0x2d ||
+    first === 0x40 ||
+    first === 0x09 ||
+    first === 0x0d
+    ? `'${text}`
+    : text;
+}
+
+/**
+ * A column's text in TSV or CSV, defused (defuseFormula) and `escapeText` applied to what is text (a number or a bigint never needs it,
  * nor a plain column), its function chosen once rather than per row.
  */
 const escapedCell = <Row>(
@@ -162,10 +185,10 @@ const escapedCell = <Row>(
 ): ((row: Row) => string) => {
   const { text } = column;
   if (column.plain) return text ?? ((row) => textOf(column.value(row)));
-  if (text) return (row) => escapeText(text(row));
+  if (text) return (row) => escapeText(defuseFormula(text(row)));
   return (row) => {
     const value = column.value(row);
-    return typeof value === 'string' ? escapeText(value) : textOf(value);
+    return typeof value === 'string' ? escapeText(defuseFormula(value)) : textOf(value);
   };
 };
 

@@ -2,6 +2,7 @@ import type { InventoryItem, PetStatus } from '../contract/schemas';
 import type { OutputChoice } from './choose';
 import { type Column, chooseColumns, createExporter, type Exporter } from './exporter';
 import { plural } from './plural';
+import { needsTsvHeading } from './read-back';
 import { paint } from './terminal';
 
 export { paint };
@@ -66,5 +67,6 @@ export function itemExporter(
     fields: itemFields(output),
     shape,
     footer: inventoryFooter(envName),
+    tsvHeading: needsTsvHeading(output.fields),
   });
 }

@@ -4,6 +4,7 @@ import type { OutputChoice } from './choose';
 import type { CommandContext } from './context';
 import { type Column, exportRows, jsonDocument } from './exporter';
 import { plural } from './plural';
+import { needsTsvHeading } from './read-back';
 
 /** One change a dry run would make: the quantity it would set, against the stock it read. */
 export interface PlannedChange {
@@ -46,9 +47,11 @@ export function writePlan(
   envName: string,
   /** Results for skipped input lines: with JSON they head the array. */
   skipped: readonly object[] = [],
+  /** A bulk plan's rows that need nothing, and its conflicts (not steps: they would not be sent). */
+  counts?: { alreadyRight: number; conflicts: number },
   /** Whether to write the summary on stderr: a failing --json rehearsal puts it on its error line. */
   { summary = true } = {},
-): { changes: number; unknown: number; written: 0 } {
+): DryRunSummary {
   const { stdout } = context;
   if (output.format === 'json')
     stdout.write(
@@ -61,11 +64,12 @@ export function writePlan(
     );
   else if (output.format === 'ndjson')
     stdout.write(plan.map((step) => `${stringifyJson(planValue(step))}\n`).join(''));
-  else if (output.explicit) stdout.write(exportRows(PLAN_COLUMNS, output, plan));
+  else if (output.explicit)
+    stdout.write(exportRows(PLAN_COLUMNS, { ...output, tsvHeading: needsTsvHeading(output.fields) }, plan));
   else stdout.write(plan.map((step) => planLine(step, envName)).join(''));
   const missing = plan.filter((step) => !step.before).length;
   const changes = plan.length - missing;
-  const written = { changes, unknown: missing, written: 0 } as const;
+  const written: DryRunSummary = { changes, unknown: missing, ...counts, written: 0 };
   if (!summary) return written;
   // With --json, stderr carries JSON lines only, as the summary of a real run does.
   if (context.json) {
@@ -73,8 +77,20 @@ export function writePlan(
     return written;
   }
   const unknown = form === 'bulk' ? `, ${plural(missing, 'unknown pet')}` : '';
+  const more = counts
+    ? `, ${counts.alreadyRight} already right, ${plural(counts.conflicts, 'conflict')}`
+    : '';
   context.stderr.write(
-    `petinv: dry run: ${plural(changes, 'change')} against ${envName}${unknown}; nothing was written\n`,
+    `petinv: dry run: ${plural(changes, 'change')} against ${envName}${unknown}${more}; nothing was written\n`,
   );
   return written;
+}
+
+/** What a dry run's summary says: `{"dryRun":{...}}` with --json. */
+export interface DryRunSummary {
+  changes: number;
+  unknown: number;
+  alreadyRight?: number;
+  conflicts?: number;
+  written: 0;
 }

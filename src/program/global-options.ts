@@ -78,7 +78,10 @@ function declareGlobalOptions() {
       .addOption(
         parsedOption('--fields <list>', 'the fields printed, in this order: petId,quantity', parseFields),
       )
-      .option('--no-headers', 'no heading line in a table or CSV (and no table footer)')
+      .option(
+        '--no-headers',
+        'no heading line (table, CSV, a TSV whose field order has one) nor table footer',
+      )
       .option('--no-color', 'no colour (NO_COLOR and FORCE_COLOR are honoured too)')
       .option('--no-cache', 'do not keep or reuse the last list (each read of the list is then a full GET)')
       .option(

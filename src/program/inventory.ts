@@ -1,5 +1,6 @@
 import type { AdjustFlags } from '../commands/adjust';
 import type { GetFlags } from '../commands/get';
+import type { HistoryFlags } from '../commands/history';
 import type { ListFlags } from '../commands/list';
 import {
   byDefault,
@@ -10,6 +11,8 @@ import {
 } from '../commands/options';
 import type { SetFlags } from '../commands/set';
 import type { SummaryFlags } from '../commands/summary';
+import type { UndoFlags } from '../commands/undo';
+import { SET_SHEET_HELP } from '../help/sheets';
 import type { CommandTable, FlagsMatch, OptionsOf, Program } from './global-options';
 
 /** The inventory's own commands: reading it (list, summary) and changing it (set, adjust). */
@@ -55,8 +58,13 @@ const declareSet = (program: Program) =>
     .description(
       'set the quantity of one pet, or of many with --file F or -\n(the service marks this operation, PATCH /inventory/{petId}, experimental)',
     )
-    .option('--file <file>', 'bulk updates: lines "petId quantity", NDJSON items, or a JSON array')
+    .option(
+      '--file <file>',
+      'bulk updates: a sheet (CSV or TSV with a header: petId, quantity or to, from, status), lines "petId quantity", NDJSON items, or a JSON array',
+    )
     .option('--strict', 'bulk: send nothing if any line is bad')
+    .option('--all', 'bulk: send also the rows already right')
+    .option('--force', 'bulk: write conflicts too (a from that no longer holds)')
     .addOption(
       wholeNumber(
         '--concurrency <n>',
@@ -67,7 +75,8 @@ const declareSet = (program: Program) =>
     )
     .option('--dry-run', 'show each change against current stock; write nothing')
     .option('--ndjson', 'bulk: one JSON result per line as each completes')
-    .option('-y, --yes', 'do not ask for confirmation on production');
+    .option('-y, --yes', 'do not ask for confirmation on production')
+    .addHelpText('after', SET_SHEET_HELP);
 
 const declareAdjust = (program: Program) =>
   program
@@ -76,6 +85,24 @@ const declareAdjust = (program: Program) =>
     .argument('<delta>', 'how much to add, like +5 or -2')
     .description('add to or take from a quantity: reads it, then sets the sum (not atomic)')
     .option('--dry-run', 'show the change against current stock; write nothing')
+    .option('-y, --yes', 'do not ask for confirmation on production');
+
+const declareHistory = (program: Program) =>
+  program
+    .command('history')
+    .description(
+      "the recent write runs (set, adjust, bulk runs, undo) against the environment's service, newest first",
+    );
+
+const declareUndo = (program: Program) =>
+  program
+    .command('undo')
+    .argument('[run]', 'the run to take back (its id from petinv history); the newest by default')
+    .description(
+      'write back the quantities a run replaced, for the pets that still hold what it wrote (the others are conflicts, exit 11)',
+    )
+    .option('--dry-run', 'show each change against current stock; write nothing')
+    .option('--force', 'write back also the pets changed since the run')
     .option('-y, --yes', 'do not ask for confirmation on production');
 
 const declareSummary = (program: Program) =>
@@ -117,6 +144,14 @@ export const INVENTORY_COMMANDS: CommandTable = [
       ),
     ),
   (program, context) =>
+    declareHistory(program).action(async (_flags, command) =>
+      (await import('../commands/history')).runHistory(command.optsWithGlobals(), context(command)),
+    ),
+  (program, context) =>
+    declareUndo(program).action(async (run, _flags, command) =>
+      (await import('../commands/undo')).runUndo(run, command.optsWithGlobals(), context(command)),
+    ),
+  (program, context) =>
     declareSummary(program).action(async (_flags, command) =>
       (await import('../commands/summary')).runSummary(command.optsWithGlobals(), context(command)),
     ),
@@ -128,5 +163,7 @@ export const INVENTORY_FLAGS_MATCH: [
   FlagsMatch<GetFlags, OptionsOf<ReturnType<typeof declareGet>>>,
   FlagsMatch<SetFlags, OptionsOf<ReturnType<typeof declareSet>>>,
   FlagsMatch<AdjustFlags, OptionsOf<ReturnType<typeof declareAdjust>>>,
+  FlagsMatch<HistoryFlags, OptionsOf<ReturnType<typeof declareHistory>>>,
+  FlagsMatch<UndoFlags, OptionsOf<ReturnType<typeof declareUndo>>>,
   FlagsMatch<SummaryFlags, OptionsOf<ReturnType<typeof declareSummary>>>,
-] = [true, true, true, true, true];
+] = [true, true, true, true, true, true, true];

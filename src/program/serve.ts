@@ -30,6 +30,10 @@ const declareServeData = (program: Program) =>
     .option('--data <file>', 'data file (default: in the user data dir)')
     .option('--in-memory', 'write nothing; --data is a fixture')
     .option(
+      '--recover',
+      'start from everything sound before damage in the journal, moving the damaged journal aside (never removed)',
+    )
+    .option(
       '--api-key <key>',
       'accepted key, repeatable; shows in ps',
       (key: string, keys: string[] = []) => [...keys, key],

@@ -26,8 +26,9 @@ export const SETTINGS_COMMANDS: CommandTable = [
       .argument('<env>')
       .argument('<url>', 'base URL ending in /v1')
       .description('set the base URL of an environment, adding it if new')
-      .action(async (name, url, _flags, command) =>
-        (await import('../commands/env')).runEnvSetUrl(name, url, context(command)),
+      .option('-y, --yes', 'move an environment whose API key is stored to another origin without asking')
+      .action(async (name, url, flags, command) =>
+        (await import('../commands/env')).runEnvSetUrl(name, url, { yes: flags.yes }, context(command)),
       );
     env
       .command('use')

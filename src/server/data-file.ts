@@ -1,45 +1,37 @@
-import { fstatSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { serializeItems } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
-import {
-  describeFileSystemError,
-  type FileSystem,
-  JOURNAL_WRITE,
-  nodeFileSystem,
-  type StorageError,
-} from '../files/file-system';
+import { type FileSystem, nodeFileSystem, type StorageError } from '../files/file-system';
 import type { DataFileFormat } from './data-format';
-import { createDataDirectory, loadInventory } from './data-load';
+import { createDataDirectory, type JournalState, loadInventory } from './data-load';
 import { ServeError } from './errors';
-import { Journal } from './journal';
-import {
-  closeQuietly,
-  permissionsOf,
-  removeAbandonedSnapshots,
-  replaceSnapshot,
-  syncDirectory,
-} from './snapshot-file';
+import type { Journal } from './journal';
+import { type JournalReport, openJournal } from './journal-open';
+import { permissionsOf, removeAbandonedSnapshots, replaceSnapshot } from './snapshot-file';
+
+const NO_JOURNAL: JournalState = { format: 'empty', length: 0, soundEnd: 0, commits: 0, entries: 0 };
 
 /**
- * The inventory on disk is a snapshot plus a journal:
- * - `inventory.json` wraps the very bytes GET /inventory serves. It is only ever replaced whole: written
- *   to a new temporary file of unpredictable name, fsynced, renamed into place, the directory fsynced.
- *   A snapshot that could not be written whole is removed, and the journal is kept.
- * - `inventory.json.journal` holds one line per change made since that snapshot, appended with O_DSYNC
- *   (durable when the write returns) before the change is acknowledged, and then zeros: room for the
- *   next appends (journal.ts). Entries set absolute quantities, so replaying one that the snapshot
- *   already holds changes nothing. An append that fails (ENOSPC, or EIO from its sync) is cut back to the
- *   last complete line before anything else is appended, and its changes are refused.
- * A crash mid-append leaves at most a torn last write, never acknowledged, which the next start drops
- * with the zeros after it. When the journal grows past a quarter of the inventory, a new snapshot
- * replaces it.
+ * The inventory on disk is a snapshot plus a journal (docs/serve-durability.md tells it whole):
+ * - `inventory.json` wraps the very bytes GET /inventory serves, with their checksum. It is only ever
+ *   replaced whole: written to a new temporary file of unpredictable name, fsynced, renamed into place,
+ *   the directory fsynced. A snapshot that could not be written whole is removed, and the journal is kept.
+ * - `inventory.json.journal` holds a header, then one checksummed, numbered line per commit made since
+ *   that snapshot (journal-format.ts), appended with O_DSYNC before its changes are acknowledged. Changes
+ *   set absolute quantities, so replaying one that the snapshot already holds changes nothing. A commit
+ *   that fails (ENOSPC, or EIO from its sync) is cut back, durably, before anything else is written.
+ * A crash mid-append leaves at most a torn last commit, never acknowledged, which the next start keeps in
+ * a side file and cuts. Damage (a commit that does not check, with complete commits after it, or a
+ * changed one) refuses the start, every file left as it is; `--recover` starts from what is sound
+ * before it. When the journal grows past a quarter of the inventory, a new snapshot replaces it.
  */
 
 /**
  * The journal is folded into a new snapshot once it holds more entries than this and a quarter of the
  * inventory. A snapshot holds the commits back while it syncs a new file, its directory and the emptied
  * journal: at 1024 entries that was a tenth to a fifth of a small inventory's durable PATCH rate. A clean
- * stop folds the journal anyway, so only a start after a crash replays it: 16,384 lines add 0.1 to 0.2 s.
+ * stop folds the journal anyway, so only a start after a crash replays it: 16,384 commits, each checked,
+ * add 0.1 to 0.2 s.
  */
 const MIN_JOURNAL_ENTRIES = 16_384;
 /** After a failed snapshot the next try waits, doubling from this up to the maximum: never a tight loop. */
@@ -54,48 +46,8 @@ export interface DataFileOptions {
   minJournalEntries?: number;
   /** Called once a new snapshot has replaced the data file (a new file: the lock follows it). */
   onSnapshotReplaced?: () => void;
-}
-
-/**
- * Opens the journal at `path` and cuts off whatever follows its last complete line: a torn last write
- * from a crash mid-append (never acknowledged), and the zeros laid down ahead of the lines. Appends must
- * only ever land on zeros or past the end, never on what a torn write left.
- */
-async function openJournal(
-  files: FileSystem,
-  path: string,
-  dataFile: { permissions: number; owner: number },
-  start: { entries: number; bytes: number },
-): Promise<Journal> {
-  let fd: number;
-  try {
-    // The journal holds the same inventory: it is created as private as the data file.
-    fd = files.openSync(path, JOURNAL_WRITE, dataFile.permissions);
-  } catch (error) {
-    throw new ServeError(`cannot open journal ${path}: ${describeFileSystemError(error)}`);
-  }
-  const { uid: owner, size } = fstatSync(fd);
-  const runAs = process.getuid?.();
-  // Root's is accepted too, as ssh accepts root's files: root can change anything anyway.
-  if (runAs !== undefined && owner !== dataFile.owner && owner !== runAs && owner !== 0) {
-    // Planted by a third user (in a shared directory, between the data file's creation and this open):
-    // whatever it holds, or is given later, would be replayed into the inventory at the next start.
-    closeQuietly(files, fd);
-    throw new ServeError(
-      `journal ${path} belongs to another user (uid ${owner}) than its data file and this serve; check what it holds, then remove it or give it the data file's owner`,
-    );
-  }
-  try {
-    if (start.bytes < size) {
-      files.ftruncateSync(fd, start.bytes);
-      await files.fsync(fd);
-    }
-    await syncDirectory(files, path);
-  } catch (error) {
-    closeQuietly(files, fd);
-    throw new ServeError(`cannot prepare journal ${path}: ${describeFileSystemError(error)}`);
-  }
-  return new Journal(path, fd, start, files);
+  /** A damaged journal: start from what is sound before the damage and move it aside (--recover). */
+  recover?: boolean;
 }
 
 export class InventoryFile {
@@ -134,11 +86,11 @@ export class InventoryFile {
     path: string,
     seed: () => InventoryItem[],
     options: DataFileOptions = {},
-  ): Promise<{ file: InventoryFile; items: InventoryItem[]; created: boolean; droppedJournalBytes: number }> {
+  ): Promise<{ file: InventoryFile; items: InventoryItem[]; created: boolean; journal: JournalReport }> {
     const files = options.files ?? nodeFileSystem;
     createDataDirectory(path, files);
     removeAbandonedSnapshots(path);
-    const loaded = loadInventory(path);
+    const loaded = loadInventory(path, { recover: options.recover });
     const items = loaded?.items ?? seed();
     if (!loaded) {
       try {
@@ -148,13 +100,20 @@ export class InventoryFile {
       }
     }
     const dataFile = { permissions: permissionsOf(path), owner: statSync(path).uid };
-    const journal = await openJournal(files, `${path}.journal`, dataFile, {
-      entries: loaded?.journalEntries ?? 0,
-      bytes: loaded?.journalValidBytes ?? 0,
-    });
-    const file = new InventoryFile(path, journal, loaded?.format ?? 'petinv', options);
-    const droppedJournalBytes = loaded?.journalUnfinishedBytes ?? 0;
-    return { file, items, created: !loaded, droppedJournalBytes };
+    const state = loaded?.journal ?? NO_JOURNAL;
+    const { journal, report } = await openJournal(
+      files,
+      path,
+      dataFile,
+      state,
+      loaded?.journalBytes ?? Buffer.alloc(0),
+      items,
+    );
+    // Folding a journal of the previous version, or recovering, wrote a snapshot of serve's own format.
+    const rewritten = report.foldedLegacyEntries !== undefined || report.recovered !== undefined;
+    const format = rewritten ? 'petinv' : (loaded?.format ?? 'petinv');
+    const file = new InventoryFile(path, journal, format, options);
+    return { file, items, created: !loaded, journal: report };
   }
 
   /** Makes `changes` durable, then calls `done`: see Journal.append. */
@@ -176,7 +135,6 @@ export class InventoryFile {
    */
   async writeSnapshot(listBody: Buffer): Promise<void> {
     await this.journal.settled();
-    this.journal.trimRoom();
     try {
       await replaceSnapshot(this.files, this.path, listBody);
     } catch (error) {

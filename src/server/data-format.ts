@@ -4,19 +4,52 @@ import { InventoryList, PetId, Quantity } from '../contract/schemas';
 /** The data file's two formats on disk, read and written: the snapshot's wrapper and the journal's lines. */
 
 const FORMAT = 'petinv-inventory';
-/** A snapshot is these bytes, then the very body GET /inventory serves, then SNAPSHOT_SUFFIX. */
-export const SNAPSHOT_PREFIX = Buffer.from(`{"format":"${FORMAT}","version":1,"items":`);
+/**
+ * A snapshot serve writes is `{"format":"petinv-inventory","version":2,"crc32":"XXXXXXXX","items":`, then
+ * the very body GET /inventory serves, then SNAPSHOT_SUFFIX: the checksum (zlib's CRC-32, 8 hex digits)
+ * is of the items exactly as serve serializes them. Version 1, without a checksum, is what the previous
+ * version wrote and what a hand-made fixture may be: it loads as it always did.
+ */
+export const SNAPSHOT_VERSION = 2;
+const SNAPSHOT_CHECKSUM_AT = `{"format":"${FORMAT}","version":${SNAPSHOT_VERSION},"crc32":"`;
+const SNAPSHOT_ITEMS_AT = '","items":';
+export const snapshotPrefix = (checksum: string): Buffer =>
+  Buffer.from(`${SNAPSHOT_CHECKSUM_AT}${checksum}${SNAPSHOT_ITEMS_AT}`);
 export const SNAPSHOT_SUFFIX = Buffer.from('}\n');
 
-export const Snapshot = z.object({ format: z.literal(FORMAT), version: z.literal(1), items: InventoryList });
+/**
+ * The checksum and the items' bytes of a snapshot exactly as serve writes it; undefined for any other
+ * layout (a hand-made or reformatted file), whose items are checked as serve would serialize them.
+ */
+export function snapshotParts(bytes: Buffer): { checksum: string; items: Buffer } | undefined {
+  const checksumAt = SNAPSHOT_CHECKSUM_AT.length;
+  const itemsAt = checksumAt + 8 + SNAPSHOT_ITEMS_AT.length;
+  if (bytes.length < itemsAt + SNAPSHOT_SUFFIX.length) return undefined;
+  if (bytes.toString('latin1', 0, checksumAt) !== SNAPSHOT_CHECKSUM_AT) return undefined;
+  if (bytes.toString('latin1', checksumAt + 8, itemsAt) !== SNAPSHOT_ITEMS_AT) return undefined;
+  if (!bytes.subarray(bytes.length - SNAPSHOT_SUFFIX.length).equals(SNAPSHOT_SUFFIX)) return undefined;
+  return {
+    checksum: bytes.toString('latin1', checksumAt, checksumAt + 8),
+    items: bytes.subarray(itemsAt, bytes.length - SNAPSHOT_SUFFIX.length),
+  };
+}
+
+export const Snapshot = z.object({
+  format: z.literal(FORMAT),
+  version: z.union([z.literal(1), z.literal(SNAPSHOT_VERSION)]),
+  crc32: z.optional(z.string().check(z.regex(/^[0-9a-f]{8}$/, 'must be 8 lowercase hex digits'))),
+  items: InventoryList,
+});
 export const JournalEntry = z.strictObject({ petId: PetId, quantity: Quantity });
 
 /** `petinv`: the wrapped snapshot serve writes; `array`: a plain JSON array, as `petinv list --json` prints. */
 export type DataFileFormat = 'petinv' | 'array';
 
-/** One journal line per change: an absolute quantity, so replaying a line twice changes nothing. */
-export const journalLines = (changes: readonly { petId: bigint; quantity: number }[]): Buffer =>
-  Buffer.from(changes.map((item) => `{"petId":${item.petId},"quantity":${item.quantity}}\n`).join(''));
+/*
+ * The previous version's journal: one JSON line per change (`{"petId":2,"quantity":42}`), no checksum,
+ * each commit written over zeros laid down ahead of it. A start still reads it, as that version did, and
+ * folds it into a new snapshot at once: see data-file.ts.
+ */
 
 /**
  * The unit a disk writes whole (a sector): a write a crash cut short reached the disk in such units, so a

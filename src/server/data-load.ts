@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, lstatSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import type * as z from 'zod/mini';
-import { parseInventoryJson } from '../contract/json';
+import { crc32 } from 'node:zlib';
+import { parseInventoryJson, serializeItems } from '../contract/json';
 import { describeIssues, type InventoryItem, InventoryList } from '../contract/schemas';
 import {
   describeFileSystemError,
@@ -9,8 +9,23 @@ import {
   nodeFileSystem,
   READ_NO_FOLLOW,
 } from '../files/file-system';
-import { type DataFileFormat, JournalEntry, journalExtent, Snapshot } from './data-format';
+import {
+  type DataFileFormat,
+  JournalEntry,
+  journalExtent,
+  SNAPSHOT_VERSION,
+  Snapshot,
+  snapshotParts,
+} from './data-format';
 import { ServeError } from './errors';
+import {
+  checksumHex,
+  JOURNAL_HEADER,
+  type JournalChange,
+  type JournalDamage,
+  type JournalScan,
+  scanJournal,
+} from './journal-format';
 
 /**
  * Finding and loading a data file: its real path, the snapshot parsed and checked, the journal replayed
@@ -84,7 +99,21 @@ function decodeText(bytes: Buffer, end: number, what: string, path: string): str
   }
 }
 
-function parseSnapshot(path: string, text: string): { items: InventoryItem[]; format: DataFileFormat } {
+/** A snapshot whose checksum does not match: damage, which the start refuses, naming the file. */
+function snapshotDamaged(path: string, found: string, carried: string): ServeError {
+  return new ServeError(
+    `data file ${path} is damaged: its items have checksum ${found}, not the ${carried} it carries, so some of what it holds is not what serve wrote; it was left as it is. Restore it from a backup (--recover rebuilds from the journal, never the data file)`,
+  );
+}
+
+function parseSnapshot(path: string, bytes: Buffer): { items: InventoryItem[]; format: DataFileFormat } {
+  // Checked before it is parsed: a changed digit may still parse, and must not be served.
+  const parts = snapshotParts(bytes);
+  if (parts) {
+    const found = checksumHex(crc32(parts.items));
+    if (found !== parts.checksum) throw snapshotDamaged(path, found, parts.checksum);
+  }
+  const text = decodeText(bytes, bytes.length, 'data file', path);
   let raw: unknown;
   try {
     raw = parseInventoryJson(text);
@@ -101,6 +130,18 @@ function parseSnapshot(path: string, text: string): { items: InventoryItem[]; fo
     );
   }
   const items = Array.isArray(parsed.data) ? parsed.data : parsed.data.items;
+  if (!Array.isArray(parsed.data)) {
+    const { version, crc32: carried } = parsed.data;
+    if (version === SNAPSHOT_VERSION && carried === undefined)
+      throw new ServeError(
+        `data file ${path} is damaged: a version ${version} snapshot without its checksum; it was left as it is. Restore it from a backup`,
+      );
+    // Laid out other than serve writes it (reformatted by hand): checked as serve serializes its items.
+    if (carried !== undefined && !parts) {
+      const found = checksumHex(crc32(serializeItems(items)));
+      if (found !== carried) throw snapshotDamaged(path, found, carried);
+    }
+  }
   const seen = new Set<bigint>();
   for (const item of items) {
     if (seen.has(item.petId))
@@ -110,16 +151,80 @@ function parseSnapshot(path: string, text: string): { items: InventoryItem[]; fo
   return { items, format };
 }
 
+const commitsText = (count: number) => `${count} complete commit${count === 1 ? '' : 's'}`;
+const updatesText = (count: number) => `${count} update${count === 1 ? '' : 's'}`;
+
+/** The journal as a start found it: what was replayed, and what follows the sound part. */
+export interface JournalState {
+  /** `checked`: this version's; `lines`: the previous version's, without checksums; `empty`: nothing in it. */
+  format: JournalScan['format'];
+  /** The file's length, and where its sound part ends (all of it, unless torn or damaged). */
+  length: number;
+  soundEnd: number;
+  /** Commits (this version's format) and updates replayed. */
+  commits: number;
+  entries: number;
+  /**
+   * What follows the sound part: a torn last commit (or, in the previous version's format, an incomplete
+   * last line), never acknowledged, or, with `recover` only, damage.
+   */
+  damage?: JournalDamage;
+}
+
+/** Applies journal changes to the items; a change naming a pet the data file lacks refuses the start. */
+function applyChanges(
+  changes: readonly JournalChange[],
+  items: InventoryItem[],
+  positions: Map<bigint, number>,
+  where: string,
+): void {
+  for (const change of changes) {
+    const position = positions.get(change.petId);
+    const item = position === undefined ? undefined : items[position];
+    if (position === undefined || !item)
+      throw new ServeError(
+        `${where} names pet ${change.petId}, which the data file lacks; it was left as it is`,
+      );
+    items[position] = { ...item, quantity: change.quantity };
+  }
+}
+
 /**
- * Applies the journal to the snapshot's items; returns the entry count, the length of its complete lines,
- * and how many bytes a write cut short left after them.
+ * Applies the journal to the snapshot's items. Damage (anything a crash does not explain) refuses the
+ * start and leaves every file as it is, unless `recover`: then only the sound commits before it apply.
  */
-function replayJournal(
+function replayJournal(path: string, bytes: Buffer, items: InventoryItem[], recover: boolean): JournalState {
+  const positions = new Map(items.map((item, position) => [item.petId, position]));
+  const scan = scanJournal(bytes);
+  if (scan.format === 'empty') return { format: 'empty', length: 0, soundEnd: 0, commits: 0, entries: 0 };
+  if (scan.format === 'lines') return replayJournalLines(path, bytes, items, positions);
+  const { damage } = scan;
+  if (damage?.kind === 'damaged' && !recover)
+    throw new ServeError(
+      `journal ${path} is damaged at byte offset ${damage.offset} (${damage.reason}), and ${commitsText(damage.commitsAfter)} (${updatesText(damage.updatesAfter)}) ${damage.commitsAfter === 1 ? 'follows' : 'follow'} it: no crash leaves that, and acknowledged updates may be lost there; every file was left as it is. Keep a copy of it, then start with --recover to serve everything before the damage (the journal is moved aside, not removed)`,
+    );
+  let entries = 0;
+  for (const commit of scan.commits) {
+    applyChanges(commit.changes, items, positions, `journal ${path} commit ${commit.sequence}`);
+    entries += commit.changes.length;
+  }
+  return {
+    format: 'checked',
+    length: bytes.length,
+    soundEnd: scan.soundEnd,
+    commits: scan.commits.length,
+    entries,
+    ...(damage ? { damage } : {}),
+  };
+}
+
+/** The previous version's journal, read as that version read it (it has no checksums to check). */
+function replayJournalLines(
   path: string,
   bytes: Buffer,
   items: InventoryItem[],
-): { entries: number; validBytes: number; unfinishedBytes: number } {
-  const positions = new Map(items.map((item, position) => [item.petId, position]));
+  positions: Map<bigint, number>,
+): JournalState {
   const { linesEnd, unfinishedBytes, strayBytesAt } = journalExtent(bytes);
   if (strayBytesAt !== undefined)
     throw new ServeError(
@@ -130,7 +235,7 @@ function replayJournal(
   lines.pop();
   lines.forEach((line, index) => {
     const where = `journal ${path} line ${index + 1}`;
-    let entry: z.output<typeof JournalEntry>;
+    let entry: JournalChange;
     try {
       const parsed = JournalEntry.safeParse(parseInventoryJson(line));
       if (!parsed.success) throw new Error(describeIssues(parsed.error));
@@ -138,65 +243,77 @@ function replayJournal(
     } catch (error) {
       throw new ServeError(`${where} is invalid (${(error as Error).message}); it was left as it is`);
     }
-    const position = positions.get(entry.petId);
-    const item = position === undefined ? undefined : items[position];
-    if (position === undefined || !item)
-      throw new ServeError(
-        `${where} names pet ${entry.petId}, which the data file lacks; it was left as it is`,
-      );
-    items[position] = { ...item, quantity: entry.quantity };
+    applyChanges([entry], items, positions, where);
   });
-  return { entries: lines.length, validBytes: linesEnd, unfinishedBytes };
+  return {
+    format: 'lines',
+    length: bytes.length,
+    soundEnd: linesEnd,
+    commits: 0,
+    entries: lines.length,
+    ...(unfinishedBytes > 0
+      ? {
+          damage: {
+            kind: 'torn' as const,
+            offset: linesEnd,
+            reason: 'an incomplete line',
+            commitsAfter: 0,
+            updatesAfter: 0,
+          },
+        }
+      : {}),
+  };
 }
 
 export interface LoadedInventory {
   path: string;
   items: InventoryItem[];
   format: DataFileFormat;
-  journalEntries: number;
-  journalValidBytes: number;
-  /** Bytes after the journal's last complete line, its zeros aside: a write a crash cut short. */
-  journalUnfinishedBytes: number;
+  journal: JournalState;
+  /** The journal's bytes as read. */
+  journalBytes: Buffer;
 }
 
-export function loadInventory(path: string): LoadedInventory | undefined {
+export interface LoadOptions {
+  /** Damage in the journal: replay what is sound before it, rather than refuse the start. */
+  recover?: boolean;
+}
+
+export function loadInventory(path: string, options: LoadOptions = {}): LoadedInventory | undefined {
   const journalPath = `${path}.journal`;
   const snapshotBytes = readNoFollow(path, 'data file');
   const journal = readNoFollow(journalPath, 'journal') ?? Buffer.alloc(0);
   if (snapshotBytes === undefined) {
-    if (journal.length > 0)
+    // A journal of this version holding nothing but its header is a start that never got further.
+    if (journal.length > 0 && !journal.equals(JOURNAL_HEADER))
       throw new ServeError(
         `journal ${journalPath} exists without its data file ${path}; restore the data file or remove the journal`,
       );
     return undefined;
   }
-  const { items, format } = parseSnapshot(
-    path,
-    decodeText(snapshotBytes, snapshotBytes.length, 'data file', path),
-  );
-  const { entries, validBytes, unfinishedBytes } = replayJournal(journalPath, journal, items);
-  return {
-    path,
-    items,
-    format,
-    journalEntries: entries,
-    journalValidBytes: validBytes,
-    journalUnfinishedBytes: unfinishedBytes,
-  };
+  const { items, format } = parseSnapshot(path, snapshotBytes);
+  const state = replayJournal(journalPath, journal, items, options.recover === true);
+  return { path, items, format, journal: state, journalBytes: journal };
 }
 
 /** The inventory a data file holds, its journal applied, for a serve that never writes (`--in-memory`). */
-export function readInventoryFile(path: string): { items: InventoryItem[]; format: DataFileFormat } {
-  const loaded = loadInventory(resolveDataPath(path));
+export function readInventoryFile(
+  path: string,
+  options: LoadOptions = {},
+): { items: InventoryItem[]; format: DataFileFormat; journal: JournalState } {
+  const loaded = loadInventory(resolveDataPath(path), options);
   if (!loaded)
     throw new ServeError(`data file ${path} does not exist; --in-memory with --data loads an existing file`);
-  return { items: loaded.items, format: loaded.format };
+  return { items: loaded.items, format: loaded.format, journal: loaded.journal };
 }
 
-/** The data file's directory, created when missing; a failure is one line naming it. */
+/**
+ * The data file's directory, created when missing, for this user alone (0700, whatever the umask: the
+ * inventory and its journal are nobody else's to read); a failure is one line naming it.
+ */
 export function createDataDirectory(path: string, files: FileSystem = nodeFileSystem): void {
   try {
-    files.mkdirSync(dirname(path));
+    files.mkdirSync(dirname(path), 0o700);
   } catch (error) {
     throw new ServeError(
       `cannot create the directory of data file ${path}: ${describeFileSystemError(error)}`,

@@ -1,8 +1,10 @@
 import { lstatSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { syncDirectory, writeFileAtomic } from '../files/atomic-write';
-import { type FileSystem, StorageError } from '../files/file-system';
-import { SNAPSHOT_PREFIX, SNAPSHOT_SUFFIX } from './data-format';
+import { CREATE_EXCLUSIVE, type FileSystem, StorageError, writeFully } from '../files/file-system';
+import { SNAPSHOT_SUFFIX, snapshotPrefix } from './data-format';
+import { checksumHex, JOURNAL_HEADER } from './journal-format';
 
 export { syncDirectory } from '../files/atomic-write';
 
@@ -54,25 +56,68 @@ export function removeAbandonedSnapshots(path: string): void {
 }
 
 /**
- * Writes `body` as the snapshot at `path`, through the one atomic writer (files/atomic-write.ts): a new
- * temporary file of unpredictable name created exclusively (a symlink planted in the directory is never
- * followed), written whole and fsynced, then renamed into place. On any failure the temporary file is
- * removed and `path` is left as it was.
+ * Writes `parts` as the file at `path`, through the one atomic writer (files/atomic-write.ts): a new temporary file of unpredictable name beside the data file
+ * `dataPath` (removeAbandonedSnapshots knows its name) created exclusively (a symlink planted in the
+ * directory is never followed), written whole and fsynced, renamed into place only then, and the
+ * directory fsynced after the rename. On any failure before the rename the temporary file is removed and
+ * `path` is left as it was. Throws a StorageError naming `what`.
  */
-export async function replaceSnapshot(files: FileSystem, path: string, body: Buffer): Promise<void> {
+async function replaceFile(
+  files: FileSystem,
+  path: string,
+  dataPath: string,
+  parts: readonly Buffer[],
+  what: string,
+): Promise<void> {
   try {
-    await writeFileAtomic(path, [SNAPSHOT_PREFIX, body, SNAPSHOT_SUFFIX], {
+    await writeFileAtomic(path, parts, {
       files,
-      mode: permissionsOf(path),
-      temporaryName: (random) => temporaryName(path, random),
+      mode: permissionsOf(dataPath),
+      temporaryName: (random) => temporaryName(dataPath, random),
       fsync: true,
     });
   } catch (error) {
-    throw new StorageError(`cannot write a new snapshot of ${path}`, error);
+    throw new StorageError(`cannot write ${what}`, error);
   }
   try {
     await syncDirectory(files, path);
   } catch (error) {
-    throw new StorageError(`cannot make the new snapshot of ${path} durable`, error);
+    throw new StorageError(`cannot make ${what} durable`, error);
   }
+}
+
+/** Writes `body` (the list GET /inventory serves) as the snapshot at `path`, with its checksum. */
+export async function replaceSnapshot(files: FileSystem, path: string, body: Buffer): Promise<void> {
+  const parts = [snapshotPrefix(checksumHex(crc32(body))), body, SNAPSHOT_SUFFIX];
+  await replaceFile(files, path, path, parts, `a new snapshot of ${path}`);
+}
+
+/** Puts a new, empty journal (its header alone) at `journalPath`, in place of any there. */
+export async function createJournal(files: FileSystem, dataPath: string, journalPath: string): Promise<void> {
+  await replaceFile(files, journalPath, dataPath, [JOURNAL_HEADER], `a new journal ${journalPath}`);
+}
+
+/**
+ * Writes `bytes` to a new file at `path` (never one that exists), fsynced, and its directory fsynced:
+ * evidence kept aside before the journal is cut. Throws what failed, and then removes what it wrote.
+ */
+export async function writeNewFile(
+  files: FileSystem,
+  path: string,
+  bytes: Buffer,
+  mode: number,
+): Promise<void> {
+  const fd = files.openSync(path, CREATE_EXCLUSIVE, mode);
+  try {
+    writeFully(files, fd, bytes);
+    await files.fsync(fd);
+  } catch (error) {
+    closeQuietly(files, fd);
+    try {
+      files.unlinkSync(path); // Not a copy of what it was to hold: gone, so nothing half-kept is trusted.
+    } catch {}
+    throw error;
+  }
+  closeQuietly(files, fd);
+  await syncDirectory(files, path);
 }

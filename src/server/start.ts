@@ -10,6 +10,7 @@ import type { DataFileFormat } from './data-format';
 import { createDataDirectory, readInventoryFile, resolveDataPath } from './data-load';
 import { ServeError } from './errors';
 import { createHttpEdge, type HttpEdge, type HttpEdgeOptions } from './http-server';
+import type { JournalReport } from './journal-open';
 import { API_PREFIX } from './routes';
 import { InventoryStore, seedInventory } from './store';
 
@@ -30,6 +31,11 @@ export interface ServeOptions extends FaultOptions {
   dataFile?: string;
   /** With a data file: load it, and never write it (a fixture that stays pristine). */
   inMemory?: boolean;
+  /**
+   * A journal damaged where no crash explains it: start from everything sound before the damage, and move
+   * the journal aside (never removed). Without it, such a start is refused and every file left as it is.
+   */
+  recover?: boolean;
   /** The file layer the data file is written through; tests inject faults here. */
   files?: FileSystem;
   /** How many sample pets a new inventory gets. */
@@ -51,10 +57,12 @@ export interface RunningServer {
   dataFormat: DataFileFormat | undefined;
   /** True when the data file was created (and seeded) by this start. */
   seeded: boolean;
-  /** Bytes of an incomplete last journal line (a write a crash cut short, never acknowledged) cut at start. */
+  /** Bytes of a torn last journal commit (a write a crash cut short, never acknowledged) cut at start. */
   droppedJournalBytes: number;
   /** What the operator should know of the start, beyond the readiness line. */
   warnings: string[];
+  /** What the start did to the journal it found: a torn commit kept aside, an old one folded, a recovery. */
+  journal: JournalReport;
   pets: number;
   server: Server;
   /** Stops accepting, lets requests in flight finish, flushes and unlocks the data file. */
@@ -105,8 +113,7 @@ interface OpenedInventory {
   warnings: string[];
   seeded: boolean;
   dataFormat: DataFileFormat | undefined;
-  /** Bytes of a torn last journal line cut at start (see RunningServer). */
-  droppedJournalBytes: number;
+  journal: JournalReport;
 }
 
 async function openInventory(
@@ -123,18 +130,31 @@ async function openInventory(
       warnings: [],
       seeded: true,
       dataFormat: undefined,
-      droppedJournalBytes: 0,
+      journal: {},
     };
   if (readOnly) {
-    const loaded = readInventoryFile(dataFile);
+    const loaded = readInventoryFile(dataFile, { recover: options.recover });
+    const { damage } = loaded.journal;
     return {
       store: new InventoryStore(loaded.items),
       unlock: unlocked,
       warnings: [],
       seeded: false,
       dataFormat: loaded.format,
-      // Loaded, never written: a torn line stays in the file, and out of the inventory.
-      droppedJournalBytes: 0,
+      // Loaded, never written: a torn commit stays in the file, and out of the inventory; so does damage.
+      journal:
+        damage?.kind === 'damaged'
+          ? {
+              recovered: {
+                offset: damage.offset,
+                reason: damage.reason,
+                commitsReplayed: loaded.journal.commits,
+                updatesReplayed: loaded.journal.entries,
+                commitsLost: damage.commitsAfter,
+                updatesLost: damage.updatesAfter,
+              },
+            }
+          : {},
     };
   }
   createDataDirectory(dataFile, options.files);
@@ -155,6 +175,7 @@ async function openInventory(
         void lock
           .follow()
           .catch((error: unknown) => logFault(`cannot lock the new snapshot: ${(error as Error).message}`)),
+      recover: options.recover,
     });
     file = opened.file;
     // A data file this start created has an identity only now.
@@ -169,7 +190,7 @@ async function openInventory(
       warnings,
       seeded: opened.created,
       dataFormat: file.format,
-      droppedJournalBytes: opened.droppedJournalBytes,
+      journal: opened.journal,
     };
   } catch (error) {
     await file?.close();
@@ -262,8 +283,9 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
     readOnly,
     dataFormat: inventory.dataFormat,
     seeded: inventory.seeded,
-    droppedJournalBytes: inventory.droppedJournalBytes,
+    droppedJournalBytes: inventory.journal.torn?.bytes ?? 0,
     warnings: inventory.warnings,
+    journal: inventory.journal,
     pets: store.size,
     server: edge.server,
     close: stopper(edge, inventory),

@@ -118,7 +118,7 @@ describe('bulk results', () => {
     expect(results.filter((entry) => !entry.ok).map((entry) => entry.input)).toEqual([2, 4, 3]);
     // Failures are in the stream, not repeated on stderr.
     expect(result.stderr).toMatch(
-      /^petinv: updated 1 of 2 pets in local in [\d.]+s; 1 failed, 2 lines skipped\n/,
+      /^petinv: updated 1 of 2 pets in local in [\d.]+s; \d+ changed, 0 already right, 1 failed, 0 conflicts, 2 lines skipped\n/,
     );
   });
 
@@ -141,7 +141,19 @@ describe('bulk results', () => {
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(JSON.parse(result.stderr)).toEqual({
       error: expect.objectContaining({ code: 'partial_failure', exitCode: 9 }),
-      summary: { updated: 1, failed: 0, skipped: 1, notSent: 0, stopped: null },
+      summary: {
+        updated: 1,
+        changed: 1,
+        alreadyRight: 0,
+        failed: 0,
+        mismatched: 0,
+        unknown: 0,
+        conflicts: 0,
+        skipped: 1,
+        notSent: 0,
+        stopped: null,
+        notApplied: [],
+      },
     });
   });
 

@@ -157,7 +157,7 @@ describe('bulk set', () => {
     const result = await petinv(['set', '--file', file]);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(
-      /^petinv: updated 3 of 3 pets in local in [\d.]+s; 0 failed, 0 lines skipped\n$/,
+      /^petinv: updated 3 of 3 pets in local in [\d.]+s; \d+ changed, 0 already right, 0 failed, 0 conflicts, 0 lines skipped\n$/,
     );
     expect((await petinv(['list', '--limit', '3'])).stdout).toBe(
       '1\tavailable\t100\n2\tpending\t200\n3\tsold\t300\n',
@@ -190,9 +190,9 @@ describe('bulk set', () => {
     // The real run's update of 424242 would fail with 404: exit 9, as it would.
     expect(result.code).toBe(9);
     expect(result.stderr).toContain('dry run: 1 pet is not in the inventory; nothing was written to local');
-    expect(result.stdout).toBe(
-      '1: 101 → 7\n2: 200 → 200 (unchanged)\n424242: not in the inventory of local\n',
-    );
+    expect(result.stderr).toContain('1 change against local, 1 unknown pet, 1 already right, 0 conflicts');
+    // Pet 2 already holds 200: nothing to send, so it is no step of the plan.
+    expect(result.stdout).toBe('1: 101 → 7\n424242: not in the inventory of local\n');
     expect((await petinv(['list', '--limit', '1'])).stdout).toBe('1\tavailable\t101\n');
   });
 
@@ -364,7 +364,19 @@ describe('exit codes', () => {
     ).toEqual([
       {
         error: expect.objectContaining({ code: 'partial_failure' }),
-        summary: { updated: 1, failed: 1, skipped: 1, notSent: 0, stopped: null },
+        summary: {
+          updated: 1,
+          changed: 1,
+          alreadyRight: 0,
+          failed: 1,
+          mismatched: 0,
+          unknown: 0,
+          conflicts: 0,
+          skipped: 1,
+          notSent: 0,
+          stopped: null,
+          notApplied: [],
+        },
       },
     ]);
     expect((await petinv(['list'])).stdout).toMatch(/^5\t\w+\t55$/m);
@@ -414,9 +426,10 @@ describe('the API key never travels on the command line', () => {
     const elsewhere = await run(['list', '--limit', '1', '--env', 'local', '--base-url', server.baseUrl]);
     expect(elsewhere.code).toBe(3);
     expect(elsewhere.stderr).toBe(
-      `petinv: the API key stored for local belongs to http://127.0.0.1:4010; refusing to send it to ${new URL(server.baseUrl).origin} (from --base-url); pass that service's key in PETINV_API_KEY, or point local there for good: petinv env set-url local ${server.baseUrl}\n`,
+      `petinv: the API key stored for local belongs to http://127.0.0.1:4010; refusing to send it to ${new URL(server.baseUrl).origin} (from --base-url); pass that service's key in PETINV_API_KEY, or point local there for good, and its stored key with it: petinv env set-url local ${server.baseUrl}\n`,
     );
-    expect((await run(['env', 'set-url', 'local', server.baseUrl])).code).toBe(0);
+    // The stored key goes with the environment: a script says so with --yes (see client-truth.test.ts).
+    expect((await run(['env', 'set-url', 'local', server.baseUrl, '--yes'])).code).toBe(0);
     expect((await run(['list', '--limit', '1', '--env', 'local'])).code).toBe(0);
     expect((await run(['logout', '--env', 'local'])).code).toBe(0);
     expect((await run(['list', '--env', 'local'])).code).toBe(3);

@@ -74,7 +74,7 @@ describe('bulk set on a terminal', () => {
     expect(drawn[1]).toMatch(/^\[#+-+\] 1\/3/);
     for (const line of drawn.slice(1, -1)) expect(line.length).toBeLessThan(40);
     expect(drawn.at(-1)).toMatch(
-      /^petinv: updated 3 of 3 pets in local in [\d.]+s; 0 failed, 0 lines skipped\n$/,
+      /^petinv: updated 3 of 3 pets in local in [\d.]+s; \d+ changed, 0 already right, 0 failed, 0 conflicts, 0 lines skipped\n$/,
     );
     expect(result.stderr.match(/updated 3 of 3/g)).toHaveLength(1);
     expect(result.stdout).toBe('');
@@ -83,7 +83,7 @@ describe('bulk set on a terminal', () => {
   it('says it reads updates from stdin, and how to end, when stdin is a terminal', async () => {
     const typed = await runMain(['set', '-'], { env: served.env, stdinTty: true, input: '7 1\n' });
     expect(typed.stderr).toMatch(
-      /^petinv: reading updates from stdin, one "petId quantity" a line; end with Ctrl-D on a line of its own \(Ctrl-C cancels\)\npetinv: updated 1 of 1 pet/,
+      /^petinv: reading updates from stdin, one "petId quantity" a line; end with Ctrl-D on a line of its own \(Ctrl-C cancels\)\npetinv: updated [01] of 1 pet/,
     );
     const piped = await runMain(['set', '-'], { env: served.env, input: '7 1\n' });
     expect(piped.stderr).not.toContain('reading updates');

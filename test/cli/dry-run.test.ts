@@ -42,7 +42,7 @@ describe('--dry-run never writes', () => {
     expect(errors).toEqual([
       {
         error: expect.objectContaining({ code: 'partial_failure' }),
-        dryRun: { changes: 2, unknown: 0, written: 0 },
+        dryRun: { changes: 2, unknown: 0, alreadyRight: 0, conflicts: 0, written: 0 },
       },
     ]);
     expect(patches()).toEqual([]);
@@ -120,6 +120,8 @@ describe('options that mean nothing for one pet are usage errors', () => {
     [['set', '4', '1', '--concurrency', '2'], '--concurrency applies only to bulk updates'],
     [['set', '4', '1', '--ndjson'], '--ndjson applies only to bulk updates'],
     [['set', '4', '1', '--strict', '--ndjson'], '--strict, --ndjson apply only to bulk updates'],
+    [['set', '4', '1', '--all'], '--all applies only to bulk updates'],
+    [['set', '4', '1', '--force'], '--force applies only to bulk updates'],
   ])('%j exits 2 and sends nothing', async (args, message) => {
     const result = await petinv(args);
     expect(result.code).toBe(2);

@@ -21,10 +21,22 @@ async function oneLine(args: string[], input = '', env: NodeJS.ProcessEnv = serv
 
 describe('a failing --json run: one JSON line on stderr', () => {
   it('a bulk run that partly failed: the summary beside the error', async () => {
-    const line = await oneLine(['set', '-'], '1 5\n424242 1\nnot a line\n');
+    const line = await oneLine(['set', '-'], '1 1005\n424242 1\nnot a line\n');
     expect(line).toEqual({
       error: expect.objectContaining({ code: 'partial_failure', exitCode: 9 }),
-      summary: { updated: 1, failed: 1, skipped: 1, notSent: 0, stopped: null },
+      summary: {
+        updated: 1,
+        changed: 1,
+        alreadyRight: 0,
+        failed: 1,
+        mismatched: 0,
+        unknown: 0,
+        conflicts: 0,
+        skipped: 1,
+        notSent: 0,
+        stopped: null,
+        notApplied: [],
+      },
     });
   });
 
@@ -35,17 +47,19 @@ describe('a failing --json run: one JSON line on stderr', () => {
   });
 
   it('a dry run that would fail: its summary beside the error', async () => {
-    const line = await oneLine(['set', '-', '--dry-run'], '1 5\n424242 1\n');
+    const line = await oneLine(['set', '-', '--dry-run'], '2 2005\n424242 1\n');
     expect(line).toEqual({
       error: expect.objectContaining({ code: 'partial_failure', exitCode: 9 }),
-      dryRun: { changes: 1, unknown: 1, written: 0 },
+      dryRun: { changes: 1, unknown: 1, alreadyRight: 0, conflicts: 0, written: 0 },
     });
   });
 
-  it('a run stopped early (a refused key, a service that cannot be reached): the summary beside the error', async () => {
+  it('a run that cannot read the inventory to plan (a refused key, a service that cannot be reached): the error alone', async () => {
+    // A bulk run reads the inventory once before it sends anything: a refused key or an unreachable
+    // service ends it there, before any update, so there is no run to summarize.
     const refused = await oneLine(['set', '-'], '1 5\n2 6\n', { ...served.env, PETINV_API_KEY: 'wrong' });
     expect(refused.error).toMatchObject({ exitCode: 4 });
-    expect(refused.summary).toMatchObject({ updated: 0, stopped: 'refused' });
+    expect(refused.summary).toBeUndefined();
     const env = {
       PETINV_CONFIG_DIR: temporaryDirectory(),
       PETINV_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1`,
@@ -53,17 +67,33 @@ describe('a failing --json run: one JSON line on stderr', () => {
     };
     const unreachable = await oneLine(['--retries', '0', 'set', '-'], '1 5\n2 6\n3 7\n4 8\n', env);
     expect(unreachable.error).toMatchObject({ exitCode: 7 });
-    expect(unreachable.summary).toMatchObject({ stopped: 'unreachable' });
+    expect(unreachable.summary).toBeUndefined();
   });
 
   it('a successful bulk run: its summary alone, one line', async () => {
-    const result = await runMain(['--json', 'set', '-'], { env: served.env, input: '1 5\n' });
+    const result = await runMain(['--json', 'set', '-'], { env: served.env, input: '3 3005\n' });
     expect(result.code).toBe(0);
     expect(
       result.stderr
         .trimEnd()
         .split('\n')
         .map((line) => JSON.parse(line)),
-    ).toEqual([{ summary: { updated: 1, failed: 0, skipped: 0, notSent: 0, stopped: null } }]);
+    ).toEqual([
+      {
+        summary: {
+          updated: 1,
+          changed: 1,
+          alreadyRight: 0,
+          failed: 0,
+          mismatched: 0,
+          unknown: 0,
+          conflicts: 0,
+          skipped: 0,
+          notSent: 0,
+          stopped: null,
+          notApplied: [],
+        },
+      },
+    ]);
   });
 });

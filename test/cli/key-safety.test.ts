@@ -55,7 +55,7 @@ describe('a stored key goes only to its own origin', () => {
     const byFlag = await failure(['list', '--env', 'qa', '--base-url', other.url], { env });
     expect(byFlag.exitCode).toBe(3);
     expect(byFlag.message).toBe(
-      `the API key stored for qa belongs to ${new URL(home.url).origin}; refusing to send it to ${new URL(other.url).origin} (from --base-url); pass that service's key in PETINV_API_KEY, or point qa there for good: petinv env set-url qa ${other.url}`,
+      `the API key stored for qa belongs to ${new URL(home.url).origin}; refusing to send it to ${new URL(other.url).origin} (from --base-url); pass that service's key in PETINV_API_KEY, or point qa there for good, and its stored key with it: petinv env set-url qa ${other.url}`,
     );
     const byVariable = await failure(['list', '--env', 'qa'], {
       env: { ...env, PETINV_BASE_URL: other.url },

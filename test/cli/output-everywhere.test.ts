@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
@@ -218,9 +219,11 @@ describe('bulk results', () => {
       expect.stringMatching(/^4\tfailed\t3\t-1\t\tinvalid_body\t/),
     ]);
     expect(tsv.stderr).toMatch(/line 3: .*\(skipped\)/);
-    const csv = await petinv(['set', '-', '-o', 'csv', '--fields', 'input,result', '--concurrency', '1'], {
-      input,
-    });
+    // --all: pet 2 already holds 31 now, and only --all sends a row that changes nothing.
+    const csv = await petinv(
+      ['set', '-', '-o', 'csv', '--fields', 'input,result', '--concurrency', '1', '--all'],
+      { input },
+    );
     expect(csv.stdout).toBe('input,result\n1,updated\n2,failed\n4,failed\n');
     expect((await petinv(['set', '-', '-o', 'ndjson', '--concurrency', '1'], { input })).stdout).toBe(
       (await petinv(['set', '-', '--ndjson', '--concurrency', '1'], { input })).stdout,
@@ -241,13 +244,28 @@ describe('bulk results', () => {
   });
 
   it('a run stopped early ends its rows with the entries never sent', async () => {
+    // A service that lists its pets but refuses the key for every write: the run stops at the first 401.
+    const refusing = createServer((req, res) => {
+      req.resume();
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end('[{"petId":1,"quantity":0,"status":"sold"},{"petId":2,"quantity":0,"status":"sold"}]');
+        return;
+      }
+      res.writeHead(401, { 'Content-Type': 'application/json' });
+      res.end('{"code":"unauthorized","message":"the API key is not valid"}');
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    const port = (refusing.address() as { port: number }).port;
     const refused = await runMain(['set', '-', '-o', 'tsv', '--concurrency', '1'], {
-      env: { ...env, PETINV_API_KEY: 'wrong-key' },
+      env: { ...env, PETINV_BASE_URL: `http://127.0.0.1:${port}/v1` },
       input: '1 1\n2 2\n3 3\n',
     });
+    refusing.closeAllConnections();
+    await new Promise((resolve) => refusing.close(resolve));
     expect(refused.code).toBe(4);
     expect(refused.stdout.split('\n')).toEqual([
-      '1\tfailed\t1\t1\t\tunauthorized\tthe API key is not valid',
+      expect.stringMatching(/^1\tfailed\t1\t1\t\thttp_401\t/),
       '2\tnot sent\t2\t2\t\t\t',
       '3\tnot sent\t3\t3\t\t\t',
       '',

@@ -55,8 +55,15 @@ describe('-o, --fields, --no-headers', () => {
   });
 
   it('--fields chooses and orders the columns in every format; an unknown field is a usage error', async () => {
+    // TSV in an order that set --file would read as other pets' numbers has a heading, as CSV does.
     expect((await petinv(['list', '--limit', '2', '--fields', 'quantity,petId'])).stdout).toBe(
-      '12\t1\n24\t2\n',
+      'quantity\tpetId\n12\t1\n24\t2\n',
+    );
+    expect(
+      (await petinv(['list', '--limit', '2', '--fields', 'quantity,petId', '--no-headers'])).stdout,
+    ).toBe('12\t1\n24\t2\n');
+    expect((await petinv(['list', '--limit', '2', '--fields', 'status,petId'])).stdout).toBe(
+      'available\t1\npending\t2\n',
     );
     expect((await petinv(['list', '--limit', '1', '--fields', 'quantity,petId', '--json'])).stdout).toBe(
       '[{"quantity":12,"petId":1}]\n',

@@ -39,7 +39,7 @@ describe('redirects are not followed', () => {
     });
     expect(result.code).toBe(3);
     expect(result.stderr).toBe(
-      'petinv: the service in local answered GET /inventory with a redirect (301, Location: https://new.example/v1/inventory); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url local https://new.example/v1\n',
+      'petinv: the service in local answered GET /inventory with a redirect (301, Location: https://new.example/v1/inventory); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url local https://new.example/v1 (its stored API key, if any, would then go to https://new.example: do so only if you trust it)\n',
     );
     expect(requests).toBe(1);
   });

@@ -92,7 +92,11 @@ describe('petinv --env local finds a running serve', () => {
     const configDir = configDirectory();
     await serve(configDir, ['--in-memory']);
     const env = { PETINV_CONFIG_DIR: configDir };
-    expect((await runMain(['env', 'set-url', 'local', 'http://127.0.0.1:9/v1'], { env })).code).toBe(0);
+    // serve stored its key for local: moving local elsewhere takes that key along, so a script says --yes.
+    expect((await runMain(['env', 'set-url', 'local', 'http://127.0.0.1:9/v1'], { env })).code).toBe(10);
+    expect((await runMain(['env', 'set-url', 'local', 'http://127.0.0.1:9/v1', '--yes'], { env })).code).toBe(
+      0,
+    );
 
     const config = JSON.parse((await runMain(['--json', '--env', 'local', 'config'], { env })).stdout);
     expect(config.baseUrl).toMatchObject({ value: 'http://127.0.0.1:9/v1', source: 'config file' });
@@ -148,7 +152,7 @@ describe('petinv --env local finds a running serve', () => {
       });
       expect(result.code).toBe(7);
       expect(result.stderr).toBe(
-        'petinv: no petinv serve is running for local (none left a record), so its stored API key is sent nowhere; start one in another terminal: petinv serve, or point local at a service: petinv env set-url local http://127.0.0.1:PORT/v1\n',
+        'petinv: no petinv serve is running for local (none left a record), so its stored API key is sent nowhere; start one in another terminal: petinv serve, or point local at a service, which its stored key would then go to: petinv env set-url local http://127.0.0.1:PORT/v1\n',
       );
       expect(connections).toHaveLength(0);
     } finally {

@@ -1,6 +1,7 @@
 import { appendFileSync, chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { encodeCommit, JOURNAL_HEADER } from '../../src/server/journal-format';
 import { bearer, jsonBody, request } from '../helpers/http';
 import { runMain, serveInProcess, startMain } from '../helpers/main';
 import { openSocket, parseResponse, readUntilClosed } from '../helpers/raw-http';
@@ -374,13 +375,13 @@ describe('a data file name from outside', () => {
   });
 });
 
-describe('a journal cut short by a crash', () => {
-  it('loses its incomplete last line at start, and serve says so', async () => {
+describe('a journal cut short by a crash, or damaged', () => {
+  it('keeps its torn last commit in a side file at start, cuts it, and says so', async () => {
     const dataFile = join(temporaryDirectory(), 'inventory.json');
     const first = await serveInProcess(['--data', dataFile, '--api-key', KEY, '--seed', '3']);
     expect(await first.stop()).toBe(0);
-    // A line serve never finished writing: no line end, so never acknowledged.
-    const torn = '{"petId":1,"quantity":51}';
+    // A commit serve never finished writing: no line end, so never acknowledged.
+    const torn = '1 0badf00d [{"petId":1,"quantity":51}';
     appendFileSync(`${dataFile}.journal`, torn);
     const second = await serveInProcess(['--data', dataFile, '--api-key', KEY]);
     expect(await second.stop()).toBe(0);
@@ -392,9 +393,57 @@ describe('a journal cut short by a crash', () => {
       .filter((entry) => entry.event === 'notice');
     expect(notices).toEqual([
       expect.objectContaining({
-        message: `the journal of ${dataFile} ended in an incomplete line (${torn.length} bytes), from a write a crash cut short; never acknowledged, it was dropped`,
+        message: expect.stringMatching(
+          new RegExp(
+            `^the journal of ${dataFile} ended in a commit a crash cut short \\(${torn.length} bytes\\); never acknowledged, it was cut from the journal and kept in ${dataFile}\\.journal\\.torn-\\d{8}T\\d{6}Z$`,
+          ),
+        ),
       }),
     ]);
-    expect(statSync(`${dataFile}.journal`).size).toBe(0); // Emptied, zeros and all.
+    expect(readFileSync(`${dataFile}.journal`, 'utf8')).toBe('petinv-journal 2\n'); // Emptied: its header alone.
+    const keptAt = notices[0].message.split(' kept in ')[1];
+    expect(readFileSync(keptAt, 'utf8')).toBe(torn);
+  });
+
+  it('refuses a damaged journal with exit 3 and one line, and --recover starts from what is sound', async () => {
+    const dataFile = join(temporaryDirectory(), 'inventory.json');
+    const env = { PETINV_CONFIG_DIR: temporaryDirectory() };
+    const serve = startMain(['serve', '--port', '0', '--data', dataFile, '--api-key', KEY, '--seed', '3'], {
+      env,
+    });
+    await serve.stderrLine('listening on');
+    // A clean stop folds the journal: the commits below are what a crash leaves behind.
+    serve.signals.emit('SIGTERM', 'SIGTERM');
+    expect(await serve.exited).toBe(0);
+    const commits = [1, 2, 3].map((petId) =>
+      encodeCommit(petId, [{ petId: BigInt(petId), quantity: 70 + petId }]),
+    );
+    const damaged = Buffer.concat([JOURNAL_HEADER, ...commits]);
+    const offset = JOURNAL_HEADER.length + (commits[0]?.length ?? 0);
+    damaged.write('9', damaged.indexOf('"quantity":72') + '"quantity":'.length);
+    writeFileSync(`${dataFile}.journal`, damaged);
+    const refused = await runMain(['serve', '--port', '0', '--data', dataFile, '--api-key', KEY], { env });
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toBe(
+      `petinv: journal ${dataFile}.journal is damaged at byte offset ${offset} (commit 2: a checksum that does not match), and 1 complete commit (1 update) follows it: no crash leaves that, and acknowledged updates may be lost there; every file was left as it is. Keep a copy of it, then start with --recover to serve everything before the damage (the journal is moved aside, not removed)\n`,
+    );
+    expect(readFileSync(`${dataFile}.journal`)).toEqual(damaged);
+
+    const recovered = await serveInProcess(['--data', dataFile, '--api-key', KEY, '--recover'], env);
+    const list = (await request(`${recovered.baseUrl}/inventory`, { headers: bearer(KEY) })).json();
+    expect(list.map((item: { quantity: number }) => item.quantity).slice(0, 3)).toEqual([71, 24, 11]);
+    expect(await recovered.stop()).toBe(0);
+    const warning = recovered
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+      .find((entry) => entry.event === 'warning');
+    expect(warning.message).toMatch(
+      new RegExp(
+        `^--recover: the journal of ${dataFile} was damaged at byte offset ${offset} \\(commit 2: a checksum that does not match\\); started from everything sound before it \\(1 commit, 1 update replayed\\)\\. Not replayed: 1 complete commit \\(1 update\\) after the damage, and whatever the damaged bytes held; the damaged journal was moved, byte for byte, to ${dataFile}\\.journal\\.damaged-\\d{8}T\\d{6}Z$`,
+      ),
+    );
+    expect(readFileSync(warning.message.split(' byte for byte, to ')[1])).toEqual(damaged);
   });
 });

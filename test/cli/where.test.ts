@@ -55,13 +55,13 @@ describe('where a message says petinv read or wrote', () => {
       PETINV_BASE_URL: served.baseUrl,
       PETINV_API_KEY: KEY,
     };
-    const bulk = await runMain(['set', '-'], { env, input: '1 5\n' });
+    const bulk = await runMain(['set', '-'], { env, input: '1 4001\n' });
     expect(bulk.stderr).toMatch(/^petinv: updated 1 of 1 pet in staging in /);
   });
 
   it("the environment's name when it chose the URL", async () => {
     const env = { PETINV_CONFIG_DIR: configDir };
-    const bulk = await runMain(['--env', 'local', 'set', '-'], { env, input: '1 5\n' });
+    const bulk = await runMain(['--env', 'local', 'set', '-'], { env, input: '1 4002\n' });
     expect(bulk.code).toBe(0);
     expect(bulk.stderr).toMatch(/^petinv: updated 1 of 1 pet in local in /);
   });

@@ -55,6 +55,8 @@ const COMMANDS = [
   'get',
   'set',
   'adjust',
+  'history',
+  'undo',
   'summary',
   'env',
   'login',

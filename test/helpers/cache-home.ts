@@ -7,3 +7,9 @@ import { temporaryDirectory } from './serve';
 const cacheHome = temporaryDirectory('petinv-cache-home-');
 process.env.XDG_CACHE_HOME = cacheHome;
 afterAll(() => rmSync(cacheHome, { recursive: true, force: true }));
+
+// Every write run is recorded in the history under the state directory (src/history/store.ts): never the
+// real one either. A command run in-process is given it too (test/helpers/main.ts), unless a test sets its own.
+const stateHome = temporaryDirectory('petinv-state-home-');
+process.env.XDG_STATE_HOME = stateHome;
+afterAll(() => rmSync(stateHome, { recursive: true, force: true }));

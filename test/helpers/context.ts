@@ -30,7 +30,7 @@ export function fakeContext(options: {
     setRawMode: () => {},
   });
   return {
-    env: options.env ?? {},
+    env: { XDG_STATE_HOME: process.env.XDG_STATE_HOME, ...options.env },
     stdin,
     stdout,
     stderr,

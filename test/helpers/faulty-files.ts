@@ -1,4 +1,5 @@
 import { fstatSync } from 'node:fs';
+import { basename } from 'node:path';
 import { type FileSystem, nodeFileSystem } from '../../src/files/file-system';
 
 const failure = (code: string) => Object.assign(new Error(`${code}: injected by the test`), { code });
@@ -11,10 +12,15 @@ const failure = (code: string) => Object.assign(new Error(`${code}: injected by 
 export class FaultyFiles implements FileSystem {
   /** Bytes that still fit on the "disk"; undefined for no limit. */
   spaceLeft: number | undefined;
-  /** Overwrites take space too, as on a copy-on-write file system (btrfs, ZFS): the journal's zeros save none. */
+  /** Overwrites take space too, as on a copy-on-write file system (btrfs, ZFS). */
   copyOnWrite = false;
   /** False for a file system that cannot tell its free space (or a disk another writer fills meanwhile). */
   reportsFreeSpace = true;
+  /**
+   * What was done to which file, by base name, in order: `write NAME`, `sync NAME`, `truncate NAME`,
+   * `rename FROM TO`. Lets a test check that a sync came before a write or an answer.
+   */
+  readonly log: string[] = [];
   /** Every write stores at most this many bytes (a short write, not an error). */
   maxWrite: number | undefined;
   /** No file grows past this many bytes: the write that crosses it is short, the next fails with EFBIG (ulimit -f). */
@@ -51,6 +57,10 @@ export class FaultyFiles implements FileSystem {
     return release;
   }
 
+  private note(step: string, fd: number): void {
+    this.log.push(`${step} ${basename(this.openedPaths.get(fd) ?? '?')}`);
+  }
+
   openSync(path: string, flags: number, mode?: number): number {
     this.beforeOpen?.(path);
     const fd = nodeFileSystem.openSync(path, flags, mode);
@@ -60,6 +70,7 @@ export class FaultyFiles implements FileSystem {
 
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position?: number): number {
     this.calls.write++;
+    this.note('write', fd);
     let allowed = Math.min(length, this.maxWrite ?? length);
     // Only bytes past the file's end take space: an overwrite needs none (as on ext4 or tmpfs), unless
     // copyOnWrite. A write without a position goes at the end here.
@@ -95,6 +106,7 @@ export class FaultyFiles implements FileSystem {
 
   async fsync(fd: number): Promise<void> {
     this.calls.sync++;
+    this.note('sync', fd);
     const code = this.failSync?.(this.openedPaths.get(fd) ?? '');
     if (code) throw failure(code);
     return nodeFileSystem.fsync(fd);
@@ -108,6 +120,7 @@ export class FaultyFiles implements FileSystem {
   }
 
   ftruncateSync(fd: number, length: number): void {
+    this.note('truncate', fd);
     if (this.failTruncate) throw failure(this.failTruncate);
     const freed = Math.max(0, fstatSync(fd).size - length);
     nodeFileSystem.ftruncateSync(fd, length);
@@ -122,6 +135,7 @@ export class FaultyFiles implements FileSystem {
 
   renameSync(from: string, to: string): void {
     this.calls.rename++;
+    this.log.push(`rename ${basename(from)} ${basename(to)}`);
     if (this.failRename) throw failure(this.failRename);
     nodeFileSystem.renameSync(from, to);
   }
@@ -134,8 +148,8 @@ export class FaultyFiles implements FileSystem {
     nodeFileSystem.unlinkSync(path);
   }
 
-  mkdirSync(path: string): void {
-    nodeFileSystem.mkdirSync(path);
+  mkdirSync(path: string, mode?: number): void {
+    nodeFileSystem.mkdirSync(path, mode);
   }
 
   freeSpace(path: string): number | undefined {

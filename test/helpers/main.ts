@@ -56,7 +56,8 @@ export function startMain(args: readonly string[], options: MainOptions = {}): S
   });
   const signals = new EventEmitter();
   const io: CliIo = {
-    env: options.env ?? {},
+    // The history of write runs goes to the file's own state directory (cache-home.ts), not the real one.
+    env: { XDG_STATE_HOME: process.env.XDG_STATE_HOME, ...options.env },
     stdin,
     stdout: options.stdout ?? stdout,
     stderr,

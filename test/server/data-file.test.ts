@@ -1,24 +1,26 @@
+import { createHash } from 'node:crypto';
 import {
+  appendFileSync,
   chmodSync,
   chownSync,
-  closeSync,
   copyFileSync,
   existsSync,
   lstatSync,
-  openSync,
+  readdirSync,
   readFileSync,
   statSync,
   symlinkSync,
   unlinkSync,
   writeFileSync,
-  writeSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InventoryFile } from '../../src/server/data-file';
 import { readInventoryFile } from '../../src/server/data-load';
+import { ServeError } from '../../src/server/errors';
+import { encodeCommit, JOURNAL_HEADER } from '../../src/server/journal-format';
 import { InventoryStore, seedInventory } from '../../src/server/store';
-import { readJournal } from '../helpers/journal';
+import { readCommits, readJournal } from '../helpers/journal';
 import { temporaryDirectory } from '../helpers/serve';
 
 const seed = () => seedInventory(3);
@@ -73,7 +75,7 @@ describe('InventoryFile: snapshot plus journal', () => {
     const { file, store } = await openStore(path);
     await store.setQuantity(3n, 7);
     await file.close(() => store.listBody());
-    expect(statSync(`${path}.journal`).size).toBe(0); // Emptied, zeros and all.
+    expect(statSync(`${path}.journal`).size).toBe(JOURNAL_HEADER.length); // Emptied: its header alone.
     expect(readFileSync(path, 'utf8')).toContain('{"petId":3,"quantity":7,');
   });
 
@@ -98,34 +100,14 @@ describe('InventoryFile: snapshot plus journal', () => {
     expect(statSync(`${path}.journal`).mode & 0o777).toBe(0o600);
   });
 
-  it('drops a torn last line, which was never acknowledged', async () => {
+  it('keeps the commits of a journal a crash left, and cuts nothing', async () => {
     const path = join(temporaryDirectory(), 'inventory.json');
     const { file, store } = await openStore(path);
     await store.setQuantity(1n, 5);
-    await file.close();
-    // Where the next write would have gone: over the zeros, right after the last line.
-    const journal = openSync(`${path}.journal`, 'r+');
-    writeSync(journal, '{"petId":1,"quan', '{"petId":1,"quantity":5}\n'.length);
-    closeSync(journal);
-    const reopened = await InventoryFile.open(path, seed);
-    expect(reopened.items.find((item) => item.petId === 1n)?.quantity).toBe(5);
-    expect(readJournal(path)).toBe('{"petId":1,"quantity":5}\n');
-    await reopened.file.close();
-  });
-
-  it('writes each append over zeros laid down ahead of it, which a restart after a crash drops unreported', async () => {
-    const path = join(temporaryDirectory(), 'inventory.json');
-    const { file, store } = await openStore(path);
-    await store.setQuantity(1n, 5);
-    const length = statSync(`${path}.journal`).size;
-    expect(length).toBeGreaterThanOrEqual(16 * 1024);
     await store.setQuantity(2n, 6);
-    // Written over the zeros: the file is no longer than it was.
-    expect(statSync(`${path}.journal`).size).toBe(length);
-    const lines = '{"petId":1,"quantity":5}\n{"petId":2,"quantity":6}\n';
-    expect(readJournal(path)).toBe(lines);
-
     const crashed = copyAsCrashLeftIt(path);
+    const journal = readFileSync(`${crashed}.journal`);
+    expect(readCommits(crashed)).toEqual([[[1, 5]], [[2, 6]]]);
     expect(readInventoryFile(crashed).items.map((item) => item.quantity)).toEqual([
       5,
       6,
@@ -133,72 +115,211 @@ describe('InventoryFile: snapshot plus journal', () => {
     ]);
     const reopened = await InventoryFile.open(crashed, seed);
     expect(reopened.items.map((item) => item.quantity)).toEqual([5, 6, seed()[2]?.quantity]);
-    expect(reopened.droppedJournalBytes).toBe(0);
-    // Cut to its lines, so the next append cannot land on anything but zeros or the end.
-    expect(readFileSync(`${crashed}.journal`, 'utf8')).toBe(lines);
+    expect(reopened.journal).toEqual({});
+    expect(readFileSync(`${crashed}.journal`)).toEqual(journal);
+    // The next commit follows on, numbered 3.
+    await new InventoryStore(reopened.items, reopened.file).setQuantity(3n, 7);
+    expect(readCommits(crashed)).toEqual([[[1, 5]], [[2, 6]], [[3, 7]]]);
+    expect(readFileSync(`${crashed}.journal`, 'utf8')).toMatch(
+      /\n3 [0-9a-f]{8} \[\{"petId":3,"quantity":7\}\]\n$/,
+    );
     await reopened.file.close();
     await file.close();
   });
 
-  it('drops whatever a write cut short left among the zeros, and appends after the last complete line', async () => {
+  it.each([
+    ['cut short', (commit: Buffer) => commit.subarray(0, 20)],
+    [
+      'with a stretch a crash left as zeros',
+      (commit: Buffer) => Buffer.concat([commit.subarray(0, 5), Buffer.alloc(commit.length - 5)]),
+    ],
+    [
+      'with its line end never written',
+      (commit: Buffer) => Buffer.concat([commit.subarray(0, -1), Buffer.alloc(1)]),
+    ],
+  ])(
+    'keeps a torn last commit (%s) in a side file, cuts it, and appends after the last sound one',
+    async (_name, tear) => {
+      const path = join(temporaryDirectory(), 'inventory.json');
+      const { file, store } = await openStore(path);
+      await store.setQuantity(1n, 5);
+      await file.close();
+      const torn = tear(encodeCommit(2, [{ petId: 2n, quantity: 7 }]));
+      appendFileSync(`${path}.journal`, torn);
+      const reopened = await InventoryFile.open(path, seed);
+      expect(reopened.items.map((item) => item.quantity)).toEqual([
+        5,
+        seed()[1]?.quantity,
+        seed()[2]?.quantity,
+      ]);
+      const keptAt = reopened.journal.torn?.keptAt ?? '';
+      expect(reopened.journal.torn).toEqual({
+        bytes: torn.length,
+        keptAt: expect.stringMatching(/\.journal\.torn-\d{8}T\d{6}Z$/),
+      });
+      expect(readFileSync(keptAt)).toEqual(torn);
+      expect(readJournal(path)).toBe('{"petId":1,"quantity":5}\n');
+      await new InventoryStore(reopened.items, reopened.file).setQuantity(3n, 9);
+      expect(readCommits(path)).toEqual([[[1, 5]], [[3, 9]]]);
+      await reopened.file.close();
+      const again = await InventoryFile.open(path, seed);
+      expect(again.items.map((item) => item.quantity)).toEqual([5, seed()[1]?.quantity, 9]);
+      expect(again.journal).toEqual({});
+      await again.file.close();
+    },
+  );
+
+  /** A journal of `commits` sound commits (pet 1 to 3, in turn), as kill -9 leaves it, and its path. */
+  async function journalOf(commits: number): Promise<string> {
     const path = join(temporaryDirectory(), 'inventory.json');
     const { file, store } = await openStore(path);
-    await store.setQuantity(1n, 5);
+    for (let i = 1; i <= commits; i++) await store.setQuantity(BigInt(((i - 1) % 3) + 1), 100 + i);
     const crashed = copyAsCrashLeftIt(path);
     await file.close();
-    // A torn write: its first bytes and its next sector reached the disk, the part between did not.
-    const journal = openSync(`${crashed}.journal`, 'r+');
-    const start = '{"petId":1,"quantity":5}\n'.length;
-    writeSync(journal, '{"petId":2,"quan', start);
-    writeSync(journal, 'tity":7}\n{"petId":3,"quantity":8}\n', 512);
-    closeSync(journal);
+    return crashed;
+  }
 
-    const reopened = await InventoryFile.open(crashed, seed);
-    expect(reopened.items.map((item) => item.quantity)).toEqual([
-      5,
-      seed()[1]?.quantity,
-      seed()[2]?.quantity,
-    ]);
-    expect(reopened.droppedJournalBytes).toBe('{"petId":2,"quantity":7}\n{"petId":3,"quantity":8}\n'.length);
-    expect(readFileSync(`${crashed}.journal`, 'utf8')).toBe('{"petId":1,"quantity":5}\n');
+  const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
-    const reopenedStore = new InventoryStore(reopened.items, reopened.file);
-    await reopenedStore.setQuantity(3n, 9);
-    const crashedAgain = copyAsCrashLeftIt(crashed);
-    expect(readJournal(crashedAgain)).toBe('{"petId":1,"quantity":5}\n{"petId":3,"quantity":9}\n');
-    const again = await InventoryFile.open(crashedAgain, seed);
-    expect(again.items.map((item) => item.quantity)).toEqual([5, seed()[1]?.quantity, 9]);
-    expect(again.droppedJournalBytes).toBe(0);
+  /** Damages the journal of `path` with `damage`, expects the open refused with `message`, every file as it was. */
+  async function expectRefused(path: string, damage: (journal: Buffer) => void, message: RegExp) {
+    const journal = readFileSync(`${path}.journal`);
+    damage(journal);
+    writeFileSync(`${path}.journal`, journal);
+    const before = [sha256(path), sha256(`${path}.journal`)];
+    const names = readdirSync(dirname(path)).sort();
+    const failure = await InventoryFile.open(path, seed).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ServeError);
+    expect((failure as Error).message).toMatch(message);
+    expect([sha256(path), sha256(`${path}.journal`)]).toEqual(before);
+    expect(readdirSync(dirname(path)).sort()).toEqual(names);
+  }
+
+  it('refuses a journal with a zeroed 512-byte sector and complete commits after it, touching nothing', async () => {
+    const path = await journalOf(40);
+    const original = readFileSync(`${path}.journal`);
+    const starts: number[] = [];
+    for (let at = original.indexOf('\n') + 1; at < original.length; at = original.indexOf('\n', at) + 1)
+      starts.push(at);
+    const damaged = starts.filter((start) => start <= 512).length; // The commit the sector begins in.
+    const offset = starts[damaged - 1];
+    const after = starts.filter((start) => start >= 1024).length;
+    expect(after).toBeGreaterThan(5);
+    await expectRefused(
+      path,
+      (journal) => journal.fill(0, 512, 1024),
+      new RegExp(
+        `^journal ${path}\\.journal is damaged at byte offset ${offset} \\(commit ${damaged}: zeros from byte offset 512\\), and ${after} complete commits \\(${after} updates\\) follow it: .*every file was left as it is.*--recover`,
+      ),
+    );
+  });
+
+  it('refuses a journal with one changed digit, in the middle or in the last commit', async () => {
+    const path = await journalOf(5);
+    const journal = readFileSync(`${path}.journal`);
+    const third = journal.indexOf('"quantity":103');
+    await expectRefused(
+      path,
+      (bytes) => bytes.write('4', third + '"quantity":10'.length),
+      /damaged at byte offset \d+ \(commit 3: a checksum that does not match\), and 2 complete commits \(2 updates\) follow it/,
+    );
+    writeFileSync(`${path}.journal`, journal);
+    const last = journal.indexOf('"quantity":105');
+    await expectRefused(
+      path,
+      (bytes) => bytes.write('6', last + '"quantity":10'.length),
+      /damaged at byte offset \d+ \(commit 5: a checksum that does not match\), and 0 complete commits \(0 updates\) follow it/,
+    );
+  });
+
+  it('refuses a journal of zeros, and one whose header is gone', async () => {
+    const path = await journalOf(3);
+    await expectRefused(
+      path,
+      (journal) => journal.fill(0),
+      /damaged at byte offset 0 \(zeros only, where its header belongs\), and 0 complete commits/,
+    );
+    const other = await journalOf(3);
+    await expectRefused(
+      other,
+      (journal) => journal.fill(0, 0, 10),
+      /damaged at byte offset 0 \(no journal header\), and 3 complete commits \(3 updates\) follow it/,
+    );
+  });
+
+  it('refuses commits out of order', async () => {
+    const path = await journalOf(3);
+    await expectRefused(
+      path,
+      (journal) => {
+        const second = journal.indexOf('\n2 ') + 1;
+        journal.write(encodeCommit(3, [{ petId: 2n, quantity: 102 }]).toString('latin1'), second, 'latin1');
+      },
+      /commit 2: commit number 3 where 2 belongs/,
+    );
+  });
+
+  it('--recover starts from what is sound before the damage, moves the journal aside byte for byte, and counts what it could not replay', async () => {
+    const path = await journalOf(6);
+    const journal = readFileSync(`${path}.journal`);
+    const third = journal.indexOf('"quantity":103');
+    journal.write('9', third + '"quantity":10'.length);
+    writeFileSync(`${path}.journal`, journal);
+    const damagedAt = journal.lastIndexOf('\n', third) + 1;
+    const reopened = await InventoryFile.open(path, seed, { recover: true });
+    // Commits 1 and 2 (pets 1 and 2); not commit 3 (damaged) nor 4 to 6 after it.
+    expect(reopened.items.map((item) => item.quantity)).toEqual([101, 102, seed()[2]?.quantity]);
+    const recovered = reopened.journal.recovered;
+    expect(recovered).toEqual({
+      offset: damagedAt,
+      reason: 'commit 3: a checksum that does not match',
+      keptAt: expect.stringMatching(/inventory\.json\.journal\.damaged-\d{8}T\d{6}Z$/),
+      commitsReplayed: 2,
+      updatesReplayed: 2,
+      commitsLost: 3,
+      updatesLost: 3,
+    });
+    expect(dirname(recovered?.keptAt ?? '')).toBe(dirname(path));
+    expect(readFileSync(recovered?.keptAt ?? '')).toEqual(journal);
+    expect(readFileSync(`${path}.journal`)).toEqual(JOURNAL_HEADER);
+    // The recovered state is in the snapshot now: a plain start finds it.
+    await new InventoryStore(reopened.items, reopened.file).setQuantity(3n, 33);
+    await reopened.file.close();
+    const again = await InventoryFile.open(path, seed);
+    expect(again.items.map((item) => item.quantity)).toEqual([101, 102, 33]);
     await again.file.close();
+  });
+
+  it('--recover with nothing damaged is a plain start', async () => {
+    const path = await journalOf(2);
+    const reopened = await InventoryFile.open(path, seed, { recover: true });
+    expect(reopened.journal).toEqual({});
+    expect(reopened.items.map((item) => item.quantity)).toEqual([101, 102, seed()[2]?.quantity]);
     await reopened.file.close();
   });
 
-  it('refuses bytes after a stretch of zeros that no torn write leaves, and leaves the journal as it is', async () => {
+  it('replays a journal of the previous version (no checksums) as before, folds it into a snapshot, and says so', async () => {
     const path = join(temporaryDirectory(), 'inventory.json');
-    await (await openStore(path)).file.close();
-    // Lines written after the journal was shortened under a running serve: zeros up to where it had
-    // reached, not to a sector's boundary. Dropping them would drop acknowledged updates.
-    const journal = Buffer.concat([
-      Buffer.from('{"petId":1,"quantity":10}\n'),
-      Buffer.alloc(100),
-      Buffer.from('{"petId":2,"quantity":20}\n'),
-      Buffer.alloc(100),
-    ]);
-    writeFileSync(`${path}.journal`, journal);
-    await expect(InventoryFile.open(path, seed)).rejects.toThrow(
-      /holds bytes at offset 126 after a stretch of zeros, .*; it was left as it is/,
+    writeFileSync(
+      path,
+      '{"format":"petinv-inventory","version":1,"items":[{"petId":1,"quantity":1,"status":"sold"},{"petId":2,"quantity":2,"status":"sold"}]}\n',
     );
-    expect(readFileSync(`${path}.journal`)).toEqual(journal);
-  });
-
-  it('loads a journal of zeros alone, with nothing to report', async () => {
-    const path = join(temporaryDirectory(), 'inventory.json');
-    await (await openStore(path)).file.close();
-    writeFileSync(`${path}.journal`, Buffer.alloc(20_000));
+    // Its lines, the zeros it laid ahead, and a torn last line among them.
+    writeFileSync(
+      `${path}.journal`,
+      Buffer.concat([
+        Buffer.from('{"petId":1,"quantity":10}\n{"petId":2,"quantity":20}\n{"petId":1,"qua'),
+        Buffer.alloc(4000),
+      ]),
+    );
     const reopened = await InventoryFile.open(path, seed);
-    expect(reopened.items).toEqual(seed());
-    expect(reopened.droppedJournalBytes).toBe(0);
-    expect(statSync(`${path}.journal`).size).toBe(0);
+    expect(reopened.items.map((item) => item.quantity)).toEqual([10, 20]);
+    expect(reopened.journal.foldedLegacyEntries).toBe(2);
+    expect(readFileSync(reopened.journal.torn?.keptAt ?? '', 'utf8')).toMatch(/^\{"petId":1,"qua\0/);
+    expect(readFileSync(path, 'utf8')).toMatch(
+      /^\{"format":"petinv-inventory","version":2,"crc32":"[0-9a-f]{8}","items":\[\{"petId":1,"quantity":10,/,
+    );
+    expect(readFileSync(`${path}.journal`)).toEqual(JOURNAL_HEADER);
     await reopened.file.close();
   });
 
@@ -210,13 +331,70 @@ describe('InventoryFile: snapshot plus journal', () => {
       /line 1 is invalid \(quantity: must not be negative\)/,
     ],
     ['an unknown pet', '{"petId":99,"quantity":5}\n', /names pet 99, which the data file lacks/],
-  ])('refuses a journal with %s and leaves it as it is', async (_name, journal, message) => {
+    [
+      'bytes after a stretch of zeros no torn write leaves',
+      Buffer.concat([
+        Buffer.from('{"petId":1,"quantity":10}\n'),
+        Buffer.alloc(100),
+        Buffer.from('{"petId":2,"quantity":20}\n'),
+      ]),
+      /holds bytes at offset 126 after a stretch of zeros, .*; it was left as it is/,
+    ],
+  ])(
+    'refuses a journal of the previous version with %s and leaves it as it is',
+    async (_name, journal, message) => {
+      const path = join(temporaryDirectory(), 'inventory.json');
+      const { file } = await openStore(path);
+      await file.close();
+      writeFileSync(`${path}.journal`, journal);
+      await expect(InventoryFile.open(path, seed)).rejects.toThrow(message);
+      expect(readFileSync(`${path}.journal`)).toEqual(Buffer.from(journal));
+    },
+  );
+
+  it('refuses a commit that names a pet the data file lacks', async () => {
     const path = join(temporaryDirectory(), 'inventory.json');
-    const { file } = await openStore(path);
-    await file.close();
-    writeFileSync(`${path}.journal`, journal);
-    await expect(InventoryFile.open(path, seed)).rejects.toThrow(message);
-    expect(readJournal(path)).toBe(journal);
+    await (await openStore(path)).file.close();
+    appendFileSync(`${path}.journal`, encodeCommit(1, [{ petId: 99n, quantity: 5 }]));
+    await expect(InventoryFile.open(path, seed)).rejects.toThrow(
+      /commit 1 names pet 99, which the data file lacks/,
+    );
+  });
+
+  it('refuses a snapshot whose items changed, naming it, and leaves it as it is', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const { file, store } = await openStore(path);
+    await store.setQuantity(2n, 42);
+    await file.close(() => store.listBody());
+    const snapshot = readFileSync(path);
+    const changed = Buffer.from(snapshot);
+    changed.write('3', snapshot.indexOf('"quantity":42') + '"quantity":'.length);
+    writeFileSync(path, changed);
+    await expect(InventoryFile.open(path, seed)).rejects.toThrow(
+      new RegExp(
+        `^data file ${path} is damaged: its items have checksum [0-9a-f]{8}, not the [0-9a-f]{8} it carries.*left as it is`,
+      ),
+    );
+    expect(readFileSync(path)).toEqual(changed);
+    // Laid out by hand (the checksum then covers the items as serve writes them): the same check.
+    const pretty = JSON.stringify(JSON.parse(changed.toString()), null, 2);
+    writeFileSync(path, pretty);
+    await expect(InventoryFile.open(path, seed)).rejects.toThrow(/is damaged: its items have checksum/);
+    writeFileSync(path, JSON.stringify(JSON.parse(snapshot.toString()), null, 2));
+    const reopened = await InventoryFile.open(path, seed);
+    expect(reopened.items[1]?.quantity).toBe(42);
+    await reopened.file.close();
+  });
+
+  it('loads a hand-made snapshot without a checksum as before, and refuses a version 2 one without it', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const items = '[{"petId":1,"quantity":1,"status":"sold"}]';
+    writeFileSync(path, `{"format":"petinv-inventory","version":1,"items":${items}}`);
+    const reopened = await InventoryFile.open(path, seed);
+    expect(reopened.items).toEqual([{ petId: 1n, quantity: 1, status: 'sold' }]);
+    await reopened.file.close();
+    writeFileSync(path, `{"format":"petinv-inventory","version":2,"items":${items}}`);
+    await expect(InventoryFile.open(path, seed)).rejects.toThrow(/version 2 snapshot without its checksum/);
   });
 
   it('refuses a journal whose data file is missing, rather than seeding over it', async () => {

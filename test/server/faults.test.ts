@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StorageError } from '../../src/files/file-system';
 import { InventoryFile } from '../../src/server/data-file';
 import { ServeError } from '../../src/server/errors';
+import { JOURNAL_HEADER } from '../../src/server/journal-format';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { InventoryStore, seedInventory } from '../../src/server/store';
 import { FaultyFiles } from '../helpers/faulty-files';
@@ -25,11 +26,6 @@ async function reload(path: string): Promise<Map<bigint, number>> {
   return new Map(items.map((item) => [item.petId, item.quantity]));
 }
 
-/** The zeros laid down ahead in the journal of `path`: space a snapshot gets back before it writes. */
-function journalZeros(path: string): number {
-  return statSync(`${path}.journal`).size - Buffer.byteLength(readJournal(path));
-}
-
 function leftovers(directory: string): string[] {
   return readdirSync(directory).filter((name) => name.endsWith('.tmp'));
 }
@@ -45,7 +41,7 @@ describe('the data file under faults', () => {
     expect(readJournal(path)).toBe('{"petId":1,"quantity":101}\n{"petId":2,"quantity":102}\n');
     await store.setQuantity(3n, 103);
     await file.close(() => store.listBody());
-    expect(statSync(`${path}.journal`).size).toBe(0); // Emptied, zeros and all.
+    expect(statSync(`${path}.journal`).size).toBe(JOURNAL_HEADER.length); // Emptied: its header alone.
     const loaded = await reload(path);
     expect([loaded.get(1n), loaded.get(2n), loaded.get(3n)]).toEqual([101, 102, 103]);
   });
@@ -57,9 +53,7 @@ describe('the data file under faults', () => {
     await store.setQuantity(1n, 11);
     const before = readJournal(path);
     const etag = store.etag;
-    // The next line is written in part, then the disk is full: over the journal's zeros too, as on a
-    // copy-on-write file system (on ext4 or tmpfs a write over them needs no space: see below).
-    files.copyOnWrite = true;
+    // The next commit is written in part, then the disk is full.
     files.spaceLeft = 10;
     const refused = await Promise.allSettled([store.setQuantity(2n, 22), store.setQuantity(3n, 33)]);
     for (const outcome of refused) {
@@ -83,94 +77,109 @@ describe('the data file under faults', () => {
     expect(loaded.get(3n)).toBe(seedInventory(20)[2]?.quantity);
   });
 
-  it('takes updates on a full disk while the zeros laid down ahead last', async () => {
+  it('refuses a commit that would pass the file size limit (ulimit -f, EFBIG), and takes the next that fits', async () => {
     const path = join(temporaryDirectory(), 'inventory.json');
     const files = new FaultyFiles();
     const { file, store } = await openStore(path, files);
     await store.setQuantity(1n, 11);
-    files.spaceLeft = 0;
-    await store.setQuantity(2n, 22);
-    expect(readJournal(path)).toBe('{"petId":1,"quantity":11}\n{"petId":2,"quantity":22}\n');
-    files.spaceLeft = undefined;
-    await file.close();
-    const loaded = await reload(path);
-    expect([loaded.get(1n), loaded.get(2n)]).toEqual([11, 22]);
-  });
-
-  it('writes the lines alone, and acknowledges them, when the zeros ahead of them do not fit', async () => {
-    const path = join(temporaryDirectory(), 'inventory.json');
-    const files = new FaultyFiles();
-    const { file, store } = await openStore(path, files);
-    const line1 = '{"petId":1,"quantity":11}\n';
-    const line2 = '{"petId":2,"quantity":22}\n';
-    files.reportsFreeSpace = false; // So the zeros are tried.
-    files.spaceLeft = 100; // The line fits; the zeros after it do not.
-    await store.setQuantity(1n, 11);
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(line1);
-    // No zeros are tried again until the journal is emptied: a nearly full disk is not filled to the
-    // brim at every commit, for other writers to meet ENOSPC.
-    files.spaceLeft = 60;
-    const writes = files.calls.write;
-    await store.setQuantity(2n, 22);
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe(line1 + line2);
-    expect(files.calls.write - writes).toBe(1);
-
-    // A snapshot empties the journal: zeros are laid down again.
-    files.spaceLeft = undefined;
-    await file.writeSnapshot(store.listBody());
-    await store.setQuantity(3n, 33);
-    expect(readJournal(path)).toBe('{"petId":3,"quantity":33}\n');
-    expect(statSync(`${path}.journal`).size).toBeGreaterThan(16 * 1024);
-    await file.close();
-    const loaded = await reload(path);
-    expect([loaded.get(1n), loaded.get(2n), loaded.get(3n)]).toEqual([11, 22, 33]);
-  });
-
-  it('lays no zeros that would take more than half the free space: a start after a crash needs some', async () => {
-    const path = join(temporaryDirectory(), 'inventory.json');
-    const files = new FaultyFiles();
-    const { file, store } = await openStore(path, files);
-    files.spaceLeft = 20_000;
-    const writes = files.calls.write;
-    await store.setQuantity(1n, 11);
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('{"petId":1,"quantity":11}\n');
-    expect(files.calls.write - writes).toBe(1);
-    files.spaceLeft = 40_000;
-    await store.setQuantity(2n, 22);
-    expect(statSync(`${path}.journal`).size).toBeGreaterThan(16 * 1024);
-    files.spaceLeft = undefined;
-    await file.close();
-  });
-
-  it('writes the lines alone when the zeros would pass the file size limit (ulimit -f, EFBIG)', async () => {
-    const path = join(temporaryDirectory(), 'inventory.json');
-    const files = new FaultyFiles();
-    const { file, store } = await openStore(path, files);
-    files.fileSizeLimit = 1000;
-    await store.setQuantity(1n, 11);
-    expect(readFileSync(`${path}.journal`, 'utf8')).toBe('{"petId":1,"quantity":11}\n');
+    files.fileSizeLimit = statSync(`${path}.journal`).size + 10;
+    await expect(store.setQuantity(2n, 22)).rejects.toBeInstanceOf(StorageError);
+    expect(readJournal(path)).toBe('{"petId":1,"quantity":11}\n');
     files.fileSizeLimit = undefined;
+    await store.setQuantity(3n, 33);
     await file.close();
-    expect((await reload(path)).get(1n)).toBe(11);
+    const loaded = await reload(path);
+    expect([loaded.get(1n), loaded.get(2n), loaded.get(3n)]).toEqual([11, seed()[1]?.quantity, 33]);
   });
 
-  it('writes nothing where a failed write with zeros began until its cut-back is durable', async () => {
+  it('after a cut-back whose sync failed, cuts back and syncs again before it writes or acknowledges anything', async () => {
     const path = join(temporaryDirectory(), 'inventory.json');
     const files = new FaultyFiles();
     const { file, store } = await openStore(path, files);
-    files.reportsFreeSpace = false; // So the zeros are tried.
-    files.spaceLeft = 100;
-    // The cut-back after the write with zeros is not synced: its lines may not go where it began yet.
-    let syncs = 0;
-    files.failSync = (opened) => (opened.endsWith('.journal') && syncs++ === 0 ? 'EIO' : undefined);
-    await expect(store.setQuantity(1n, 11)).rejects.toBeInstanceOf(StorageError);
-    // The cut-back is made first, then the lines go where it ends.
-    await store.setQuantity(2n, 22);
-    expect(readJournal(path)).toBe('{"petId":2,"quantity":22}\n');
-    files.spaceLeft = undefined;
+    await store.setQuantity(1n, 11);
+    // The write fails, then the sync of its cut-back fails too: nothing may be written where it began
+    // until a cut and a sync have both succeeded.
+    let journalSyncs = 0;
+    files.failSync = (opened) => (opened.endsWith('.journal') && journalSyncs++ < 2 ? 'EIO' : undefined);
+    const release = files.failNextBackgroundWrite('EIO');
+    const refused = store.setQuantity(2n, 22);
+    release();
+    await expect(refused).rejects.toBeInstanceOf(StorageError);
+    // The retry's own sync fails (the second failure): refused, nothing written.
+    files.log.length = 0;
+    await expect(store.setQuantity(3n, 33)).rejects.toThrow(/cannot cut back journal/);
+    expect(files.log).toEqual(['truncate inventory.json.journal', 'sync inventory.json.journal']);
+    // Now the sync succeeds: cut, sync, and only then the write (O_DSYNC: its own sync) and the answer.
+    files.log.length = 0;
+    await store.setQuantity(4n, 44);
+    expect(files.log).toEqual([
+      'truncate inventory.json.journal',
+      'sync inventory.json.journal',
+      'write inventory.json.journal',
+    ]);
+    expect(readJournal(path)).toBe('{"petId":1,"quantity":11}\n{"petId":4,"quantity":44}\n');
     await file.close();
     const loaded = await reload(path);
-    expect([loaded.get(1n), loaded.get(2n)]).toEqual([seedInventory(20)[0]?.quantity, 22]);
+    expect([loaded.get(1n), loaded.get(2n) === 22, loaded.get(3n) === 33, loaded.get(4n)]).toEqual([
+      11,
+      false,
+      false,
+      44,
+    ]);
+  });
+
+  it('renames a snapshot into place only after its write and fsync, and syncs the directory after', async () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, 'inventory.json');
+    const files = new FaultyFiles();
+    const { file, store } = await openStore(path, files);
+    await store.setQuantity(5n, 55);
+    const before = readFileSync(path);
+    files.failSync = (opened) => (opened.endsWith('.tmp') ? 'EIO' : undefined);
+    const renames = files.calls.rename;
+    await expect(file.writeSnapshot(store.listBody())).rejects.toThrow(/input\/output error/);
+    expect(files.calls.rename).toBe(renames);
+    expect(readFileSync(path)).toEqual(before);
+    expect(leftovers(directory)).toEqual([]);
+    files.failSync = undefined;
+    files.log.length = 0;
+    await file.writeSnapshot(store.listBody());
+    const steps = files.log.map((step) => step.replace(/\.inventory\.json\.[0-9a-f]{16}\.tmp/, 'TEMP'));
+    const basename = directory.split('/').pop();
+    expect(steps).toEqual([
+      'write TEMP',
+      'write TEMP',
+      'write TEMP',
+      'sync TEMP',
+      'rename TEMP inventory.json',
+      `sync ${basename}`,
+      'truncate inventory.json.journal',
+      'sync inventory.json.journal',
+    ]);
+    await file.close();
+    expect((await reload(path)).get(5n)).toBe(55);
+  });
+
+  it('refuses the start when a torn last commit cannot be kept aside (a full disk), and changes nothing', async () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, 'inventory.json');
+    const { file, store } = await openStore(path, new FaultyFiles());
+    await store.setQuantity(1n, 11);
+    await file.close();
+    appendFileSync(`${path}.journal`, '2 0badf00d [{"petId":2,"quan');
+    const journal = readFileSync(`${path}.journal`);
+    const names = readdirSync(directory).sort();
+    const files = new FaultyFiles();
+    files.spaceLeft = 5;
+    await expect(InventoryFile.open(path, seed, { files })).rejects.toThrow(
+      /ends in a commit a crash cut short \(never acknowledged\), which serve keeps in .*\.journal\.torn-\d{8}T\d{6}Z before it cuts it, and that file could not be written: no space left on the device; every file was left as it is/,
+    );
+    expect(readFileSync(`${path}.journal`)).toEqual(journal);
+    expect(readdirSync(directory).sort()).toEqual(names);
+    // With room again, the start keeps it aside and goes on.
+    const reopened = await InventoryFile.open(path, seed);
+    expect(reopened.journal.torn?.bytes).toBe('2 0badf00d [{"petId":2,"quan'.length);
+    await reopened.file.close();
   });
 
   it('refuses an append whose durable write failed (EIO), and the one waiting behind it too', async () => {
@@ -262,8 +271,7 @@ describe('the data file under faults', () => {
     await store.setQuantity(5n, 55);
     const snapshot = readFileSync(path);
     const journal = readJournal(path);
-    // The snapshot needs more than that, once the journal's zeros are given back.
-    files.spaceLeft = 100 - journalZeros(path);
+    files.spaceLeft = 100; // The snapshot needs more than that.
     await expect(file.writeSnapshot(store.listBody())).rejects.toThrow(/no space left/);
     expect(readFileSync(path)).toEqual(snapshot);
     expect(readJournal(path)).toBe(journal);
@@ -308,7 +316,7 @@ describe('the data file under faults', () => {
     // Nothing was acknowledged since the data file was written: the journal counts no entries.
     await store.close();
     await file.close(() => store.listBody());
-    expect(statSync(`${path}.journal`).size).toBe(0); // Emptied, zeros and all.
+    expect(statSync(`${path}.journal`).size).toBe(JOURNAL_HEADER.length); // Emptied: its header alone.
     expect((await reload(path)).get(2n)).toBe(24);
   });
 
@@ -343,7 +351,7 @@ describe('the data file under faults', () => {
     const { file, store } = await openStore(path, files);
     for (let quantity = 1; quantity <= 50; quantity++) await store.setQuantity(1n, quantity);
     files.failSync = (synced) =>
-      synced.endsWith('.journal') && statSync(synced).size === 0 ? 'EIO' : undefined;
+      synced.endsWith('.journal') && statSync(synced).size === JOURNAL_HEADER.length ? 'EIO' : undefined;
     await file.writeSnapshot(store.listBody());
     files.failSync = undefined;
     await store.setQuantity(2n, 22);
@@ -407,7 +415,6 @@ describe('petinv serve with a full disk', () => {
     });
     const url = running.baseUrl;
     expect((await request(`${url}/inventory/1`, jsonBody('k', '{"quantity":11}'))).status).toBe(200);
-    files.copyOnWrite = true; // Else the update is written over the journal's zeros, needing no space.
     files.spaceLeft = 5;
     const refused = await request(`${url}/inventory/2`, jsonBody('k', '{"quantity":22}'));
     expect(refused.status).toBe(507);
@@ -429,7 +436,7 @@ describe('petinv serve with a full disk', () => {
     running = await startInventoryServer({ port: 0, apiKeys: ['k'], dataFile: path, files });
     await request(`${running.baseUrl}/inventory/7`, jsonBody('k', '{"quantity":77}'));
     const snapshot = readFileSync(path);
-    files.spaceLeft = -journalZeros(path); // None, once the journal's zeros are given back.
+    files.spaceLeft = 0;
     const stopping = running.close();
     running = undefined;
     const failure = await stopping.catch((error: unknown) => error);

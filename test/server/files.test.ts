@@ -12,6 +12,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServeError } from '../../src/server/errors';
+import { encodeCommit, JOURNAL_HEADER } from '../../src/server/journal-format';
 import { lockDataFile, type RunningServer, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
 import { runMain } from '../helpers/main';
@@ -179,6 +180,36 @@ describe('fixtures for testing scripts', () => {
     ).rejects.toThrow(/does not exist/);
   });
 
+  it('--data FILE --in-memory --recover serves what is sound before damage and touches no file', async () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, 'fixture.json');
+    await (await start({ apiKeys: [KEY], dataFile: path, seed: 3 })).close();
+    const journal = Buffer.concat([
+      JOURNAL_HEADER,
+      encodeCommit(1, [{ petId: 1n, quantity: 91 }]),
+      Buffer.from(
+        encodeCommit(2, [{ petId: 2n, quantity: 92 }])
+          .toString()
+          .replace('92', '93'),
+      ),
+      encodeCommit(3, [{ petId: 3n, quantity: 93 }]),
+    ]);
+    writeFileSync(`${path}.journal`, journal);
+    const pristine = readFileSync(path);
+    await expect(start({ apiKeys: [KEY], dataFile: path, inMemory: true })).rejects.toThrow(
+      /is damaged at byte offset/,
+    );
+    const server = await start({ apiKeys: [KEY], dataFile: path, inMemory: true, recover: true });
+    expect(server.journal.recovered).toMatchObject({ commitsReplayed: 1, commitsLost: 1 });
+    expect(server.journal.recovered?.keptAt).toBeUndefined();
+    const list = (await request(`${server.baseUrl}/inventory`, { headers: bearer(KEY) })).json();
+    expect(list.map((item: { quantity: number }) => item.quantity)).toEqual([91, 24, 11]);
+    await server.close();
+    expect(readFileSync(path)).toEqual(pristine);
+    expect(readFileSync(`${path}.journal`)).toEqual(journal);
+    expect(readdirSync(directory)).toEqual(['fixture.json', 'fixture.json.journal']);
+  });
+
   it('loads a plain JSON array, int64 petIds exact, and rewrites it in its own format only when it saves', async () => {
     const directory = temporaryDirectory();
     const path = join(directory, 'list.json');
@@ -196,7 +227,7 @@ describe('fixtures for testing scripts', () => {
     );
     await server.close();
     const saved = readFileSync(path, 'utf8');
-    expect(saved).toMatch(/^\{"format":"petinv-inventory","version":1,"items":\[/);
+    expect(saved).toMatch(/^\{"format":"petinv-inventory","version":2,"crc32":"[0-9a-f]{8}","items":\[/);
     expect(saved).toContain('{"petId":9223372036854775807,"quantity":8,"status":"sold"}');
   });
 

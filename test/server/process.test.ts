@@ -1,9 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bearer, jsonBody, request } from '../helpers/http';
 import { runMain } from '../helpers/main';
-import { spawnServer, temporaryDirectory } from '../helpers/serve';
+import { runPetinv, spawnServer, temporaryDirectory } from '../helpers/serve';
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 /** What needs serve as a real process: kill -9, signals from outside, a second process on the data file. */
 
@@ -109,6 +112,72 @@ describe('petinv serve as a process', () => {
         expect(JSON.parse(lastLine)).toMatchObject({ error: { code: 'interrupted', exitCode: 130 } });
       else expect(server.stderr()).not.toContain('"error"');
       await expect(request(`${server.baseUrl}/inventory`, { headers: bearer(KEY) })).rejects.toThrow();
+    },
+  );
+
+  it.each([
+    ['a zeroed 512-byte sector', (journal: Buffer) => journal.fill(0, 512, 1024)],
+    [
+      'a changed digit',
+      (journal: Buffer) => {
+        const at = journal.indexOf('"quantity":5010') + '"quantity":50'.length;
+        journal.write(journal[at] === 0x39 ? '8' : '9', at);
+      },
+    ],
+  ])(
+    'after kill -9 refuses a journal with %s and commits after it, touching nothing; --recover then starts',
+    async (_name, damage) => {
+      const data = join(temporaryDirectory(), 'inventory.json');
+      const server = await spawnServer(['--data', data, '--api-key', KEY, '--seed', '60', '--quiet']);
+      // One at a time: each its own commit.
+      for (let petId = 1; petId <= 60; petId++)
+        expect(
+          (
+            await request(
+              `${server.baseUrl}/inventory/${petId}`,
+              jsonBody(KEY, `{"quantity":${5000 + petId}}`),
+            )
+          ).status,
+        ).toBe(200);
+      server.child.kill('SIGKILL');
+      await server.exited;
+      const journal = readFileSync(`${data}.journal`);
+      damage(journal);
+      writeFileSync(`${data}.journal`, journal);
+      const hashes = () => [data, `${data}.journal`].map((file) => sha256(readFileSync(file)));
+      const before = hashes();
+      const names = readdirSync(dirname(data)).filter((name) => !name.endsWith('.lock'));
+
+      const refused = await runPetinv(['serve', '--port', '0', '--data', data, '--api-key', KEY], {
+        env: { PETINV_CONFIG_DIR: temporaryDirectory() },
+      });
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toMatch(
+        new RegExp(
+          `^petinv: journal ${data}\\.journal is damaged at byte offset (\\d+) \\(commit \\d+: [^)]*\\), and ([1-9]\\d*) complete commits? \\(\\d+ updates?\\) follows? it: .*--recover.*\\n$`,
+        ),
+      );
+      expect(hashes()).toEqual(before);
+      expect(readdirSync(dirname(data)).filter((name) => !name.endsWith('.lock'))).toEqual(names);
+
+      const recovered = await spawnServer(['--data', data, '--api-key', KEY, '--recover']);
+      const items: { petId: number; quantity: number }[] = (
+        await request(`${recovered.baseUrl}/inventory`, { headers: bearer(KEY) })
+      ).json();
+      // Every pet is its acknowledged value up to the damage, and untouched (its seed value) after it.
+      const firstLost = items.findIndex((item) => item.quantity !== 5000 + item.petId);
+      expect(firstLost).toBeGreaterThan(0);
+      expect(items.slice(firstLost).every((item) => item.quantity < 5000)).toBe(true);
+      const warning = recovered
+        .stderr()
+        .split('\n')
+        .filter((line) => line.includes('"event":"warning"'))
+        .map((line) => JSON.parse(line).message as string)[0];
+      expect(warning).toMatch(/^--recover: .* \(\d+ commits, \d+ updates replayed\)\. Not replayed: [1-9]/);
+      const keptAt = warning?.split(' byte for byte, to ')[1] ?? '';
+      expect(dirname(keptAt)).toBe(dirname(data));
+      expect(sha256(readFileSync(keptAt))).toBe(before[1]);
+      expect((await recovered.stop()).code).toBe(0);
     },
   );
 });

@@ -330,7 +330,7 @@ describe('the contract is checked', () => {
     [
       'a petId key written twice',
       '[{"petId":1,"petId":2,"quantity":1,"status":"sold"}]',
-      /not JSON \(a "petId" or "quantity" key is written twice/,
+      /not JSON \(the key "petId" is written twice in one object/,
     ],
   ])('rejects %s', async (_name, body, message) => {
     nock(BASE).get('/inventory').reply(200, body);
@@ -387,7 +387,7 @@ describe('redirects', () => {
     expect(error.exitCode).toBe(3);
     expect(error.body).toEqual({ code: 'redirect', message: 'redirect (307) not followed', status: 307 });
     expect(error.message).toBe(
-      'the service in staging answered PATCH /inventory/4 with a redirect (307, Location: https://moved.test/api/v1/inventory/4); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url staging https://moved.test/api/v1',
+      'the service in staging answered PATCH /inventory/4 with a redirect (307, Location: https://moved.test/api/v1/inventory/4); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url staging https://moved.test/api/v1 (its stored API key, if any, would then go to https://moved.test: do so only if you trust it)',
     );
   });
 

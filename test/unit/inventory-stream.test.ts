@@ -87,7 +87,10 @@ describe('parseInventoryStream', () => {
       ['{"petId":"5","quantity":1,"status":"sold"}', '0.petId: must be a JSON integer'],
       [item('5', '9007199254740993'), '0.quantity: must be an integer a double holds exactly'],
       ['{"petId":1,"quantity":1.0,"status":"sold"}', '0.quantity: must be a JSON integer'],
-      ['{"petId":1,"petId":2,"quantity":1,"status":"sold"}', 'written twice or with escapes'],
+      [
+        '{"petId":1,"petId":2,"quantity":1,"status":"sold"}',
+        'the key "petId" is written twice in one object',
+      ],
       ['{"petId":01,"quantity":1,"status":"sold"}', 'not JSON'],
       ['7', '0: must be object'],
     ] as const) {

@@ -23,14 +23,32 @@ describe('parseInventoryJson: exact int64 petIds without copying the text', () =
     expect(parseInventoryJson('{"petId":"5","quantity":"7"}')).toEqual({ petId: '5', quantity: '7' });
   });
 
-  it('refuses keys it cannot pair with their text exactly instead of guessing', () => {
+  it('refuses a key written twice in one object, and reads an escaped key as the key it is', () => {
     for (const text of [
       '{"petId":9007199254740993,"petId":9007199254740992}',
-      '{"pet\\u0049d":9007199254740993}',
       '{"quantity":1,"quantity":2}',
+      '{"status":"sold","s\\u0074atus":"sold"}',
+      '[{"petId":1,"x":{"a":1,"a":1}}]',
     ]) {
-      expect(() => parseInventoryJson(text), text).toThrow(/written twice or with escapes/);
+      expect(() => parseInventoryJson(text), text).toThrow(/is written twice in one object/);
     }
+    expect(parseInventoryJson('{"pet\\u0049d":9007199254740993}')).toEqual({ petId: 9007199254740993n });
+    expect(parseInventoryJson('[{"a":1},{"a":2}]')).toEqual([{ a: 1 }, { a: 2 }]);
+  });
+
+  it('pairs each number with its own digits whatever the key order (integer-like keys are listed first)', () => {
+    const item = parseInventoryJson(
+      '{"petId":9007199254740993,"quantity":1,"status":"sold","0":{"petId":9007199254740992,"quantity":1}}',
+    ) as Record<string, unknown>;
+    expect(item.petId).toBe(9007199254740993n);
+    expect(item[0]).toEqual({ petId: 9007199254740992n, quantity: 1 });
+  });
+
+  it('keeps "__proto__" an own key, as JSON.parse does, and refuses a document nested too deeply', () => {
+    const value = parseInventoryJson('{"__proto__":{"petId":1}}') as object;
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(Object.hasOwn(value, '__proto__')).toBe(true);
+    expect(() => parseInventoryJson(`${'['.repeat(200_000)}${']'.repeat(200_000)}`)).toThrow(SyntaxError);
   });
 
   it('is still JSON.parse for everything else, errors included', () => {

@@ -15,7 +15,13 @@ describe('printable: outside text made safe for a terminal', () => {
       'oops petinv: all good petinv: really',
     ],
     ['NUL, backspace and DEL', 'a\u0000b\bc\u007f', 'a�b�c�'],
-    ['a bidirectional override', 'abc\u202edcba', 'abc�dcba'],
+    ['a bidirectional override, removed', 'abc\u202edcba', 'abcdcba'],
+    [
+      'every invisible or direction-changing character, removed',
+      'a\u00adb\u061cc\u200bd\u200ce\u200df\u200eg\u200fh\u202ai\u202bj\u202ck\u202dl\u202em\u2060n\u2061o\u2062p\u2063q\u2064r\u2065s\u2066t\u2067u\u2068v\u2069w\ufeffx',
+      'abcdefghijklmnopqrstuvwx',
+    ],
+    ['an isolate that would hide a forged line', 'ok \u2067petinv: done\u2069', 'ok petinv: done'],
     ['tabs and runs of spaces', ' a\t\t b    c ', 'a b c'],
     ['plain text', 'pet 42 not found → try again', 'pet 42 not found → try again'],
   ])('%s', (_name, text, shown) => {
@@ -43,6 +49,13 @@ describe('printableWithout: service text with the API key hidden', () => {
     expect(printableWithout(`bad key ${KEY}!`, [KEY])).toBe('bad key [redacted]!');
     const split = KEY.split('').join('\u001b[m');
     expect(printableWithout(`bad key ${split}!`, [KEY])).toBe('bad key [redacted]!');
+  });
+
+  it('finds the key split by invisible or direction-changing characters', () => {
+    for (const mark of ['\u200b', '\u00ad', '\u202e', '\u2066', '\ufeff', '\u061c', '\u2060']) {
+      const split = KEY.split('').join(mark);
+      expect(printableWithout(`bad key ${split}!`, [KEY]), mark).toBe('bad key [redacted]!');
+    }
   });
 
   it('never shows the start of a key that the line is cut through', () => {

@@ -1,0 +1,218 @@
+import type { InventoryClient } from '../client/client';
+import { stringifyJson } from '../contract/json';
+import type { InventoryItem } from '../contract/schemas';
+import { PetinvError } from '../errors';
+import type { History, HistoryChange } from '../history/store';
+import type { OutputChoice } from '../output/choose';
+import type { CommandContext } from '../output/context';
+import type { Exporter } from '../output/exporter';
+import { type PlannedChange, writePlan } from '../output/plan';
+import { plural } from '../output/plural';
+import { applyBulk } from './apply';
+import type { BulkInput } from './input';
+import { planSheet, readSheet, type SheetPlan, type SheetSource, writeNotice } from './plan';
+import {
+  type BulkRow,
+  conflictError,
+  conflictMessage,
+  conflictResult,
+  conflictRow,
+  type NotApplied,
+  reportBulk,
+  skippedResult,
+} from './report';
+
+/**
+ * A bulk run, one pipeline: read the sheet, plan it against one read of the current inventory, confirm,
+ * apply, record, report. Its options are its own: the command (set, undo) turns its flags into them.
+ */
+
+export interface PipelineOptions {
+  /** Show the plan against current stock; write nothing. */
+  dryRun: boolean;
+  /** Send every row, even one whose pet already holds its quantity. */
+  all: boolean;
+  /** Write a row even when its `from` no longer matches the pet's quantity. */
+  force: boolean;
+  /** Updates in flight at once. */
+  concurrency: number;
+  /** Results as JSON lines on stdout as they complete. */
+  ndjson: boolean;
+  /** How a dry run prints its plan. */
+  output: OutputChoice;
+  /** -o table|tsv|csv on a real run: a row per result. */
+  rows?: Exporter<BulkRow>;
+  /** Asks before writing (on production, at a terminal); throws to stop the run. */
+  confirm: (question: string) => Promise<void>;
+  /** The question, given how many updates would be sent. */
+  question: (updates: number) => string;
+  /** What the history calls the run (`set --file counts.csv`, `undo ID`). */
+  command: string;
+  /** What a stopped run tells a person to do to apply the rest. */
+  again: string;
+  /** Where the run is recorded; none, and nothing is. */
+  history?: History;
+}
+
+export interface PipelineTarget {
+  client: InventoryClient;
+  envName: string;
+}
+
+/** Reads the sheet, then runs it: `connect` is called only once the sheet was read and found good. */
+export async function runSheet(
+  source: SheetSource,
+  connect: () => Promise<PipelineTarget & { history?: History }>,
+  options: Omit<PipelineOptions, 'history'>,
+  context: CommandContext,
+): Promise<void> {
+  const input = await readSheet(source, context);
+  const target = await connect();
+  await runPipeline(input, target, { ...options, history: target.history }, context);
+}
+
+/** Plans `input` against the current inventory and applies it, as a dry run or for real. */
+export async function runPipeline(
+  input: BulkInput,
+  target: PipelineTarget,
+  options: PipelineOptions,
+  context: CommandContext,
+): Promise<void> {
+  const { client, envName } = target;
+  // One read of the list for the whole run, revalidated against the list cache where it can be.
+  const current = new Map<bigint, InventoryItem>();
+  for (const item of await client.listInventory()) current.set(item.petId, item);
+  const plan = planSheet(input.entries, current, options);
+  if (plan.statusDiffers > 0)
+    writeNotice(
+      `${plural(plan.statusDiffers, 'row')} ${plan.statusDiffers === 1 ? 'gives' : 'give'} a status other than the service's in ${envName}; status is never written (the service sets quantities only)`,
+      context,
+    );
+  if (options.dryRun) {
+    rehearse(input, plan, options, context, envName);
+    return;
+  }
+  writeConflicts(plan, input.unit, options, context, envName);
+  if (plan.send.length > 0) await options.confirm(options.question(plan.send.length));
+
+  const changes: HistoryChange[] = [];
+  const failedRows: NotApplied[] = [];
+  const { outcome, seconds } = await applyBulk(
+    { entries: plan.send, unit: input.unit },
+    client,
+    {
+      concurrency: options.concurrency,
+      ndjson: options.ndjson,
+      rows: options.rows,
+      onResult: (result) => {
+        if (!result.ok) {
+          failedRows.push({ input: result.line, petId: result.petId });
+          return;
+        }
+        const before = current.get(result.petId)?.quantity ?? null;
+        if (before !== result.item.quantity)
+          changes.push({ petId: result.petId, before, after: result.item.quantity });
+      },
+    },
+    context,
+  );
+  // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
+  await options.history?.record({ env: envName, command: options.command, changes });
+  reportBulk(
+    outcome,
+    input,
+    plan,
+    changes.length,
+    options.ndjson,
+    context,
+    envName,
+    seconds,
+    failedRows,
+    options.again,
+    options.rows,
+  );
+}
+
+/** Each conflict: a line on stderr, or a result where results stream (--ndjson, rows); --json's array holds them at the end. */
+function writeConflicts(
+  plan: SheetPlan,
+  unit: BulkInput['unit'],
+  options: PipelineOptions,
+  context: CommandContext,
+  envName: string,
+) {
+  if (plan.conflicts.length === 0 || context.json) return;
+  if (options.ndjson) {
+    for (const conflict of plan.conflicts)
+      context.stdout.write(`${stringifyJson(conflictResult(conflict, envName))}\n`);
+    return;
+  }
+  // -o table|tsv|csv: a row each, as the results that follow; and a line each for a person on stderr.
+  const text = options.rows?.rows(
+    plan.conflicts.map((conflict) => conflictRow(conflict, conflictMessage(conflict, envName))),
+  );
+  if (text) context.stdout.write(text);
+  for (const conflict of plan.conflicts)
+    context.stderr.write(`petinv: ${unit} ${conflict.line}: ${conflictMessage(conflict, envName)}\n`);
+}
+
+/** --dry-run: the plan against current stock, as a plan file when -o asks; nothing is written. */
+function rehearse(
+  input: BulkInput,
+  plan: SheetPlan,
+  options: PipelineOptions,
+  context: CommandContext,
+  envName: string,
+) {
+  const steps: PlannedChange[] = [];
+  for (let index = 0; index < plan.send.length; index++) {
+    const entry = plan.send.at(index);
+    if (entry) steps.push({ petId: entry.petId, to: entry.quantity, before: plan.before[index] });
+  }
+  // A conflict is no step of the plan (it would not be sent): it is said on stderr, as JSON with --json.
+  for (const conflict of plan.conflicts) {
+    const message = conflictMessage(conflict, envName);
+    context.stderr.write(
+      context.json
+        ? `${stringifyJson({ conflict: conflictResult(conflict, envName) })}\n`
+        : `petinv: ${input.unit} ${conflict.line}: ${message}\n`,
+    );
+  }
+  // The real run would end in exit 9, its skipped input reported and each unknown pet's update failing
+  // with 404, or in exit 11 for its conflicts: so must its rehearsal, or `--dry-run && set` goes ahead.
+  const skipped = input.problems.length;
+  const { unknown } = plan;
+  const failing = skipped > 0 || unknown > 0 || plan.conflicts.length > 0;
+  // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already). A
+  // failing rehearsal's summary goes on its one error line.
+  const summary = writePlan(
+    steps,
+    'bulk',
+    options.output,
+    context,
+    envName,
+    input.problems.map(skippedResult),
+    { alreadyRight: plan.alreadyRight, conflicts: plan.conflicts.length },
+    { summary: !(failing && context.json) },
+  );
+  if (skipped > 0 || unknown > 0) {
+    const problems = [
+      ...(unknown > 0
+        ? [`${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`]
+        : []),
+      ...(skipped > 0 ? [`${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped`] : []),
+    ];
+    throw new PetinvError(
+      'partial',
+      `dry run: ${problems.join(' and ')}; nothing was written to ${envName}`,
+      { code: 'partial_failure' },
+      { dryRun: summary },
+    );
+  }
+  if (plan.conflicts.length > 0) {
+    const error = conflictError(plan.conflicts, envName);
+    throw new PetinvError('conflict', `dry run: ${error.message}; nothing was written`, error.body, {
+      dryRun: summary,
+    });
+  }
+}

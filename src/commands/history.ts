@@ -1,0 +1,72 @@
+import { configError } from '../errors';
+import type { HistoryRun } from '../history/store';
+import { chooseOutput, refuseFieldsInJson } from '../output/choose';
+import type { CommandContext } from '../output/context';
+import { type Column, exportRows, jsonDocument } from '../output/exporter';
+import { plural } from '../output/plural';
+import { loadSettings } from './connect';
+import type { GlobalFlags } from './flags';
+import { historyFor } from './record';
+
+/** history's flags (declared for commander in src/program/inventory.ts). */
+export type HistoryFlags = GlobalFlags;
+
+/** A run as JSON: its changes as `{"petId","before","after"}`, petIds exact. */
+export const runValue = (run: HistoryRun) => ({
+  id: run.id,
+  at: run.at,
+  env: run.env,
+  service: run.service,
+  command: run.command,
+  pets: run.changes.length,
+  changes: run.changes.map(({ petId, before, after }) => ({ petId, before, after })),
+});
+
+const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
+  { key: 'id', heading: 'RUN', value: (run) => run.id },
+  { key: 'at', heading: 'WHEN (UTC)', value: (run) => run.at },
+  { key: 'env', heading: 'ENV', value: (run) => run.env },
+  { key: 'command', heading: 'COMMAND', value: (run) => run.command },
+  { key: 'pets', heading: 'PETS', value: (run) => run.changes.length, align: 'right' },
+];
+
+/** The base URL of the chosen environment, whose history is meant; no key is needed to read it. */
+export function historyServiceUrl(flags: HistoryFlags, context: CommandContext): string {
+  const settings = loadSettings(flags, context);
+  const baseUrl = settings.baseUrl.value;
+  if (baseUrl === undefined)
+    throw configError(
+      `no base URL for ${settings.env.value}, so no history to show; set one: petinv env set-url ${settings.env.value} https://<host>/v1`,
+    );
+  return baseUrl;
+}
+
+/**
+ * The recent write runs against the environment's service, newest first: a table on a terminal, TSV in a
+ * pipe, with --json each run with its changes.
+ */
+export async function runHistory(flags: HistoryFlags, context: CommandContext): Promise<void> {
+  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  refuseFieldsInJson(output, 'history');
+  const baseUrl = historyServiceUrl(flags, context);
+  const history = historyFor(baseUrl, context);
+  const runs = history.read().reverse();
+  if (output.format === 'json') {
+    context.stdout.write(jsonDocument(runs.map(runValue), output));
+    return;
+  }
+  if (runs.length === 0 && !output.explicit && context.stdout.isTTY) {
+    context.stderr.write(`petinv: no write runs recorded for ${baseUrl} yet (${history.file})\n`);
+    return;
+  }
+  context.stdout.write(
+    exportRows(
+      RUN_COLUMNS,
+      {
+        ...output,
+        footer: (rows) => `${plural(rows.length, 'run')} · ${baseUrl} · petinv undo RUN takes one back`,
+      },
+      runs,
+    ),
+  );
+}

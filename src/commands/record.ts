@@ -1,0 +1,19 @@
+import { stateDirectory } from '../config/paths';
+import { stringifyJson } from '../contract/json';
+import { type History, openHistory } from '../history/store';
+import type { CommandContext } from '../output/context';
+
+/**
+ * The history of write runs for the service at `baseUrl` (src/history/store.ts). What goes wrong with it
+ * is a warning on stderr (a JSON line with --json), never the command's failure.
+ */
+export function historyFor(baseUrl: string, context: CommandContext): History {
+  return openHistory({
+    directory: stateDirectory(context.env),
+    baseUrl,
+    warn: (message) =>
+      context.stderr.write(
+        context.json ? `${stringifyJson({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
+      ),
+  });
+}

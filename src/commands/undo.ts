@@ -1,0 +1,89 @@
+import { EntryStore } from '../bulk/entries';
+import { runPipeline } from '../bulk/pipeline';
+import { usageError } from '../errors';
+import type { HistoryRun } from '../history/store';
+import { chooseOutput, refuseFieldsInJson } from '../output/choose';
+import type { CommandContext } from '../output/context';
+import { chooseColumns } from '../output/exporter';
+import { PLAN_COLUMNS } from '../output/plan';
+import { plural } from '../output/plural';
+import { confirmChange } from './arguments';
+import { connect } from './connect';
+import type { GlobalFlags } from './flags';
+import { DEFAULT_CONCURRENCY } from './options';
+import { historyFor } from './record';
+
+/** undo's flags (declared for commander in src/program/inventory.ts). */
+export interface UndoFlags extends GlobalFlags {
+  dryRun?: boolean;
+  force?: boolean;
+  yes?: boolean;
+}
+
+/** The run named (its id, or a prefix only it has), else the newest. */
+function chooseRun(runs: readonly HistoryRun[], name: string | undefined, file: string): HistoryRun {
+  if (runs.length === 0)
+    throw usageError(`nothing to undo: no write run is recorded for this service (${file})`);
+  if (name === undefined) return runs.at(-1) as HistoryRun;
+  const exact = runs.find((run) => run.id === name);
+  if (exact) return exact;
+  const matches = runs.filter((run) => run.id.startsWith(name));
+  if (matches.length === 1) return matches[0] as HistoryRun;
+  throw usageError(
+    matches.length === 0
+      ? `no run ${JSON.stringify(name)} in the history of this service; see petinv history`
+      : `${plural(matches.length, 'run')} begin with ${JSON.stringify(name)}; give more of the id (petinv history)`,
+  );
+}
+
+/**
+ * Writes back the before-values of a run, only for the pets that still hold its after-values: the others
+ * were changed since, and are conflicts (exit 11) unless --force. The undo is a run of its own, recorded,
+ * so undoing it redoes.
+ */
+export async function runUndo(name: string | undefined, flags: UndoFlags, context: CommandContext) {
+  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  refuseFieldsInJson(output, flags.dryRun ? 'a dry run' : 'undo results', ['json', 'ndjson']);
+  if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
+  const connection = await connect(flags, context);
+  const history = historyFor(connection.baseUrl, context);
+  const run = chooseRun(history.read(), name, history.file);
+  const entries = new EntryStore();
+  let unknown = 0;
+  run.changes.forEach(({ petId, before, after }, index) => {
+    // A pet that was not in the inventory before the run has no quantity to go back to.
+    if (before === null) unknown++;
+    else entries.push(index + 1, petId, before, after);
+  });
+  const notices =
+    unknown > 0
+      ? [
+          `${plural(unknown, 'pet')} of run ${run.id} had no quantity before it (not in the inventory); left as ${unknown === 1 ? 'it is' : 'they are'}`,
+        ]
+      : [];
+  if (run.env !== connection.where)
+    notices.push(`run ${run.id} was made through ${run.env}; undoing it through ${connection.where}`);
+  for (const notice of notices)
+    context.stderr.write(
+      context.json ? `${JSON.stringify({ notice: { message: notice } })}\n` : `petinv: note: ${notice}\n`,
+    );
+  await runPipeline(
+    { entries, problems: [], notices, unit: 'item' },
+    // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
+    { ...connection, envName: connection.where },
+    {
+      dryRun: flags.dryRun === true,
+      all: false,
+      force: flags.force === true,
+      concurrency: DEFAULT_CONCURRENCY,
+      ndjson: output.format === 'ndjson',
+      output,
+      confirm: (question) => confirmChange(connection.envName, question, flags.yes, context),
+      question: (updates) => `Undo run ${run.id} (${run.command}): ${plural(updates, 'update')}`,
+      command: `undo ${run.id}`,
+      again: `run petinv undo ${run.id} again to send them (pets already back are skipped)`,
+      history,
+    },
+    context,
+  );
+}

@@ -1,0 +1,253 @@
+import * as fs from 'node:fs';
+import { basename, join } from 'node:path';
+import * as z from 'zod/mini';
+import { describeIssues } from '../contract/schemas';
+import { writeFileAtomicSync } from '../files/atomic-write';
+import { makeDirectories, randomHex } from '../files/file-system';
+import { tryLock } from '../files/lock';
+import { printable } from '../printable';
+
+/**
+ * The local history of write runs (set, adjust, a bulk run, an undo), one JSON line a run, in one file
+ * per service origin under the state directory: when, where, and each written pet's quantity before and
+ * after, so that `petinv undo` can write the before-values back. A history is a convenience: whatever
+ * goes wrong with it is reported and never fails the write it records.
+ */
+
+/** The newest runs kept, and shown. */
+export const MAX_HISTORY_RUNS = 100;
+/**
+ * Past this many runs, or this size, the file is rewritten with the newest runs: at most MAX_HISTORY_RUNS,
+ * in at most half this size, the newest run whole whatever its size.
+ */
+export const MAX_HISTORY_BYTES = 8 * 1024 * 1024;
+
+/** One pet a run wrote: its quantity before (null: not in the inventory then) and after. */
+export interface HistoryChange {
+  petId: bigint;
+  before: number | null;
+  after: number;
+}
+
+export interface HistoryRun {
+  /** Its name for `petinv undo RUN`: when it ran, and four random hex digits. */
+  id: string;
+  /** ISO 8601, UTC. */
+  at: string;
+  env: string;
+  /** The service's base URL. */
+  service: string;
+  /** What ran: `set`, `adjust`, `set --file counts.csv`, `undo ID`. */
+  command: string;
+  changes: HistoryChange[];
+}
+
+const Quantity = z.number().check(z.refine(Number.isSafeInteger, 'must be an integer'));
+const HistoryLine = z.object({
+  id: z.string(),
+  at: z.string(),
+  env: z.string(),
+  service: z.string(),
+  command: z.string(),
+  // [petId as decimal text, before, after]: compact, a run may write ten thousand pets.
+  changes: z.array(z.tuple([z.string().check(z.regex(/^-?\d{1,20}$/)), z.nullable(Quantity), Quantity])),
+});
+
+export interface HistoryOptions {
+  /** The state directory (`$XDG_STATE_HOME/petinv`); the history is in its `history` folder. */
+  directory: string;
+  baseUrl: string;
+  /** Told what went wrong with the history, once each, as a person should hear it. */
+  warn: (message: string) => void;
+  now?: () => Date;
+}
+
+export interface History {
+  /** The file of this service's history. */
+  readonly file: string;
+  /** The newest MAX_HISTORY_RUNS runs, oldest first; damaged lines are reported and left out. */
+  read(): HistoryRun[];
+  /** Records a run that wrote something; a failure is reported, never thrown. Resolves with the run, if kept. */
+  record(run: {
+    env: string;
+    command: string;
+    changes: readonly HistoryChange[];
+  }): Promise<HistoryRun | undefined>;
+}
+
+/** A file name for a service origin: readable, and distinct for every origin. */
+function fileNameFor(baseUrl: string): string {
+  let origin: string;
+  try {
+    origin = new URL(baseUrl).origin;
+  } catch {
+    origin = baseUrl;
+  }
+  const readable = origin
+    .replace(/^[a-z]+:\/\//, '')
+    .replace(/[^A-Za-z0-9.-]+/g, '_')
+    .slice(0, 80);
+  // FNV-1a over the whole origin: two origins that read alike (a:b and a_b) still get two files.
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(origin)) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return `${readable}-${hash.toString(16).padStart(8, '0')}.jsonl`;
+}
+
+function runId(at: Date): string {
+  const stamp = at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, '');
+  return `${stamp}-${randomHex(2)}`;
+}
+
+const describe = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+
+function serialize(run: HistoryRun): string {
+  const changes = run.changes.map((change) => [String(change.petId), change.before, change.after]);
+  return `${JSON.stringify({ ...run, changes })}\n`;
+}
+
+/** The runs of a history file's text; each damaged line is told to `damaged` by its number. */
+export function parseHistory(text: string, damaged: (line: number, why: string) => void): HistoryRun[] {
+  const runs: HistoryRun[] = [];
+  const lines = text.split('\n');
+  lines.forEach((line, index) => {
+    if (line.trim() === '') return;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line);
+    } catch {
+      damaged(index + 1, 'not JSON');
+      return;
+    }
+    const parsed = HistoryLine.safeParse(raw);
+    if (!parsed.success) {
+      damaged(index + 1, describeIssues(parsed.error));
+      return;
+    }
+    const { changes, ...run } = parsed.data;
+    runs.push({
+      ...run,
+      changes: changes.map(([petId, before, after]) => ({ petId: BigInt(petId), before, after })),
+    });
+  });
+  return runs;
+}
+
+/** How long a run waits for another petinv's hold on the history (a few milliseconds each) before giving up. */
+const LOCK_WAIT_MS = 3000;
+
+/** Takes the history's lock, waiting while another petinv holds it; throws once it has waited too long. */
+async function lockHistory(lockPath: string): Promise<() => void> {
+  const started = Date.now();
+  for (;;) {
+    const attempt = tryLock(lockPath, { mode: 0o600 });
+    if (attempt.acquired) return attempt.release;
+    if (Date.now() - started > LOCK_WAIT_MS) {
+      const owner = attempt.heldBy ? `pid ${attempt.heldBy.pid}` : 'another process';
+      throw new Error(`its lock ${lockPath} is held by ${owner}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function countLines(bytes: Buffer): number {
+  let count = 0;
+  for (let index = bytes.indexOf(0x0a); index !== -1; index = bytes.indexOf(0x0a, index + 1)) count++;
+  return count;
+}
+
+export function openHistory(options: HistoryOptions): History {
+  const folder = join(options.directory, 'history');
+  const file = join(folder, fileNameFor(options.baseUrl));
+  const now = options.now ?? (() => new Date());
+  const where = `the history ${file}`;
+
+  const readText = (): string | undefined => {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      options.warn(`cannot read ${where}: ${describe(error)}`);
+      return undefined;
+    }
+  };
+
+  const read = (): HistoryRun[] => {
+    const text = readText();
+    if (text === undefined) return [];
+    const damaged: number[] = [];
+    const runs = parseHistory(text, (line) => damaged.push(line));
+    if (damaged.length > 0)
+      options.warn(
+        `${where} has ${damaged.length === 1 ? 'a damaged line' : `${damaged.length} damaged lines`} (line ${damaged.slice(0, 5).join(', ')}${damaged.length > 5 ? ', …' : ''}), left out; the other runs are read`,
+      );
+    return runs.slice(-MAX_HISTORY_RUNS);
+  };
+
+  /** Rewrites the file with the newest runs that fit the bounds, written atomically (files/atomic-write.ts). */
+  const compact = () => {
+    const text = readText() ?? '';
+    const runs = parseHistory(text, () => {});
+    const kept: string[] = [];
+    let bytes = 0;
+    for (let index = runs.length - 1; index >= 0 && kept.length < MAX_HISTORY_RUNS; index--) {
+      const line = serialize(runs[index] as HistoryRun);
+      if (kept.length > 0 && bytes + line.length > MAX_HISTORY_BYTES / 2) break;
+      kept.push(line);
+      bytes += line.length;
+    }
+    writeFileAtomicSync(file, kept.reverse().join(''), {
+      mode: 0o600,
+      temporaryName: (random) => `${basename(file)}.${random}.tmp`,
+    });
+  };
+
+  return {
+    file,
+    read,
+    async record({ env, command, changes }) {
+      if (changes.length === 0) return undefined;
+      const at = now();
+      const run: HistoryRun = {
+        id: runId(at),
+        at: at.toISOString(),
+        env,
+        service: options.baseUrl,
+        command: printable(command, 200),
+        changes: [...changes],
+      };
+      let release: (() => void) | undefined;
+      try {
+        makeDirectories(folder, 0o700);
+        // Two petinv runs at once each append, and one may rewrite the file: a lock keeps the other's
+        // line from landing in the file being replaced.
+        release = await lockHistory(`${file}.lock`);
+        const descriptor = fs.openSync(
+          file,
+          fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW,
+          0o600,
+        );
+        let size: number;
+        try {
+          // A file made by hand, or by an older petinv, is made private too.
+          fs.fchmodSync(descriptor, 0o600);
+          fs.writeSync(descriptor, serialize(run));
+          size = fs.fstatSync(descriptor).size;
+        } finally {
+          fs.closeSync(descriptor);
+        }
+        if (size > MAX_HISTORY_BYTES || countLines(fs.readFileSync(file)) > MAX_HISTORY_RUNS) compact();
+        return run;
+      } catch (error) {
+        options.warn(
+          `this run was not recorded in ${where} (${describe(error)}); petinv undo will not know it`,
+        );
+        return undefined;
+      } finally {
+        release?.();
+      }
+    },
+  };
+}

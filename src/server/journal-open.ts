@@ -1,0 +1,204 @@
+import { constants, fstatSync, lstatSync } from 'node:fs';
+import { serializeItems } from '../contract/json';
+import { comparePetIds, type InventoryItem } from '../contract/schemas';
+import { describeFileSystemError, type FileSystem, JOURNAL_WRITE } from '../files/file-system';
+import type { JournalState } from './data-load';
+import { ServeError } from './errors';
+import { Journal } from './journal';
+import { JOURNAL_HEADER } from './journal-format';
+import { closeQuietly, createJournal, replaceSnapshot, syncDirectory, writeNewFile } from './snapshot-file';
+
+/**
+ * Opening the journal a start has read (data-load.ts) for appends: a torn last commit kept in a side file
+ * and cut, a journal of the previous version folded into a new snapshot, a damaged one (with --recover
+ * only) moved aside. Each step that removes bytes from the journal first makes durable where they went.
+ */
+
+/** What a start did to the journal it found, for serve to tell. */
+export interface JournalReport {
+  /** A torn last commit (never acknowledged), cut from the journal: its length, and the file now holding it. */
+  torn?: { bytes: number; keptAt: string };
+  /** Updates of a previous version's journal, folded into a new snapshot (with its checksum). */
+  foldedLegacyEntries?: number;
+  /** --recover: where the damage was, where the damaged journal went, and what could not be replayed. */
+  recovered?: {
+    offset: number;
+    reason: string;
+    /** Where the damaged journal went; undefined when it was only read (--in-memory). */
+    keptAt?: string;
+    commitsReplayed: number;
+    updatesReplayed: number;
+    commitsLost: number;
+    updatesLost: number;
+  };
+}
+
+/** `FILE.journal.<what>-20261125T180512Z` (then `-2`, `-3`, ...): a name beside the journal not yet taken. */
+function asideName(journalPath: string, what: string, taken: (path: string) => boolean): string {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  const base = `${journalPath}.${what}-${stamp}`;
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? base : `${base}-${n}`;
+    if (!taken(candidate)) return candidate;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The items as a snapshot's body, in the store's order. */
+const snapshotBody = (items: readonly InventoryItem[]): Buffer =>
+  Buffer.from(serializeItems([...items].sort((a, b) => comparePetIds(a.petId, b.petId))));
+
+/** Opens the journal at `path`, which must exist, for writing; refuses one a third user owns. */
+function openExisting(
+  files: FileSystem,
+  path: string,
+  dataFile: { permissions: number; owner: number },
+): number {
+  let fd: number;
+  try {
+    // Never created here: a journal that vanished since it was read must not become an empty one that
+    // commits are written into past its end.
+    fd = files.openSync(path, JOURNAL_WRITE & ~constants.O_CREAT, dataFile.permissions);
+  } catch (error) {
+    throw new ServeError(`cannot open journal ${path}: ${describeFileSystemError(error)}`);
+  }
+  const { uid: owner } = fstatSync(fd);
+  const runAs = process.getuid?.();
+  // Root's is accepted too, as ssh accepts root's files: root can change anything anyway.
+  if (runAs !== undefined && owner !== dataFile.owner && owner !== runAs && owner !== 0) {
+    // Planted by a third user (in a shared directory, between the data file's creation and this open):
+    // whatever it holds, or is given later, would be replayed into the inventory at the next start.
+    closeQuietly(files, fd);
+    throw new ServeError(
+      `journal ${path} belongs to another user (uid ${owner}) than its data file and this serve; check what it holds, then remove it or give it the data file's owner`,
+    );
+  }
+  return fd;
+}
+
+/** Keeps the torn last commit's bytes in a side file, durably, then cuts them from the journal. */
+async function cutTornCommit(
+  files: FileSystem,
+  journalPath: string,
+  fd: number,
+  bytes: Buffer,
+  soundEnd: number,
+  permissions: number,
+): Promise<string> {
+  let keptAt = '';
+  try {
+    keptAt = asideName(journalPath, 'torn', exists);
+    await writeNewFile(files, keptAt, bytes.subarray(soundEnd), permissions);
+  } catch (error) {
+    throw new ServeError(
+      `journal ${journalPath} ends in a commit a crash cut short (never acknowledged), which serve keeps in ${keptAt} before it cuts it, and that file could not be written: ${describeFileSystemError(error)}; every file was left as it is, so free some space (or fix the directory) and start again`,
+    );
+  }
+  try {
+    files.ftruncateSync(fd, soundEnd);
+    await files.fsync(fd);
+  } catch (error) {
+    throw new ServeError(
+      `cannot cut the torn last commit from journal ${journalPath}: ${describeFileSystemError(error)}; it is kept in ${keptAt}`,
+    );
+  }
+  return keptAt;
+}
+
+/**
+ * Makes the journal `state` describes (read from `bytes`) ready for appends, and says what that took.
+ * `items` are the data file's items with everything sound in the journal applied.
+ */
+export async function openJournal(
+  files: FileSystem,
+  dataPath: string,
+  dataFile: { permissions: number; owner: number },
+  state: JournalState,
+  bytes: Buffer,
+  items: readonly InventoryItem[],
+): Promise<{ journal: Journal; report: JournalReport }> {
+  const journalPath = `${dataPath}.journal`;
+  const report: JournalReport = {};
+  const fresh = { entries: 0, bytes: JOURNAL_HEADER.length, commits: 0 };
+  const { damage } = state;
+
+  if (state.format === 'checked' && damage?.kind !== 'damaged') {
+    const fd = openExisting(files, journalPath, dataFile);
+    try {
+      if (damage) {
+        const keptAt = await cutTornCommit(
+          files,
+          journalPath,
+          fd,
+          bytes,
+          state.soundEnd,
+          dataFile.permissions,
+        );
+        report.torn = { bytes: state.length - state.soundEnd, keptAt };
+      }
+      await syncDirectory(files, journalPath);
+    } catch (error) {
+      closeQuietly(files, fd);
+      if (error instanceof ServeError) throw error;
+      throw new ServeError(`cannot prepare journal ${journalPath}: ${describeFileSystemError(error)}`);
+    }
+    const start = { entries: state.entries, bytes: state.soundEnd, commits: state.commits };
+    return { journal: new Journal(journalPath, fd, start, files), report };
+  }
+
+  try {
+    if (state.format === 'lines') {
+      // The previous version's journal has no checksums: its lines are folded into a snapshot that has
+      // one, and a new journal takes its place. A torn last line is kept aside first, as in this format.
+      if (damage) {
+        const keptAt = asideName(journalPath, 'torn', exists);
+        await writeNewFile(files, keptAt, bytes.subarray(state.soundEnd), dataFile.permissions);
+        report.torn = { bytes: state.length - state.soundEnd, keptAt };
+      }
+      await replaceSnapshot(files, dataPath, snapshotBody(items));
+      report.foldedLegacyEntries = state.entries;
+    } else if (damage) {
+      // --recover: what is sound before the damage goes into a new snapshot first, then the damaged
+      // journal is moved aside whole (a rename: byte for byte), then a new journal takes its place. A crash
+      // between the steps leaves a start that refuses again, or one that finds no journal: nothing lost.
+      await replaceSnapshot(files, dataPath, snapshotBody(items));
+      const keptAt = asideName(journalPath, 'damaged', exists);
+      files.renameSync(journalPath, keptAt);
+      await syncDirectory(files, journalPath);
+      report.recovered = {
+        offset: damage.offset,
+        reason: damage.reason,
+        keptAt,
+        commitsReplayed: state.commits,
+        updatesReplayed: state.entries,
+        commitsLost: damage.commitsAfter,
+        updatesLost: damage.updatesAfter,
+      };
+    }
+    await createJournal(files, dataPath, journalPath);
+  } catch (error) {
+    if (error instanceof ServeError) throw error;
+    const doing =
+      state.format === 'lines'
+        ? `fold journal ${journalPath}, written by an earlier petinv, into a new snapshot`
+        : damage
+          ? `recover from damaged journal ${journalPath}`
+          : `create journal ${journalPath}`;
+    throw new ServeError(
+      `cannot ${doing}: ${describeFileSystemError(error)}; what is on disk still loads as it did`,
+    );
+  }
+  const fd = openExisting(files, journalPath, dataFile);
+  return { journal: new Journal(journalPath, fd, fresh, files), report };
+}

@@ -1,0 +1,367 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runMain } from '../helpers/main';
+import { temporaryDirectory } from '../helpers/serve';
+
+/**
+ * Issue 21: the client believes no answer it should doubt. A raw TCP server on port 0 lies or breaks in
+ * the ways a real service can (the first path segment picks how), and the real CLI runs against it.
+ */
+
+interface Exchange {
+  method: string;
+  path: string;
+  body: string;
+  socket: Socket;
+  /** How many requests this scenario has had before this one. */
+  seen: number;
+}
+
+const ITEMS = [
+  { petId: 5, quantity: 3, status: 'sold' },
+  { petId: 6, quantity: 4, status: 'available' },
+  { petId: 5, quantity: 9, status: 'pending' },
+];
+const FORMULAS = ['=HYPERLINK("http://evil","x")', '+cmd', '-2+3', '@SUM(1)', '\tlead', '\rlead'];
+const list = (items: readonly object[]) => JSON.stringify(items);
+const answer = (socket: Socket, status: number, body: string, extra = '') =>
+  socket.end(
+    `HTTP/1.1 ${status} X\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${extra}\r\n${body}`,
+  );
+/** The item a PATCH asks for, as an honest service answers it. */
+const honest = ({ path, body }: Exchange) => ({
+  petId: Number(path.split('/').at(-1)),
+  quantity: JSON.parse(body).quantity as number,
+  status: 'sold',
+});
+
+/** Ways a connection breaks after the request was sent whole. */
+const BREAKS: Record<string, (socket: Socket) => void> = {
+  reset: (socket) => socket.resetAndDestroy(),
+  closed: (socket) => socket.end(),
+  garbage: (socket) => socket.end('HTTX/1.1 200 OK\r\n\r\n'),
+  overflow: (socket) => socket.end(`HTTP/1.1 200 OK\r\nX-Filler: ${'a'.repeat(70_000)}\r\n\r\n`),
+  upgrade: (socket) =>
+    socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n'),
+  'length-and-chunked': (socket) =>
+    socket.end(
+      'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2a\r\n{"petId":1,"quantity":7,"status":"sold"}\r\n0\r\n\r\n',
+    ),
+};
+
+const scenarios: Record<string, (exchange: Exchange) => void> = {
+  /** Answers every PATCH with one more than it was sent; pet 7 honestly. */
+  lying(exchange) {
+    if (exchange.method === 'GET')
+      return answer(
+        exchange.socket,
+        200,
+        list([
+          { petId: 7, quantity: 1, status: 'sold' },
+          { petId: 8, quantity: 1, status: 'sold' },
+        ]),
+      );
+    const item = honest(exchange);
+    if (item.petId !== 7) item.quantity += 1;
+    answer(exchange.socket, 200, JSON.stringify(item));
+  },
+  twice(exchange) {
+    if (exchange.method === 'GET') return answer(exchange.socket, 200, list(ITEMS));
+    answer(exchange.socket, 200, JSON.stringify(honest(exchange)));
+  },
+  /** Refuses every PATCH with words a spreadsheet would run, picked by the quantity sent. */
+  formula(exchange) {
+    const quantity = JSON.parse(exchange.body).quantity as number;
+    const words = FORMULAS[Math.abs(quantity) % FORMULAS.length] as string;
+    answer(exchange.socket, 400, JSON.stringify({ code: words, message: words, status: 400 }));
+  },
+  /** Refuses with a message that hides the key between invisible characters, and turns its text around. */
+  invisible(exchange) {
+    const split = 'truth-test-key'.split('').join('\u200b');
+    const message = `key ${split} refused \u202eevil\u202c \u2067petinv: ok\u2069 soft\u00adhyphen \ufeffbom`;
+    answer(
+      exchange.socket,
+      400,
+      JSON.stringify({ code: 'bad\u200bcode', message, status: 400 }),
+      `X-Key: ${split}\r\n`,
+    );
+  },
+  /** The issue's item: an integer-like key, which objects list first, holding another petId. */
+  'integer-keys'(exchange) {
+    answer(
+      exchange.socket,
+      200,
+      '[{"petId":9007199254740993,"quantity":1,"status":"sold","0":{"petId":9007199254740992,"quantity":1}}]',
+    );
+  },
+  /** Reads every request whole and never answers. */
+  silent() {},
+  /** The first PATCH is read whole and its connection reset; later ones are answered. */
+  'reset-once'(exchange) {
+    if (exchange.seen === 0) return exchange.socket.resetAndDestroy();
+    answer(exchange.socket, 200, JSON.stringify(honest(exchange)));
+  },
+};
+for (const [name, breakIt] of Object.entries(BREAKS))
+  scenarios[`break-${name}`] = ({ socket }) => breakIt(socket);
+
+/** The scenarios that answer the list themselves. */
+const LIST_SCENARIOS = new Set(['lying', 'twice', 'integer-keys']);
+
+let server: Server;
+let origin: string;
+const counts = new Map<string, number>();
+const patches: string[] = [];
+
+function serveRaw(socket: Socket) {
+  let buffered = Buffer.alloc(0);
+  socket.on('error', () => {});
+  socket.on('data', (chunk) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    const end = buffered.indexOf('\r\n\r\n');
+    if (end < 0) return;
+    const head = buffered.subarray(0, end).toString('latin1');
+    const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+    if (buffered.length < end + 4 + length) return;
+    const [method = '', url = ''] = head.split(' ');
+    const body = buffered.subarray(end + 4, end + 4 + length).toString();
+    buffered = Buffer.alloc(0);
+    const scenario = url.split('/')[1] ?? '';
+    // A write reads the inventory first (its before-value, for the history and undo): a scenario about
+    // writes answers that read with an empty list, uncounted, and lies or breaks on the write alone.
+    if (method === 'GET' && !LIST_SCENARIOS.has(scenario)) return answer(socket, 200, '[]');
+    const seen = counts.get(scenario) ?? 0;
+    counts.set(scenario, seen + 1);
+    if (method === 'PATCH') patches.push(`${scenario} ${url} ${body}`);
+    scenarios[scenario]?.({ method, path: url, body, socket, seen });
+  });
+}
+
+beforeAll(async () => {
+  server = createServer(serveRaw);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+const petinv = (scenario: string, args: string[], input?: string) =>
+  runMain(args, {
+    env: {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      PETINV_ENV: 'staging',
+      PETINV_BASE_URL: `${origin}/${scenario}/v1`,
+      PETINV_API_KEY: 'truth-test-key',
+    },
+    input,
+  });
+
+describe('a PATCH answered with another quantity than sent is a mismatch (exit 12)', () => {
+  it('set: both numbers, never "updated", nothing on stdout', async () => {
+    const result = await petinv('lying', ['set', '42', '7']);
+    expect(result.code).toBe(12);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      'petinv: mismatch: pet 42 in staging was sent quantity 7, but the service answered PATCH /inventory/42 (200) with quantity 8; what it holds now is not known: read it back with petinv get before going on\n',
+    );
+    const json = await petinv('lying', ['--json', 'set', '42', '7']);
+    expect(json.code).toBe(12);
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'mismatch', status: 200, exitCode: 12 });
+  });
+
+  it('adjust: reads 1, sends 3, is answered 4', async () => {
+    const result = await petinv('lying', ['adjust', '8', '2']);
+    expect(result.code).toBe(12);
+    expect(result.stderr).toContain('pet 8 in staging was sent quantity 3, but the service answered');
+    expect(result.stderr).toContain('with quantity 4');
+  });
+
+  it('a bulk run counts its mismatches in the summary and exits 12', async () => {
+    const result = await petinv('lying', ['--json', 'set', '-'], '7 5\n8 6\n9 1\n');
+    expect(result.code).toBe(12);
+    const results = JSON.parse(result.stdout) as Array<{ ok: boolean; error?: { code: string } }>;
+    expect(results.map((entry) => entry.ok)).toEqual([true, false, false]);
+    expect(results[1]?.error?.code).toBe('mismatch');
+    // A failing --json run: one line on stderr, the summary beside the error.
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    const failure = JSON.parse(result.stderr);
+    expect(failure.summary).toMatchObject({ updated: 1, failed: 2, mismatched: 2, unknown: 0 });
+    expect(failure.error).toMatchObject({ code: 'mismatch', exitCode: 12 });
+    const text = await petinv('lying', ['set', '-'], '7 5\n8 6\n');
+    expect(text.code).toBe(12);
+    expect(text.stderr).toContain('1 failed (1 answered with another quantity)');
+  });
+});
+
+describe('each petId is read from its own digits', () => {
+  it.each([
+    [['list'], '9007199254740993\tsold\t1\n'],
+    [['list', '--csv'], 'petId,status,quantity\n9007199254740993,sold,1\n'],
+    [['list', '--json'], '[{"petId":9007199254740993,"quantity":1,"status":"sold"}]\n'],
+    [['list', '--ndjson'], '{"petId":9007199254740993,"quantity":1,"status":"sold"}\n'],
+    [['get', '9007199254740993'], '9007199254740993\tsold\t1\n'],
+  ])('an item with an integer-like key holding another petId: %j', async (args, stdout) => {
+    const result = await petinv('integer-keys', ['--no-cache', ...args]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe(stdout);
+    expect(result.code).toBe(0);
+  });
+
+  it('the petId it holds inside is not a pet of the list', async () => {
+    const result = await petinv('integer-keys', ['--no-cache', 'get', '9007199254740992']);
+    expect(result.code).toBe(5);
+  });
+});
+
+describe('a list that names one pet twice is a contract error (exit 8) naming both positions', () => {
+  it.each([
+    [['summary']],
+    [['get', '5']],
+    [['adjust', '5', '1']],
+    [['--json', 'summary']],
+    [['set', '5', '1', '--dry-run']],
+  ])('%j', async (args) => {
+    const before = patches.length;
+    const result = await petinv('twice', args);
+    expect(result.code).toBe(8);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('pet 5 is listed twice, as items 0 and 2 (counted from 0)');
+    expect(patches.length).toBe(before);
+  });
+
+  it('a pet listed once in that list is still read', async () => {
+    const result = await petinv('twice', ['get', '6']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('6\tavailable\t4\n');
+  });
+});
+
+describe('a connection that breaks after the request was sent: outcome unknown (exit 8)', () => {
+  it.each(Object.keys(BREAKS))('%s', async (name) => {
+    const result = await petinv(`break-${name}`, [
+      '--retries',
+      '1',
+      '--max-retry-wait',
+      '1',
+      'set',
+      '42',
+      '7',
+    ]);
+    expect(result.code).toBe(8);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^petinv: outcome unknown: PATCH \/inventory\/42 was sent to staging and the connection broke before an answer came \(.+\)( after 2 attempts)?; the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n$/,
+    );
+    expect(result.stderr).not.toContain('cannot reach');
+    const json = await petinv(`break-${name}`, ['--json', '--retries', '0', 'set', '42', '7']);
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
+  });
+
+  it('a write sent whole with no answer before the timeout is an unknown outcome too', async () => {
+    const result = await petinv('silent', ['--timeout', '300', '--retries', '0', 'set', '42', '7']);
+    expect(result.code).toBe(8);
+    expect(result.stderr).toBe(
+      'petinv: outcome unknown: PATCH /inventory/42 was sent to staging and no answer came within 300 ms; the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n',
+    );
+  });
+
+  it('a connection refused is still "cannot reach" (exit 7): nothing was sent', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as { port: number };
+    await new Promise((resolve) => closed.close(resolve));
+    const result = await runMain(['--retries', '0', 'set', '42', '7'], {
+      env: {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        PETINV_ENV: 'staging',
+        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        PETINV_API_KEY: 'truth-test-key',
+      },
+    });
+    expect(result.code).toBe(7);
+    expect(result.stderr).toContain('cannot reach');
+  });
+
+  it('a retry of the same quantity that succeeds says the first may have been applied (text and --json)', async () => {
+    counts.delete('reset-once');
+    const result = await petinv('reset-once', ['set', '42', '7']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('42\tsold\t7\n');
+    expect(result.stderr).toMatch(
+      /^petinv: warning: pet 42 in staging: an earlier attempt of PATCH \/inventory\/42 was sent and got no answer \(ECONNRESET\), so it may have been applied; a retry with the same quantity then succeeded, and a quantity is absolute, so pet 42 holds 7 once, not twice\n$/,
+    );
+    counts.delete('reset-once');
+    const json = await petinv('reset-once', ['--json', 'set', '42', '7']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ petId: 42, quantity: 7, status: 'sold' });
+    expect(JSON.parse(json.stderr).warning.message).toContain(
+      'may have been applied; a retry with the same quantity then succeeded',
+    );
+  });
+
+  it('a bulk run whose updates all lose their answers stops, without "could not be reached"', async () => {
+    const input = Array.from({ length: 20 }, (_, index) => `${index + 1} 5`).join('\n');
+    const result = await petinv('break-closed', ['--retries', '0', 'set', '-', '--concurrency', '1'], input);
+    expect(result.code).toBe(8);
+    expect(result.stderr).toContain(
+      'stopped early, the connection broke or no answer came 3 times in a row: updated 0 of 20 pets in staging',
+    );
+    expect(result.stderr).toContain('3 failed (3 with outcome unknown, maybe applied)');
+    expect(result.stderr).toMatch(/, 17 not sent\n/);
+    expect(result.stderr).not.toContain('could not be reached');
+  });
+
+  it('a bulk run counts the updates whose outcome is unknown', async () => {
+    const result = await petinv('break-reset', ['--json', '--retries', '0', 'set', '-'], '1 5\n');
+    expect(result.code).toBe(9);
+    const [summary] = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(summary.summary).toMatchObject({ failed: 1, unknown: 1 });
+    const text = await petinv('break-reset', ['--retries', '0', 'set', '-'], '1 5\n');
+    expect(text.stderr).toContain('outcome unknown: PATCH /inventory/1 was sent to staging');
+    expect(text.stderr).toContain('1 failed (1 with outcome unknown, maybe applied)');
+  });
+});
+
+describe('text that leaves petinv', () => {
+  it('CSV and TSV never hold a cell a spreadsheet runs as a formula; numbers stay numbers', async () => {
+    const input = FORMULAS.map((_, index) => `${index + 1} ${index === 0 ? 0 : -index}`).join('\n');
+    const csv = await petinv('formula', ['set', '-', '-o', 'csv', '--concurrency', '1'], input);
+    expect(csv.code).toBe(9);
+    const rows = csv.stdout.trim().split('\n');
+    expect(rows[0]).toBe('input,result,petId,quantity,status,error,message');
+    expect(rows.slice(1)).toEqual([
+      `1,failed,1,0,,"'=HYPERLINK(""http://evil"",""x"")","'=HYPERLINK(""http://evil"",""x"")"`,
+      "2,failed,2,-1,,'+cmd,'+cmd",
+      "3,failed,3,-2,,'-2+3,'-2+3",
+      "4,failed,4,-3,,'@SUM(1),'@SUM(1)",
+      // The service's tab and carriage return: defused, and (as printable text) a space, trimmed.
+      '5,failed,5,-4,,lead,lead',
+      '6,failed,6,-5,,lead,lead',
+    ]);
+    const tsv = await petinv('formula', ['set', '-', '-o', 'tsv', '--concurrency', '1'], input);
+    expect(tsv.stdout.trim().split('\n').slice(0, 4)).toEqual([
+      '1\tfailed\t1\t0\t\t\'=HYPERLINK("http://evil","x")\t\'=HYPERLINK("http://evil","x")',
+      "2\tfailed\t2\t-1\t\t'+cmd\t'+cmd",
+      "3\tfailed\t3\t-2\t\t'-2+3\t'-2+3",
+      "4\tfailed\t4\t-3\t\t'@SUM(1)\t'@SUM(1)",
+    ]);
+  });
+
+  it('a service message loses its invisible and direction-changing characters, and the key split by them is hidden', async () => {
+    const forbidden = /[\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
+    const text = await petinv('invisible', ['-v', 'set', '1', '2']);
+    expect(text.code).toBe(6);
+    expect(text.stderr).not.toMatch(forbidden);
+    expect(text.stderr).not.toContain('truth-test-key');
+    expect(text.stderr).toContain('key [redacted] refused evil petinv: ok softhyphen bom');
+    // The -v trace shows the answer's header and body: the key is hidden there too.
+    expect(text.stderr).toMatch(/x-key: \[redacted\]/i);
+    const json = await petinv('invisible', ['--json', 'set', '1', '2']);
+    expect(json.stderr).not.toMatch(forbidden);
+    expect(json.stderr).not.toMatch(/\\u200b|\\u202e|\\ufeff/i);
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'badcode', status: 400 });
+    expect(JSON.parse(json.stderr).error.message).toContain('key [redacted] refused');
+  });
+});

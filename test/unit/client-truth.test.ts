@@ -1,0 +1,143 @@
+import nock from 'nock';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client/client';
+import { fetchTransport } from '../../src/client/transport';
+import { PetinvError } from '../../src/errors';
+
+/** The client's side of issue 21, through the fetch transport and nock (the CLI tests use real sockets). */
+
+const BASE = 'https://truth.test/v1';
+
+beforeAll(() => {
+  if (!nock.isActive()) nock.activate();
+  nock.disableNetConnect();
+});
+afterEach(() => {
+  const pending = nock.pendingMocks();
+  nock.cleanAll();
+  expect(pending).toEqual([]);
+});
+afterAll(() => {
+  nock.enableNetConnect();
+  nock.restore();
+});
+
+function makeClient(retries = 2) {
+  const warnings: string[] = [];
+  const client = createClient({
+    baseUrl: BASE,
+    apiKey: 'truth-key',
+    transport: fetchTransport(),
+    envName: 'staging',
+    retries,
+    sleep: async () => {},
+    random: () => 0.5,
+    onWarning: (message) => warnings.push(message),
+  });
+  return { client, warnings };
+}
+
+async function failure(promise: Promise<unknown>): Promise<PetinvError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(PetinvError);
+  return error as PetinvError;
+}
+
+const item = (petId: number, quantity: number) => ({ petId, quantity, status: 'sold' });
+
+describe('updateInventory', () => {
+  it('a 200 with another quantity is a mismatch (exit 12), with both numbers', async () => {
+    nock(BASE).patch('/inventory/5', { quantity: 7 }).reply(200, item(5, 70));
+    const error = await failure(makeClient().client.updateInventory(5n, 7));
+    expect(error.exitCode).toBe(12);
+    expect(error.body).toMatchObject({ code: 'mismatch', status: 200 });
+    expect(error.message).toContain(
+      'was sent quantity 7, but the service answered PATCH /inventory/5 (200) with quantity 70',
+    );
+  });
+
+  it('a reset after sending, then a success: the item, and a warning that the first may have been applied', async () => {
+    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+    nock(BASE).patch('/inventory/5').reply(200, item(5, 7));
+    const { client, warnings } = makeClient();
+    expect(await client.updateInventory(5n, 7)).toEqual({ petId: 5n, quantity: 7, status: 'sold' });
+    expect(warnings).toEqual([
+      'pet 5 in staging: an earlier attempt of PATCH /inventory/5 was sent and got no answer (ECONNRESET), so it may have been applied; a retry with the same quantity then succeeded, and a quantity is absolute, so pet 5 holds 7 once, not twice',
+    ]);
+  });
+
+  it('resets on every attempt: outcome unknown (exit 8), never "cannot reach"', async () => {
+    nock(BASE)
+      .patch('/inventory/5')
+      .times(3)
+      .replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+    const error = await failure(makeClient().client.updateInventory(5n, 7));
+    expect(error.exitCode).toBe(8);
+    expect(error.body.code).toBe('outcome_unknown');
+    expect(error.message).toBe(
+      'outcome unknown: PATCH /inventory/5 was sent to staging and the connection broke before an answer came (ECONNRESET) after 3 attempts; the update may have been applied; setting the same quantity again is safe: petinv set 5 7 --env staging',
+    );
+  });
+
+  it('a lost attempt, then a 503 on every retry: still unknown', async () => {
+    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+    nock(BASE).patch('/inventory/5').times(2).reply(503, { code: 'down', message: 'down', status: 503 });
+    const error = await failure(makeClient().client.updateInventory(5n, 7));
+    expect(error.body.code).toBe('outcome_unknown');
+    expect(error.message).toContain('(then answered 503 to attempt 3)');
+  });
+
+  it('a lost attempt, then a 400: the service refuses the request itself, as it would have the first', async () => {
+    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+    nock(BASE).patch('/inventory/5').reply(400, { code: 'bad', message: 'no', status: 400 });
+    const error = await failure(makeClient().client.updateInventory(5n, 7));
+    expect(error.exitCode).toBe(6);
+  });
+
+  it('a connection refused sent nothing: "cannot reach" (exit 7)', async () => {
+    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNREFUSED', message: 'refused' });
+    const error = await failure(makeClient(0).client.updateInventory(5n, 7));
+    expect(error.exitCode).toBe(7);
+    expect(error.message).toContain('cannot reach');
+  });
+
+  it('a GET whose connection breaks is not a write: its failure is as before', async () => {
+    nock(BASE).get('/inventory').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+    const error = await failure(makeClient(0).client.listInventory());
+    expect(error.body.code).toBe('network');
+  });
+});
+
+describe('a list that names one pet twice', () => {
+  const twice = [item(1, 1), item(2, 2), item(3, 3), item(2, 4)];
+
+  it('listInventory refuses it, naming the pet and both positions', async () => {
+    nock(BASE).get('/inventory').reply(200, twice);
+    const error = await failure(makeClient().client.listInventory());
+    expect(error.exitCode).toBe(8);
+    expect(error.body.code).toBe('invalid_response');
+    expect(error.message).toBe(
+      'the answer from staging to GET /inventory does not match the contract: pet 2 is listed twice, as items 1 and 3 (counted from 0), so its stock is not known',
+    );
+  });
+
+  it('findInventoryItem refuses it for that pet, and reads any other', async () => {
+    nock(BASE).get('/inventory').times(3).reply(200, twice);
+    const { client } = makeClient();
+    expect((await failure(client.findInventoryItem(2n))).message).toContain(
+      'pet 2 is listed twice, as items 1 and 3',
+    );
+    expect(await client.findInventoryItem(3n)).toEqual({ petId: 3n, quantity: 3, status: 'sold' });
+    expect(await client.findInventoryItem(9n)).toBeUndefined();
+  });
+
+  it('pollInventory refuses it too', async () => {
+    nock(BASE).get('/inventory').reply(200, twice);
+    expect((await failure(makeClient().client.pollInventory(undefined))).message).toContain(
+      'pet 2 is listed twice',
+    );
+  });
+});

@@ -1,0 +1,93 @@
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { stateDirectory } from '../../src/config/paths';
+import { MAX_HISTORY_RUNS, openHistory } from '../../src/history/store';
+import { temporaryDirectory } from '../helpers/serve';
+
+const open = (directory: string, baseUrl = 'http://127.0.0.1:4010/v1') => {
+  const warnings: string[] = [];
+  const history = openHistory({ directory, baseUrl, warn: (message) => warnings.push(message) });
+  return { history, warnings };
+};
+const change = (petId: bigint, before: number | null, after: number) => ({ petId, before, after });
+
+describe('the history of write runs', () => {
+  it('lives under $XDG_STATE_HOME/petinv, or ~/.local/state/petinv when it is unset or relative', () => {
+    expect(stateDirectory({ XDG_STATE_HOME: '/var/state' })).toBe('/var/state/petinv');
+    expect(stateDirectory({ XDG_STATE_HOME: 'relative/state', HOME: '/home/a' })).toBe(
+      '/home/a/.local/state/petinv',
+    );
+    expect(stateDirectory({})).toBe(join(homedir(), '.local', 'state', 'petinv'));
+  });
+
+  it('records runs with int64 petIds exact, one private file per service origin', async () => {
+    const directory = temporaryDirectory();
+    const { history, warnings } = open(directory);
+    const run = await history.record({
+      env: 'local',
+      command: 'set --file a.csv',
+      changes: [change(9223372036854775807n, 3, 4), change(2n, null, 1)],
+    });
+    expect(run?.id).toMatch(/^\d{8}T\d{6}-[0-9a-f]{4}$/);
+    expect(history.read()).toEqual([run]);
+    expect(statSync(history.file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(directory, 'history')).mode & 0o777).toBe(0o700);
+    const other = open(directory, 'https://inventory.example.com/v1').history;
+    expect(other.file).not.toBe(history.file);
+    expect(other.read()).toEqual([]);
+    // Another path on the same origin is the same service's history.
+    expect(open(directory, 'http://127.0.0.1:4010/v2').history.file).toBe(history.file);
+    expect(warnings).toEqual([]);
+  });
+
+  it(`keeps the newest ${MAX_HISTORY_RUNS} runs`, async () => {
+    const { history } = open(temporaryDirectory());
+    for (let index = 0; index < MAX_HISTORY_RUNS + 5; index++)
+      await history.record({
+        env: 'local',
+        command: `set ${index}`,
+        changes: [change(1n, index, index + 1)],
+      });
+    const runs = history.read();
+    expect(runs).toHaveLength(MAX_HISTORY_RUNS);
+    expect(runs[0]?.command).toBe('set 5');
+    expect(readFileSync(history.file, 'utf8').trimEnd().split('\n')).toHaveLength(MAX_HISTORY_RUNS);
+  });
+
+  it('reports damaged lines and reads the rest; makes a wider file private again', async () => {
+    const { history, warnings } = open(temporaryDirectory());
+    await history.record({ env: 'local', command: 'set', changes: [change(1n, 1, 2)] });
+    writeFileSync(history.file, `{"id":1}\nnot json\n${readFileSync(history.file, 'utf8')}`);
+    chmodSync(history.file, 0o644);
+    expect(history.read()).toHaveLength(1);
+    expect(warnings).toEqual([expect.stringMatching(/has 2 damaged lines \(line 1, 2\), left out/)]);
+    await history.record({ env: 'local', command: 'adjust +1', changes: [change(1n, 2, 3)] });
+    expect(statSync(history.file).mode & 0o777).toBe(0o600);
+    expect(history.read().map((run) => run.command)).toEqual(['set', 'adjust +1']);
+  });
+
+  it('two runs recording at once both land: the file is locked while one writes', async () => {
+    const { history } = open(temporaryDirectory());
+    await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        history.record({ env: 'local', command: `set ${index}`, changes: [change(1n, index, index + 1)] }),
+      ),
+    );
+    expect(history.read()).toHaveLength(20);
+  });
+
+  it('a history that cannot be written is a warning, never an exception', async () => {
+    const directory = temporaryDirectory();
+    // A file where the history folder should be: mkdir fails, whoever the user is (root included).
+    writeFileSync(join(directory, 'history'), '');
+    const { history, warnings } = open(directory);
+    expect(
+      await history.record({ env: 'local', command: 'set', changes: [change(1n, 1, 2)] }),
+    ).toBeUndefined();
+    expect(warnings).toEqual([
+      expect.stringMatching(/^this run was not recorded in the history .*petinv undo will not know it$/),
+    ]);
+  });
+});

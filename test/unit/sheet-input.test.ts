@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import { parseBulkInput, readBulkInput } from '../../src/bulk/input';
+import { findDelimiter } from '../../src/bulk/sheet';
+import { PetinvError } from '../../src/errors';
+
+const read = (text: string) => {
+  const input = parseBulkInput(text);
+  return {
+    entries: Array.from(input.entries, (entry) => ({ ...entry })),
+    problems: input.problems,
+    notices: input.notices,
+  };
+};
+const pairs = (text: string) => read(text).entries.map(({ petId, quantity }) => [petId, quantity]);
+
+describe('a sheet: columns chosen by the header', () => {
+  it('reads petinv list --csv in any --fields order', () => {
+    expect(pairs('quantity,petId\n70,1\n5,2\n')).toEqual([
+      [1n, 70],
+      [2n, 5],
+    ]);
+    expect(pairs('status,quantity,petId\navailable,70,1\n')).toEqual([[1n, 70]]);
+    expect(pairs('petId,status,quantity\n1,available,5\n')).toEqual([[1n, 5]]);
+  });
+
+  it('reads a spreadsheet CSV: BOM, CRLF, quoted names in any case, notes with commas and line breaks, trailing empty rows', () => {
+    const sheet =
+      '\ufeff"PetId","Quantity","Notes"\r\n"1","5","counted twice, shelf 3"\r\n2,6,"a ""big"" one\r\non two lines"\r\n\r\n,,\r\n,,,\r\n3,7,\r\n';
+    const result = read(sheet);
+    expect(result.entries.map((entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
+      [2, 1n, 5],
+      [3, 2n, 6],
+      [8, 3n, 7],
+    ]);
+    expect(result.problems).toEqual([]);
+    expect(result.notices).toEqual([expect.stringContaining('"Notes"')]);
+  });
+
+  it('reads PET ID, pet_id and pet-id as petId', () => {
+    expect(pairs('PET ID\tQUANTITY\n1\t5\n')).toEqual([[1n, 5]]);
+    expect(pairs('pet_id,quantity\n2,6\n')).toEqual([[2n, 6]]);
+    expect(pairs('Pet-Id;To\n3;7\n')).toEqual([[3n, 7]]);
+  });
+
+  it("takes the delimiter from Excel's sep= line above the header", () => {
+    expect(pairs('sep=;\r\nPetId;Quantity;Note\r\n1;5;a,b\r\n')).toEqual([[1n, 5]]);
+    expect(read('sep=,\npetId,quantity\n2,6\n').entries.map((entry) => entry.line)).toEqual([3]);
+  });
+
+  it("reads a spreadsheet's UTF-16 text (a BOM says which), in chunks of any size", async () => {
+    const text = 'petId\tquantity\tNotiz\r\n1\t5\tGrün, oben\r\n2\t6\t\r\n';
+    const little = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const big = Buffer.from(little);
+    big.swap16();
+    for (const bytes of [little, big])
+      for (const size of [1, 3, 4096]) {
+        const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, index) =>
+          bytes.subarray(index * size, (index + 1) * size),
+        );
+        const input = await readBulkInput(
+          (async function* () {
+            yield* chunks;
+          })(),
+        );
+        expect(Array.from(input.entries, (entry) => [entry.petId, entry.quantity])).toEqual([
+          [1n, 5],
+          [2n, 6],
+        ]);
+        expect(input.notices).toEqual([expect.stringContaining('"Notiz"')]);
+      }
+  });
+
+  it('finds a semicolon or a tab from the header line', () => {
+    expect(findDelimiter('petId;quantity;note')).toBe(';');
+    expect(findDelimiter('petId\tquantity')).toBe('\t');
+    expect(findDelimiter('"a;b",petId,quantity')).toBe(',');
+    expect(pairs('Quantity;PetID;Notiz\r\n7;1;"a; b"\r\n8;2;\r\n')).toEqual([
+      [1n, 7],
+      [2n, 8],
+    ]);
+    expect(pairs('petId\tstatus\tquantity\n1\tsold\t4\n2\t\t5\n')).toEqual([
+      [1n, 4],
+      [2n, 5],
+    ]);
+  });
+
+  it('reads a plan: to and from, and a status to compare', () => {
+    const result = read('petId,from,to,found\n1,12,5,true\n2,,6,false\n');
+    expect(result.entries).toEqual([
+      { line: 2, petId: 1n, quantity: 5, from: 12 },
+      { line: 3, petId: 2n, quantity: 6 },
+    ]);
+    expect(result.notices).toEqual([]);
+    expect(read('petId,status,quantity\n1,SOLD,5\n2,lost,3\n').entries).toEqual([
+      { line: 2, petId: 1n, quantity: 5, status: 'sold' },
+      { line: 3, petId: 2n, quantity: 3, status: 'other' },
+    ]);
+  });
+
+  it('reports bad rows with their line numbers and keeps the rest', () => {
+    const result = read('petId,quantity\n1,5\nx,5\n2,1.5\n3,\n,4\n4,5,6\n5,"7\n6,8\n');
+    expect(result.entries.map((entry) => entry.petId)).toEqual([1n]);
+    expect(result.problems.map((problem) => problem.line)).toEqual([3, 4, 5, 6, 7, 8]);
+    expect(result.problems[2]?.message).toBe('no quantity');
+    expect(result.problems[3]?.message).toBe('no petId');
+    expect(result.problems[5]?.message).toContain('never closed');
+  });
+
+  it('a quote inside an unquoted cell is text, and never swallows the rows below', () => {
+    const result = read('petId,quantity,notes\n1,5,12" shelf\n2,6,ok\n3,"7\n4,8\n');
+    expect(result.entries.map((entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
+      [2, 1n, 5],
+      [3, 2n, 6],
+    ]);
+    // A quote that opens a cell and never closes does take the rest: that is what it says.
+    expect(result.problems).toEqual([{ line: 4, message: expect.stringContaining('never closed') }]);
+  });
+
+  it('refuses a header without a petId or a quantity column, naming what it found and needs', () => {
+    for (const sheet of [
+      'id,qty\n1,5\n',
+      'petId,count\n1,5\n',
+      'quantity;notes\n5;x\n',
+      'petId,to,quantity\n1,2,3\n',
+    ]) {
+      let error: unknown;
+      try {
+        parseBulkInput(sheet);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error, sheet).toBeInstanceOf(PetinvError);
+      expect((error as PetinvError).kind).toBe('usage');
+    }
+    expect(() => parseBulkInput('id,qty\n1,5\n')).toThrow(/columns "id", "qty"; it needs a petId column/);
+    // One column that petinv would read is a header too: a sheet of quantities without their pets.
+    expect(() => parseBulkInput('Quantity\n5\n7\n')).toThrow(/columns "Quantity"; it needs a petId column/);
+    // A single word that names no column is a bad row of data, as before.
+    expect(parseBulkInput('hello\n1 5\n').problems).toHaveLength(1);
+  });
+
+  it('keeps headerless lines, NDJSON and JSON arrays, plans among them', () => {
+    expect(pairs('1 5\n2,6\n,,\n')).toEqual([
+      [1n, 5],
+      [2n, 6],
+    ]);
+    expect(read('{"petId":1,"from":3,"to":4,"found":true}\n').entries).toEqual([
+      { line: 1, petId: 1n, quantity: 4, from: 3 },
+    ]);
+    expect(read('[{"petId":1,"from":null,"to":4,"found":false}]').entries).toEqual([
+      { line: 1, petId: 1n, quantity: 4 },
+    ]);
+    expect(read('{"petId":1,"quantity":2,"to":4}\n').problems).toEqual([
+      { line: 1, message: 'has both quantity and to; give one' },
+    ]);
+  });
+});
