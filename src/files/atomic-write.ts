@@ -149,3 +149,13 @@ export async function syncDirectory(files: FileSystem, path: string): Promise<vo
     files.closeSync(directory);
   }
 }
+
+/**
+ * Moves a file to another name in the same directory, byte for byte (a rename), and makes the move
+ * durable (the directory fsynced): how a damaged journal is set aside. Throws what failed; on a failed
+ * rename the file stays where it was.
+ */
+export async function moveDurably(files: FileSystem, from: string, to: string): Promise<void> {
+  files.renameSync(from, to);
+  await syncDirectory(files, to);
+}

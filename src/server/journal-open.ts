@@ -1,6 +1,7 @@
 import { constants, fstatSync, lstatSync } from 'node:fs';
 import { serializeItems } from '../contract/json';
 import { comparePetIds, type InventoryItem } from '../contract/schemas';
+import { moveDurably } from '../files/atomic-write';
 import { describeFileSystemError, type FileSystem, JOURNAL_WRITE } from '../files/file-system';
 import type { JournalState } from './data-load';
 import { ServeError } from './errors';
@@ -174,8 +175,7 @@ export async function openJournal(
       // between the steps leaves a start that refuses again, or one that finds no journal: nothing lost.
       await replaceSnapshot(files, dataPath, snapshotBody(items));
       const keptAt = asideName(journalPath, 'damaged', exists);
-      files.renameSync(journalPath, keptAt);
-      await syncDirectory(files, journalPath);
+      await moveDurably(files, journalPath, keptAt);
       report.recovered = {
         offset: damage.offset,
         reason: damage.reason,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   createAtomicFile,
+  moveDurably,
   syncDirectory,
   writeFileAtomic,
   writeFileAtomicSync,
@@ -184,6 +185,28 @@ describe('createAtomicFile', () => {
     expect(names()).toEqual(['file.json']);
     expect(() => file.commitSync()).toThrow(/no longer open/);
     expect(readFileSync(path, 'utf8')).toBe(OLD);
+  });
+});
+
+describe('moveDurably', () => {
+  it('moves a file byte for byte and fsyncs its directory; a failed rename leaves it where it was', async () => {
+    const { directory, path, names } = fileWithOldContent();
+    const files = new FaultyFiles();
+    const synced: string[] = [];
+    files.failSync = (syncedPath) => {
+      synced.push(syncedPath);
+      return undefined;
+    };
+    files.failRename = 'EXDEV';
+    await expect(moveDurably(files, path, join(directory, 'aside.json'))).rejects.toMatchObject({
+      code: 'EXDEV',
+    });
+    expect([names(), synced]).toEqual([['file.json'], []]);
+    files.failRename = undefined;
+    await moveDurably(files, path, join(directory, 'aside.json'));
+    expect(names()).toEqual(['aside.json']);
+    expect(readFileSync(join(directory, 'aside.json'), 'utf8')).toBe(OLD);
+    expect(synced).toEqual([directory]);
   });
 });
 

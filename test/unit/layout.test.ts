@@ -105,19 +105,18 @@ describe('the layout of src/', () => {
     expect(show(contract.filter(({ to }) => to !== 'zod' && !to.startsWith('zod/')))).toEqual([]);
   });
 
-  it('writes files one way: no temporary file renamed into place outside files/ (atomic-write.ts does it)', () => {
-    // A rename whose source is a temporary file (`temporary`, `tmpPath`, a `.tmp` name): a hand-written
-    // atomic write. Moving a file aside (a damaged journal, say) is not one.
-    const renamesTemporary = /\brename(Sync)?\s*\(\s*[^,)]*te?mp/i;
+  it('writes files one way: nothing outside files/ renames a file (atomic-write.ts replaces and moves them)', () => {
+    // A temporary file renamed into place is a hand-written atomic write; a file moved aside goes through
+    // moveDurably, which makes the move durable too.
+    const renames = /\brename(Sync)?\s*\(/;
     const handWritten = graph.modules.filter(
-      (module) =>
-        roomOf(module) !== 'files' && renamesTemporary.test(readFileSync(join(SRC, module), 'utf8')),
+      (module) => roomOf(module) !== 'files' && renames.test(readFileSync(join(SRC, module), 'utf8')),
     );
     expect(handWritten).toEqual([]);
     // The pattern finds what it is for.
-    expect(renamesTemporary.test('files.renameSync(temporary, path);')).toBe(true);
-    expect(renamesTemporary.test('await rename(tmpPath, path);')).toBe(true);
-    expect(renamesTemporary.test('files.renameSync(journalPath, keptAt);')).toBe(false);
+    expect(renames.test('files.renameSync(temporary, path);')).toBe(true);
+    expect(renames.test('await rename(tmpPath, path);')).toBe(true);
+    expect(renames.test('await moveDurably(files, journalPath, keptAt);')).toBe(false);
   });
 
   it('leaves undici to the client', () => {
