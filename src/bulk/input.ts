@@ -61,6 +61,7 @@ type ReadUpdate = Omit<BulkEntry, 'line'>;
 
 const STATUSES = new Set<string>(PET_STATUSES);
 const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 const EMPTY_CELLS = /^[\s,;]*$/;
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
 
@@ -166,6 +167,8 @@ export class BulkInputReader {
   private delimiter?: Delimiter;
   /** A sheet's record whose quotes are still open at its line's end: it goes on on the next line. */
   private record?: { line: number; text: string };
+  /** The last chunk ended in a CR: an LF that starts the next one ends no other line. */
+  private afterCarriageReturn = false;
 
   constructor(private readonly maxLines = MAX_INPUT_LINES) {}
 
@@ -206,13 +209,29 @@ export class BulkInputReader {
       this.pending.push(data);
       return;
     }
+    // A line ends at LF, CRLF, or a CR alone (Excel for Mac's "CSV (Macintosh)" ends its lines so).
     let start = 0;
+    if (this.afterCarriageReturn && data.length > 0) {
+      this.afterCarriageReturn = false;
+      if (data[0] === NEWLINE) start = 1;
+    }
+    let newline = data.indexOf(NEWLINE, start);
+    let carriageReturn = data.indexOf(CARRIAGE_RETURN, start);
     for (;;) {
-      const end = data.indexOf(NEWLINE, start);
+      if (newline !== -1 && newline < start) newline = data.indexOf(NEWLINE, start);
+      if (carriageReturn !== -1 && carriageReturn < start)
+        carriageReturn = data.indexOf(CARRIAGE_RETURN, start);
+      const end =
+        newline === -1 ? carriageReturn : carriageReturn === -1 ? newline : Math.min(newline, carriageReturn);
       if (end === -1) break;
       this.keep(data.subarray(start, end));
       this.endLine();
       start = end + 1;
+      if (end === carriageReturn) {
+        // CRLF is one line end, even split between two chunks.
+        if (start === data.length) this.afterCarriageReturn = true;
+        else if (data[start] === NEWLINE) start++;
+      }
     }
     if (start < data.length) this.keep(data.subarray(start));
   }
@@ -275,7 +294,7 @@ export class BulkInputReader {
       });
       return;
     }
-    // A line ends at a newline byte, which never stands inside a UTF-8 sequence: each decodes alone.
+    // A line ends at an LF or CR byte, which never stands inside a UTF-8 sequence: each decodes alone.
     this.addLine(this.lineNumber, bytes.toString('utf8'));
   }
 

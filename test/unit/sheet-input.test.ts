@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseBulkInput, readBulkInput } from '../../src/bulk/input';
+import { BulkInputReader, parseBulkInput, readBulkInput } from '../../src/bulk/input';
 import { findDelimiter } from '../../src/bulk/sheet';
 import { PetinvError } from '../../src/errors';
 
@@ -45,6 +45,32 @@ describe('a sheet: columns chosen by the header', () => {
   it("takes the delimiter from Excel's sep= line above the header", () => {
     expect(pairs('sep=;\r\nPetId;Quantity;Note\r\n1;5;a,b\r\n')).toEqual([[1n, 5]]);
     expect(read('sep=,\npetId,quantity\n2,6\n').entries.map((entry) => entry.line)).toEqual([3]);
+  });
+
+  it('reads a sheet whose lines end in a carriage return alone (Excel for Mac\'s "CSV (Macintosh)"), in chunks of any size', async () => {
+    const text = 'PetId,Quantity,Notes\r1,5,"two\rlines"\r2,6,\r\r3,7,x\r';
+    for (const size of [1, 2, 3, 4096]) {
+      const bytes = Buffer.from(text);
+      const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, index) =>
+        bytes.subarray(index * size, (index + 1) * size),
+      );
+      const input = await readBulkInput(
+        (async function* () {
+          yield* chunks;
+        })(),
+      );
+      expect(Array.from(input.entries, (entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
+        [2, 1n, 5],
+        [4, 2n, 6],
+        [6, 3n, 7],
+      ]);
+      expect(input.problems).toEqual([]);
+      expect(input.notices).toEqual([expect.stringContaining('"Notes"')]);
+    }
+    // CRLF split between chunks is one line end, not two.
+    const reader = new BulkInputReader();
+    for (const piece of ['petId,quantity\r', '\n1,5\r', '\n2,6\r\n']) reader.push(Buffer.from(piece));
+    expect(Array.from(reader.end().entries, (entry) => entry.line)).toEqual([2, 3]);
   });
 
   it("reads a spreadsheet's UTF-16 text (a BOM says which), in chunks of any size", async () => {
