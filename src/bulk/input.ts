@@ -16,8 +16,10 @@ import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { type BulkEntries, type BulkEntry, type BulkProblem, EntryStore } from './entries';
 import {
+  canonicalName,
   type Delimiter,
   delimiterLine,
+  findDelimiter,
   ignoredColumnsNotice,
   quotesClosed,
   readHeader,
@@ -63,6 +65,8 @@ const STATUSES = new Set<string>(PET_STATUSES);
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 const EMPTY_CELLS = /^[\s,;]*$/;
+/** A cell that may name the petId column (`petId`, `PET ID`, `pet_id`), checked before a line is read as a header. */
+const LOOKS_LIKE_PET_ID = /pet[\s_-]*id/i;
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** An echoed piece of input, short and printable, quoted. */
@@ -335,6 +339,7 @@ export class BulkInputReader {
     }
     // A row of empty cells, as a spreadsheet leaves below its data.
     if (EMPTY_CELLS.test(line)) return;
+    this.refuseLateHeader(lineNumber, line);
     this.add(lineNumber, fromFields(line.split(/[\s,]+/)));
   }
 
@@ -366,6 +371,7 @@ export class BulkInputReader {
 
   private addRecord(lineNumber: number, text: string, header: SheetHeader) {
     if (text.trim() === '') return;
+    this.refuseLateHeader(lineNumber, text, header);
     const cells = splitRecord(text, header.delimiter);
     if (!Array.isArray(cells)) {
       this.add(lineNumber, cells.problem);
@@ -373,6 +379,38 @@ export class BulkInputReader {
     }
     const result = fromCells(cells, header);
     if (result !== undefined) this.add(lineNumber, result);
+  }
+
+  /**
+   * A line below the first that names a petId column is a header out of place (a title row above it, two
+   * sheets one after the other): the rows below it would be read by position, or by another header's
+   * columns, and set other pets. Refused before anything is sent; the same header again is a bad row.
+   */
+  private refuseLateHeader(lineNumber: number, line: string, current?: SheetHeader) {
+    if (!LOOKS_LIKE_PET_ID.test(line)) return;
+    const cells = splitRecord(line, current?.delimiter ?? findDelimiter(line));
+    if (!Array.isArray(cells) || !cells.some((cell) => canonicalName(cell.trim()) === 'petid')) return;
+    // A row of data (a number in it) that mentions petId in a note is no header.
+    if (cells.some((cell) => /^\s*-?\d+\s*$/.test(cell))) return;
+    if (current !== undefined) {
+      let late: SheetHeader | undefined;
+      try {
+        late = readHeader(line, lineNumber, current.delimiter);
+      } catch {
+        // A header petinv would refuse is another header all the same.
+      }
+      if (
+        late !== undefined &&
+        late.petId === current.petId &&
+        late.quantity === current.quantity &&
+        late.from === current.from &&
+        late.status === current.status
+      )
+        return;
+    }
+    throw usageError(
+      `bulk input: line ${lineNumber} names its columns (a header), but it is not the first line, so the rows below it could be read as other pets' numbers; put the header on the first line (remove a title row above it), or apply each sheet on its own. Nothing was sent`,
+    );
   }
 
   private add(line: number, result: ReadUpdate | string) {

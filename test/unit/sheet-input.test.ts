@@ -165,6 +165,31 @@ describe('a sheet: columns chosen by the header', () => {
     expect(parseBulkInput('hello\n1 5\n').problems).toHaveLength(1);
   });
 
+  it('refuses a header below the first line whose columns would be read by position or by another header', () => {
+    // A title row above the header: its rows were read as "petId quantity", pet 20 set to 1.
+    expect(() => parseBulkInput('Stock take 25 Nov,\nQuantity,PetId\n20,1\n5,2\n')).toThrow(
+      /line 2 names its columns \(a header\), but it is not the first line.*Nothing was sent/,
+    );
+    expect(() => parseBulkInput('1 5\nquantity petId\n70 1\n')).toThrow(/line 2 names its columns/);
+    // Two exports one after the other, their columns in other orders.
+    expect(() => parseBulkInput('petId,quantity\n1,5\nquantity,petId\n70,2\n')).toThrow(
+      /line 3 names its columns/,
+    );
+    // The same header again is a bad row, as before; the rows below it are read by the same columns.
+    const again = parseBulkInput('petId,quantity\n1,5\nPetId,Quantity\n2,6\n');
+    expect(Array.from(again.entries, (entry) => [entry.petId, entry.quantity])).toEqual([
+      [1n, 5],
+      [2n, 6],
+    ]);
+    expect(again.problems).toHaveLength(1);
+    // A cell that only mentions a pet id is no header.
+    expect(parseBulkInput('1 5\nCarpet idea,Blue\n').problems).toHaveLength(1);
+    expect(pairs('petId,quantity,notes\n1,5,see pet id 4\n2,6,petId\n')).toEqual([
+      [1n, 5],
+      [2n, 6],
+    ]);
+  });
+
   it('keeps headerless lines, NDJSON and JSON arrays, plans among them', () => {
     expect(pairs('1 5\n2,6\n,,\n')).toEqual([
       [1n, 5],
