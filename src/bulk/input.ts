@@ -16,8 +16,10 @@ import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { type BulkEntries, type BulkEntry, type BulkProblem, EntryStore } from './entries';
 import {
+  canonicalName,
   type Delimiter,
   delimiterLine,
+  findDelimiter,
   ignoredColumnsNotice,
   quotesClosed,
   readHeader,
@@ -61,7 +63,10 @@ type ReadUpdate = Omit<BulkEntry, 'line'>;
 
 const STATUSES = new Set<string>(PET_STATUSES);
 const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 const EMPTY_CELLS = /^[\s,;]*$/;
+/** A cell that may name the petId column (`petId`, `PET ID`, `pet_id`), checked before a line is read as a header. */
+const LOOKS_LIKE_PET_ID = /pet[\s_-]*id/i;
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** An echoed piece of input, short and printable, quoted. */
@@ -166,6 +171,8 @@ export class BulkInputReader {
   private delimiter?: Delimiter;
   /** A sheet's record whose quotes are still open at its line's end: it goes on on the next line. */
   private record?: { line: number; text: string };
+  /** The last chunk ended in a CR: an LF that starts the next one ends no other line. */
+  private afterCarriageReturn = false;
 
   constructor(private readonly maxLines = MAX_INPUT_LINES) {}
 
@@ -206,13 +213,29 @@ export class BulkInputReader {
       this.pending.push(data);
       return;
     }
+    // A line ends at LF, CRLF, or a CR alone (Excel for Mac's "CSV (Macintosh)" ends its lines so).
     let start = 0;
+    if (this.afterCarriageReturn && data.length > 0) {
+      this.afterCarriageReturn = false;
+      if (data[0] === NEWLINE) start = 1;
+    }
+    let newline = data.indexOf(NEWLINE, start);
+    let carriageReturn = data.indexOf(CARRIAGE_RETURN, start);
     for (;;) {
-      const end = data.indexOf(NEWLINE, start);
+      if (newline !== -1 && newline < start) newline = data.indexOf(NEWLINE, start);
+      if (carriageReturn !== -1 && carriageReturn < start)
+        carriageReturn = data.indexOf(CARRIAGE_RETURN, start);
+      const end =
+        newline === -1 ? carriageReturn : carriageReturn === -1 ? newline : Math.min(newline, carriageReturn);
       if (end === -1) break;
       this.keep(data.subarray(start, end));
       this.endLine();
       start = end + 1;
+      if (end === carriageReturn) {
+        // CRLF is one line end, even split between two chunks.
+        if (start === data.length) this.afterCarriageReturn = true;
+        else if (data[start] === NEWLINE) start++;
+      }
     }
     if (start < data.length) this.keep(data.subarray(start));
   }
@@ -275,7 +298,7 @@ export class BulkInputReader {
       });
       return;
     }
-    // A line ends at a newline byte, which never stands inside a UTF-8 sequence: each decodes alone.
+    // A line ends at an LF or CR byte, which never stands inside a UTF-8 sequence: each decodes alone.
     this.addLine(this.lineNumber, bytes.toString('utf8'));
   }
 
@@ -316,6 +339,7 @@ export class BulkInputReader {
     }
     // A row of empty cells, as a spreadsheet leaves below its data.
     if (EMPTY_CELLS.test(line)) return;
+    this.refuseLateHeader(lineNumber, line);
     this.add(lineNumber, fromFields(line.split(/[\s,]+/)));
   }
 
@@ -347,6 +371,7 @@ export class BulkInputReader {
 
   private addRecord(lineNumber: number, text: string, header: SheetHeader) {
     if (text.trim() === '') return;
+    this.refuseLateHeader(lineNumber, text, header);
     const cells = splitRecord(text, header.delimiter);
     if (!Array.isArray(cells)) {
       this.add(lineNumber, cells.problem);
@@ -354,6 +379,38 @@ export class BulkInputReader {
     }
     const result = fromCells(cells, header);
     if (result !== undefined) this.add(lineNumber, result);
+  }
+
+  /**
+   * A line below the first that names a petId column is a header out of place (a title row above it, two
+   * sheets one after the other): the rows below it would be read by position, or by another header's
+   * columns, and set other pets. Refused before anything is sent; the same header again is a bad row.
+   */
+  private refuseLateHeader(lineNumber: number, line: string, current?: SheetHeader) {
+    if (!LOOKS_LIKE_PET_ID.test(line)) return;
+    const cells = splitRecord(line, current?.delimiter ?? findDelimiter(line));
+    if (!Array.isArray(cells) || !cells.some((cell) => canonicalName(cell.trim()) === 'petid')) return;
+    // A row of data (a number in it) that mentions petId in a note is no header.
+    if (cells.some((cell) => /^\s*-?\d+\s*$/.test(cell))) return;
+    if (current !== undefined) {
+      let late: SheetHeader | undefined;
+      try {
+        late = readHeader(line, lineNumber, current.delimiter);
+      } catch {
+        // A header petinv would refuse is another header all the same.
+      }
+      if (
+        late !== undefined &&
+        late.petId === current.petId &&
+        late.quantity === current.quantity &&
+        late.from === current.from &&
+        late.status === current.status
+      )
+        return;
+    }
+    throw usageError(
+      `bulk input: line ${lineNumber} names its columns (a header), but it is not the first line, so the rows below it could be read as other pets' numbers; put the header on the first line (remove a title row above it), or apply each sheet on its own. Nothing was sent`,
+    );
   }
 
   private add(line: number, result: ReadUpdate | string) {

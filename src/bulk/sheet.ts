@@ -26,7 +26,7 @@ export interface SheetHeader {
 }
 
 /** A column's name as it is compared: lower case, without spaces, underscores and dashes. */
-const canonicalName = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');
+export const canonicalName = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');
 
 /** The columns petinv reads, by their canonical names. */
 export const READ_COLUMNS = ['petid', 'quantity', 'to', 'from', 'status'] as const;

@@ -152,6 +152,15 @@ async function lockHistory(lockPath: string): Promise<() => void> {
   }
 }
 
+/** Whether an open file has text whose last byte is not a newline. */
+function endsTorn(descriptor: number): boolean {
+  const size = fs.fstatSync(descriptor).size;
+  if (size === 0) return false;
+  const last = Buffer.alloc(1);
+  fs.readSync(descriptor, last, 0, 1, size - 1);
+  return last[0] !== 0x0a;
+}
+
 function countLines(bytes: Buffer): number {
   let count = 0;
   for (let index = bytes.indexOf(0x0a); index !== -1; index = bytes.indexOf(0x0a, index + 1)) count++;
@@ -226,14 +235,16 @@ export function openHistory(options: HistoryOptions): History {
         release = await lockHistory(`${file}.lock`);
         const descriptor = fs.openSync(
           file,
-          fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW,
+          fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW,
           0o600,
         );
         let size: number;
         try {
           // A file made by hand, or by an older petinv, is made private too.
           fs.fchmodSync(descriptor, 0o600);
-          fs.writeSync(descriptor, serialize(run));
+          // A last line cut short (a full disk, a crash, an edit by hand) has no newline: this run starts a
+          // line of its own, else it is glued to the damaged one and lost, and undo would take an older run.
+          fs.writeSync(descriptor, (endsTorn(descriptor) ? '\n' : '') + serialize(run));
           size = fs.fstatSync(descriptor).size;
         } finally {
           fs.closeSync(descriptor);

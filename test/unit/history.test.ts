@@ -68,6 +68,22 @@ describe('the history of write runs', () => {
     expect(history.read().map((run) => run.command)).toEqual(['set', 'adjust +1']);
   });
 
+  it('a run after a torn last line (no newline at its end) is recorded on a line of its own', async () => {
+    const { history, warnings } = open(temporaryDirectory());
+    await history.record({ env: 'local', command: 'set 1 2', changes: [change(1n, 1, 2)] });
+    await history.record({ env: 'local', command: 'set 2 3', changes: [change(2n, 2, 3)] });
+    const text = readFileSync(history.file, 'utf8');
+    writeFileSync(history.file, text.slice(0, -10));
+    const run = await history.record({ env: 'local', command: 'set 3 4', changes: [change(3n, 3, 4)] });
+    // The newest run is the one petinv undo takes back: it must not be glued to the torn line and lost.
+    expect(history.read().at(-1)).toEqual(run);
+    expect(history.read().map((each) => each.command)).toEqual(['set 1 2', 'set 3 4']);
+    expect(warnings).toEqual([
+      expect.stringMatching(/damaged line \(line 2\)/),
+      expect.stringMatching(/damaged line \(line 2\)/),
+    ]);
+  });
+
   it('two runs recording at once both land: the file is locked while one writes', async () => {
     const { history } = open(temporaryDirectory());
     await Promise.all(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseBulkInput, readBulkInput } from '../../src/bulk/input';
+import { BulkInputReader, parseBulkInput, readBulkInput } from '../../src/bulk/input';
 import { findDelimiter } from '../../src/bulk/sheet';
 import { PetinvError } from '../../src/errors';
 
@@ -45,6 +45,32 @@ describe('a sheet: columns chosen by the header', () => {
   it("takes the delimiter from Excel's sep= line above the header", () => {
     expect(pairs('sep=;\r\nPetId;Quantity;Note\r\n1;5;a,b\r\n')).toEqual([[1n, 5]]);
     expect(read('sep=,\npetId,quantity\n2,6\n').entries.map((entry) => entry.line)).toEqual([3]);
+  });
+
+  it('reads a sheet whose lines end in a carriage return alone (Excel for Mac\'s "CSV (Macintosh)"), in chunks of any size', async () => {
+    const text = 'PetId,Quantity,Notes\r1,5,"two\rlines"\r2,6,\r\r3,7,x\r';
+    for (const size of [1, 2, 3, 4096]) {
+      const bytes = Buffer.from(text);
+      const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, index) =>
+        bytes.subarray(index * size, (index + 1) * size),
+      );
+      const input = await readBulkInput(
+        (async function* () {
+          yield* chunks;
+        })(),
+      );
+      expect(Array.from(input.entries, (entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
+        [2, 1n, 5],
+        [4, 2n, 6],
+        [6, 3n, 7],
+      ]);
+      expect(input.problems).toEqual([]);
+      expect(input.notices).toEqual([expect.stringContaining('"Notes"')]);
+    }
+    // CRLF split between chunks is one line end, not two.
+    const reader = new BulkInputReader();
+    for (const piece of ['petId,quantity\r', '\n1,5\r', '\n2,6\r\n']) reader.push(Buffer.from(piece));
+    expect(Array.from(reader.end().entries, (entry) => entry.line)).toEqual([2, 3]);
   });
 
   it("reads a spreadsheet's UTF-16 text (a BOM says which), in chunks of any size", async () => {
@@ -137,6 +163,31 @@ describe('a sheet: columns chosen by the header', () => {
     expect(() => parseBulkInput('Quantity\n5\n7\n')).toThrow(/columns "Quantity"; it needs a petId column/);
     // A single word that names no column is a bad row of data, as before.
     expect(parseBulkInput('hello\n1 5\n').problems).toHaveLength(1);
+  });
+
+  it('refuses a header below the first line whose columns would be read by position or by another header', () => {
+    // A title row above the header: its rows were read as "petId quantity", pet 20 set to 1.
+    expect(() => parseBulkInput('Stock take 25 Nov,\nQuantity,PetId\n20,1\n5,2\n')).toThrow(
+      /line 2 names its columns \(a header\), but it is not the first line.*Nothing was sent/,
+    );
+    expect(() => parseBulkInput('1 5\nquantity petId\n70 1\n')).toThrow(/line 2 names its columns/);
+    // Two exports one after the other, their columns in other orders.
+    expect(() => parseBulkInput('petId,quantity\n1,5\nquantity,petId\n70,2\n')).toThrow(
+      /line 3 names its columns/,
+    );
+    // The same header again is a bad row, as before; the rows below it are read by the same columns.
+    const again = parseBulkInput('petId,quantity\n1,5\nPetId,Quantity\n2,6\n');
+    expect(Array.from(again.entries, (entry) => [entry.petId, entry.quantity])).toEqual([
+      [1n, 5],
+      [2n, 6],
+    ]);
+    expect(again.problems).toHaveLength(1);
+    // A cell that only mentions a pet id is no header.
+    expect(parseBulkInput('1 5\nCarpet idea,Blue\n').problems).toHaveLength(1);
+    expect(pairs('petId,quantity,notes\n1,5,see pet id 4\n2,6,petId\n')).toEqual([
+      [1n, 5],
+      [2n, 6],
+    ]);
   });
 
   it('keeps headerless lines, NDJSON and JSON arrays, plans among them', () => {
