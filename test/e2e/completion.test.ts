@@ -234,6 +234,27 @@ complete -C 'petinv list --status=sold,p'`,
       ].join('\n'),
     );
   });
+
+  it('file names after --file= and --data=, each with its option before it', () => {
+    const directory = join(home, 'sheets');
+    mkdirSync(directory, { recursive: true });
+    writeFileSync(join(directory, 'count.csv'), 'petId,quantity\n');
+    const result = shell(
+      'fish',
+      ['--no-config', '-c'],
+      `function petinv; "${process.execPath}" "${PETINV_BIN}" $argv; end
+source "${script.fish}"
+complete -C 'petinv set --file=${directory}/co'
+complete -C 'petinv serve --data=${directory}/co'
+complete -C 'petinv set --file ${directory}/co'`,
+    );
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe(
+      [`--file=${directory}/count.csv`, `--data=${directory}/count.csv`, `${directory}/count.csv`, ''].join(
+        '\n',
+      ),
+    );
+  });
 });
 
 describe.skipIf(!installed('zsh'))('zsh (skipped when zsh is not installed)', () => {
