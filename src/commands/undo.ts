@@ -71,7 +71,8 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       concurrency: DEFAULT_CONCURRENCY,
       ndjson: output.format === 'ndjson',
       output,
-      confirm: (question) => confirmChange(connection.envName, question, flags.yes, context),
+      confirm: (question) =>
+        confirmChange(connection.envName, connection.where, question, flags.yes, context),
       question: (updates) => `Undo run ${run.id} (${run.command}): ${plural(updates, 'update')}`,
       command: `undo ${run.id}`,
       again: `run petinv undo ${run.id} again to send them (pets already back are skipped)`,
