@@ -90,6 +90,9 @@ export function renderWatchScreen(
   const footer = chalk.dim(
     `${plural(state.view.length, 'pet')} · ${plural(units, 'unit')}${more > 0 ? ` · ${more} more below (make the window taller, or use --limit)` : ''}`,
   );
+  // Before the first answer there is no list yet: no table, and no "0 pets" that reads as an empty inventory.
+  if (state.checkedAt === undefined)
+    return `\x1b[H${[header, notice].map((line) => fitLine(line, options.columns)).join('\x1b[K\n')}\x1b[K\x1b[J`;
   const lines = [
     header,
     notice,

@@ -55,3 +55,18 @@ describe('fitLine', () => {
     expect(fitLine('', 6)).toBe('');
   });
 });
+
+describe('renderWatchScreen before the first answer', () => {
+  it('says what it waits for, with no table and no "0 pets" that reads as an empty inventory', () => {
+    const waiting: WatchScreenState = { view: [], marks: new Map(), envName: 'local', intervalMs: 2000 };
+    const lines = frameLines(renderWatchScreen(waiting, { color: false, columns: 80, rows: 24 }));
+    expect(lines).toEqual([
+      'petinv list --watch · local · every 2s · last change — · last check —',
+      'waiting for the first answer from local… (Ctrl-C to stop)',
+    ]);
+    const lost = frameLines(
+      renderWatchScreen({ ...waiting, lost: 'ECONNREFUSED' }, { color: false, columns: 80, rows: 24 }),
+    );
+    expect(lost).toEqual([lines[0], 'connection lost: ECONNREFUSED; still trying']);
+  });
+});
