@@ -50,11 +50,12 @@ export function renderWatchScreen(
   const chalk = paint(options.color);
   const paintStatus = statusPainter(options.color);
   const seconds = state.intervalMs / 1000;
+  // Short enough for 80 columns with an environment's name or a host and port: the times are not cut.
   const header = [
-    chalk.bold(`petinv list --watch · ${state.envName}`),
+    chalk.bold(`list --watch · ${state.envName}`),
     `every ${seconds}s`,
-    `last change ${clock(state.changedAt)}`,
-    `last check ${clock(state.checkedAt)}`,
+    `changed ${clock(state.changedAt)}`,
+    `checked ${clock(state.checkedAt)}`,
   ].join(' · ');
   const notice = state.lost
     ? chalk.red(`connection lost: ${state.lost}; still trying`)
