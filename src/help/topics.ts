@@ -57,12 +57,12 @@ const exitCodes: HelpTopic = {
             'aborted: a production change was not confirmed, or an `env set-url` that would send a stored key to another origin; serve cut off by a second signal',
           ],
           [
-            '12',
-            'mismatch: the service answered a write (set, adjust, a bulk run) with another quantity than the one sent',
-          ],
-          [
             '11',
             'conflict: a bulk run or an undo kept a pet someone changed since the input was read (its `from` no longer matches); the rest was applied; `--force` writes anyway',
+          ],
+          [
+            '12',
+            'mismatch: the service answered a write (set, adjust, a bulk run) with another quantity than the one sent',
           ],
           [
             '130',

@@ -110,6 +110,9 @@ describe('help', () => {
     expect(result.code).toBe(0);
     for (const code of Object.values(ExitCode))
       expect(result.stdout).toMatch(new RegExp(`\\n {2}${code} +\\w`));
+    // In order, as a reader looks one up (12 had come before 11).
+    const listed = [...result.stdout.matchAll(/^ {2}(\d+) /gm)].map((match) => Number(match[1]));
+    expect(listed).toEqual([...listed].sort((a, b) => a - b));
   });
 
   it('petinv help environment and formats print their topics, wrapped to the terminal', async () => {
