@@ -125,7 +125,7 @@ describe('petinv __complete answers from the declarations', () => {
     expect(top.lines).toContain('exit-codes\twhat each exit status means');
     expect(top.lines).toContain('options\tthe options every command takes');
     expect((await complete('--json', 'help', 'e')).values).toEqual(['env', 'exit-codes', 'environment']);
-    expect((await complete('help', 'env', '')).values).toEqual(['set-url', 'use', 'remove']);
+    expect((await complete('help', 'env', '')).values).toEqual(['list', 'set-url', 'use', 'remove']);
     expect((await complete('help', 'config', '')).values).toEqual(['path']);
     expect((await complete('help', 'list', '')).values).toEqual([]);
   });
