@@ -153,6 +153,8 @@ describe('petinv __complete answers from the declarations', () => {
 });
 
 describe.skipIf(!installed('bash'))('bash (skipped when bash is not installed)', () => {
+  // A petinv process per case, one after another: 2 s on an idle machine, past 20 s on a loaded one (a
+  // fresh clone's npm test beside a build timed out), so the shell's own limit of 60 s is the test's.
   it('the completion function fills COMPREPLY from COMP_WORDS and COMP_CWORD', () => {
     const cases: Array<[string[], string[]]> = [
       [
@@ -202,7 +204,7 @@ describe.skipIf(!installed('bash'))('bash (skipped when bash is not installed)',
     const result = shell('bash', ['--norc', '-c'], lines.join('\n'));
     expect(result.stderr).toBe('');
     expect(result.stdout.split('\n').slice(0, -1)).toEqual(cases.map(([, expected]) => expected.join(',')));
-  });
+  }, 60_000);
 });
 
 describe.skipIf(!installed('fish'))('fish (skipped when fish is not installed)', () => {
