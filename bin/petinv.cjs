@@ -21,7 +21,7 @@ if (launcher) {
   });
 } else {
   process.stderr.write(
-    `petinv: not built yet; run: cd ${join(__dirname, '..')}/ && npm install && npm run build\n`,
+    `petinv: not built yet; run: cd ${join(__dirname, '..')}/ && npm ci && npm run build\n`,
   );
   process.exitCode = 1;
 }

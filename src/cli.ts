@@ -60,6 +60,7 @@ function contextFor(io: CliIo, output: OutputWatch) {
       json: flags.json === true || flags.output === 'json',
       color: wantsColor(io.env, io.stdout.isTTY === true, flags.color !== false),
       outputClosed: output.closed.signal,
+      heldNotices: output.notices,
     };
   };
 }
@@ -78,8 +79,17 @@ function jsonError(
   return `${stringifyJson({ error, ...beside })}\n`;
 }
 
-/** The one place where a failure becomes a message and an exit code. `hint` sends a usage error to help. */
-function report(error: unknown, json: boolean, io: CliIo, hint: string): ExitCode {
+/**
+ * The one place where a failure becomes a message and an exit code. `hint` sends a usage error to help.
+ * `notices`, held with --json, stand beside the error on its one line.
+ */
+function report(
+  error: unknown,
+  json: boolean,
+  io: CliIo,
+  hint: string,
+  notices: readonly string[],
+): ExitCode {
   const { stderr } = io;
   if (error instanceof CommanderError) {
     // commander has already printed help or the version; its usage errors are said here.
@@ -95,7 +105,13 @@ function report(error: unknown, json: boolean, io: CliIo, hint: string): ExitCod
   }
   if (error instanceof PetinvError) {
     // Outside text in a message was made printable where it was quoted; this keeps every message one line.
-    if (json) stderr.write(jsonError(error.body, error.exitCode, error.json));
+    if (json)
+      stderr.write(
+        jsonError(error.body, error.exitCode, {
+          ...error.json,
+          ...(notices.length > 0 ? { notices: notices.map((message) => ({ message })) } : {}),
+        }),
+      );
     // An error with no text has nothing to add (Ctrl-C at a prompt); a bulk run's Ctrl-C says what was not sent.
     else if (error.message !== '') {
       const text = printable(error.message, 2000);
@@ -133,10 +149,12 @@ interface OutputWatch {
   status?: ExitCode;
   /** The command being run, once commander has chosen it. */
   running?: string;
+  /** With --json, the notices a command held for the end of its run (CommandContext.heldNotices). */
+  notices: string[];
 }
 
 function watchOutput(io: CliIo): OutputWatch {
-  const output: OutputWatch = { closed: new AbortController() };
+  const output: OutputWatch = { closed: new AbortController(), notices: [] };
   const watch = (name: 'stdout' | 'stderr', stream: OutputStream, other: OutputStream) =>
     stream.on('error', (error: NodeJS.ErrnoException) => {
       if (name === 'stderr' && output.running && STDERR_IS_A_LOG.has(output.running)) return;
@@ -181,8 +199,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     await program.parseAsync([...argv]);
   } catch (error) {
     // Once the output is closed nobody reads a message; its status stands.
-    if (!output.closed.signal.aborted) code = report(error, json, io, usageHint(program, argv.slice(2)));
+    if (!output.closed.signal.aborted)
+      code = report(error, json, io, usageHint(program, argv.slice(2)), output.notices);
   }
+  // A run that succeeded says its held notices after its own lines, each the JSON line it was.
+  if (code === ExitCode.ok && !output.closed.signal.aborted)
+    for (const message of output.notices) io.stderr.write(`${stringifyJson({ notice: { message } })}\n`);
   // A write still on its way can yet fail (EPIPE when the reader has gone): the status waits for it.
   await Promise.all([flushed(io.stdout), flushed(io.stderr)]);
   return output.status ?? code;

@@ -40,8 +40,15 @@ function openBulkSource(
   });
 }
 
-/** A notice a person should hear once: a line on stderr, or with --json a JSON line there. */
+/**
+ * A notice a person should hear once: a line on stderr, or with --json a JSON line there, held until the
+ * run ends (CommandContext.heldNotices) so that a failing run prints one line.
+ */
 export function writeNotice(message: string, context: CommandContext) {
+  if (context.json && context.heldNotices) {
+    context.heldNotices.push(message);
+    return;
+  }
   context.stderr.write(
     context.json ? `${stringifyJson({ notice: { message } })}\n` : `petinv: note: ${message}\n`,
   );

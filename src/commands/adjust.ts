@@ -67,6 +67,7 @@ export async function runAdjust(
   }
   await confirmChange(
     envName,
+    where,
     `Change pet ${petId} from ${current.quantity} to ${target}`,
     flags.yes,
     context,

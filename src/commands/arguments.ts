@@ -25,15 +25,20 @@ export function parseIntegerArgument(text: string, name: string): number {
   return value;
 }
 
-/** On production, a person at a terminal confirms a change; --yes, or no terminal, skips the question. */
+/**
+ * On production, a person at a terminal confirms a change; --yes, or no terminal, skips the question. The
+ * question names `where` the change goes, as every other message does (connect.ts): the URL's host and
+ * port when --base-url or PETINV_BASE_URL chose it, never "in production" against a local serve.
+ */
 export async function confirmChange(
   envName: string,
+  where: string,
   question: string,
   yes: boolean | undefined,
   context: CommandContext,
 ) {
   if (envName !== 'production' || yes || !context.stdin.isTTY) return;
-  if (!(await confirm(`${question} in production?`, context.stdin, context.stderr))) {
+  if (!(await confirm(`${question} in ${where}?`, context.stdin, context.stderr))) {
     throw new PetinvError('aborted', 'nothing changed: not confirmed', { code: 'aborted' });
   }
 }

@@ -80,7 +80,13 @@ function __petinv_complete
     set -l current (commandline -ct)
     set -l lines (petinv __complete $words[2..-1] "$current" 2>/dev/null)
     if test "$lines[1]" = ":files"
-        __fish_complete_path "$current"
+        # --file=NAME: file names after the =, each offered with the --file= before it.
+        set -l option (string match -r -- '^-[^=]*=' "$current")
+        if test -n "$option"
+            __fish_complete_path (string sub -s (math (string length -- "$option") + 1) -- "$current") | string replace -r -- '^' "$option"
+        else
+            __fish_complete_path "$current"
+        end
         return
     end
     printf '%s\\n' $lines[2..-1]

@@ -103,14 +103,16 @@ function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClie
 
 /**
  * The error for an environment with no URL: how to set one, and, when a `petinv serve` is running, how to
- * use it instead (a newcomer's first `petinv list` after starting serve).
+ * use it instead (a newcomer's first `petinv list` after starting serve). `consequence` follows the first
+ * clause (`, so no history to show`).
  */
-function noBaseUrlError(envName: string, env: NodeJS.ProcessEnv) {
+export function noBaseUrlError(envName: string, env: NodeJS.ProcessEnv, consequence = '') {
   const setOne = `petinv env set-url ${envName} https://<host>/v1`;
+  const missing = `no base URL for ${envName}${consequence}`;
   const serve = envName === 'local' ? undefined : findServeForLocal(env);
-  if (serve === undefined) return configError(`no base URL for ${envName}; set one: ${setOne}`);
+  if (serve === undefined) return configError(`${missing}; set one: ${setOne}`);
   return configError(
-    `no base URL for ${envName}; petinv serve is running at ${serve.baseUrl}: use it with --env local, or petinv env use local; or set a URL: ${setOne}`,
+    `${missing}; petinv serve is running at ${serve.baseUrl}: use it with --env local, or petinv env use local; or set a URL: ${setOne}`,
   );
 }
 

@@ -1,10 +1,9 @@
-import { configError } from '../errors';
 import type { HistoryRun } from '../history/store';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, exportRows, jsonDocument } from '../output/exporter';
 import { plural } from '../output/plural';
-import { loadSettings } from './connect';
+import { loadSettings, noBaseUrlError } from './connect';
 import type { GlobalFlags } from './flags';
 import { historyFor } from './record';
 
@@ -34,10 +33,7 @@ const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
 export function historyServiceUrl(flags: HistoryFlags, context: CommandContext): string {
   const settings = loadSettings(flags, context);
   const baseUrl = settings.baseUrl.value;
-  if (baseUrl === undefined)
-    throw configError(
-      `no base URL for ${settings.env.value}, so no history to show; set one: petinv env set-url ${settings.env.value} https://<host>/v1`,
-    );
+  if (baseUrl === undefined) throw noBaseUrlError(settings.env.value, context.env, ', so no history to show');
   return baseUrl;
 }
 

@@ -60,7 +60,7 @@ export async function runSet(
       writePlan([{ petId, to: quantity, before }], 'single', output, context, where);
       return;
     }
-    await confirmChange(envName, `Set pet ${petId} to ${quantity}`, flags.yes, context);
+    await confirmChange(envName, where, `Set pet ${petId} to ${quantity}`, flags.yes, context);
     // The quantity before, for the history (and undo): one read of the list, a 304 where the cache allows.
     const before = await readBefore(client, petId, where);
     const item = await client.updateInventory(petId, quantity);
@@ -128,11 +128,13 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
   const rows =
     output.explicit && !ndjson && !context.json && !given.dryRun ? resultExporter(output) : undefined;
   let envName = '';
+  let where = '';
   await runSheet(
     { file: given.file, strict: given.strict === true, ndjson },
     async () => {
       const connection = await connect(given, context);
       envName = connection.envName;
+      where = connection.where;
       // Messages (and the history) name the environment, or the URL when --base-url or PETINV_BASE_URL chose it.
       return { ...connection, envName: connection.where, history: historyFor(connection.baseUrl, context) };
     },
@@ -144,7 +146,7 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
       ndjson,
       output,
       rows,
-      confirm: (question) => confirmChange(envName, question, given.yes, context),
+      confirm: (question) => confirmChange(envName, where, question, given.yes, context),
       question: (updates) => `Apply ${plural(updates, 'update')}`,
       command: given.file === undefined || given.file === '-' ? 'set -' : `set --file ${given.file}`,
       again: 'apply the same input again to send them (rows already right are skipped)',

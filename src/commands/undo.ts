@@ -1,5 +1,6 @@
 import { EntryStore } from '../bulk/entries';
 import { runPipeline } from '../bulk/pipeline';
+import { writeNotice } from '../bulk/plan';
 import { usageError } from '../errors';
 import type { HistoryRun } from '../history/store';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
@@ -63,10 +64,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       : [];
   if (run.env !== connection.where)
     notices.push(`run ${run.id} was made through ${run.env}; undoing it through ${connection.where}`);
-  for (const notice of notices)
-    context.stderr.write(
-      context.json ? `${JSON.stringify({ notice: { message: notice } })}\n` : `petinv: note: ${notice}\n`,
-    );
+  for (const notice of notices) writeNotice(notice, context);
   await runPipeline(
     { entries, problems: [], notices, unit: 'item' },
     // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
@@ -78,7 +76,8 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       concurrency: DEFAULT_CONCURRENCY,
       ndjson: output.format === 'ndjson',
       output,
-      confirm: (question) => confirmChange(connection.envName, question, flags.yes, context),
+      confirm: (question) =>
+        confirmChange(connection.envName, connection.where, question, flags.yes, context),
       question: (updates) => `Undo run ${run.id} (${run.command}): ${plural(updates, 'update')}`,
       command: `undo ${run.id}`,
       again: `run petinv undo ${run.id} again to send them (pets already back are skipped)`,

@@ -28,6 +28,7 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'petinv adjust 42 -2 --dry-run        # show the change, write nothing',
   ],
   env: ['petinv env                           # * marks the current environment', 'petinv env --json'],
+  'env list': ['petinv env list', "petinv env list --json | jq -r '.[] | select(.current) | .name'"],
   'env set-url': [
     'petinv env set-url staging https://staging.petstore.example.com/v1',
     'petinv env set-url staging https://moved.example/v1 --yes  # key goes along',

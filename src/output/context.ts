@@ -32,4 +32,9 @@ export interface CommandContext extends CliIo {
   color: boolean;
   /** Aborted once stdout or stderr is closed (EPIPE): nobody reads any more, so long runs stop early. */
   outputClosed?: AbortSignal;
+  /**
+   * With --json, the notices said so far (writeNotice), held so that a failing run still prints one line:
+   * they stand beside its error as `notices`; a run that succeeds prints them after its own lines.
+   */
+  heldNotices?: string[];
 }

@@ -37,7 +37,10 @@ const COMMANDS: CommandTable = [
   (program, context) =>
     program
       .command('help')
-      .argument('[name...]', 'a command (like env set-url), or a topic: exit-codes, environment, formats')
+      .argument(
+        '[name...]',
+        'a command (like env set-url), or a topic: options, exit-codes, environment, formats',
+      )
       .description('help for a command, or a help topic')
       .action(async (names, _flags, command) =>
         (await import('../commands/help')).runHelp(names, program, context(command)),

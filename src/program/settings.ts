@@ -21,6 +21,13 @@ export const SETTINGS_COMMANDS: CommandTable = [
       .action(async (_flags, command) =>
         (await import('../commands/env')).runEnvList(globals(command), context(command)),
       );
+    // `petinv env list` as gh and kubectl users type it (the top-level help names list beside set-url).
+    env
+      .command('list')
+      .description('list environments and mark the current one (as petinv env does)')
+      .action(async (_flags, command) =>
+        (await import('../commands/env')).runEnvList(globals(command), context(command)),
+      );
     env
       .command('set-url')
       .argument('<env>')

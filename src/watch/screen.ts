@@ -50,11 +50,12 @@ export function renderWatchScreen(
   const chalk = paint(options.color);
   const paintStatus = statusPainter(options.color);
   const seconds = state.intervalMs / 1000;
+  // Short enough for 80 columns with an environment's name or a host and port: the times are not cut.
   const header = [
-    chalk.bold(`petinv list --watch · ${state.envName}`),
+    chalk.bold(`list --watch · ${state.envName}`),
     `every ${seconds}s`,
-    `last change ${clock(state.changedAt)}`,
-    `last check ${clock(state.checkedAt)}`,
+    `changed ${clock(state.changedAt)}`,
+    `checked ${clock(state.checkedAt)}`,
   ].join(' · ');
   const notice = state.lost
     ? chalk.red(`connection lost: ${state.lost}; still trying`)
@@ -90,6 +91,9 @@ export function renderWatchScreen(
   const footer = chalk.dim(
     `${plural(state.view.length, 'pet')} · ${plural(units, 'unit')}${more > 0 ? ` · ${more} more below (make the window taller, or use --limit)` : ''}`,
   );
+  // Before the first answer there is no list yet: no table, and no "0 pets" that reads as an empty inventory.
+  if (state.checkedAt === undefined)
+    return `\x1b[H${[header, notice].map((line) => fitLine(line, options.columns)).join('\x1b[K\n')}\x1b[K\x1b[J`;
   const lines = [
     header,
     notice,

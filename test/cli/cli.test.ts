@@ -448,6 +448,8 @@ describe('environments', () => {
     expect((await run(['env'])).stdout).toBe(
       '\tproduction\t\tno key\n*\tstaging\thttps://staging.example/v1\tno key\n\tlocal\thttp://127.0.0.1:4010/v1\tno key\n',
     );
+    // `env list` too, as the top-level help's "list, set-url, use, remove" reads.
+    expect(await run(['env', 'list'])).toEqual(await run(['env']));
     expect(JSON.parse((await run(['config', '--json'])).stdout).env).toEqual({
       value: 'staging',
       source: 'config file',

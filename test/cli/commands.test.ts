@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readConfigFile } from '../../src/config/file';
@@ -45,6 +45,23 @@ describe('confirmation on production', () => {
     expect(declined.code).toBe(10);
     expect(declined.stderr).toContain('Set pet 4 to 99 in production? [y/N]');
     expect((await runMain(['list'], { env: served.env })).stdout).toContain('4\tavailable\t23\n');
+  });
+
+  it('names the host and port, not production, when PETINV_BASE_URL chose the URL', async () => {
+    // No PETINV_ENV and no config: the environment is production's default, the URL the variable's.
+    const { PETINV_ENV: _, ...byUrl } = served.env;
+    const where = new URL(served.server.baseUrl).host;
+    const asked = { env: byUrl, stdinTty: true, input: 'n\n' };
+    const set = await runMain(['set', '4', '99'], asked);
+    expect(set.stderr).toContain(`Set pet 4 to 99 in ${where}? [y/N]`);
+    const adjust = await runMain(['adjust', '4', '+1'], asked);
+    expect(adjust.stderr).toContain(`Change pet 4 from 23 to 24 in ${where}? [y/N]`);
+    const sheet = join(temporaryDirectory(), 'sheet.txt');
+    writeFileSync(sheet, '4 98\n');
+    const bulk = await runMain(['set', '--file', sheet], asked);
+    expect(bulk.stderr).toContain(`Apply 1 update in ${where}? [y/N]`);
+    expect(`${set.stderr}${adjust.stderr}${bulk.stderr}`).not.toContain('production');
+    expect([set.code, adjust.code, bulk.code]).toEqual([10, 10, 10]);
   });
 
   it('goes ahead on yes', async () => {

@@ -88,6 +88,12 @@ describe('help', () => {
     expect(help.stdout).toContain(`\n${GLOBAL_OPTIONS_LINE}\n`);
     expect(help.stdout.trimEnd().split('\n').at(-1)).toMatch(/^Read more: man petinv, and docs\//);
     expect((await runMain(['help'], { tty: true, columns: 80 })).stdout).toBe(help.stdout);
+    // help's own help names every topic too, options included.
+    const helpHelp = (await runMain(['help', 'help'])).stdout;
+    const topics = helpHelp
+      .slice(helpHelp.indexOf('a topic:'), helpHelp.indexOf('\nOptions:'))
+      .split(/[\s,]+/);
+    for (const [name] of HELP_TOPIC_NAMES) expect(topics).toContain(name);
   });
 
   it('petinv help options lists every option every command takes, once', async () => {
@@ -110,6 +116,9 @@ describe('help', () => {
     expect(result.code).toBe(0);
     for (const code of Object.values(ExitCode))
       expect(result.stdout).toMatch(new RegExp(`\\n {2}${code} +\\w`));
+    // In order, as a reader looks one up (12 had come before 11).
+    const listed = [...result.stdout.matchAll(/^ {2}(\d+) /gm)].map((match) => Number(match[1]));
+    expect(listed).toEqual([...listed].sort((a, b) => a - b));
   });
 
   it('petinv help environment and formats print their topics, wrapped to the terminal', async () => {

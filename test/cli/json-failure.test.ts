@@ -70,6 +70,30 @@ describe('a failing --json run: one JSON line on stderr', () => {
     expect(unreachable.summary).toBeUndefined();
   });
 
+  it('a sheet with notices (a column nobody reads, a status the service does not hold): they stand beside the error', async () => {
+    const sheet = 'petId,quantity,note,status\n1,1006,x,sold\n424242,1,y,available\n';
+    const line = await oneLine(['set', '-'], sheet);
+    expect(line.error).toMatchObject({ code: 'partial_failure', exitCode: 9 });
+    expect(line.notices).toEqual([
+      { message: expect.stringContaining('ignoring column "note"') },
+      { message: expect.stringContaining('1 row gives a status other than the service') },
+    ]);
+    const dryRun = await oneLine(['set', '-', '--dry-run'], sheet);
+    expect(dryRun.notices).toHaveLength(2);
+    // A run that succeeds says them as before, each its own line, after its summary.
+    const done = await runMain(['--json', 'set', '-'], {
+      env: served.env,
+      input: 'petId,quantity,note\n1,1007,x\n',
+    });
+    expect(done.code).toBe(0);
+    expect(
+      done.stderr
+        .trimEnd()
+        .split('\n')
+        .map((text) => Object.keys(JSON.parse(text))),
+    ).toEqual([['summary'], ['notice']]);
+  });
+
   it('a successful bulk run: its summary alone, one line', async () => {
     const result = await runMain(['--json', 'set', '-'], { env: served.env, input: '3 3005\n' });
     expect(result.code).toBe(0);

@@ -101,7 +101,7 @@ describe('petinv list --watch on a terminal', () => {
     const watch = startMain(['list', '--watch', '--interval', '0.1'], { env, tty: true, columns: 100 });
     await morePolls(2);
     expect(watch.stdout().startsWith('\x1b[?1049h')).toBe(true);
-    expect(watch.stdout()).toContain('last check');
+    expect(watch.stdout()).toContain('checked ');
     expect(watch.stdout()).not.toContain('was ');
     expect((await runMain(['set', '3', '0'], { env })).code).toBe(0);
     await until(() => watch.stdout().includes('▼ was 11'), 'the mark of a change');

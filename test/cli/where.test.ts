@@ -78,4 +78,16 @@ describe('where a message says petinv read or wrote', () => {
       'petinv: no base URL for production; set one: petinv env set-url production https://<host>/v1\n',
     );
   });
+
+  it('history with no URL configured and a serve running says how to use it too', async () => {
+    const result = await runMain(['history'], { env: { PETINV_CONFIG_DIR: configDir } });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toBe(
+      `petinv: no base URL for production, so no history to show; petinv serve is running at ${served.baseUrl}: use it with --env local, or petinv env use local; or set a URL: petinv env set-url production https://<host>/v1\n`,
+    );
+    const none = await runMain(['history'], { env: freshConfig() });
+    expect(none.stderr).toBe(
+      'petinv: no base URL for production, so no history to show; set one: petinv env set-url production https://<host>/v1\n',
+    );
+  });
 });

@@ -29,9 +29,7 @@ describe('bin/petinv.cjs', () => {
         encoding: 'utf8',
       });
       expect(result.status).toBe(1);
-      expect(result.stderr).toBe(
-        `petinv: not built yet; run: cd ${clone}/ && npm install && npm run build\n`,
-      );
+      expect(result.stderr).toBe(`petinv: not built yet; run: cd ${clone}/ && npm ci && npm run build\n`);
     } finally {
       rmSync(clone, { recursive: true, force: true });
     }

@@ -93,13 +93,14 @@ describe('petinv serve as a process', () => {
     async (signal, status) => {
       const data = join(temporaryDirectory(), 'inventory.json');
       const configDir = temporaryDirectory();
-      const server = await spawnServer(['--data', data, '--api-key', KEY, '--latency', '1000'], {
+      const server = await spawnServer(['--data', data, '--api-key', KEY, '--latency', '3000'], {
         PETINV_CONFIG_DIR: configDir,
       });
       expect(readdirSync(join(configDir, 'serves'))).toHaveLength(1);
       const pending = request(`${server.baseUrl}/inventory/3`, jsonBody(KEY, '{"quantity":321}'));
-      // Well inside the latency: the request has reached the server, its answer has not left.
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      // Well inside the latency: the request has reached the server, its answer has not left. A second
+      // leaves room for a loaded machine (400 ms was seen too short under a parallel test run).
+      await new Promise((resolve) => setTimeout(resolve, 1000));
       server.child.kill(signal);
       const response = await pending;
       expect(response.status).toBe(200);

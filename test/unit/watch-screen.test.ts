@@ -31,17 +31,24 @@ describe('renderWatchScreen fits the window', () => {
         const lines = frameLines(renderWatchScreen(state, { color, columns, rows: 10 }));
         expect(lines.length).toBeLessThanOrEqual(10);
         for (const line of lines) expect(line.length).toBeLessThanOrEqual(columns);
-        expect(lines[0]).toMatch(/^petinv list --watch · production/);
+        expect(lines[0]).toMatch(/^list --watch · production/);
         expect(lines.at(-1)).toMatch(/^12 pets · 186 units · 7 more below/);
       }
     }
   });
 
+  it('the header fits 80 columns whole, times included, for a host and port too', () => {
+    for (const envName of ['production', '127.0.0.1:4010']) {
+      const [header] = frameLines(
+        renderWatchScreen({ ...state, envName }, { color: false, columns: 80, rows: 10 }),
+      );
+      expect(header).toMatch(/08:09:59$/);
+    }
+  });
+
   it('a line that fits is left whole, colour included', () => {
     const lines = frameLines(renderWatchScreen(state, { color: false, columns: 200, rows: 30 }));
-    expect(lines[0]).toBe(
-      'petinv list --watch · production · every 2s · last change 08:09:53 · last check 08:09:59',
-    );
+    expect(lines[0]).toBe('list --watch · production · every 2s · changed 08:09:53 · checked 08:09:59');
     expect(lines).toContain('     3  available        12  ▼ was 20');
   });
 });
@@ -53,5 +60,20 @@ describe('fitLine', () => {
     expect(fitLine('\x1b[1mabcdef\x1b[0m', 6)).toBe('\x1b[1mabcdef\x1b[0m');
     expect(fitLine('\x1b[1mabc\x1b[0mdefg', 6)).toBe('\x1b[1mabc\x1b[0mde…\x1b[0m');
     expect(fitLine('', 6)).toBe('');
+  });
+});
+
+describe('renderWatchScreen before the first answer', () => {
+  it('says what it waits for, with no table and no "0 pets" that reads as an empty inventory', () => {
+    const waiting: WatchScreenState = { view: [], marks: new Map(), envName: 'local', intervalMs: 2000 };
+    const lines = frameLines(renderWatchScreen(waiting, { color: false, columns: 80, rows: 24 }));
+    expect(lines).toEqual([
+      'list --watch · local · every 2s · changed — · checked —',
+      'waiting for the first answer from local… (Ctrl-C to stop)',
+    ]);
+    const lost = frameLines(
+      renderWatchScreen({ ...waiting, lost: 'ECONNREFUSED' }, { color: false, columns: 80, rows: 24 }),
+    );
+    expect(lost).toEqual([lines[0], 'connection lost: ECONNREFUSED; still trying']);
   });
 });
