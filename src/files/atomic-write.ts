@@ -9,8 +9,9 @@ import { CREATE_EXCLUSIVE, type FileSystem, nodeFileSystem, randomHex, writeFull
  * never half of one; a failure at any step removes the temporary file and leaves the old file as it was.
  * A symlink at the file's own name is replaced by the rename, never written through.
  *
- * Every writer uses it: the serve's snapshot, the config file, serve's records, the list cache and the
- * launcher's compiled code. test/unit/atomic-write.test.ts holds it to short writes, a full disk, failing
+ * Every writer uses it: the serve's snapshots and new journals, the evidence a start keeps aside (never
+ * replacing), the config file, serve's records, the run history, the list cache and the launcher's
+ * compiled code. test/unit/atomic-write.test.ts holds it to short writes, a full disk, failing
  * fsyncs and renames, and planted symlinks.
  */
 
@@ -27,6 +28,11 @@ export interface AtomicWriteOptions {
    * never an empty one. Off for what can be made again (a cache); syncDirectory makes the rename durable.
    */
   fsync?: boolean;
+  /**
+   * false: the file must not exist yet, and never replaces one (a hard link, not a rename, puts it in
+   * place: EEXIST if something is there). For evidence kept aside, which must never overwrite.
+   */
+  replace?: boolean;
   /** The file-system calls, for a test that injects faults; Node's own by default. */
   files?: FileSystem;
 }
@@ -78,6 +84,16 @@ export function createAtomicFile(path: string, options: AtomicWriteOptions = {})
   const rename = () => {
     files.closeSync(opened());
     fd = undefined;
+    if (options.replace === false) {
+      files.linkSync(temporary, path);
+      state = 'committed';
+      try {
+        files.unlinkSync(temporary);
+      } catch {
+        // In place already; a leftover name of the same bytes is harmless.
+      }
+      return;
+    }
     files.renameSync(temporary, path);
     state = 'committed';
   };

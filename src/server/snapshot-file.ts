@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { syncDirectory, writeFileAtomic } from '../files/atomic-write';
-import { CREATE_EXCLUSIVE, type FileSystem, StorageError, writeFully } from '../files/file-system';
+import { type FileSystem, StorageError } from '../files/file-system';
 import { SNAPSHOT_SUFFIX, snapshotPrefix } from './data-format';
 import { checksumHex, JOURNAL_HEADER } from './journal-format';
 
@@ -99,7 +99,7 @@ export async function createJournal(files: FileSystem, dataPath: string, journal
 
 /**
  * Writes `bytes` to a new file at `path` (never one that exists), fsynced, and its directory fsynced:
- * evidence kept aside before the journal is cut. Throws what failed, and then removes what it wrote.
+ * evidence kept aside before the journal is cut. Throws what failed, and leaves nothing at `path`.
  */
 export async function writeNewFile(
   files: FileSystem,
@@ -107,17 +107,7 @@ export async function writeNewFile(
   bytes: Buffer,
   mode: number,
 ): Promise<void> {
-  const fd = files.openSync(path, CREATE_EXCLUSIVE, mode);
-  try {
-    writeFully(files, fd, bytes);
-    await files.fsync(fd);
-  } catch (error) {
-    closeQuietly(files, fd);
-    try {
-      files.unlinkSync(path); // Not a copy of what it was to hold: gone, so nothing half-kept is trusted.
-    } catch {}
-    throw error;
-  }
-  closeQuietly(files, fd);
+  // Through the one atomic writer, never replacing: a crash leaves no half-written file at `path`.
+  await writeFileAtomic(path, bytes, { files, mode, fsync: true, replace: false });
   await syncDirectory(files, path);
 }

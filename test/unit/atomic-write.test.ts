@@ -148,6 +148,30 @@ describe('writeFileAtomic', () => {
   });
 });
 
+describe('writeFileAtomic without replacing (evidence kept aside)', () => {
+  it('puts a new file in place whole, and refuses one that exists, leaving it and nothing else', async () => {
+    const { directory, path, names } = fileWithOldContent();
+    const aside = join(directory, 'aside.json');
+    await writeFileAtomic(aside, 'kept', { replace: false, fsync: true });
+    expect(readFileSync(aside, 'utf8')).toBe('kept');
+    await expect(writeFileAtomic(path, 'never seen', { replace: false })).rejects.toMatchObject({
+      code: 'EEXIST',
+    });
+    expect(readFileSync(path, 'utf8')).toBe(OLD);
+    expect(names()).toEqual(['aside.json', 'file.json']);
+  });
+
+  it('when its fsync fails, leaves nothing at the new name', async () => {
+    const { directory, names } = fileWithOldContent();
+    const files = new FaultyFiles();
+    files.failSync = () => 'EIO';
+    await expect(
+      writeFileAtomic(join(directory, 'aside.json'), 'lost', { files, fsync: true, replace: false }),
+    ).rejects.toMatchObject({ code: 'EIO' });
+    expect(names()).toEqual(['file.json']);
+  });
+});
+
 describe('createAtomicFile', () => {
   it('writes as the content arrives and at a position, as the list cache writes its header last', () => {
     const { path } = fileWithOldContent();
