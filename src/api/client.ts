@@ -20,6 +20,11 @@ export interface ClientOptions {
   apiKey: string;
   /** The environment's name, for messages that say where something failed. */
   envName?: string;
+  /**
+   * The options that make a suggested command reach this same service, safe to paste (`--env staging`,
+   * or `--base-url 'http://…/v1'` when an address, not an environment, chose it); by default `--env envName`.
+   */
+  targetWords?: string;
   /** Per attempt, connection included. */
   timeoutMs?: number;
   /** Further attempts after a network error, a timeout, 429, 502, 503 or 504. */
@@ -95,6 +100,7 @@ function decode<T>(
 export function createClient(options: ClientOptions): InventoryClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const where = options.envName ?? baseUrl;
+  const targetWords = options.targetWords ?? (options.envName ? `--env ${options.envName}` : '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   // The service's words reach a terminal and logs: never with the key, should the service echo it.
@@ -156,7 +162,7 @@ export function createClient(options: ClientOptions): InventoryClient {
           // The body is an absolute quantity: applied twice, it is still that quantity. (The words are
           // safe to paste: numbers, and an environment's name, which is letters, digits, - and _.)
           advice: () =>
-            `setting the same quantity again is safe: petinv set ${petId} ${quantity}${options.envName ? ` --env ${options.envName}` : ''}`,
+            `setting the same quantity again is safe: petinv set ${petId} ${quantity}${targetWords ? ` ${targetWords}` : ''}`,
           onSettled: (lost) =>
             options.onWarning?.(
               `pet ${petId} in ${where}: an earlier attempt of ${operation} was sent and got no answer (${errors.shown(lost.detail)}), so it may have been applied; a retry with the same quantity then succeeded, and a quantity is absolute, so pet ${petId} holds ${quantity} once, not twice`,

@@ -256,6 +256,24 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
   });
 
+  it('reached by an address, not an environment: the advice names the address, and runs as written', async () => {
+    const env = {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      PETINV_BASE_URL: `${origin}/break-reset/v1`,
+      PETINV_API_KEY: 'truth-test-key',
+    };
+    const result = await runMain(['--retries', '0', 'set', '42', '7'], { env });
+    expect(result.code).toBe(8);
+    const advice = /safe: petinv (.*)\n$/.exec(result.stderr)?.[1] ?? '';
+    // host:port is no environment's name: `--env 127.0.0.1:PORT` was refused as a usage error (exit 2).
+    expect(advice).toBe(`set 42 7 --base-url ${origin}/break-reset/v1`);
+    const again = await runMain(['--retries', '0', ...advice.split(' ')], {
+      env: { PETINV_CONFIG_DIR: env.PETINV_CONFIG_DIR, PETINV_API_KEY: env.PETINV_API_KEY },
+    });
+    expect(again.stderr).toContain(`petinv set 42 7 --base-url ${origin}/break-reset/v1`);
+    expect(again.code).toBe(8);
+  });
+
   it('a write sent whole with no answer before the timeout is an unknown outcome too', async () => {
     const result = await petinv('silent', ['--timeout', '300', '--retries', '0', 'set', '42', '7']);
     expect(result.code).toBe(8);
