@@ -25,6 +25,8 @@ export interface ClientOptions {
    * or `--base-url 'http://…/v1'` when an address, not an environment, chose it); by default `--env envName`.
    */
   targetWords?: string;
+  /** An address, not an environment, chose the service: envName is host:port (see ErrorContext). */
+  addressed?: boolean;
   /** Per attempt, connection included. */
   timeoutMs?: number;
   /** Further attempts after a network error, a timeout, 429, 502, 503 or 504. */
@@ -106,6 +108,7 @@ export function createClient(options: ClientOptions): InventoryClient {
   // The service's words reach a terminal and logs: never with the key, should the service echo it.
   const errors = new ClientErrors({
     where,
+    addressed: options.addressed,
     secrets: [options.apiKey],
     refusedKeyAdvice: options.refusedKeyAdvice,
     timeoutMs,

@@ -248,6 +248,7 @@ export async function connect(
     apiKey,
     envName: where,
     targetWords: targetWords(settings, baseUrl),
+    addressed: where !== envName,
     timeoutMs,
     retries,
     ...limits,
