@@ -187,7 +187,9 @@ export class ClientErrors {
     const what =
       error.reason === 'timeout'
         ? `no answer came within ${this.context.timeoutMs} ms`
-        : `the connection broke before an answer came (${this.shown(error.detail)})`;
+        : error.brokeOff
+          ? `its answer broke off before it was complete (${this.shown(error.detail)})`
+          : `the connection broke before an answer came (${this.shown(error.detail)})`;
     return new PetinvError(
       'server',
       `outcome unknown: ${operation} was sent to ${this.context.where} and ${what}${attempts}; the update may have been applied; ${advice}`,

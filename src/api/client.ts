@@ -168,7 +168,7 @@ export function createClient(options: ClientOptions): InventoryClient {
             `setting the same quantity again is safe: petinv set ${petId} ${quantity}${targetWords ? ` ${targetWords}` : ''}`,
           onSettled: (lost) =>
             options.onWarning?.(
-              `pet ${petId} in ${where}: an earlier attempt of ${operation} was sent and got no answer (${errors.shown(lost.detail)}), so it may have been applied; a retry with the same quantity then succeeded, and a quantity is absolute, so pet ${petId} holds ${quantity} once, not twice`,
+              `pet ${petId} in ${where}: an earlier attempt of ${operation} was sent and got no ${lost.brokeOff ? 'complete ' : ''}answer (${errors.shown(lost.detail)}), so it may have been applied; a retry with the same quantity then succeeded, and a quantity is absolute, so pet ${petId} holds ${quantity} once, not twice`,
             ),
         },
       });

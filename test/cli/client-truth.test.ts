@@ -94,6 +94,12 @@ const scenarios: Record<string, (exchange: Exchange) => void> = {
       '[{"petId":9007199254740993,"quantity":1,"status":"sold","0":{"petId":9007199254740992,"quantity":1}}]',
     );
   },
+  /** Answers 200, then closes the connection in the middle of the item. */
+  'body-broke-off'(exchange) {
+    exchange.socket.end(
+      'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"petId":42,',
+    );
+  },
   /** Reads every request whole and never answers. */
   silent() {},
   /** The first PATCH is read whole and its connection reset; later ones are answered. */
@@ -272,6 +278,17 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     });
     expect(again.stderr).toContain(`petinv set 42 7 --base-url ${origin}/break-reset/v1`);
     expect(again.code).toBe(8);
+  });
+
+  it('a write answered 200 whose body then broke off may have been applied too (exit 8)', async () => {
+    const result = await petinv('body-broke-off', ['--retries', '0', 'set', '42', '7']);
+    expect(result.code).toBe(8);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^petinv: outcome unknown: PATCH \/inventory\/42 was sent to staging and its answer broke off before it was complete \(.+\); the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n$/,
+    );
+    const json = await petinv('body-broke-off', ['--json', '--retries', '0', 'set', '42', '7']);
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
   });
 
   it('a write sent whole with no answer before the timeout is an unknown outcome too', async () => {
