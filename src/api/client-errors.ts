@@ -186,7 +186,9 @@ export class ClientErrors {
   outcomeUnknown(operation: string, error: TransportError, attempts: string, advice: string): PetinvError {
     const what =
       error.reason === 'timeout'
-        ? `no answer came within ${this.context.timeoutMs} ms`
+        ? error.brokeOff
+          ? `its answer did not complete within ${this.context.timeoutMs} ms`
+          : `no answer came within ${this.context.timeoutMs} ms`
         : error.brokeOff
           ? `its answer broke off before it was complete (${this.shown(error.detail)})`
           : `the connection broke before an answer came (${this.shown(error.detail)})`;

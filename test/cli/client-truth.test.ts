@@ -100,6 +100,12 @@ const scenarios: Record<string, (exchange: Exchange) => void> = {
       'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"petId":42,',
     );
   },
+  /** Answers 200 and the start of the item, then nothing more. */
+  'body-stalls'(exchange) {
+    exchange.socket.write(
+      'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"petId":42,',
+    );
+  },
   /** Reads every request whole and never answers. */
   silent() {},
   /** The first PATCH is read whole and its connection reset; later ones are answered. */
@@ -289,6 +295,14 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     );
     const json = await petinv('body-broke-off', ['--json', '--retries', '0', 'set', '42', '7']);
     expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
+  });
+
+  it('a write answered 200 whose body stalls past the timeout may have been applied too (exit 8)', async () => {
+    const result = await petinv('body-stalls', ['--timeout', '300', '--retries', '0', 'set', '42', '7']);
+    expect(result.code).toBe(8);
+    expect(result.stderr).toBe(
+      'petinv: outcome unknown: PATCH /inventory/42 was sent to staging and its answer did not complete within 300 ms; the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n',
+    );
   });
 
   it('a write sent whole with no answer before the timeout is an unknown outcome too', async () => {
