@@ -1,3 +1,4 @@
+import { PetinvError } from '../errors';
 import { ClientErrors } from './client-errors';
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -173,8 +174,24 @@ export function createClient(options: ClientOptions): InventoryClient {
         },
       });
       const { text, status } = response;
-      const item = readCanonicalItem(text) ?? decode(errors, operation, text, InventoryItemResponse);
-      if (item.petId !== petId) throw errors.contractError(operation, `it answered for pet ${item.petId}`);
+      // A success status whose item cannot be believed: the service took the request, so the update may
+      // have been applied, and what the pet holds is not known (issue 21).
+      const mayHaveApplied = (error: unknown) =>
+        error instanceof PetinvError
+          ? new PetinvError(
+              error.kind,
+              `${error.message}; it answered ${status}, so the update may have been applied: read it back with petinv get ${petId}${targetWords ? ` ${targetWords}` : ''}`,
+              { code: error.body.code, status },
+            )
+          : error;
+      let item: InventoryItem;
+      try {
+        item = readCanonicalItem(text) ?? decode(errors, operation, text, InventoryItemResponse);
+      } catch (error) {
+        throw mayHaveApplied(error);
+      }
+      if (item.petId !== petId)
+        throw mayHaveApplied(errors.contractError(operation, `it answered for pet ${item.petId}`));
       if (item.quantity !== quantity)
         throw errors.mismatch(operation, `pet ${petId}`, quantity, item.quantity, status);
       return item;

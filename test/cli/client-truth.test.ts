@@ -106,6 +106,10 @@ const scenarios: Record<string, (exchange: Exchange) => void> = {
       'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"petId":42,',
     );
   },
+  /** Answers a PATCH 200 with a body that is no item. */
+  'not-an-item'(exchange) {
+    answer(exchange.socket, 200, 'hello');
+  },
   /** Reads every request whole and never answers. */
   silent() {},
   /** The first PATCH is read whole and its connection reset; later ones are answered. */
@@ -303,6 +307,21 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(result.stderr).toBe(
       'petinv: outcome unknown: PATCH /inventory/42 was sent to staging and its answer did not complete within 300 ms; the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n',
     );
+  });
+
+  it('a write answered 200 with no item says it may have been applied (exit 8)', async () => {
+    const result = await petinv('not-an-item', ['set', '42', '7']);
+    expect(result.code).toBe(8);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^petinv: the answer from staging to PATCH \/inventory\/42 does not match the contract: .+; it answered 200, so the update may have been applied: read it back with petinv get 42 --env staging\n$/,
+    );
+    const json = await petinv('not-an-item', ['--json', 'set', '42', '7']);
+    expect(JSON.parse(json.stderr).error).toMatchObject({
+      code: 'invalid_response',
+      status: 200,
+      exitCode: 8,
+    });
   });
 
   it('a write sent whole with no answer before the timeout is an unknown outcome too', async () => {
