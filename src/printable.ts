@@ -64,7 +64,20 @@ export function printableWithout(text: string, secrets: readonly string[], maxLe
   // so a secret that starts inside printable's window is whole in it.
   const window = maxLength * 4 + 64 + Math.max(...hidden.map((secret) => secret.length));
   const cut = text.length > window;
-  let line = redact(printable(redact(cut ? text.slice(0, window) : text), maxLength));
+  // Once printable, a line break or a control character between a secret's characters shows as a space or
+  // �, which would leave the key readable: matched with those between its characters too.
+  const loose = hidden.map(
+    (secret) =>
+      new RegExp(
+        Array.from(secret, (character) => character.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')).join(
+          '[ \ufffd]*',
+        ),
+        'g',
+      ),
+  );
+  const redactLoose = (shown: string) =>
+    loose.reduce((result, pattern) => result.replace(pattern, REDACTED), redact(shown));
+  let line = redactLoose(printable(redact(cut ? text.slice(0, window) : text), maxLength));
   // Redaction shortens the text, so printable may not see that it was cut: say so as printable would.
   if (cut && !line.endsWith('…')) line = `${line}…`;
   if (!line.endsWith('…')) return line;
