@@ -13,10 +13,14 @@ const LINE_BREAKS = /[\r\n\t\v\f\u0085\u2028\u2029]+/g;
 /**
  * Characters that show nothing or turn the direction of what follows (a soft hyphen, the Arabic letter
  * mark, zero-width spaces and joiners, the directional marks, embeddings, overrides and isolates, word
- * joiners and invisible operators, the byte order mark): removed, so that what a terminal shows is what
+ * joiners and invisible operators, the byte order mark; and the other characters Unicode marks as
+ * ignorable that show nothing: the combining grapheme joiner, the Hangul fillers, the Khmer inherent
+ * vowels, the Mongolian selectors and vowel separator, the interlinear annotation marks and the tag
+ * characters U+E0000-U+E007F): removed, so that what a terminal shows is what
  * the text says, and a key cut up by them is found whole (issue 21).
  */
-export const INVISIBLE_CHARACTERS = /[\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+export const INVISIBLE_CHARACTERS =
+  /\u034f|\u17b4|\u17b5|\u180b|\u180c|\u180d|\u180f|[\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\u3164\ufeff\uffa0\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
 /** DEL, the C1 controls and the bidirectional overrides that make text read differently than it is. */
 export const WIDE_CONTROL_CHARACTERS = /[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 // The C0 controls too.
@@ -60,7 +64,20 @@ export function printableWithout(text: string, secrets: readonly string[], maxLe
   // so a secret that starts inside printable's window is whole in it.
   const window = maxLength * 4 + 64 + Math.max(...hidden.map((secret) => secret.length));
   const cut = text.length > window;
-  let line = redact(printable(redact(cut ? text.slice(0, window) : text), maxLength));
+  // Once printable, a line break or a control character between a secret's characters shows as a space or
+  // �, which would leave the key readable: matched with those between its characters too.
+  const loose = hidden.map(
+    (secret) =>
+      new RegExp(
+        Array.from(secret, (character) => character.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')).join(
+          '[ \ufffd]*',
+        ),
+        'g',
+      ),
+  );
+  const redactLoose = (shown: string) =>
+    loose.reduce((result, pattern) => result.replace(pattern, REDACTED), redact(shown));
+  let line = redactLoose(printable(redact(cut ? text.slice(0, window) : text), maxLength));
   // Redaction shortens the text, so printable may not see that it was cut: say so as printable would.
   if (cut && !line.endsWith('…')) line = `${line}…`;
   if (!line.endsWith('…')) return line;

@@ -333,6 +333,14 @@ function failureOf(
       `mismatch: the service answered ${plural(outcome.mismatched, 'update')} in ${envName} with another quantity than sent; read them back with petinv get`,
       { code: 'mismatch' },
     );
+  // A write sent whole whose answer never came may have been applied: the broken-response status (8), as
+  // for one pet, so a script tells "maybe written" from "refused"; the summary names how many.
+  if (outcome.unknown > 0)
+    return new PetinvError(
+      'server',
+      `outcome unknown: ${plural(outcome.unknown, 'update')} in ${envName} ${outcome.unknown === 1 ? 'was' : 'were'} sent whole but no answer came; ${outcome.unknown === 1 ? 'it' : 'they'} may have been applied: apply the same input again (the quantities are absolute, so that is safe)`,
+      { code: 'outcome_unknown' },
+    );
   // Skipped input counts as a partial failure too: a script must learn that not everything was applied.
   const skipped = input.problems.length;
   if (failed > 0 || skipped > 0)

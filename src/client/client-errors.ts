@@ -10,6 +10,11 @@ import { TransportError, type TransportResponse } from './transport';
 export interface ErrorContext {
   /** The environment's name, or the base URL when it has none. */
   where: string;
+  /**
+   * An address (`--base-url`, `PETINV_BASE_URL`), not an environment, chose the service: `where` is then
+   * host:port, which is no environment's name, so no `--env`/`env set-url` of it is suggested (issue 21).
+   */
+  addressed?: boolean;
   /** Never shown, should the service echo it: the API key. */
   secrets: readonly string[];
   /** What to do about a refused key, which depends on where the key came from. */
@@ -68,7 +73,9 @@ export class ClientErrors {
           ? new PetinvError(kind, `${subject} not found in ${this.context.where} (${detail})`, errorBody)
           : new PetinvError(
               kind,
-              `${operation} not found in ${this.context.where} (${detail}); check the base URL: petinv env set-url ${this.context.where} <url>`,
+              this.context.addressed
+                ? `${operation} not found in ${this.context.where} (${detail}); check the base URL given with --base-url or PETINV_BASE_URL`
+                : `${operation} not found in ${this.context.where} (${detail}); check the base URL: petinv env set-url ${this.context.where} <url>`,
               errorBody,
             );
       case 'rejected':
@@ -112,7 +119,9 @@ export class ClientErrors {
           suggestion = shellWord(moved);
           // The environment's stored key, if any, goes wherever the environment points.
           if (target.origin !== new URL(url).origin)
-            keyNote = ` (its stored API key, if any, would then go to ${target.origin}: do so only if you trust it)`;
+            keyNote = this.context.addressed
+              ? ` (the API key would then go to ${target.origin}: do so only if you trust it)`
+              : ` (its stored API key, if any, would then go to ${target.origin}: do so only if you trust it)`;
         }
       } catch {
         // Not a URL: the user picks the new address.
@@ -120,7 +129,11 @@ export class ClientErrors {
     }
     return new PetinvError(
       'config',
-      `the service in ${this.context.where} answered ${operation} with a redirect (${response.status}, ${shown}); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url ${this.context.where} ${suggestion}${keyNote}`,
+      `the service in ${this.context.where} answered ${operation} with a redirect (${response.status}, ${shown}); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, ${
+        this.context.addressed
+          ? `give its address with --base-url or PETINV_BASE_URL instead: ${suggestion}`
+          : `run: petinv env set-url ${this.context.where} ${suggestion}`
+      }${keyNote}`,
       { code: 'redirect', message: `redirect (${response.status}) not followed`, status: response.status },
     );
   }
@@ -173,8 +186,12 @@ export class ClientErrors {
   outcomeUnknown(operation: string, error: TransportError, attempts: string, advice: string): PetinvError {
     const what =
       error.reason === 'timeout'
-        ? `no answer came within ${this.context.timeoutMs} ms`
-        : `the connection broke before an answer came (${this.shown(error.detail)})`;
+        ? error.brokeOff
+          ? `its answer did not complete within ${this.context.timeoutMs} ms`
+          : `no answer came within ${this.context.timeoutMs} ms`
+        : error.brokeOff
+          ? `its answer broke off before it was complete (${this.shown(error.detail)})`
+          : `the connection broke before an answer came (${this.shown(error.detail)})`;
     return new PetinvError(
       'server',
       `outcome unknown: ${operation} was sent to ${this.context.where} and ${what}${attempts}; the update may have been applied; ${advice}`,

@@ -1,5 +1,6 @@
 import { parseInventoryJson, readCanonicalItem, serializeUpdate } from '../contract/json';
 import { describeIssues, type InventoryItem, InventoryItemResponse } from '../contract/schemas';
+import { PetinvError } from '../errors';
 import { ClientErrors } from './client-errors';
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -30,6 +31,13 @@ export interface ClientOptions {
   apiKey: string;
   /** The environment's name, for messages that say where something failed. */
   envName?: string;
+  /**
+   * The options that make a suggested command reach this same service, safe to paste (`--env staging`,
+   * or `--base-url 'http://…/v1'` when an address, not an environment, chose it); by default `--env envName`.
+   */
+  targetWords?: string;
+  /** An address, not an environment, chose the service: envName is host:port (see ErrorContext). */
+  addressed?: boolean;
   /** Per attempt, connection included. */
   timeoutMs?: number;
   /** Further attempts after a network error, a timeout, 429, 502, 503 or 504. */
@@ -102,11 +110,13 @@ function decode<T>(
 export function createClient(options: ClientOptions): InventoryClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const where = options.envName ?? baseUrl;
+  const targetWords = options.targetWords ?? (options.envName ? `--env ${options.envName}` : '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   // The service's words reach a terminal and logs: never with the key, should the service echo it.
   const errors = new ClientErrors({
     where,
+    addressed: options.addressed,
     secrets: [options.apiKey],
     refusedKeyAdvice: options.refusedKeyAdvice,
     timeoutMs,
@@ -163,16 +173,32 @@ export function createClient(options: ClientOptions): InventoryClient {
           // The body is an absolute quantity: applied twice, it is still that quantity. (The words are
           // safe to paste: numbers, and an environment's name, which is letters, digits, - and _.)
           advice: () =>
-            `setting the same quantity again is safe: petinv set ${petId} ${quantity}${options.envName ? ` --env ${options.envName}` : ''}`,
+            `setting the same quantity again is safe: petinv set ${petId} ${quantity}${targetWords ? ` ${targetWords}` : ''}`,
           onSettled: (lost) =>
             options.onWarning?.(
-              `pet ${petId} in ${where}: an earlier attempt of ${operation} was sent and got no answer (${errors.shown(lost.detail)}), so it may have been applied; a retry with the same quantity then succeeded, and a quantity is absolute, so pet ${petId} holds ${quantity} once, not twice`,
+              `pet ${petId} in ${where}: an earlier attempt of ${operation} was sent and got no ${lost.brokeOff ? 'complete ' : ''}answer (${errors.shown(lost.detail)}), so it may have been applied; a retry with the same quantity then succeeded, and a quantity is absolute, so pet ${petId} holds ${quantity} once, not twice`,
             ),
         },
       });
       const { text, status } = response;
-      const item = readCanonicalItem(text) ?? decode(errors, operation, text, InventoryItemResponse);
-      if (item.petId !== petId) throw errors.contractError(operation, `it answered for pet ${item.petId}`);
+      // A success status whose item cannot be believed: the service took the request, so the update may
+      // have been applied, and what the pet holds is not known (issue 21).
+      const mayHaveApplied = (error: unknown) =>
+        error instanceof PetinvError
+          ? new PetinvError(
+              error.kind,
+              `${error.message}; it answered ${status}, so the update may have been applied: read it back with petinv get ${petId}${targetWords ? ` ${targetWords}` : ''}`,
+              { code: error.body.code, status },
+            )
+          : error;
+      let item: InventoryItem;
+      try {
+        item = readCanonicalItem(text) ?? decode(errors, operation, text, InventoryItemResponse);
+      } catch (error) {
+        throw mayHaveApplied(error);
+      }
+      if (item.petId !== petId)
+        throw mayHaveApplied(errors.contractError(operation, `it answered for pet ${item.petId}`));
       if (item.quantity !== quantity)
         throw errors.mismatch(operation, `pet ${petId}`, quantity, item.quantity, status);
       return item;

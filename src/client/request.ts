@@ -136,7 +136,9 @@ function retryPlan(
   /** Returns once it has waited for another attempt; throws the error the user sees when none is left. */
   const retryOrThrow = async (error: unknown, attempt: number): Promise<void> => {
     if (!(error instanceof TransportError)) throw error;
-    if (unknownOutcome && error.sent) lost ??= error;
+    // A write whose answer broke off after its status came was reached and read too: it may have been
+    // applied as much as one that got no answer at all.
+    if (unknownOutcome && (error.sent || error.brokeOff)) lost ??= error;
     // The same certificate will be presented again: retrying cannot help.
     if (error.reason === 'tls') throw errors.untrusted(error, url);
     if (error.reason === 'too large') throw errors.tooLarge(operation);

@@ -112,7 +112,14 @@ class Exchange implements Dispatcher.DispatchHandler {
   ) {
     const timedOut = () =>
       this.fail(
-        new TransportError('timeout', 'TimeoutError', undefined, false, this.sent && this.status === 0),
+        new TransportError(
+          'timeout',
+          'TimeoutError',
+          undefined,
+          // The status came and the body did not finish in time: the service was reached (issue 21).
+          this.status !== 0,
+          this.sent && this.status === 0,
+        ),
       );
     // One deadline for the whole attempt, the body included; undici's own per-phase timers are too coarse
     // below a second. A request still waiting for a connection fails at once and is dropped when it gets one.

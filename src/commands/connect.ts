@@ -20,6 +20,7 @@ import {
 import { configError, PetinvError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { createHttpTrace, traceLevel } from '../output/http-trace';
+import { shellWord } from '../suggest';
 import type { GlobalFlags } from './flags';
 import { resolveLimits } from './limits';
 
@@ -44,6 +45,21 @@ export function describeTarget(settings: Settings, baseUrl: string): string {
   if (!urlGiven || envGiven) return settings.env.value;
   const url = new URL(baseUrl);
   return `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
+}
+
+/**
+ * The options that make a suggested command reach the service this one reached, safe to paste: an
+ * environment's name is not enough when an address chose the service (`--base-url`, `PETINV_BASE_URL`
+ * without `--env`), as `where` is then host:port, which is no environment's name (issue 21).
+ */
+export function targetWords(settings: Settings, baseUrl: string): string {
+  const urlGiven = settings.baseUrl.source === 'flag' || settings.baseUrl.source === 'environment variable';
+  const envGiven = settings.env.source === 'flag' || settings.env.source === 'environment variable';
+  const words: string[] = [];
+  if (envGiven || !urlGiven) words.push(`--env ${settings.env.value}`);
+  if (settings.baseUrl.source === 'flag' || (urlGiven && !envGiven))
+    words.push(`--base-url ${shellWord(baseUrl)}`);
+  return words.join(' ');
 }
 
 export function loadSettings(
@@ -233,6 +249,8 @@ export async function connect(
     baseUrl,
     apiKey,
     envName: where,
+    targetWords: targetWords(settings, baseUrl),
+    addressed: where !== envName,
     timeoutMs,
     retries,
     ...limits,

@@ -51,7 +51,10 @@ const exitCodes: HelpTopic = {
             '8',
             'server error (5xx after retries), a timeout, an answer too large, cut off, or one that breaks the contract (a list naming a pet twice); a write whose outcome is unknown (sent, then the connection broke: it may have been applied)',
           ],
-          ['9', 'a bulk run partly failed: some updates failed or some input was skipped'],
+          [
+            '9',
+            'a bulk run partly failed: some updates failed or some input was skipped (an update that may have been applied is 8, a mismatch 12, before 9)',
+          ],
           [
             '10',
             'aborted: a production change was not confirmed, or an `env set-url` that would send a stored key to another origin; serve cut off by a second signal',

@@ -94,6 +94,22 @@ const scenarios: Record<string, (exchange: Exchange) => void> = {
       '[{"petId":9007199254740993,"quantity":1,"status":"sold","0":{"petId":9007199254740992,"quantity":1}}]',
     );
   },
+  /** Answers 200, then closes the connection in the middle of the item. */
+  'body-broke-off'(exchange) {
+    exchange.socket.end(
+      'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"petId":42,',
+    );
+  },
+  /** Answers 200 and the start of the item, then nothing more. */
+  'body-stalls'(exchange) {
+    exchange.socket.write(
+      'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"petId":42,',
+    );
+  },
+  /** Answers a PATCH 200 with a body that is no item. */
+  'not-an-item'(exchange) {
+    answer(exchange.socket, 200, 'hello');
+  },
   /** Reads every request whole and never answers. */
   silent() {},
   /** The first PATCH is read whole and its connection reset; later ones are answered. */
@@ -256,6 +272,58 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
   });
 
+  it('reached by an address, not an environment: the advice names the address, and runs as written', async () => {
+    const env = {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      PETINV_BASE_URL: `${origin}/break-reset/v1`,
+      PETINV_API_KEY: 'truth-test-key',
+    };
+    const result = await runMain(['--retries', '0', 'set', '42', '7'], { env });
+    expect(result.code).toBe(8);
+    const advice = /safe: petinv (.*)\n$/.exec(result.stderr)?.[1] ?? '';
+    // host:port is no environment's name: `--env 127.0.0.1:PORT` was refused as a usage error (exit 2).
+    expect(advice).toBe(`set 42 7 --base-url ${origin}/break-reset/v1`);
+    const again = await runMain(['--retries', '0', ...advice.split(' ')], {
+      env: { PETINV_CONFIG_DIR: env.PETINV_CONFIG_DIR, PETINV_API_KEY: env.PETINV_API_KEY },
+    });
+    expect(again.stderr).toContain(`petinv set 42 7 --base-url ${origin}/break-reset/v1`);
+    expect(again.code).toBe(8);
+  });
+
+  it('a write answered 200 whose body then broke off may have been applied too (exit 8)', async () => {
+    const result = await petinv('body-broke-off', ['--retries', '0', 'set', '42', '7']);
+    expect(result.code).toBe(8);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^petinv: outcome unknown: PATCH \/inventory\/42 was sent to staging and its answer broke off before it was complete \(.+\); the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n$/,
+    );
+    const json = await petinv('body-broke-off', ['--json', '--retries', '0', 'set', '42', '7']);
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
+  });
+
+  it('a write answered 200 whose body stalls past the timeout may have been applied too (exit 8)', async () => {
+    const result = await petinv('body-stalls', ['--timeout', '300', '--retries', '0', 'set', '42', '7']);
+    expect(result.code).toBe(8);
+    expect(result.stderr).toBe(
+      'petinv: outcome unknown: PATCH /inventory/42 was sent to staging and its answer did not complete within 300 ms; the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n',
+    );
+  });
+
+  it('a write answered 200 with no item says it may have been applied (exit 8)', async () => {
+    const result = await petinv('not-an-item', ['set', '42', '7']);
+    expect(result.code).toBe(8);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^petinv: the answer from staging to PATCH \/inventory\/42 does not match the contract: .+; it answered 200, so the update may have been applied: read it back with petinv get 42 --env staging\n$/,
+    );
+    const json = await petinv('not-an-item', ['--json', 'set', '42', '7']);
+    expect(JSON.parse(json.stderr).error).toMatchObject({
+      code: 'invalid_response',
+      status: 200,
+      exitCode: 8,
+    });
+  });
+
   it('a write sent whole with no answer before the timeout is an unknown outcome too', async () => {
     const result = await petinv('silent', ['--timeout', '300', '--retries', '0', 'set', '42', '7']);
     expect(result.code).toBe(8);
@@ -312,15 +380,18 @@ describe('a connection that breaks after the request was sent: outcome unknown (
 
   it('a bulk run counts the updates whose outcome is unknown', async () => {
     const result = await petinv('break-reset', ['--json', '--retries', '0', 'set', '-'], '1 5\n');
-    expect(result.code).toBe(9);
-    const [summary] = result.stderr
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line));
-    expect(summary.summary).toMatchObject({ failed: 1, unknown: 1 });
+    // Maybe written, not refused: the broken-response status, as for one pet.
+    expect(result.code).toBe(8);
+    const failure = JSON.parse(result.stderr);
+    expect(failure.error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
+    expect(failure.summary).toMatchObject({ failed: 1, unknown: 1 });
     const text = await petinv('break-reset', ['--retries', '0', 'set', '-'], '1 5\n');
     expect(text.stderr).toContain('outcome unknown: PATCH /inventory/1 was sent to staging');
     expect(text.stderr).toContain('1 failed (1 with outcome unknown, maybe applied)');
+    expect(text.stderr).toMatch(
+      /petinv: outcome unknown: 1 update in staging was sent whole but no answer came; it may have been applied/,
+    );
+    expect(text.code).toBe(8);
   });
 });
 

@@ -91,6 +91,18 @@ describe('advice safe to paste into a shell', () => {
     expect(existsSync(join(directory, '.pwned2'))).toBe(false);
   });
 
+  it('reached by an address, not an environment: no env set-url of host:port, which is no name', async () => {
+    location = 'https://moved.example/v1/inventory';
+    const result = await runMain(['list'], {
+      env: { PETINV_CONFIG_DIR: temporaryDirectory(), PETINV_BASE_URL: `${origin}/v1`, PETINV_API_KEY: 'k' },
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).not.toContain('set-url 127.0.0.1');
+    expect(result.stderr).toContain(
+      'if the service moved, give its address with --base-url or PETINV_BASE_URL instead: https://moved.example/v1 (the API key would then go to https://moved.example: do so only if you trust it)',
+    );
+  });
+
   it('a Location that is not a plain http(s) address is not suggested at all', async () => {
     location = 'javascript:alert(1)//v1/inventory';
     const result = await runMain(['list', '--env', 'staging'], {

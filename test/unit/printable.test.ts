@@ -58,6 +58,33 @@ describe('printableWithout: service text with the API key hidden', () => {
     }
   });
 
+  it('finds the key split by the other ignorable characters that show nothing, and removes them', () => {
+    const marks = [
+      '\u034f',
+      '\u115f',
+      '\u1160',
+      '\u17b4',
+      '\u180e',
+      '\u3164',
+      '\uffa0',
+      '\ufff9',
+      '\u{e0041}',
+    ];
+    for (const mark of marks) {
+      const split = KEY.split('').join(mark);
+      expect(printableWithout(`bad key ${split}!`, [KEY]), mark).toBe('bad key [redacted]!');
+      expect(printable(`a${mark}b`), mark).toBe('ab');
+    }
+  });
+
+  it('finds the key split by line breaks, spaces or control characters', () => {
+    for (const mark of ['\n', '\r\n', '\u2028', '\t', ' ', '\u0001', '\u0085']) {
+      const split = KEY.split('').join(mark);
+      expect(printableWithout(`bad key ${split}!`, [KEY]), JSON.stringify(mark)).toBe('bad key [redacted]!');
+    }
+    expect(printableWithout('a key-like word: pk_other', [KEY])).toBe('a key-like word: pk_other');
+  });
+
   it('never shows the start of a key that the line is cut through', () => {
     const split = KEY.split('').join('\u001b[m');
     for (let pad = 180; pad < 200; pad++) {
