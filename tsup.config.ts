@@ -105,7 +105,9 @@ export default defineConfig([
     entry: { cli: 'src/cli.ts', launch: 'src/launch.ts' },
     format: ['cjs'],
     // No import() left in the bundle: launch.ts compiles it with node:vm, whose import() callback V8 loses
-    // when the code comes from its cache (Node 20). undici's full package, CommonJS, is required instead.
+    // when the code comes from its cache (Node 20). undici's full package, CommonJS, is required instead,
+    // and conf, an ES module only, is bundled (still run only by the commands that write the config).
+    noExternal: [...shared.noExternal, 'conf'],
     esbuildOptions(options) {
       options.supported = { ...options.supported, 'dynamic-import': false };
     },

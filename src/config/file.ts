@@ -11,7 +11,6 @@ import {
 import * as z from 'zod/mini';
 import { describeIssues } from '../contract/schemas';
 import { configError, PetinvError } from '../errors';
-import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories } from '../files/file-system';
 import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
 import { printable } from '../printable';
@@ -181,20 +180,31 @@ function refuseSymlink(path: string) {
 }
 
 /**
- * Writes the whole config atomically (files/atomic-write.ts), fsynced, readable by its owner alone, as
- * tab-indented JSON. Call it holding the config lock.
+ * Writes the whole config through conf, the config store petinv is built on, readable by its owner
+ * alone. conf writes atomically itself (through the `atomically` package: a temporary file, fsynced,
+ * renamed into place); it is the one writer that does not go through files/atomic-write.ts, since the
+ * config file is conf's. Call it holding the config lock.
  */
-function writeConfigUnlocked(config: ConfigFile, env: NodeJS.ProcessEnv): string {
+function writeConfigUnlocked(
+  config: ConfigFile,
+  env: NodeJS.ProcessEnv,
+  Conf: typeof import('conf').default,
+): string {
   const path = configFilePath(env);
   refuseSymlink(path);
   try {
-    writeFileAtomicSync(path, JSON.stringify(ConfigFile.parse(config), undefined, '\t'), {
-      mode: 0o600,
-      fsync: true,
+    const store = new Conf<ConfigFile>({
+      projectName: 'petinv',
+      cwd: configDirectory(env),
+      configName: 'config',
+      configFileMode: 0o600,
+      // petinv validates with its own zod schema; conf must not wipe a file it cannot read.
+      clearInvalidConfig: false,
     });
+    store.store = ConfigFile.parse(config);
     // The umask may narrow a new file's mode, never widen it: this makes it exactly the owner's.
-    chmodSync(path, 0o600);
-    return path;
+    chmodSync(store.path, 0o600);
+    return store.path;
   } catch (error) {
     throw writeFailure('config file', path, error);
   }
@@ -208,12 +218,14 @@ export async function updateConfigFile(
   change: (config: ConfigFile) => void,
   env: NodeJS.ProcessEnv,
 ): Promise<string> {
+  // conf is loaded before the lock is taken: its loading need not hold up other writers.
+  const { default: Conf } = await import('conf');
   const directory = configDirectory(env);
   prepareDirectory(directory);
   return withConfigLock(`${configFilePath(env)}.lock`, () => {
     const config = readConfigFile(env);
     change(config);
-    return writeConfigUnlocked(config, env);
+    return writeConfigUnlocked(config, env, Conf);
   });
 }
 
