@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
 import { runMain } from '../helpers/main';
 import { runPetinv, type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
+import { mountTmpfs } from '../helpers/tmpfs';
 
 /**
  * The real thing, where the machine allows it (root, tmpfs): a small file system that enforces its size
@@ -15,17 +16,6 @@ import { runPetinv, type SpawnedServer, spawnServer, temporaryDirectory } from '
 
 const KEY = 'disk-full-key';
 const PETS = 2000;
-
-function mountTmpfs(options: string): string | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const directory = temporaryDirectory('petinv-tmpfs-');
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', directory], { stdio: 'ignore' });
-    return directory;
-  } catch {
-    return undefined;
-  }
-}
 
 const mountPoint = mountTmpfs('size=1m');
 const readOnlyMount = mountTmpfs('size=64k,ro');

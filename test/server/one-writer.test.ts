@@ -9,6 +9,7 @@ import { seedInventory } from '../../src/server/store';
 import { bearer, jsonBody, request } from '../helpers/http';
 import { runMain } from '../helpers/main';
 import { type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
+import { mountTmpfs } from '../helpers/tmpfs';
 
 /**
  * One writer per data file, however it is reached: each serve here is a process of its own, as an
@@ -122,17 +123,6 @@ describe('a restart after a crash', () => {
     expect(readFileSync(`${data}.lock`, 'utf8').split('\n')[0]).toBe(String(restarted.child.pid));
   });
 });
-
-function mountTmpfs(options: string): string | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const directory = temporaryDirectory('petinv-tmpfs-');
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', directory], { stdio: 'ignore' });
-    return directory;
-  } catch {
-    return undefined;
-  }
-}
 
 const fullDisk = mountTmpfs('size=256k');
 afterAll(() => {

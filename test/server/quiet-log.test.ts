@@ -3,7 +3,8 @@ import { statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonBody, request } from '../helpers/http';
-import { spawnServer, temporaryDirectory } from '../helpers/serve';
+import { spawnServer } from '../helpers/serve';
+import { mountTmpfs } from '../helpers/tmpfs';
 
 /**
  * --quiet silences the request log, never the operator's evidence: a write that failed is logged, so the
@@ -11,17 +12,6 @@ import { spawnServer, temporaryDirectory } from '../helpers/serve';
  */
 
 const KEY = 'quiet-key';
-
-function mountTmpfs(options: string): string | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const directory = temporaryDirectory('petinv-tmpfs-');
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', directory], { stdio: 'ignore' });
-    return directory;
-  } catch {
-    return undefined;
-  }
-}
 
 const disk = mountTmpfs('size=256k');
 afterAll(() => {
