@@ -1,4 +1,14 @@
-import { parseInventoryJson } from '../contract/json';
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COMMA,
+  isJsonSpace,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  parseInventoryJson,
+  QUOTE,
+} from '../contract/json';
 import { INT64_MAX, INT64_MIN, type InventoryItem, QUANTITY_MAX } from '../contract/schemas';
 
 /**
@@ -32,14 +42,6 @@ export class InventoryStreamError extends Error {
   }
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const isSpace = (code: number) => code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 const ONLY_SPACE = /^[ \n\r\t]*$/;
 const NOT_SPACE = /[^ \n\r\t]/;
 /** A first character that starts some JSON value other than an array. */
@@ -160,7 +162,7 @@ class InventoryScanner {
         else if (this.commas > 0) throw this.fail('not JSON (a comma before the end of the array)');
         this.phase = 'after';
         return i;
-      } else if (isSpace(code)) {
+      } else if (isJsonSpace(code)) {
         // Between elements, or inside one.
       } else if (this.usual) {
         throw this.fail(

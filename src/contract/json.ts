@@ -17,15 +17,18 @@ import { INT64_MAX, INT64_MIN, type InventoryItem, PET_STATUSES, type PetStatus 
  */
 const JSON_INTEGER = /^-?\d+$/;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+/** The character codes of JSON's structure, shared by the exact reader and the streaming scanner. */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
 const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
+export const COMMA = 0x2c;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
 const MINUS = 0x2d;
+/** JSON's white space: space, line feed, carriage return, tab. */
+export const isJsonSpace = (code: number) => code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 
 export function parseInventoryJson(text: string): unknown {
   try {
@@ -56,8 +59,7 @@ class ExactReader {
   private space(): void {
     const { text } = this;
     let code = text.charCodeAt(this.at);
-    while (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09)
-      code = text.charCodeAt(++this.at);
+    while (isJsonSpace(code)) code = text.charCodeAt(++this.at);
   }
 
   private string(): string {
