@@ -25,6 +25,7 @@ try {
     'bin/petinv.cjs',
     'dist/cli.cjs',
     'dist/launch.cjs',
+    'dist/conf.cjs',
     'dist/index.d.ts',
     'man/petinv.1',
   ])

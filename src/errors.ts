@@ -41,7 +41,7 @@ export class PetinvError extends Error {
   readonly body: ServiceErrorBody;
 
   /**
-   * What --json says beside the error, on its one line (`{"error":{…},"summary":{…}}`): a failing run
+   * What --json says beside the error, on its one line (`{"error":{...},"summary":{...}}`): a failing run
    * prints that line alone on stderr, its summary included, where a script expects one line.
    */
   readonly json?: Readonly<Record<string, unknown>>;

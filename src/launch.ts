@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -55,7 +56,7 @@ export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): Loa
   // Liftoff, V8's baseline compiler, is plenty for the requests one command makes. Set before compiling:
   // V8 refuses code kept under other flags.
   setFlagsFromString('--liftoff-only');
-  const source = fs.readFileSync(path, 'utf8');
+  const source = readSource(path);
   const cache = codeFile(path, env);
   const kept = cache && readPrivateFile(cache.directory, cache.file, cache.largest);
   // Node's own CommonJS wrapper, on the source's first line: stack traces keep their line numbers.
@@ -78,6 +79,17 @@ export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): Loa
       }
     },
   };
+}
+
+/**
+ * The bundle's text. esbuild writes it in ASCII (strings escaped; license comments in cli.cjs.LEGAL.txt,
+ * see tsup.config.ts), and ASCII read as Latin-1 is the same text, made without decoding: 0.3 ms where
+ * UTF-8 takes 2 to 4, and 5 to 7 when a single character beyond ASCII makes V8 hold the whole 1.2 MB as a
+ * two-byte string. Anything else is read as UTF-8, as Node would.
+ */
+function readSource(path: string): string {
+  const bytes = fs.readFileSync(path);
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
 function codeFile(

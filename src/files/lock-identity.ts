@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -25,7 +24,10 @@ export const hasAbstractSockets = process.platform === 'linux';
 /** How long a refused claim waits for the holder's record; a holder that cannot answer is named without it. */
 const ASK_TIMEOUT_MS = 1000;
 
-const hashed = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+// node:crypto is fetched when a lock is taken, not imported: read-only commands (`petinv list`) load this
+// module through serve-records.ts and config/file.ts, and loading crypto is about 3 ms of their cold start.
+const hashed = (text: string) =>
+  process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex').slice(0, 32);
 
 /**
  * The name of the directory entry `path` (its directory's device and inode, and its base name): the same

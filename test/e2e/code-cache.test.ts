@@ -53,6 +53,21 @@ function keptCode(): string {
   return path;
 }
 
+describe('the bundle the launcher reads', () => {
+  it('is ASCII, which the launcher reads as Latin-1 without decoding (src/launch.ts)', () => {
+    const bundle = readFileSync(join(PETINV_BIN, '..', '..', 'dist', 'cli.cjs'));
+    const beyond = bundle.findIndex((byte) => byte > 0x7f);
+    // Where a character beyond ASCII crept in (a comment esbuild kept, a license text), to fix at its source.
+    expect(beyond === -1 ? '' : bundle.toString('utf8', Math.max(0, beyond - 80), beyond + 20)).toBe('');
+  });
+
+  it('leaves conf to its own file, which only config writes load', () => {
+    const bundle = readFileSync(join(PETINV_BIN, '..', '..', 'dist', 'cli.cjs'), 'latin1');
+    expect(bundle).toContain('require("./conf.cjs")');
+    expect(bundle).not.toContain('var Conf = class');
+  });
+});
+
 describe('the compiled code kept between runs', () => {
   it('is written once, 0600, and used as it is by the next run', async () => {
     const directory = cacheDirectory();
