@@ -210,6 +210,8 @@ function requestBuilder({ baseUrl, apiKey, userAgent, timeoutMs, maxBodyBytes }:
     timeoutMs,
     maxBodyBytes,
     stream,
+    // Every request of the service's API: GET reads, PATCH sets an absolute quantity.
+    idempotent: true,
   });
 }
 

@@ -22,6 +22,12 @@ export interface TransportRequest {
   path?: string;
   /** Hand a 2xx answer's body over unread, as `body` (see body-stream.ts); other answers are read as text. */
   stream?: boolean;
+  /**
+   * Sent twice, it has the effect of once: it may be pipelined behind another request on a connection
+   * (undici pipelines no other kind). Both of the service's operations are: a read, and a PATCH that sets
+   * an absolute quantity.
+   */
+  idempotent?: boolean;
 }
 
 export interface TransportResponse {

@@ -89,6 +89,34 @@ class ChunkQueue implements AsyncIterable<Uint8Array> {
  * a bulk run's client CPU per update). Settles its promise exactly once; later events are ignored. With
  * `stream`, a 2xx answer settles at its headers, and its body is handed over as it arrives (the list).
  */
+/**
+ * Whether a transport pipelines, learned from the service's answers. Off until an answer shows a kept
+ * connection (no `Connection: close`: an HTTP/1.1 server then takes pipelined requests, RFC 9112 section
+ * 9.3.2), and off for good once a pipelined request lost its connection before its answer: a server that
+ * closes connections under pipelined requests costs a retry each, so one such loss is enough.
+ */
+class Pipelining {
+  private state: 'unknown' | 'on' | 'off' = 'unknown';
+
+  get on(): boolean {
+    return this.state === 'on';
+  }
+
+  answered(headers: RawHeaders) {
+    if (this.state !== 'unknown') return;
+    const connection = headers.connection;
+    const closes = (Array.isArray(connection) ? connection.join(',') : (connection ?? ''))
+      .toLowerCase()
+      .split(',')
+      .some((token) => token.trim() === 'close');
+    if (!closes) this.state = 'on';
+  }
+
+  lost() {
+    this.state = 'off';
+  }
+}
+
 class Exchange implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   private settled = false;
@@ -109,6 +137,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly reject: (error: TransportError) => void,
     private readonly proxy: string | undefined,
     stream: boolean,
+    /** What this exchange teaches the transport's Pipelining, and whether it went through the pipelined connections. */
+    private readonly pipelining?: { learn: Pipelining; pipelined: boolean },
   ) {
     const timedOut = () =>
       this.fail(
@@ -155,6 +185,15 @@ class Exchange implements Dispatcher.DispatchHandler {
   onRequestStart(controller: Dispatcher.DispatchController) {
     this.controller = controller;
     if (this.settled) controller.abort(new TransportError('timeout', 'TimeoutError'));
+    // A pipelined request whose connection closed before its answer: undici would write it again on
+    // another connection, unseen. It was sent and got no answer, so it may have been applied: that is
+    // said, and the retry is the client's own, which says so when it succeeds (issue 21).
+    else if (this.sent) {
+      this.pipelining?.learn.lost();
+      this.fail(
+        new TransportError('network', 'the connection closed before the answer', undefined, false, true),
+      );
+    }
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: RawHeaders) {
@@ -162,6 +201,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (statusCode < 200 || this.settled) return;
     this.status = statusCode;
     this.headers = headers;
+    this.pipelining?.learn.answered(headers);
     const declared = headers['content-length'];
     // Left unread, the body would hold the connection, and petinv's exit, until the deadline.
     if (typeof declared === 'string' && Number(declared) > this.maxBodyBytes) return this.tooLarge();
@@ -202,6 +242,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
+    // Sent through the pipelined connections and no answer came: the connection broke under it.
+    if (this.sent && this.status === 0 && this.pipelining?.pipelined) this.pipelining.learn.lost();
     // A status came first: the service answered, and its body broke off.
     this.fail(transportError(error, this.proxy, this.status !== 0, this.sent));
   }
@@ -215,15 +257,27 @@ class Exchange implements Dispatcher.DispatchHandler {
  * The transport petinv uses: undici's dispatcher API (an Agent, or a proxy agent) with a handler of its
  * own, which costs a fraction of the request API's or fetch's CPU per request: what lets a bulk run keep
  * up with the server. `proxy` names the proxy the dispatcher goes through, so a failure to reach it is not
- * blamed on the service.
+ * blamed on the service. With `pipelined` (a bulk run's second dispatcher, whose connections each carry
+ * several requests), requests that may be pipelined go through it once the service has shown that it
+ * keeps connections (see Pipelining), and through `dispatcher` otherwise.
  */
-export function undiciTransport(dispatcher: Dispatcher, options: { proxy?: string } = {}): Transport {
+export function undiciTransport(
+  dispatcher: Dispatcher,
+  options: { proxy?: string; pipelined?: Dispatcher } = {},
+): Transport {
+  const { pipelined } = options;
+  const pipelining = pipelined ? new Pipelining() : undefined;
   return (request) =>
     new Promise((resolve, reject) => {
       const { origin, path } =
         request.origin !== undefined && request.path !== undefined
           ? { origin: request.origin, path: request.path }
           : splitUrl(request.url);
+      const { method, headers, body } = request;
+      // undici pipelines only requests marked idempotent and not `blocking`; a streamed body (the list)
+      // may take long, and would hold up what waits behind it. Everything else goes as it always went.
+      const pipelines = pipelining?.on === true && request.idempotent === true && request.stream !== true;
+      const through = pipelines && pipelined ? pipelined : dispatcher;
       const exchange = new Exchange(
         request.maxBodyBytes ?? Number.POSITIVE_INFINITY,
         request.timeoutMs,
@@ -231,11 +285,18 @@ export function undiciTransport(dispatcher: Dispatcher, options: { proxy?: strin
         reject,
         options.proxy,
         request.stream === true,
+        pipelining && { learn: pipelining, pipelined: through === pipelined },
       );
       try {
-        const { method, headers, body } = request;
-        dispatcher.dispatch(
-          { origin, path, method: method as Dispatcher.HttpMethod, headers, body },
+        through.dispatch(
+          {
+            origin,
+            path,
+            method: method as Dispatcher.HttpMethod,
+            headers,
+            body,
+            ...(pipelines && { idempotent: true, blocking: false }),
+          },
           noticeRequestSent(exchange),
         );
       } catch (error) {

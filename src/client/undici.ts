@@ -9,19 +9,34 @@ import UnwrapHandler from 'undici/lib/handler/unwrap-handler.js';
 
 export type { Dispatcher };
 
-export function createAgent(connectTimeoutMs: number): Dispatcher {
-  return new Agent({ connect: { timeout: connectTimeoutMs } });
+/**
+ * How many connections a bulk run opens to the service, and how many updates each carries at once
+ * (HTTP/1.1 pipelining: the next request written before the answer to the one before it arrives).
+ * Without a shape, connections are opened as requests need them, one request on each at a time.
+ */
+export interface ConnectionShape {
+  connections: number;
+  pipelining: number;
+}
+
+export function createAgent(connectTimeoutMs: number, shape?: ConnectionShape): Dispatcher {
+  return new Agent({ connect: { timeout: connectTimeoutMs }, ...shape });
 }
 
 /**
  * A dispatcher that sends every request through one proxy (chosen by src/config/proxy.ts). It tunnels
  * with CONNECT, which undici's index installs on its dispatchers, so this one path loads the whole of undici.
  */
-export async function createProxyAgent(connectTimeoutMs: number, proxyUrl: string): Promise<Dispatcher> {
+export async function createProxyAgent(
+  connectTimeoutMs: number,
+  proxyUrl: string,
+  shape?: ConnectionShape,
+): Promise<Dispatcher> {
   // undici is CommonJS: its exports object is the default export, bundled or not.
   const undici = (await import('undici')) as unknown as { default: typeof import('undici') };
   const { ProxyAgent } = undici.default;
-  return new ProxyAgent({ uri: proxyUrl, connect: { timeout: connectTimeoutMs } });
+  // The shape is the tunnels': each is a connection to the service, which the proxy only relays.
+  return new ProxyAgent({ uri: proxyUrl, connect: { timeout: connectTimeoutMs }, ...shape });
 }
 
 /**

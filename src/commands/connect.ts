@@ -2,7 +2,7 @@ import { version } from '../../package.json';
 import { createClient, type InventoryClient, type RetryWait } from '../client/client';
 import { createListCache } from '../client/list-cache';
 import type { Transport } from '../client/transport';
-import { createAgent, createProxyAgent } from '../client/undici';
+import { type ConnectionShape, createAgent, createProxyAgent } from '../client/undici';
 import { undiciTransport } from '../client/undici-transport';
 import { readConfigFile } from '../config/file';
 import { cacheDirectory, configFilePath } from '../config/paths';
@@ -187,6 +187,7 @@ async function transportTo(
   flags: GlobalFlags,
   context: CommandContext,
   onRetryWait: ((wait: RetryWait) => void) | undefined,
+  shape: ConnectionShape | undefined,
 ): Promise<{ transport: Transport; onRetryWait: ((wait: RetryWait) => void) | undefined }> {
   const url = new URL(baseUrl);
   const proxy = chooseProxy(url, context.env);
@@ -201,8 +202,14 @@ async function transportTo(
   }
 
   const timeoutMs = flags.timeout;
-  const dispatcher = proxy ? await createProxyAgent(timeoutMs, proxy.url.href) : createAgent(timeoutMs);
-  const transport = undiciTransport(dispatcher, { proxy: proxy && describeProxy(proxy) });
+  // A bulk run's connections: one set that carries a request at a time, and, when it pipelines, a second
+  // whose connections carry several, used once the service shows it keeps connections (undici-transport.ts).
+  const agent = (shape: ConnectionShape | undefined) =>
+    proxy ? createProxyAgent(timeoutMs, proxy.url.href, shape) : createAgent(timeoutMs, shape);
+  const pipelines = shape !== undefined && shape.pipelining > 1;
+  const dispatcher = await agent(pipelines ? { connections: shape.connections, pipelining: 1 } : undefined);
+  const pipelined = pipelines ? await agent(shape) : undefined;
+  const transport = undiciTransport(dispatcher, { proxy: proxy && describeProxy(proxy), pipelined });
   const level = traceLevel(flags.verbose, context.env);
   if (level === 0) return { transport, onRetryWait };
   const trace = createHttpTrace({
@@ -223,8 +230,12 @@ async function transportTo(
 export async function connect(
   flags: GlobalFlags,
   context: CommandContext,
-  /** A key to use as if it were stored for the environment (login checks one before storing it). */
-  options: { apiKey?: string } = {},
+  options: {
+    /** A key to use as if it were stored for the environment (login checks one before storing it). */
+    apiKey?: string;
+    /** A bulk run's connections (see bulkShape in options.ts); otherwise one request on each at a time. */
+    shape?: ConnectionShape;
+  } = {},
 ): Promise<Connection> {
   const { timeout: timeoutMs, retries } = flags;
   const limits = resolveLimits(flags, context);
@@ -243,6 +254,7 @@ export async function connect(
     flags,
     context,
     limits.onRetryWait,
+    options.shape,
   );
 
   const client = createClient({

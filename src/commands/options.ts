@@ -70,8 +70,21 @@ export function parseIntervalSeconds(text: string, flag: string): number {
   return Math.round(seconds * 1000);
 }
 
-/** Bulk updates in flight at once. Not a commander default: a single `set` must tell whether it was given. */
+/** A bulk run's connections. Not a commander default: a single `set` must tell whether it was given. */
 export const DEFAULT_CONCURRENCY = 8;
+
+/**
+ * Updates a bulk run keeps on each connection at once (HTTP/1.1 pipelining): the connection is not idle
+ * while an answer travels back and the next request is made, and a server that takes pipelined requests
+ * as they come (petinv serve does) writes them to disk in fewer, larger commits. 1 turns it off.
+ */
+export const DEFAULT_PIPELINING = 4;
+
+/** The connections a bulk run opens and the updates each carries, from --concurrency and --pipelining. */
+export const bulkShape = (concurrency?: number, pipelining?: number) => ({
+  connections: concurrency ?? DEFAULT_CONCURRENCY,
+  pipelining: pipelining ?? DEFAULT_PIPELINING,
+});
 
 /** What serve passes to the server when no option says otherwise; test/cli/serve.test.ts checks them against the server's own. */
 export const SERVE_DEFAULTS = {

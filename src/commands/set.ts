@@ -13,7 +13,7 @@ import { confirmChange, parsePetIdArgument, parseQuantityArgument } from './argu
 import { connect } from './connect';
 import { readCurrent } from './current';
 import type { GlobalFlags } from './flags';
-import { DEFAULT_CONCURRENCY } from './options';
+import { bulkShape } from './options';
 import { historyFor } from './record';
 
 /** set's flags (declared for commander in src/program/inventory.ts). */
@@ -23,6 +23,7 @@ export interface SetFlags extends GlobalFlags {
   all?: boolean;
   force?: boolean;
   concurrency?: number;
+  pipelining?: number;
   dryRun?: boolean;
   ndjson?: boolean;
   yes?: boolean;
@@ -100,6 +101,7 @@ function refuseBulkOnlyOptions(flags: SetFlags) {
   const given = [
     flags.strict && '--strict',
     flags.concurrency !== undefined && '--concurrency',
+    flags.pipelining !== undefined && '--pipelining',
     flags.ndjson && '--ndjson',
     flags.all && '--all',
     flags.force && '--force',
@@ -129,10 +131,11 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
     output.explicit && !ndjson && !context.json && !given.dryRun ? resultExporter(output) : undefined;
   let envName = '';
   let where = '';
+  const shape = bulkShape(given.concurrency, given.pipelining);
   await runSheet(
     { file: given.file, strict: given.strict === true, ndjson },
     async () => {
-      const connection = await connect(given, context);
+      const connection = await connect(given, context, { shape });
       envName = connection.envName;
       where = connection.where;
       // Messages (and the history) name the environment, or the URL when --base-url or PETINV_BASE_URL chose it.
@@ -142,7 +145,7 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
       dryRun: given.dryRun === true,
       all: given.all === true,
       force: given.force === true,
-      concurrency: given.concurrency ?? DEFAULT_CONCURRENCY,
+      concurrency: shape.connections * shape.pipelining,
       ndjson,
       output,
       rows,

@@ -11,7 +11,7 @@ import { plural } from '../output/plural';
 import { confirmChange } from './arguments';
 import { connect } from './connect';
 import type { GlobalFlags } from './flags';
-import { DEFAULT_CONCURRENCY } from './options';
+import { bulkShape } from './options';
 import { historyFor } from './record';
 
 /** undo's flags (declared for commander in src/program/inventory.ts). */
@@ -46,7 +46,8 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
   const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
   refuseFieldsInJson(output, flags.dryRun ? 'a dry run' : 'undo results', ['json', 'ndjson']);
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
-  const connection = await connect(flags, context);
+  const shape = bulkShape();
+  const connection = await connect(flags, context, { shape });
   const history = historyFor(connection.baseUrl, context);
   const run = chooseRun(history.read(), name, history.file);
   const entries = new EntryStore();
@@ -73,7 +74,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       dryRun: flags.dryRun === true,
       all: false,
       force: flags.force === true,
-      concurrency: DEFAULT_CONCURRENCY,
+      concurrency: shape.connections * shape.pipelining,
       ndjson: output.format === 'ndjson',
       output,
       confirm: (question) =>

@@ -5,6 +5,7 @@ import type { ListFlags } from '../commands/list';
 import {
   byDefault,
   DEFAULT_CONCURRENCY,
+  DEFAULT_PIPELINING,
   parsedOption,
   parseIntervalSeconds,
   wholeNumber,
@@ -66,11 +67,14 @@ const declareSet = (program: Program) =>
     .option('--all', 'bulk: send also the rows already right')
     .option('--force', 'bulk: write conflicts too (a from that no longer holds)')
     .addOption(
+      wholeNumber('--concurrency <n>', `bulk: connections at once (default ${DEFAULT_CONCURRENCY})`, 1, 256),
+    )
+    .addOption(
       wholeNumber(
-        '--concurrency <n>',
-        `bulk: updates in flight at once (default ${DEFAULT_CONCURRENCY})`,
+        '--pipelining <n>',
+        `bulk: updates on each connection at once (default ${DEFAULT_PIPELINING}; 1: none)`,
         1,
-        256,
+        16,
       ),
     )
     .option('--dry-run', 'show each change against current stock; write nothing')

@@ -9,6 +9,7 @@ import {
 } from '../contract/schemas';
 import { StorageError } from '../files/file-system';
 import { HttpError } from './errors';
+import { placeFixed } from './pipelining';
 import { checkBodyEncoding, decodePathSegment, isJsonContentType, quoted, readBody } from './request';
 import { endWith, JSON_TYPE, sendJson } from './respond';
 import type { OperationId, RouteHandler } from './routes';
@@ -99,7 +100,10 @@ async function updateInventory(
     throw new HttpError('invalid_pet_id', `petId ${quoted(petIdText)} in the path is not ${PET_ID_RULE}`);
   }
   const update = await readUpdate(req);
-  const item = await store.setQuantity(petId, update.quantity).catch((error: unknown) => {
+  const written = store.setQuantity(petId, update.quantity);
+  // Queued: a PATCH pipelined behind this one may start now, and be written in the same commit.
+  placeFixed(req);
+  const item = await written.catch((error: unknown) => {
     if (!(error instanceof StorageError)) throw error;
     // The operator needs the path and the cause; the client only what happened, without paths.
     logFault(req, error.message);

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AppHandler, AppOptions } from './app';
+import { PLACE_FIXED, type PlacedRequest } from './pipelining';
 import { answerBelowTheApp, type Timeouts } from './protocol-errors';
 import { holdContinue } from './request';
 
@@ -36,9 +37,19 @@ export interface HttpEdge {
   drain(): void;
 }
 
-const WAITING = Symbol('requests waiting on this connection');
+const TURNS = Symbol('the requests of this connection, waiting and started');
 const CLOSING = Symbol('an answer on this connection closes it');
-type OrderedSocket = Socket & { [WAITING]?: [IncomingMessage, ServerResponse][]; [CLOSING]?: true };
+
+/** A connection's requests between their arrival and their answer. */
+interface Turns {
+  /** Arrived, not started. */
+  waiting: [IncomingMessage, ServerResponse][];
+  /** Started, not answered. */
+  unanswered: number;
+  /** Of those, how many have not yet fixed their place (placeFixed): all but writes queued in the store. */
+  unplaced: number;
+}
+type OrderedSocket = Socket & { [TURNS]?: Turns; [CLOSING]?: true };
 
 /**
  * The most requests one connection may have waiting for their turn. node:http parses all that arrives,
@@ -50,11 +61,23 @@ type OrderedSocket = Socket & { [WAITING]?: [IncomingMessage, ServerResponse][];
 export const MAX_WAITING_PER_CONNECTION = 8192;
 
 /**
+ * The most pipelined writes one connection may have started and not yet answered (see
+ * inOrderPerConnection): enough to fill a group commit, few enough that a client which never reads its
+ * answers holds little; the rest wait their turn, and MAX_WAITING_PER_CONNECTION bounds those.
+ */
+export const MAX_STARTED_WRITES_PER_CONNECTION = 64;
+
+/**
  * node:http starts every request pipelined on a connection at once and only orders the responses. RFC
  * 9112 section 9.3.2 wants them handled in order: PATCH 11, PATCH 22, GET must show 22. So a request
  * starts only once the one before it on its connection has been answered, and none starts behind an
- * answer that closes the connection: its client would never learn that it ran. A request answered at
- * once (the GET hot path) leaves nothing to wait for and costs no bookkeeping.
+ * answer that closes the connection: its client would never learn that it ran. One exception keeps a
+ * pipelining client's writes in one group commit rather than one commit each: a PATCH starts as soon as
+ * every request before it is a PATCH whose update is queued in the store (placeFixed), since the store
+ * applies its queue in order and the answers go out in order. A storage failure is answered without
+ * closing the connection, so no write starts behind an answer that closes it unless the server is
+ * stopping, when the last request of each connection is the one whose answer closes it. A request
+ * answered at once (the GET hot path) leaves nothing to wait for and costs no bookkeeping.
  */
 function inOrderPerConnection(
   handle: AppHandler,
@@ -66,47 +89,82 @@ function inOrderPerConnection(
   const answered = (socket: OrderedSocket, res: ServerResponse) => {
     if (!res.shouldKeepAlive) socket[CLOSING] = true;
   };
-  const drain = (socket: OrderedSocket): void => {
-    for (let next = socket[WAITING]?.shift(); next && !ended(socket); next = socket[WAITING]?.shift()) {
-      const [req, res] = next;
-      const handled = handle(req, res);
-      if (!res.writableEnded) {
-        void Promise.resolve(handled).finally(() => {
-          answered(socket, res);
-          drain(socket);
-        });
-        return;
-      }
+  const mayStart = (turns: Turns, req: IncomingMessage) =>
+    turns.unanswered === 0 ||
+    (turns.unplaced === 0 && req.method === 'PATCH' && turns.unanswered < MAX_STARTED_WRITES_PER_CONNECTION);
+
+  const start = (socket: OrderedSocket, turns: Turns, req: IncomingMessage, res: ServerResponse) => {
+    turns.unanswered++;
+    turns.unplaced++;
+    let placed = false;
+    const place = () => {
+      if (placed) return;
+      placed = true;
+      turns.unplaced--;
+    };
+    if (req.method === 'PATCH')
+      (req as PlacedRequest)[PLACE_FIXED] = () => {
+        place();
+        next(socket, turns);
+      };
+    void Promise.resolve(handle(req, res)).finally(() => {
+      place();
+      turns.unanswered--;
       answered(socket, res);
-    }
-    // All answered, or nobody left to answer: what still waited was never started, nor acknowledged.
-    socket[WAITING] = undefined;
+      next(socket, turns);
+    });
   };
+
+  /** Starts what may start now; forgets the connection's turns once nothing waits or is under way. */
+  const next = (socket: OrderedSocket, turns: Turns): void => {
+    for (let waiting = turns.waiting[0]; waiting; waiting = turns.waiting[0]) {
+      // Nobody left to answer: what still waited was never started, nor acknowledged.
+      if (ended(socket)) turns.waiting.length = 0;
+      else if (mayStart(turns, waiting[0])) {
+        turns.waiting.shift();
+        start(socket, turns, ...waiting);
+      } else return;
+    }
+    if (turns.unanswered === 0 && socket[TURNS] === turns) socket[TURNS] = undefined;
+  };
+
   return (req, res) => {
     const socket = req.socket as OrderedSocket;
     // What node:http still parses from a connection that is ending is dropped with it.
     if (ended(socket)) return;
-    const waiting = socket[WAITING];
-    if (waiting) {
-      if (waiting.length >= MAX_WAITING_PER_CONNECTION) {
-        socket[WAITING] = undefined;
+    const turns = socket[TURNS];
+    if (turns) {
+      if (turns.waiting.length >= MAX_WAITING_PER_CONNECTION) {
+        socket[TURNS] = undefined;
+        turns.waiting.length = 0;
         socket.destroy();
         log?.({ event: 'pipeline_overflow', limit: MAX_WAITING_PER_CONNECTION });
         return;
       }
-      waiting.push([req, res]);
+      turns.waiting.push([req, res]);
+      next(socket, turns);
       return;
     }
-    const handled = handle(req, res);
-    if (res.writableEnded) {
-      answered(socket, res);
+    if (req.method !== 'PATCH') {
+      // The hot path: a request answered before the handler returns needs no turns at all.
+      const handled = handle(req, res);
+      if (res.writableEnded) {
+        answered(socket, res);
+        return;
+      }
+      const started: Turns = { waiting: [], unanswered: 1, unplaced: 1 };
+      socket[TURNS] = started;
+      void Promise.resolve(handled).finally(() => {
+        started.unanswered--;
+        started.unplaced--;
+        answered(socket, res);
+        next(socket, started);
+      });
       return;
     }
-    socket[WAITING] = [];
-    void Promise.resolve(handled).finally(() => {
-      answered(socket, res);
-      drain(socket);
-    });
+    const fresh: Turns = { waiting: [], unanswered: 0, unplaced: 0 };
+    socket[TURNS] = fresh;
+    start(socket, fresh, req, res);
   };
 }
 

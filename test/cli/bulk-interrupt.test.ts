@@ -64,7 +64,10 @@ function results(stdout: string) {
 
 describe('Ctrl-C during a bulk run', () => {
   it('stops sending, lets the updates in flight finish, lists those never sent and ends with 130', async () => {
-    const run = startMain(['set', '-', '--ndjson', '--concurrency', '2'], { env, input });
+    const run = startMain(['set', '-', '--ndjson', '--concurrency', '2', '--pipelining', '1'], {
+      env,
+      input,
+    });
     // Once a few results are out, the user presses Ctrl-C.
     await new Promise<void>((resolve) => {
       const look = setInterval(() => {

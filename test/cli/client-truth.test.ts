@@ -368,7 +368,11 @@ describe('a connection that breaks after the request was sent: outcome unknown (
 
   it('a bulk run whose updates all lose their answers stops, without "could not be reached"', async () => {
     const input = Array.from({ length: 20 }, (_, index) => `${index + 1} 5`).join('\n');
-    const result = await petinv('break-closed', ['--retries', '0', 'set', '-', '--concurrency', '1'], input);
+    const result = await petinv(
+      'break-closed',
+      ['--retries', '0', 'set', '-', '--concurrency', '1', '--pipelining', '1'],
+      input,
+    );
     expect(result.code).toBe(8);
     expect(result.stderr).toContain(
       'stopped early, the connection broke or no answer came 3 times in a row: updated 0 of 20 pets in staging',
@@ -398,7 +402,11 @@ describe('a connection that breaks after the request was sent: outcome unknown (
 describe('text that leaves petinv', () => {
   it('CSV and TSV never hold a cell a spreadsheet runs as a formula; numbers stay numbers', async () => {
     const input = FORMULAS.map((_, index) => `${index + 1} ${index === 0 ? 0 : -index}`).join('\n');
-    const csv = await petinv('formula', ['set', '-', '-o', 'csv', '--concurrency', '1'], input);
+    const csv = await petinv(
+      'formula',
+      ['set', '-', '-o', 'csv', '--concurrency', '1', '--pipelining', '1'],
+      input,
+    );
     expect(csv.code).toBe(9);
     const rows = csv.stdout.trim().split('\n');
     expect(rows[0]).toBe('input,result,petId,quantity,status,error,message');
@@ -411,7 +419,11 @@ describe('text that leaves petinv', () => {
       '5,failed,5,-4,,lead,lead',
       '6,failed,6,-5,,lead,lead',
     ]);
-    const tsv = await petinv('formula', ['set', '-', '-o', 'tsv', '--concurrency', '1'], input);
+    const tsv = await petinv(
+      'formula',
+      ['set', '-', '-o', 'tsv', '--concurrency', '1', '--pipelining', '1'],
+      input,
+    );
     expect(tsv.stdout.trim().split('\n').slice(0, 4)).toEqual([
       '1\tfailed\t1\t0\t\t\'=HYPERLINK("http://evil","x")\t\'=HYPERLINK("http://evil","x")',
       "2\tfailed\t2\t-1\t\t'+cmd\t'+cmd",

@@ -5,7 +5,7 @@ import {
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUT_MS,
 } from '../../src/client/defaults';
-import { DEFAULT_CONCURRENCY, SERVE_DEFAULTS } from '../../src/commands/options';
+import { DEFAULT_CONCURRENCY, DEFAULT_PIPELINING, SERVE_DEFAULTS } from '../../src/commands/options';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../../src/config/paths';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
@@ -34,8 +34,10 @@ describe('option declarations', () => {
     expect(program).toContain(`and 504 (default ${DEFAULT_RETRIES})\n`);
     expect(program).toContain(`(default ${DEFAULT_MAX_BODY_BYTES / 2 ** 20}M; PETINV_MAX_BODY_SIZE)\n`);
     expect(program).toContain(`(default ${DEFAULT_MAX_RETRY_WAIT_MS / 1000}; PETINV_MAX_RETRY_WAIT)\n`);
-    expect(await help(['set'])).toContain(
-      `bulk: updates in flight at once (default ${DEFAULT_CONCURRENCY})\n`,
+    const set = await help(['set']);
+    expect(set).toContain(`bulk: connections at once (default ${DEFAULT_CONCURRENCY})\n`);
+    expect(set).toContain(
+      `bulk: updates on each connection at once (default ${DEFAULT_PIPELINING}; 1: none)\n`,
     );
     const serve = await help(['serve']);
     expect(serve).toContain(`(default: "${LOCAL_SERVE_HOST}")\n`);

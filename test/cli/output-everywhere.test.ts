@@ -211,7 +211,7 @@ describe('dry runs', () => {
 describe('bulk results', () => {
   it('a row per result as it completes, then those never sent; --ndjson and --json keep their shapes', async () => {
     const input = '2 31\n424242 1\nnot a line\n3 -1\n';
-    const tsv = await petinv(['set', '-', '-o', 'tsv', '--concurrency', '1'], { input });
+    const tsv = await petinv(['set', '-', '-o', 'tsv', '--concurrency', '1', '--pipelining', '1'], { input });
     expect(tsv.code).toBe(9);
     expect(lines(tsv.stdout)).toEqual([
       '1\tupdated\t2\t31\tpending\t\t',
@@ -257,7 +257,7 @@ describe('bulk results', () => {
     });
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
     const port = (refusing.address() as { port: number }).port;
-    const refused = await runMain(['set', '-', '-o', 'tsv', '--concurrency', '1'], {
+    const refused = await runMain(['set', '-', '-o', 'tsv', '--concurrency', '1', '--pipelining', '1'], {
       env: { ...env, PETINV_BASE_URL: `http://127.0.0.1:${port}/v1` },
       input: '1 1\n2 2\n3 3\n',
     });

@@ -7,10 +7,12 @@ import type { RequestLogEntry } from '../../src/server/app';
 import {
   clientOf,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  MAX_STARTED_WRITES_PER_CONNECTION,
   MAX_WAITING_PER_CONNECTION,
 } from '../../src/server/http-server';
 import { type RunningServer, type ServeOptions, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
+import { readCommits } from '../helpers/journal';
 import {
   exchange,
   openSocket,
@@ -445,7 +447,10 @@ describe('a client that pipelines without reading its answers', () => {
     socket.on('error', () => {}); // the reset that ends the flood
     socket.write(flood.join(''));
     const answered = parseResponses(await readUntilClosed(socket));
-    expect(answered.length).toBeLessThanOrEqual(MAX_WAITING_PER_CONNECTION + 1);
+    // Those started (the writes pipelined into one commit) and those waiting their turn, no more.
+    expect(answered.length).toBeLessThanOrEqual(
+      MAX_STARTED_WRITES_PER_CONNECTION + MAX_WAITING_PER_CONNECTION,
+    );
     expect(answered.every((response) => response.status === 200)).toBe(true);
     expect(logged).toContainEqual({ event: 'pipeline_overflow', limit: MAX_WAITING_PER_CONNECTION });
     // The requests that waited were dropped with the connection: a new client is answered at once.
@@ -465,6 +470,36 @@ describe('a client that pipelines without reading its answers', () => {
     expect(answered.map((response) => (response.json() as { quantity: number }).quantity)).toEqual(
       Array.from({ length: count }, (_, i) => i),
     );
+  });
+});
+
+describe('pipelined writes on one connection', () => {
+  it('join the same commits, and are answered and applied in the order sent; a read behind them sees them', async () => {
+    const dataFile = join(temporaryDirectory(), 'inventory.json');
+    const { server: durable } = await startLogged({ seed: 5, dataFile });
+    const count = 32;
+    // Pets 1 to 4 in turn, each quantity one more than the last: the order the store applies them shows.
+    const writes = Array.from({ length: count }, (_, i) =>
+      keptAlivePatch(`/v1/inventory/${(i % 4) + 1}`, 100 + i),
+    );
+    const read = get('/v1/inventory');
+    const answered = parseResponses(await exchange(durable.port, writes.join('') + read));
+    expect(answered.map((response) => response.status)).toEqual([...Array(count).fill(200), 200]);
+    expect(
+      answered.slice(0, count).map((response) => (response.json() as { quantity: number }).quantity),
+    ).toEqual(Array.from({ length: count }, (_, i) => 100 + i));
+    // The read pipelined behind the writes waited for their answers: it shows the last of each pet's.
+    expect(
+      ((answered[count]?.json() ?? []) as { quantity: number }[]).slice(0, 4).map((item) => item.quantity),
+    ).toEqual([128, 129, 130, 131]);
+    // One commit per write would be 32: started as soon as the one before was queued, they share commits.
+    const commits = readCommits(dataFile);
+    expect(commits.flat()).toHaveLength(count);
+    expect(commits.length).toBeLessThan(count / 2);
+    expect(commits.flat().map(([, quantity]) => quantity)).toEqual(
+      Array.from({ length: count }, (_, i) => 100 + i),
+    );
+    await durable.close();
   });
 });
 

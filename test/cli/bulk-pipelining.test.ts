@@ -1,0 +1,138 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_PIPELINING } from '../../src/commands/options';
+import { runMain } from '../helpers/main';
+import { temporaryDirectory } from '../helpers/serve';
+
+/**
+ * A bulk run's connections (--concurrency) and the updates each carries at once (--pipelining), seen
+ * from a keep-alive node:http service that counts them. node:http fires a request event for each
+ * pipelined request as it arrives, so the requests a connection has unanswered are what the client
+ * pipelined on it.
+ */
+
+interface Seen {
+  connections: number;
+  /** The most PATCHes one connection had unanswered at once. */
+  deepest: number;
+  /** The same, counted only for the PATCHes after the 30th: sent well after the loss, when there is one. */
+  deepestLate: number;
+  patches: number;
+}
+
+let service: Server | undefined;
+afterEach(() => {
+  service?.closeAllConnections();
+  service?.close();
+  service = undefined;
+});
+
+/**
+ * Starts the counting service. It answers each PATCH after `delayMs` with the quantity asked for, and
+ * `onPatch` may cut a connection instead (returning true: no answer).
+ */
+async function startService(
+  options: {
+    delayMs?: number;
+    onPatch?: (n: number, req: IncomingMessage, res: ServerResponse) => boolean;
+  } = {},
+) {
+  const seen: Seen = { connections: 0, deepest: 0, deepestLate: 0, patches: 0 };
+  const unanswered = new Map<Socket, number>();
+  service = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end('[]');
+        return;
+      }
+      const socket = req.socket;
+      const depth = (unanswered.get(socket) ?? 0) + 1;
+      unanswered.set(socket, depth);
+      seen.deepest = Math.max(seen.deepest, depth);
+      const n = ++seen.patches;
+      if (n > 30) seen.deepestLate = Math.max(seen.deepestLate, depth);
+      if (options.onPatch?.(n, req, res)) return;
+      setTimeout(() => {
+        unanswered.set(socket, (unanswered.get(socket) ?? 1) - 1);
+        const petId = String(req.url).split('/').pop();
+        const { quantity } = JSON.parse(body) as { quantity: number };
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ petId: Number(petId), quantity, status: 'sold' }));
+      }, options.delayMs ?? 2);
+    });
+  });
+  service.on('connection', () => seen.connections++);
+  await new Promise<void>((resolve) => service?.listen(0, '127.0.0.1', resolve));
+  const port = (service.address() as { port: number }).port;
+  const env = {
+    PETINV_CONFIG_DIR: temporaryDirectory(),
+    PETINV_CACHE_DIR: temporaryDirectory(),
+    PETINV_ENV: 'local',
+    PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+    PETINV_API_KEY: 'k',
+  };
+  return { seen, env };
+}
+
+const sheet = (count: number) =>
+  `petId,quantity\n${Array.from({ length: count }, (_, i) => `${i + 1},${i + 7}`).join('\n')}\n`;
+
+describe('a bulk run against a service that keeps its connections', () => {
+  it('opens --concurrency connections (and the one that read the list), each carrying up to --pipelining updates', async () => {
+    const { seen, env } = await startService();
+    const result = await runMain(['set', '-', '--concurrency', '2'], { env, input: sheet(80) });
+    expect(result).toMatchObject({ code: 0, stderr: expect.stringContaining('80 changed') });
+    expect(result.stderr).not.toContain('warning');
+    expect(seen.patches).toBe(80);
+    expect(seen.connections).toBeLessThanOrEqual(3);
+    expect(seen.deepest).toBeGreaterThan(1);
+    expect(seen.deepest).toBeLessThanOrEqual(DEFAULT_PIPELINING);
+  });
+
+  it('with --pipelining 1 sends one update at a time on each connection', async () => {
+    const { seen, env } = await startService();
+    const result = await runMain(['set', '-', '--concurrency', '2', '--pipelining', '1'], {
+      env,
+      input: sheet(40),
+    });
+    expect(result.code).toBe(0);
+    expect(seen.patches).toBe(40);
+    expect(seen.deepest).toBe(1);
+  });
+
+  it('says so when a connection is cut under pipelined updates, retries them itself, and pipelines no more', async () => {
+    // The fifth update's connection is cut before it is answered: it and those pipelined behind it were
+    // sent and got no answer, so each may have been applied.
+    const { seen, env } = await startService({
+      delayMs: 5,
+      onPatch: (n, req) => {
+        if (n !== 5) return false;
+        req.socket.destroy();
+        return true;
+      },
+    });
+    const result = await runMain(['set', '-', '--concurrency', '2'], { env, input: sheet(60) });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('60 changed');
+    // Each lost update was sent again by petinv (not silently by undici) and it says what that means.
+    expect(result.stderr).toMatch(/an earlier attempt of PATCH \/inventory\/\d+ was sent and got no answer/);
+    // After the loss, one update at a time on each connection.
+    expect(seen.deepestLate).toBe(1);
+  });
+});
+
+describe('a bulk run against a service that closes its connections', () => {
+  it('never pipelines, and loses nothing', async () => {
+    const { seen, env } = await startService();
+    service?.on('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
+    const result = await runMain(['set', '-', '--concurrency', '2'], { env, input: sheet(30) });
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain('warning');
+    expect(seen.patches).toBe(30);
+    expect(seen.deepest).toBe(1);
+  });
+});
