@@ -11,7 +11,7 @@ import { makeDirectories, READ_NO_FOLLOW } from './files/file-system';
 /**
  * How bin/petinv.cjs loads the CLI bundle: as Node's `require` would, but with V8's compiled code kept
  * between runs, which Node 22 does itself (module.enableCompileCache) and Node 20 does not. Compiling the
- * 1.5 MB of `dist/cli.cjs`, and then each function a command calls, is about a third of a cold
+ * 1.2 MB of `dist/cli.cjs`, and then each function a command calls, is about a third of a cold
  * `petinv list`; with the code V8 compiled last time it starts about 15 ms sooner.
  *
  * The kept code is executable, so it is trusted only as the list cache is: a 0600 file of the user's own,
