@@ -11,12 +11,20 @@ const statusPainters = (color: boolean): Record<PetStatus, (text: string) => str
   const chalk = paint(color);
   return { available: chalk.green, pending: chalk.yellow, sold: chalk.dim };
 };
-const painted = { on: statusPainters(true), off: statusPainters(false) };
+// Made when first needed, not as the module loads: output without colour then never loads chalk.
+let painted: {
+  on: Record<PetStatus, (text: string) => string>;
+  off: Record<PetStatus, (text: string) => string>;
+};
+const painters = (color: boolean) => {
+  painted ??= { on: statusPainters(true), off: statusPainters(false) };
+  return color ? painted.on : painted.off;
+};
 
 /** A status word, coloured by what it means when `color` is on. */
 export function statusPainter(color: boolean): (status: PetStatus) => string {
-  const painters = color ? painted.on : painted.off;
-  return (status) => painters[status](status);
+  const chosen = painters(color);
+  return (status) => chosen[status](status);
 }
 
 /** An inventory item's columns, in every format: `--fields petId,quantity` picks among them by key. */
@@ -28,7 +36,7 @@ export const ITEM_COLUMNS: readonly Column<InventoryItem>[] = [
     value: (item) => item.status,
     plain: true,
     minWidth: 'available'.length,
-    paint: (text, item, color) => (color ? painted.on[item.status](text) : text),
+    paint: (text, item, color) => (color ? painters(true)[item.status](text) : text),
   },
   { key: 'quantity', heading: 'QUANTITY', value: (item) => item.quantity, align: 'right' },
 ];

@@ -1,7 +1,17 @@
-import { Chalk } from 'chalk';
+import type { ChalkInstance } from 'chalk';
 
-/** chalk is always built from the edge's decision, because chalk alone ignores NO_COLOR. */
-export const paint = (color: boolean) => new Chalk({ level: color ? 1 : 0 });
+let chalkModule: typeof import('chalk') | undefined;
+
+/**
+ * chalk is always built from the edge's decision, because chalk alone ignores NO_COLOR. It is required
+ * here, when first asked for, not imported: chalk detects the terminal's colours as it loads (loading
+ * node:tty), which petinv never uses, and a command that prints no colour (a list into a pipe) then does
+ * not pay for it. The bundle resolves the require at build time.
+ */
+export function paint(color: boolean): ChalkInstance {
+  chalkModule ??= require('chalk') as typeof import('chalk');
+  return new chalkModule.Chalk({ level: color ? 1 : 0 });
+}
 
 /**
  * Whether stdout gets colour, decided once at the edge: --no-color and NO_COLOR win, FORCE_COLOR
