@@ -259,14 +259,24 @@ class Exchange implements Dispatcher.DispatchHandler {
  * up with the server. `proxy` names the proxy the dispatcher goes through, so a failure to reach it is not
  * blamed on the service. With `pipelined` (a bulk run's second dispatcher, whose connections each carry
  * several requests), requests that may be pipelined go through it once the service has shown that it
- * keeps connections (see Pipelining), and through `dispatcher` otherwise.
+ * keeps connections (see Pipelining), and through `dispatcher` otherwise. `connections` (with `pipelined`)
+ * is how many requests go through `dispatcher` at once: a bulk run keeps connections times pipelining
+ * updates in flight, and while they are not pipelined the rest wait here, their clocks not yet started,
+ * rather than in undici's queue, where time spent waiting for a connection counted against --timeout.
  */
 export function undiciTransport(
   dispatcher: Dispatcher,
-  options: { proxy?: string; pipelined?: Dispatcher } = {},
+  options: { proxy?: string; pipelined?: Dispatcher; connections?: number } = {},
 ): Transport {
   const { pipelined } = options;
   const pipelining = pipelined ? new Pipelining() : undefined;
+  const limit = pipelined ? options.connections : undefined;
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  const drain = () => {
+    while (waiting.length > 0 && (pipelining?.on === true || active < (limit as number)))
+      (waiting.shift() as () => void)();
+  };
   return (request) =>
     new Promise((resolve, reject) => {
       const { origin, path } =
@@ -274,34 +284,56 @@ export function undiciTransport(
           ? { origin: request.origin, path: request.path }
           : splitUrl(request.url);
       const { method, headers, body } = request;
-      // undici pipelines only requests marked idempotent and not `blocking`; a streamed body (the list)
-      // may take long, and would hold up what waits behind it. Everything else goes as it always went.
-      const pipelines = pipelining?.on === true && request.idempotent === true && request.stream !== true;
-      const through = pipelines && pipelined ? pipelined : dispatcher;
-      const exchange = new Exchange(
-        request.maxBodyBytes ?? Number.POSITIVE_INFINITY,
-        request.timeoutMs,
-        resolve,
-        reject,
-        options.proxy,
-        request.stream === true,
-        pipelining && { learn: pipelining, pipelined: through === pipelined },
-      );
-      try {
-        through.dispatch(
-          {
-            origin,
-            path,
-            method: method as Dispatcher.HttpMethod,
-            headers,
-            body,
-            ...(pipelines && { idempotent: true, blocking: false }),
+      const start = () => {
+        // undici pipelines only requests marked idempotent and not `blocking`; a streamed body (the list)
+        // may take long, and would hold up what waits behind it. Everything else goes as it always went.
+        const pipelines = pipelining?.on === true && request.idempotent === true && request.stream !== true;
+        const through = pipelines && pipelined ? pipelined : dispatcher;
+        let done = (): void => {};
+        if (through === dispatcher && limit !== undefined) {
+          if (active >= limit) {
+            waiting.push(start);
+            return;
+          }
+          active++;
+          done = () => {
+            done = () => {};
+            active--;
+            drain();
+          };
+        }
+        const exchange = new Exchange(
+          request.maxBodyBytes ?? Number.POSITIVE_INFINITY,
+          request.timeoutMs,
+          (response) => {
+            resolve(response);
+            done();
           },
-          noticeRequestSent(exchange),
+          (error) => {
+            reject(error);
+            done();
+          },
+          options.proxy,
+          request.stream === true,
+          pipelining && { learn: pipelining, pipelined: through === pipelined },
         );
-      } catch (error) {
-        // A request the dispatcher refuses outright (a closed agent, an invalid header).
-        exchange.onResponseError(undefined as never, error as Error);
-      }
+        try {
+          through.dispatch(
+            {
+              origin,
+              path,
+              method: method as Dispatcher.HttpMethod,
+              headers,
+              body,
+              ...(pipelines && { idempotent: true, blocking: false }),
+            },
+            noticeRequestSent(exchange),
+          );
+        } catch (error) {
+          // A request the dispatcher refuses outright (a closed agent, an invalid header).
+          exchange.onResponseError(undefined as never, error as Error);
+        }
+      };
+      start();
     });
 }

@@ -135,4 +135,19 @@ describe('a bulk run against a service that closes its connections', () => {
     expect(seen.patches).toBe(30);
     expect(seen.deepest).toBe(1);
   });
+
+  it('keeps no more updates in flight than connections, so none times out waiting for a connection', async () => {
+    // One connection, each answer 200 ms, a 500 ms deadline: one update at a time meets it. With the
+    // pipelining depth in flight and nothing pipelined, the third and fourth waited in undici's queue with
+    // their clocks running, timed out unsent or sent late, and were sent twice (the service saw more than 6).
+    const { seen, env } = await startService({ delayMs: 200 });
+    service?.on('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
+    const result = await runMain(['set', '-', '--concurrency', '1', '--timeout', '500', '--retries', '1'], {
+      env,
+      input: sheet(6),
+    });
+    expect(result.stderr).not.toContain('warning');
+    expect(result).toMatchObject({ code: 0, stderr: expect.stringContaining('6 changed') });
+    expect(seen.patches).toBe(6);
+  });
 });
