@@ -96,7 +96,8 @@ class ChunkQueue implements AsyncIterable<Uint8Array> {
  * closes connections under pipelined requests costs a retry each, so one such loss is enough.
  */
 class Pipelining {
-  private state: 'unknown' | 'on' | 'off' = 'unknown';
+  /** `answered`: an answer without `Connection: close` came, and whether its connection stayed open is not yet seen. */
+  private state: 'unknown' | 'answered' | 'on' | 'off' = 'unknown';
 
   get on(): boolean {
     return this.state === 'on';
@@ -109,7 +110,16 @@ class Pipelining {
       .toLowerCase()
       .split(',')
       .some((token) => token.trim() === 'close');
-    if (!closes) this.state = 'on';
+    if (!closes) this.state = 'answered';
+  }
+
+  /**
+   * Before a request is routed: an answer without `close` turns pipelining on once a connection is seen
+   * open and idle after it. An HTTP/1.0 answer without keep-alive closes its connection and says nothing
+   * of it in its headers (undici sees the version; a handler does not), so the headers alone are not enough.
+   */
+  decide(keptConnection: () => boolean) {
+    if (this.state === 'answered') this.state = keptConnection() ? 'on' : 'unknown';
   }
 
   lost() {
@@ -273,6 +283,13 @@ export function undiciTransport(
   const limit = pipelined ? options.connections : undefined;
   let active = 0;
   const waiting: (() => void)[] = [];
+  // A connection of `dispatcher` (one request at a time on each) open with nothing on it; without stats
+  // (a proxy agent), the answer's headers are taken at their word.
+  const keptConnection = (origin: string) => () => {
+    const stats = (dispatcher as { stats?: Record<string, { connected: number; running: number }> }).stats;
+    const pool = stats?.[origin];
+    return stats === undefined || (pool !== undefined && pool.connected > pool.running);
+  };
   const drain = () => {
     while (waiting.length > 0 && (pipelining?.on === true || active < (limit as number)))
       (waiting.shift() as () => void)();
@@ -285,6 +302,7 @@ export function undiciTransport(
           : splitUrl(request.url);
       const { method, headers, body } = request;
       const start = () => {
+        pipelining?.decide(keptConnection(origin));
         // undici pipelines only requests marked idempotent and not `blocking`; a streamed body (the list)
         // may take long, and would hold up what waits behind it. Everything else goes as it always went.
         const pipelines = pipelining?.on === true && request.idempotent === true && request.stream !== true;
@@ -299,7 +317,8 @@ export function undiciTransport(
           done = () => {
             done = () => {};
             active--;
-            drain();
+            // Once undici is done with the answer's connection: kept or closed, as keptConnection sees it.
+            queueMicrotask(drain);
           };
         }
         const exchange = new Exchange(

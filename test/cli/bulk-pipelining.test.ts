@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PIPELINING } from '../../src/commands/options';
 import { runMain } from '../helpers/main';
@@ -149,5 +149,61 @@ describe('a bulk run against a service that closes its connections', () => {
     expect(result.stderr).not.toContain('warning');
     expect(result).toMatchObject({ code: 0, stderr: expect.stringContaining('6 changed') });
     expect(seen.patches).toBe(6);
+  });
+});
+
+describe('a bulk run against an HTTP/1.0 service', () => {
+  let raw: NetServer | undefined;
+  afterEach(() => {
+    raw?.close();
+    raw = undefined;
+  });
+
+  it('never pipelines: an HTTP/1.0 answer without keep-alive closes its connection', async () => {
+    // Each connection: one request read, answered as HTTP/1.0 with no Connection header, then closed.
+    // Requests pipelined behind it are never read; sent again, each was said to be maybe applied.
+    const received: string[] = [];
+    raw = createNetServer((socket) => {
+      let data = '';
+      socket.on('error', () => {});
+      socket.on('data', (chunk) => {
+        data += chunk;
+        const end = data.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = data.slice(0, end);
+        const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        if (data.length < end + 4 + length) return;
+        const [method, url] = head.split(' ');
+        received.push(`${method} ${url}`);
+        const petId = String(url).split('/').pop();
+        const body =
+          method === 'GET'
+            ? '[]'
+            : JSON.stringify({
+                petId: Number(petId),
+                quantity: JSON.parse(data.slice(end + 4, end + 4 + length)).quantity,
+                status: 'sold',
+              });
+        socket.end(
+          `HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        );
+        data = '';
+      });
+    });
+    await new Promise<void>((resolve) => raw?.listen(0, '127.0.0.1', resolve));
+    const port = (raw.address() as { port: number }).port;
+    const result = await runMain(['set', '-', '--concurrency', '2'], {
+      env: {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        PETINV_CACHE_DIR: temporaryDirectory(),
+        PETINV_ENV: 'local',
+        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        PETINV_API_KEY: 'k',
+      },
+      input: sheet(20),
+    });
+    expect(result.stderr).not.toContain('warning');
+    expect(result).toMatchObject({ code: 0, stderr: expect.stringContaining('20 changed') });
+    expect(received.filter((line) => line.startsWith('PATCH'))).toHaveLength(20);
   });
 });
