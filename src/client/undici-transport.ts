@@ -93,7 +93,9 @@ class ChunkQueue implements AsyncIterable<Uint8Array> {
  * Whether a transport pipelines, learned from the service's answers. Off until an answer shows a kept
  * connection (no `Connection: close`: an HTTP/1.1 server then takes pipelined requests, RFC 9112 section
  * 9.3.2), and off for good once a pipelined request lost its connection before its answer: a server that
- * closes connections under pipelined requests costs a retry each, so one such loss is enough.
+ * closes connections under pipelined requests costs a retry each, so one such loss is enough. Off too once
+ * a pipelined answer is plainly another request's (outOfStep): a server that answers out of order, or
+ * drops one, puts every later answer on its connection on the wrong request.
  */
 class Pipelining {
   /** `answered`: an answer without `Connection: close` came, and whether its connection stayed open is not yet seen. */
@@ -248,7 +250,13 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     this.stopClock();
-    this.resolve({ status: this.status, header: headerReader(this.headers), text: this.body.text() });
+    const pipelining = this.pipelining;
+    this.resolve({
+      status: this.status,
+      header: headerReader(this.headers),
+      text: this.body.text(),
+      ...(pipelining?.pipelined && { outOfStep: () => pipelining.learn.lost() }),
+    });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
