@@ -197,8 +197,11 @@ export function createClient(options: ClientOptions): InventoryClient {
       } catch (error) {
         throw mayHaveApplied(error);
       }
-      if (item.petId !== petId)
+      if (item.petId !== petId) {
+        // Pipelined, the answers that follow on its connection would be out of step too.
+        response.outOfStep?.();
         throw mayHaveApplied(errors.contractError(operation, `it answered for pet ${item.petId}`));
+      }
       if (item.quantity !== quantity)
         throw errors.mismatch(operation, `pet ${petId}`, quantity, item.quantity, status);
       return item;

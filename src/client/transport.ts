@@ -36,6 +36,12 @@ export interface TransportResponse {
   text: string;
   /** The body as it arrives, when the request asked for a stream and the status is 2xx (`text` is then empty). */
   body?: AsyncIterable<Uint8Array>;
+  /**
+   * Told by the caller when the answer is plainly another request's (a PATCH answered for another pet):
+   * on a pipelined connection the answers are then out of step with the requests, and the transport
+   * pipelines no more. Absent where nothing is pipelined.
+   */
+  outOfStep?: () => void;
 }
 
 export type Transport = (request: TransportRequest) => Promise<TransportResponse>;

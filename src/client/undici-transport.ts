@@ -93,10 +93,13 @@ class ChunkQueue implements AsyncIterable<Uint8Array> {
  * Whether a transport pipelines, learned from the service's answers. Off until an answer shows a kept
  * connection (no `Connection: close`: an HTTP/1.1 server then takes pipelined requests, RFC 9112 section
  * 9.3.2), and off for good once a pipelined request lost its connection before its answer: a server that
- * closes connections under pipelined requests costs a retry each, so one such loss is enough.
+ * closes connections under pipelined requests costs a retry each, so one such loss is enough. Off too once
+ * a pipelined answer is plainly another request's (outOfStep): a server that answers out of order, or
+ * drops one, puts every later answer on its connection on the wrong request.
  */
 class Pipelining {
-  private state: 'unknown' | 'on' | 'off' = 'unknown';
+  /** `answered`: an answer without `Connection: close` came, and whether its connection stayed open is not yet seen. */
+  private state: 'unknown' | 'answered' | 'on' | 'off' = 'unknown';
 
   get on(): boolean {
     return this.state === 'on';
@@ -109,7 +112,16 @@ class Pipelining {
       .toLowerCase()
       .split(',')
       .some((token) => token.trim() === 'close');
-    if (!closes) this.state = 'on';
+    if (!closes) this.state = 'answered';
+  }
+
+  /**
+   * Before a request is routed: an answer without `close` turns pipelining on once a connection is seen
+   * open and idle after it. An HTTP/1.0 answer without keep-alive closes its connection and says nothing
+   * of it in its headers (undici sees the version; a handler does not), so the headers alone are not enough.
+   */
+  decide(keptConnection: () => boolean) {
+    if (this.state === 'answered') this.state = keptConnection() ? 'on' : 'unknown';
   }
 
   lost() {
@@ -238,7 +250,13 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     this.stopClock();
-    this.resolve({ status: this.status, header: headerReader(this.headers), text: this.body.text() });
+    const pipelining = this.pipelining;
+    this.resolve({
+      status: this.status,
+      header: headerReader(this.headers),
+      text: this.body.text(),
+      ...(pipelining?.pipelined && { outOfStep: () => pipelining.learn.lost() }),
+    });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
@@ -259,14 +277,31 @@ class Exchange implements Dispatcher.DispatchHandler {
  * up with the server. `proxy` names the proxy the dispatcher goes through, so a failure to reach it is not
  * blamed on the service. With `pipelined` (a bulk run's second dispatcher, whose connections each carry
  * several requests), requests that may be pipelined go through it once the service has shown that it
- * keeps connections (see Pipelining), and through `dispatcher` otherwise.
+ * keeps connections (see Pipelining), and through `dispatcher` otherwise. `connections` (with `pipelined`)
+ * is how many requests go through `dispatcher` at once: a bulk run keeps connections times pipelining
+ * updates in flight, and while they are not pipelined the rest wait here, their clocks not yet started,
+ * rather than in undici's queue, where time spent waiting for a connection counted against --timeout.
  */
 export function undiciTransport(
   dispatcher: Dispatcher,
-  options: { proxy?: string; pipelined?: Dispatcher } = {},
+  options: { proxy?: string; pipelined?: Dispatcher; connections?: number } = {},
 ): Transport {
   const { pipelined } = options;
   const pipelining = pipelined ? new Pipelining() : undefined;
+  const limit = pipelined ? options.connections : undefined;
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  // A connection of `dispatcher` (one request at a time on each) open with nothing on it; without stats
+  // (a proxy agent), the answer's headers are taken at their word.
+  const keptConnection = (origin: string) => () => {
+    const stats = (dispatcher as { stats?: Record<string, { connected: number; running: number }> }).stats;
+    const pool = stats?.[origin];
+    return stats === undefined || (pool !== undefined && pool.connected > pool.running);
+  };
+  const drain = () => {
+    while (waiting.length > 0 && (pipelining?.on === true || active < (limit as number)))
+      (waiting.shift() as () => void)();
+  };
   return (request) =>
     new Promise((resolve, reject) => {
       const { origin, path } =
@@ -274,34 +309,58 @@ export function undiciTransport(
           ? { origin: request.origin, path: request.path }
           : splitUrl(request.url);
       const { method, headers, body } = request;
-      // undici pipelines only requests marked idempotent and not `blocking`; a streamed body (the list)
-      // may take long, and would hold up what waits behind it. Everything else goes as it always went.
-      const pipelines = pipelining?.on === true && request.idempotent === true && request.stream !== true;
-      const through = pipelines && pipelined ? pipelined : dispatcher;
-      const exchange = new Exchange(
-        request.maxBodyBytes ?? Number.POSITIVE_INFINITY,
-        request.timeoutMs,
-        resolve,
-        reject,
-        options.proxy,
-        request.stream === true,
-        pipelining && { learn: pipelining, pipelined: through === pipelined },
-      );
-      try {
-        through.dispatch(
-          {
-            origin,
-            path,
-            method: method as Dispatcher.HttpMethod,
-            headers,
-            body,
-            ...(pipelines && { idempotent: true, blocking: false }),
+      const start = () => {
+        pipelining?.decide(keptConnection(origin));
+        // undici pipelines only requests marked idempotent and not `blocking`; a streamed body (the list)
+        // may take long, and would hold up what waits behind it. Everything else goes as it always went.
+        const pipelines = pipelining?.on === true && request.idempotent === true && request.stream !== true;
+        const through = pipelines && pipelined ? pipelined : dispatcher;
+        let done = (): void => {};
+        if (through === dispatcher && limit !== undefined) {
+          if (active >= limit) {
+            waiting.push(start);
+            return;
+          }
+          active++;
+          done = () => {
+            done = () => {};
+            active--;
+            // Once undici is done with the answer's connection: kept or closed, as keptConnection sees it.
+            queueMicrotask(drain);
+          };
+        }
+        const exchange = new Exchange(
+          request.maxBodyBytes ?? Number.POSITIVE_INFINITY,
+          request.timeoutMs,
+          (response) => {
+            resolve(response);
+            done();
           },
-          noticeRequestSent(exchange),
+          (error) => {
+            reject(error);
+            done();
+          },
+          options.proxy,
+          request.stream === true,
+          pipelining && { learn: pipelining, pipelined: through === pipelined },
         );
-      } catch (error) {
-        // A request the dispatcher refuses outright (a closed agent, an invalid header).
-        exchange.onResponseError(undefined as never, error as Error);
-      }
+        try {
+          through.dispatch(
+            {
+              origin,
+              path,
+              method: method as Dispatcher.HttpMethod,
+              headers,
+              body,
+              ...(pipelines && { idempotent: true, blocking: false }),
+            },
+            noticeRequestSent(exchange),
+          );
+        } catch (error) {
+          // A request the dispatcher refuses outright (a closed agent, an invalid header).
+          exchange.onResponseError(undefined as never, error as Error);
+        }
+      };
+      start();
     });
 }

@@ -209,7 +209,11 @@ async function transportTo(
   const pipelines = shape !== undefined && shape.pipelining > 1;
   const dispatcher = await agent(pipelines ? { connections: shape.connections, pipelining: 1 } : undefined);
   const pipelined = pipelines ? await agent(shape) : undefined;
-  const transport = undiciTransport(dispatcher, { proxy: proxy && describeProxy(proxy), pipelined });
+  const transport = undiciTransport(dispatcher, {
+    proxy: proxy && describeProxy(proxy),
+    pipelined,
+    connections: shape?.connections,
+  });
   const level = traceLevel(flags.verbose, context.env);
   if (level === 0) return { transport, onRetryWait };
   const trace = createHttpTrace({
