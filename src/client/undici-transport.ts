@@ -202,9 +202,9 @@ class Exchange implements Dispatcher.DispatchHandler {
     // said, and the retry is the client's own, which says so when it succeeds (issue 21).
     else if (this.sent) {
       this.pipelining?.learn.lost();
-      this.fail(
-        new TransportError('network', 'the connection closed before the answer', undefined, false, true),
-      );
+      // Thrown rather than aborted: undici then drops this request unwritten and fails it (onResponseError),
+      // where an abort would also destroy the new connection, and the requests it carries.
+      throw new TransportError('network', 'the connection closed before the answer', undefined, false, true);
     }
   }
 
@@ -275,24 +275,24 @@ class Exchange implements Dispatcher.DispatchHandler {
  * The transport petinv uses: undici's dispatcher API (an Agent, or a proxy agent) with a handler of its
  * own, which costs a fraction of the request API's or fetch's CPU per request: what lets a bulk run keep
  * up with the server. `proxy` names the proxy the dispatcher goes through, so a failure to reach it is not
- * blamed on the service. With `pipelined` (a bulk run's second dispatcher, whose connections each carry
- * several requests), requests that may be pipelined go through it once the service has shown that it
- * keeps connections (see Pipelining), and through `dispatcher` otherwise. `connections` (with `pipelined`)
- * is how many requests go through `dispatcher` at once: a bulk run keeps connections times pipelining
- * updates in flight, and while they are not pipelined the rest wait here, their clocks not yet started,
- * rather than in undici's queue, where time spent waiting for a connection counted against --timeout.
+ * blamed on the service. With `pipelining` (a bulk run, whose dispatcher has `connections` connections
+ * that may each carry several requests), requests that may be pipelined are marked so (undici pipelines
+ * nothing else) once the service has shown that it keeps connections (see Pipelining). Until then, and
+ * after it stops, one request goes on each connection at a time: at most `connections` are handed to
+ * undici at once, and the rest wait here, their clocks not yet started, rather than in undici's queue,
+ * where time spent waiting for a connection would count against --timeout.
  */
 export function undiciTransport(
   dispatcher: Dispatcher,
-  options: { proxy?: string; pipelined?: Dispatcher; connections?: number } = {},
+  options: { proxy?: string; pipelining?: { connections: number } } = {},
 ): Transport {
-  const { pipelined } = options;
-  const pipelining = pipelined ? new Pipelining() : undefined;
-  const limit = pipelined ? options.connections : undefined;
+  const pipelining = options.pipelining ? new Pipelining() : undefined;
+  const limit = options.pipelining?.connections;
+  /** Requests handed to undici and not yet settled, pipelined or not. */
   let active = 0;
   const waiting: (() => void)[] = [];
-  // A connection of `dispatcher` (one request at a time on each) open with nothing on it; without stats
-  // (a proxy agent), the answer's headers are taken at their word.
+  // A connection of the dispatcher open with nothing on it; without stats (a proxy agent), the answer's
+  // headers are taken at their word.
   const keptConnection = (origin: string) => () => {
     const stats = (dispatcher as { stats?: Record<string, { connected: number; running: number }> }).stats;
     const pool = stats?.[origin];
@@ -314,10 +314,9 @@ export function undiciTransport(
         // undici pipelines only requests marked idempotent and not `blocking`; a streamed body (the list)
         // may take long, and would hold up what waits behind it. Everything else goes as it always went.
         const pipelines = pipelining?.on === true && request.idempotent === true && request.stream !== true;
-        const through = pipelines && pipelined ? pipelined : dispatcher;
         let done = (): void => {};
-        if (through === dispatcher && limit !== undefined) {
-          if (active >= limit) {
+        if (limit !== undefined) {
+          if (!pipelines && active >= limit) {
             waiting.push(start);
             return;
           }
@@ -342,10 +341,10 @@ export function undiciTransport(
           },
           options.proxy,
           request.stream === true,
-          pipelining && { learn: pipelining, pipelined: through === pipelined },
+          pipelining && { learn: pipelining, pipelined: pipelines },
         );
         try {
-          through.dispatch(
+          dispatcher.dispatch(
             {
               origin,
               path,

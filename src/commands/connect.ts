@@ -202,17 +202,15 @@ async function transportTo(
   }
 
   const timeoutMs = flags.timeout;
-  // A bulk run's connections: one set that carries a request at a time, and, when it pipelines, a second
-  // whose connections carry several, used once the service shows it keeps connections (undici-transport.ts).
-  const agent = (shape: ConnectionShape | undefined) =>
-    proxy ? createProxyAgent(timeoutMs, proxy.url.href, shape) : createAgent(timeoutMs, shape);
+  // A bulk run's connections, each of which may carry several updates once the service shows it keeps
+  // connections (undici-transport.ts); with --pipelining 1, connections as requests need them, as always.
   const pipelines = shape !== undefined && shape.pipelining > 1;
-  const dispatcher = await agent(pipelines ? { connections: shape.connections, pipelining: 1 } : undefined);
-  const pipelined = pipelines ? await agent(shape) : undefined;
+  const dispatcher = proxy
+    ? await createProxyAgent(timeoutMs, proxy.url.href, pipelines ? shape : undefined)
+    : createAgent(timeoutMs, pipelines ? shape : undefined);
   const transport = undiciTransport(dispatcher, {
     proxy: proxy && describeProxy(proxy),
-    pipelined,
-    connections: shape?.connections,
+    pipelining: pipelines ? { connections: shape.connections } : undefined,
   });
   const level = traceLevel(flags.verbose, context.env);
   if (level === 0) return { transport, onRetryWait };
