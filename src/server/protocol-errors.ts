@@ -88,11 +88,20 @@ function clientErrorHandler(
     const answer = describeClientError(error, timeouts);
     const response = (socket as Duplex & WithResponse)._httpMessage;
     if (answer && socket.writable && response?.req.complete) {
-      // The bad bytes follow a whole request still being answered (pipelining): that answer goes out
-      // whole, then the connection closes; an answer now would take its place.
+      // The bad bytes follow whole requests still being answered (pipelining): those answers go out
+      // whole, then the connection closes; an answer now would take their place. The last of them closes
+      // it, not the first: writes pipelined behind the first may have started already (http-server.ts),
+      // and a write that ran must be answered.
       answered.add(socket);
-      if (!response.headersSent) response.shouldKeepAlive = false;
-      else response.once('finish', () => (socket as Socket).destroySoon());
+      const last = latestResponse.get(socket as Socket) ?? response;
+      if (!last.req.complete && !last.headersSent) {
+        // The bad bytes are in the body of a request pipelined behind: its own response carries the answer.
+        log?.({ event: 'client_error', code: error.code ?? 'unknown', status: answer.status });
+        last.shouldKeepAlive = false;
+        sendError(last, answer);
+      } else if (!last.headersSent) last.shouldKeepAlive = false;
+      else if (last.writableFinished) (socket as Socket).destroySoon();
+      else last.once('finish', () => (socket as Socket).destroySoon());
       return;
     }
     // The request cut off was answered early (a 401 before its body, say) and its body never came whole:

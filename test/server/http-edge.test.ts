@@ -503,6 +503,57 @@ describe('pipelined writes on one connection', () => {
   });
 });
 
+describe('pipelined writes before bytes that end the connection', () => {
+  // Whatever each connection's writes were answered, the inventory must show: a write that ran is answered.
+  async function sendAndRead(port: number, text: string) {
+    const answered = parseResponses(await exchange(port, text));
+    const shown = parseResponse(await exchange(port, get('/v1/inventory'))).json() as { quantity: number }[];
+    return { answered, quantity: shown[0]?.quantity };
+  }
+
+  it('answers every whole write before garbage, then closes', async () => {
+    const dataFile = join(temporaryDirectory(), 'inventory.json');
+    const { server: durable } = await startLogged({ seed: 5, dataFile });
+    const writes = [101, 102, 103].map((quantity) => keptAlivePatch('/v1/inventory/1', quantity));
+    const { answered, quantity } = await sendAndRead(durable.port, `${writes.join('')}GARBAGE\r\n\r\n`);
+    expect(answered.map((response) => response.status)).toEqual([200, 200, 200]);
+    expect(answered.map((response) => response.headers.connection)).toEqual([
+      'keep-alive',
+      'keep-alive',
+      'close',
+    ]);
+    expect(quantity).toBe(103);
+    await durable.close();
+  });
+
+  it('answers the write that says Connection: close, and starts nothing sent after it', async () => {
+    const dataFile = join(temporaryDirectory(), 'inventory.json');
+    const { server: durable } = await startLogged({ seed: 5, dataFile });
+    const closing = keptAlivePatch('/v1/inventory/1', 202).replace(
+      '\r\n\r\n',
+      '\r\nConnection: close\r\n\r\n',
+    );
+    const text = keptAlivePatch('/v1/inventory/1', 201) + closing + keptAlivePatch('/v1/inventory/1', 203);
+    const { answered, quantity } = await sendAndRead(durable.port, text);
+    expect(answered.map((response) => response.status)).toEqual([200, 200]);
+    expect(answered[1]?.headers.connection).toBe('close');
+    expect(quantity).toBe(202);
+    await durable.close();
+  });
+
+  it('answers the writes before a pipelined body that cannot be parsed, and that body with 400', async () => {
+    const dataFile = join(temporaryDirectory(), 'inventory.json');
+    const { server: durable } = await startLogged({ seed: 5, dataFile });
+    const broken = `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n{"quantity":303}\r\n0\r\n\r\n`;
+    const text = keptAlivePatch('/v1/inventory/1', 301) + keptAlivePatch('/v1/inventory/1', 302) + broken;
+    const { answered, quantity } = await sendAndRead(durable.port, text);
+    expect(answered.map((response) => response.status)).toEqual([200, 200, 400]);
+    expect(answered[2]?.headers.connection).toBe('close');
+    expect(quantity).toBe(302);
+    await durable.close();
+  });
+});
+
 describe('--max-connections', () => {
   it('closes connections past the cap at once, and serves those open on', async () => {
     const { server: capped, logged: refusals } = await startLogged({ maxConnections: 2 });
