@@ -84,12 +84,6 @@ class ChunkQueue implements AsyncIterable<Uint8Array> {
 }
 
 /**
- * One exchange as an undici dispatch handler: the body is decoded as it arrives, straight into text,
- * with no stream, async iterator, AbortSignal or async resource in between (together they were most of
- * a bulk run's client CPU per update). Settles its promise exactly once; later events are ignored. With
- * `stream`, a 2xx answer settles at its headers, and its body is handed over as it arrives (the list).
- */
-/**
  * Whether a transport pipelines, learned from the service's answers. Off until an answer shows a kept
  * connection (no `Connection: close`: an HTTP/1.1 server then takes pipelined requests, RFC 9112 section
  * 9.3.2), and off for good once a pipelined request lost its connection before its answer: a server that
@@ -129,6 +123,12 @@ class Pipelining {
   }
 }
 
+/**
+ * One exchange as an undici dispatch handler: the body is decoded as it arrives, straight into text,
+ * with no stream, async iterator, AbortSignal or async resource in between (together they were most of
+ * a bulk run's client CPU per update). Settles its promise exactly once; later events are ignored. With
+ * `stream`, a 2xx answer settles at its headers, and its body is handed over as it arrives (the list).
+ */
 class Exchange implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   private settled = false;
@@ -149,7 +149,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly reject: (error: TransportError) => void,
     private readonly proxy: string | undefined,
     stream: boolean,
-    /** What this exchange teaches the transport's Pipelining, and whether it went through the pipelined connections. */
+    /** What this exchange teaches the transport's Pipelining, and whether it was pipelined. */
     private readonly pipelining?: { learn: Pipelining; pipelined: boolean },
   ) {
     const timedOut = () =>
@@ -260,7 +260,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
-    // Sent through the pipelined connections and no answer came: the connection broke under it.
+    // Pipelined, sent, and no answer came: the connection broke under it.
     if (this.sent && this.status === 0 && this.pipelining?.pipelined) this.pipelining.learn.lost();
     // A status came first: the service answered, and its body broke off.
     this.fail(transportError(error, this.proxy, this.status !== 0, this.sent));
