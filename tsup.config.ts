@@ -123,6 +123,8 @@ export default defineConfig([
     esbuildPlugins: [...shared.esbuildPlugins, confInItsOwnFile],
     esbuildOptions(options) {
       options.supported = { ...options.supported, 'dynamic-import': false };
+      // License comments go to cli.cjs.LEGAL.txt beside the bundle, which stays ASCII: the launcher reads
+      // it as Latin-1, without decoding (src/launch.ts; test/e2e/code-cache.test.ts keeps it so).
       options.legalComments = 'linked';
     },
     splitting: false,
