@@ -75,14 +75,58 @@ async function startService(
   });
   await new Promise<void>((resolve) => service?.listen(0, '127.0.0.1', resolve));
   const port = (service.address() as { port: number }).port;
-  const env = {
-    PETINV_CONFIG_DIR: temporaryDirectory(),
-    PETINV_CACHE_DIR: temporaryDirectory(),
-    PETINV_ENV: 'local',
-    PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
-    PETINV_API_KEY: 'k',
-  };
-  return { seen, env };
+  return { seen, env: serviceEnv(port) };
+}
+
+/** The environment that points petinv at a service on `port`. */
+const serviceEnv = (port: number) => ({
+  PETINV_CONFIG_DIR: temporaryDirectory(),
+  PETINV_CACHE_DIR: temporaryDirectory(),
+  PETINV_ENV: 'local',
+  PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+  PETINV_API_KEY: 'k',
+});
+
+/** What an honest service answers: the list (empty), or the pet a PATCH names with the quantity it asks for. */
+const honestBody = (method: string | undefined, url: string | undefined, body: string) =>
+  method === 'GET'
+    ? '[]'
+    : JSON.stringify({
+        petId: Number(String(url).split('/').pop()),
+        quantity: (JSON.parse(body) as { quantity: number }).quantity,
+        status: 'sold',
+      });
+
+const okResponse = (version: string, body: string) =>
+  `HTTP/${version} 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+
+/**
+ * A raw TCP service on port 0 that reads each whole request (pipelined ones too) as it arrives and hands
+ * it to `onRequest`, which answers on the socket as it likes; resolves with the server and its port.
+ */
+async function startRawService(
+  onRequest: (socket: Socket, request: { method?: string; url?: string; body: string }) => void,
+) {
+  const server = createNetServer((socket) => {
+    let data = '';
+    socket.on('error', () => {});
+    socket.on('data', (chunk) => {
+      data += chunk;
+      for (;;) {
+        const end = data.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = data.slice(0, end);
+        const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        if (data.length < end + 4 + length) return;
+        const [method, url] = head.split(' ');
+        const body = data.slice(end + 4, end + 4 + length);
+        data = data.slice(end + 4 + length);
+        onRequest(socket, { method, url, body });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as { port: number }).port };
 }
 
 const sheet = (count: number) =>
@@ -171,43 +215,16 @@ describe('a bulk run against an HTTP/1.0 service', () => {
     // Each connection: one request read, answered as HTTP/1.0 with no Connection header, then closed.
     // Requests pipelined behind it are never read; sent again, each was said to be maybe applied.
     const received: string[] = [];
-    raw = createNetServer((socket) => {
-      let data = '';
-      socket.on('error', () => {});
-      socket.on('data', (chunk) => {
-        data += chunk;
-        const end = data.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = data.slice(0, end);
-        const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-        if (data.length < end + 4 + length) return;
-        const [method, url] = head.split(' ');
-        received.push(`${method} ${url}`);
-        const petId = String(url).split('/').pop();
-        const body =
-          method === 'GET'
-            ? '[]'
-            : JSON.stringify({
-                petId: Number(petId),
-                quantity: JSON.parse(data.slice(end + 4, end + 4 + length)).quantity,
-                status: 'sold',
-              });
-        socket.end(
-          `HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-        );
-        data = '';
-      });
+    const started = await startRawService((socket, { method, url, body }) => {
+      // One request per connection: what follows it is never read.
+      if (socket.writableEnded) return;
+      received.push(`${method} ${url}`);
+      socket.end(okResponse('1.0', honestBody(method, url, body)));
     });
-    await new Promise<void>((resolve) => raw?.listen(0, '127.0.0.1', resolve));
-    const port = (raw.address() as { port: number }).port;
+    raw = started.server;
+    const { port } = started;
     const result = await runMain(['set', '-', '--concurrency', '2'], {
-      env: {
-        PETINV_CONFIG_DIR: temporaryDirectory(),
-        PETINV_CACHE_DIR: temporaryDirectory(),
-        PETINV_ENV: 'local',
-        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
-        PETINV_API_KEY: 'k',
-      },
+      env: serviceEnv(port),
       input: sheet(20),
     });
     expect(result.stderr).not.toContain('warning');
@@ -226,50 +243,22 @@ describe('a bulk run against a service that answers pipelined requests out of or
   it('pipelines no more once an answer is for another pet: only the updates already pipelined fail', async () => {
     // Each connection's requests are answered last first once two have arrived (one alone, after 20 ms):
     // pipelined, every answer lands on the wrong request; one at a time, each is right.
-    raw = createNetServer((socket) => {
-      let data = '';
-      const queued: string[] = [];
-      let timer: NodeJS.Timeout | undefined;
+    const queues = new Map<Socket, { queued: string[]; timer?: NodeJS.Timeout }>();
+    const started = await startRawService((socket, { method, url, body }) => {
+      const queue = queues.get(socket) ?? { queued: [] };
+      queues.set(socket, queue);
       const flush = () => {
-        clearTimeout(timer);
-        for (const body of queued.splice(0).reverse())
-          socket.write(
-            `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-          );
+        clearTimeout(queue.timer);
+        for (const answer of queue.queued.splice(0).reverse()) socket.write(okResponse('1.1', answer));
       };
-      socket.on('error', () => {});
-      socket.on('data', (chunk) => {
-        data += chunk;
-        for (;;) {
-          const end = data.indexOf('\r\n\r\n');
-          if (end < 0) return;
-          const head = data.slice(0, end);
-          const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-          if (data.length < end + 4 + length) return;
-          const [method, url] = head.split(' ');
-          const text = data.slice(end + 4, end + 4 + length);
-          data = data.slice(end + 4 + length);
-          const petId = Number(String(url).split('/').pop());
-          queued.push(
-            method === 'GET'
-              ? '[]'
-              : JSON.stringify({ petId, quantity: JSON.parse(text).quantity, status: 'sold' }),
-          );
-          if (queued.length >= 2) flush();
-          else timer = setTimeout(flush, 20);
-        }
-      });
+      queue.queued.push(honestBody(method, url, body));
+      if (queue.queued.length >= 2) flush();
+      else queue.timer = setTimeout(flush, 20);
     });
-    await new Promise<void>((resolve) => raw?.listen(0, '127.0.0.1', resolve));
-    const port = (raw.address() as { port: number }).port;
+    raw = started.server;
+    const { port } = started;
     const result = await runMain(['set', '-', '--concurrency', '2', '--ndjson'], {
-      env: {
-        PETINV_CONFIG_DIR: temporaryDirectory(),
-        PETINV_CACHE_DIR: temporaryDirectory(),
-        PETINV_ENV: 'local',
-        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
-        PETINV_API_KEY: 'k',
-      },
+      env: serviceEnv(port),
       input: sheet(40),
     });
     const results = result.stdout
