@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { QUANTITY_TEXT_RULE } from '../../src/contract/schemas';
+import { bulkSummary } from '../helpers/bulk-summary';
 import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
@@ -141,19 +142,7 @@ describe('bulk results', () => {
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(JSON.parse(result.stderr)).toEqual({
       error: expect.objectContaining({ code: 'partial_failure', exitCode: 9 }),
-      summary: {
-        updated: 1,
-        changed: 1,
-        alreadyRight: 0,
-        failed: 0,
-        mismatched: 0,
-        unknown: 0,
-        conflicts: 0,
-        skipped: 1,
-        notSent: 0,
-        stopped: null,
-        notApplied: [],
-      },
+      summary: bulkSummary({ updated: 1, changed: 1, skipped: 1 }),
     });
   });
 

@@ -2,6 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { bulkSummary } from '../helpers/bulk-summary';
 import { runMain } from '../helpers/main';
 import { closedPort, temporaryDirectory } from '../helpers/serve';
 
@@ -364,19 +365,7 @@ describe('exit codes', () => {
     ).toEqual([
       {
         error: expect.objectContaining({ code: 'partial_failure' }),
-        summary: {
-          updated: 1,
-          changed: 1,
-          alreadyRight: 0,
-          failed: 1,
-          mismatched: 0,
-          unknown: 0,
-          conflicts: 0,
-          skipped: 1,
-          notSent: 0,
-          stopped: null,
-          notApplied: [],
-        },
+        summary: bulkSummary({ updated: 1, changed: 1, failed: 1, skipped: 1 }),
       },
     ]);
     expect((await petinv(['list'])).stdout).toMatch(/^5\t\w+\t55$/m);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { bulkSummary } from '../helpers/bulk-summary';
 import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
 import { closedPort, temporaryDirectory } from '../helpers/serve';
@@ -24,19 +25,7 @@ describe('a failing --json run: one JSON line on stderr', () => {
     const line = await oneLine(['set', '-'], '1 1005\n424242 1\nnot a line\n');
     expect(line).toEqual({
       error: expect.objectContaining({ code: 'partial_failure', exitCode: 9 }),
-      summary: {
-        updated: 1,
-        changed: 1,
-        alreadyRight: 0,
-        failed: 1,
-        mismatched: 0,
-        unknown: 0,
-        conflicts: 0,
-        skipped: 1,
-        notSent: 0,
-        stopped: null,
-        notApplied: [],
-      },
+      summary: bulkSummary({ updated: 1, changed: 1, failed: 1, skipped: 1 }),
     });
   });
 
@@ -104,19 +93,7 @@ describe('a failing --json run: one JSON line on stderr', () => {
         .map((line) => JSON.parse(line)),
     ).toEqual([
       {
-        summary: {
-          updated: 1,
-          changed: 1,
-          alreadyRight: 0,
-          failed: 0,
-          mismatched: 0,
-          unknown: 0,
-          conflicts: 0,
-          skipped: 0,
-          notSent: 0,
-          stopped: null,
-          notApplied: [],
-        },
+        summary: bulkSummary({ updated: 1, changed: 1 }),
       },
     ]);
   });
