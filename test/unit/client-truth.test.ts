@@ -1,26 +1,15 @@
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/client';
 import { fetchTransport } from '../../src/client/transport';
 import { PetinvError } from '../../src/errors';
+import { useNock } from '../helpers/nock';
 
 /** The client's side of issue 21, through the fetch transport and nock (the CLI tests use real sockets). */
 
 const BASE = 'https://truth.test/v1';
 
-beforeAll(() => {
-  if (!nock.isActive()) nock.activate();
-  nock.disableNetConnect();
-});
-afterEach(() => {
-  const pending = nock.pendingMocks();
-  nock.cleanAll();
-  expect(pending).toEqual([]);
-});
-afterAll(() => {
-  nock.enableNetConnect();
-  nock.restore();
-});
+useNock();
 
 function makeClient(retries = 2) {
   const warnings: string[] = [];

@@ -1,28 +1,14 @@
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createClient, retryDelayMs } from '../../src/client/client';
 import { fetchTransport, type TransportRequest } from '../../src/client/transport';
 import { PetinvError } from '../../src/errors';
+import { useNock } from '../helpers/nock';
 
 const BASE = 'https://inventory.test/v1';
 const BIG = '9223372036854775807';
 
-beforeAll(() => {
-  // Test files share their worker (isolate: false): nock activates on its first import only, and is
-  // restored after this file so the files after it meet the real fetch and http.
-  if (!nock.isActive()) nock.activate();
-  // Anything nock does not intercept fails the test instead of reaching a network.
-  nock.disableNetConnect();
-});
-afterEach(() => {
-  const pending = nock.pendingMocks();
-  nock.cleanAll();
-  expect(pending).toEqual([]);
-});
-afterAll(() => {
-  nock.enableNetConnect();
-  nock.restore();
-});
+useNock();
 
 function makeClient(overrides: Partial<Parameters<typeof createClient>[0]> = {}) {
   const sleeps: number[] = [];
