@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { request as undiciRequest } from 'undici';
 import {
   PETINV_BIN,
   type ProcessEnd,
@@ -64,4 +65,28 @@ export function runPetinv(
     child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
   });
+}
+
+/**
+ * One PATCH setting `petId` to `quantity`, over undici's request API and kept-alive connections (thousands
+ * of updates: fetch's own work per request was most of a burst test's CPU). Its status, or undefined when
+ * the server is gone and the update's outcome stays unknown.
+ */
+export async function patchQuantity(
+  baseUrl: string,
+  key: string,
+  petId: number,
+  quantity: number,
+): Promise<number | undefined> {
+  try {
+    const response = await undiciRequest(`${baseUrl}/inventory/${petId}`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: `{"quantity":${quantity}}`,
+    });
+    await response.body.dump();
+    return response.statusCode;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,11 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statfsSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
 import { runMain } from '../helpers/main';
-import { runPetinv, type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
+import {
+  patchQuantity,
+  runPetinv,
+  type SpawnedServer,
+  spawnServer,
+  temporaryDirectory,
+} from '../helpers/serve';
 import { mountTmpfs } from '../helpers/tmpfs';
 
 /**
@@ -82,20 +87,8 @@ async function burst(server: SpawnedServer, stop: (sent: number) => boolean): Pr
       history.set(petId, pet);
       pet.inFlight = quantity;
       sent++;
-      let status: number;
-      try {
-        // undici's request over kept-alive connections: thousands of updates, and fetch's own work per
-        // request was most of this file's CPU.
-        const response = await request(`${server.baseUrl}/inventory/${petId}`, {
-          method: 'PATCH',
-          headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
-          body: `{"quantity":${quantity}}`,
-        });
-        status = response.statusCode;
-        await response.body.dump();
-      } catch {
-        return; // The server is gone: this update stays in flight.
-      }
+      const status = await patchQuantity(server.baseUrl, KEY, petId, quantity);
+      if (status === undefined) return; // The server is gone: this update stays in flight.
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
       if (status === 200) pet.acknowledged = quantity;
       pet.inFlight = undefined;

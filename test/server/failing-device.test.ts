@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, openSync, readdirSync, rmSync, statfsSync, writeS
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
+import { patchQuantity, type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
 
 /**
  * A failing device, where the machine allows it (root, loop devices, e2fsprogs, and xfs_io or python3 for
@@ -180,18 +180,8 @@ describe.skipIf(!shutdown)('petinv serve on a failing device (root, loop device,
             history.set(petId, pet);
             pet.inFlight = quantity;
             sent++;
-            let status: number;
-            try {
-              const response = await request(`${server.baseUrl}/inventory/${petId}`, {
-                method: 'PATCH',
-                headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
-                body: `{"quantity":${quantity}}`,
-              });
-              status = response.statusCode;
-              await response.body.dump();
-            } catch {
-              return; // The server is gone: this update stays in flight.
-            }
+            const status = await patchQuantity(server.baseUrl, KEY, petId, quantity);
+            if (status === undefined) return; // The server is gone: this update stays in flight.
             statuses.set(status, (statuses.get(status) ?? 0) + 1);
             if (status === 200) {
               pet.acknowledged = quantity;
