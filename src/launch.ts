@@ -1,8 +1,18 @@
 import { isAscii } from 'node:buffer';
-import * as fs from 'node:fs';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { Stats } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
 import { cacheDirectory } from './config/paths';
 import { writeFileAtomicSync } from './files/atomic-write';
@@ -51,11 +61,7 @@ const KEPT_BUILDS = 4;
 const LARGEST_CODE_PER_SOURCE_BYTE = 4;
 
 export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): LoadedCli {
-  // undici parses HTTP with its WebAssembly build of llhttp. V8 would compile it a second time with its
-  // optimizing tier in the background, and a short-lived CLI then waits at exit for work it never uses;
-  // Liftoff, V8's baseline compiler, is plenty for the requests one command makes. Set before compiling:
-  // V8 refuses code kept under other flags.
-  setFlagsFromString('--liftoff-only');
+  const v8Flags = liftoffOnlyFromFirstRequest();
   const source = readSource(path);
   const cache = codeFile(path, env);
   const kept = cache && readPrivateFile(cache.directory, cache.file, cache.largest);
@@ -73,9 +79,54 @@ export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): Loa
     keepCompiledCode() {
       if (!cache || (kept && !script.cachedDataRejected)) return;
       try {
-        writePrivateFile(cache.directory, cache.file, script.createCachedData());
+        // V8 accepts kept code only under the flags it was made with, and the next run compiles under its own.
+        const code = v8Flags.asAtStart(() => script.createCachedData());
+        writePrivateFile(cache.directory, cache.file, code);
       } catch {
         // Not kept: the next run compiles again, as it would without a cache.
+      }
+    },
+  };
+}
+
+/** The channel undici publishes each request on as it creates it, before it connects for it. */
+const REQUEST_CREATED = 'undici:request:create';
+/**
+ * What --liftoff-only changes: it implies these two off (V8's flag-definitions.h), and V8 refuses kept code
+ * unless every flag is as it was, so putting it back takes all three.
+ */
+const LIFTOFF_ONLY_UNDONE = ['--no-liftoff-only', '--wasm-tier-up', '--wasm-dynamic-tiering'];
+
+/**
+ * undici parses HTTP with its WebAssembly build of llhttp. V8 would compile it a second time with its
+ * optimizing tier in the background, and a short-lived CLI then waits at exit for work it never uses;
+ * Liftoff, V8's baseline compiler, is plenty for the requests one command makes.
+ *
+ * The switch is thrown when undici creates its first request, not at start: with any V8 flag changed, V8
+ * refuses the code Node ships compiled for its own modules, and node:http, node:net, node:stream and the
+ * rest that undici loads were then each compiled afresh, 3.8 ms of a cold `petinv list`. By the first
+ * request they are loaded; the WebAssembly is compiled when undici first connects, after it.
+ */
+function liftoffOnlyFromFirstRequest(): { asAtStart<T>(run: () => T): T } {
+  let thrown = false;
+  const setFlags = (flags: readonly string[]) => {
+    const { setFlagsFromString } = process.getBuiltinModule('node:v8');
+    for (const flag of flags) setFlagsFromString(flag);
+  };
+  const onFirstRequest = () => {
+    unsubscribe(REQUEST_CREATED, onFirstRequest);
+    setFlags(['--liftoff-only']);
+    thrown = true;
+  };
+  subscribe(REQUEST_CREATED, onFirstRequest);
+  return {
+    asAtStart(run) {
+      if (!thrown) return run();
+      setFlags(LIFTOFF_ONLY_UNDONE);
+      try {
+        return run();
+      } finally {
+        setFlags(['--liftoff-only']);
       }
     },
   };
@@ -88,7 +139,7 @@ export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): Loa
  * two-byte string. Anything else is read as UTF-8, as Node would.
  */
 function readSource(path: string): string {
-  const bytes = fs.readFileSync(path);
+  const bytes = readFileSync(path);
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
@@ -97,7 +148,7 @@ function codeFile(
   env: NodeJS.ProcessEnv,
 ): { directory: string; file: string; largest: number } | undefined {
   try {
-    const { size, mtimeMs, ctimeMs, ino } = fs.statSync(path);
+    const { size, mtimeMs, ctimeMs, ino } = statSync(path);
     // The change time too: a modification time can be set back (tar, cp -p and rsync -a copy it, and every
     // npm tarball says 1985-10-26), so a new bundle of the same size unpacked over the old one, in the same
     // inode, would otherwise run the old one's code; the kernel sets the change time at every write.
@@ -113,10 +164,10 @@ function codeFile(
 }
 
 const uid = () => process.getuid?.() ?? -1;
-const ownedAndPrivate = (stat: fs.Stats, others: number) => stat.uid === uid() && (stat.mode & others) === 0;
+const ownedAndPrivate = (stat: Stats, others: number) => stat.uid === uid() && (stat.mode & others) === 0;
 
 function privateDirectory(directory: string): boolean {
-  const stat = fs.lstatSync(directory, { throwIfNoEntry: false });
+  const stat = lstatSync(directory, { throwIfNoEntry: false });
   return stat?.isDirectory() === true && ownedAndPrivate(stat, 0o022);
 }
 
@@ -124,14 +175,14 @@ function readPrivateFile(directory: string, file: string, largest: number): Buff
   let fd: number | undefined;
   try {
     if (!privateDirectory(directory)) return undefined;
-    fd = fs.openSync(join(directory, file), READ_NO_FOLLOW);
-    const stat = fs.fstatSync(fd);
+    fd = openSync(join(directory, file), READ_NO_FOLLOW);
+    const stat = fstatSync(fd);
     const trusted = stat.isFile() && ownedAndPrivate(stat, 0o077) && stat.size <= largest;
-    return trusted ? fs.readFileSync(fd) : undefined;
+    return trusted ? readFileSync(fd) : undefined;
   } catch {
     return undefined;
   } finally {
-    if (fd !== undefined) fs.closeSync(fd);
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -144,17 +195,17 @@ function writePrivateFile(directory: string, file: string, bytes: Buffer): void 
     mode: 0o600,
     temporaryName: (random) => `.code-${random}.tmp`,
   });
-  const names = fs.readdirSync(directory);
+  const names = readdirSync(directory);
   // A petinv killed between writing and renaming leaves its temporary file; an hour on, nobody writes it.
   for (const name of names.filter((candidate) => TEMPORARY_FILE.test(candidate))) {
     const path = join(directory, name);
-    if (Date.now() - fs.statSync(path).mtimeMs > ABANDONED_AFTER_MS) fs.rmSync(path, { force: true });
+    if (Date.now() - statSync(path).mtimeMs > ABANDONED_AFTER_MS) rmSync(path, { force: true });
   }
   // Code kept for earlier builds goes, but not at once: two installs of petinv in use side by side (a
   // global one and a clone) would otherwise remove each other's at every run.
   const kept = names
     .filter((name) => CODE_FILE.test(name) && name !== file)
-    .map((name) => ({ name, mtimeMs: fs.statSync(join(directory, name)).mtimeMs }))
+    .map((name) => ({ name, mtimeMs: statSync(join(directory, name)).mtimeMs }))
     .sort((a, b) => b.mtimeMs - a.mtimeMs);
-  for (const { name } of kept.slice(KEPT_BUILDS - 1)) fs.rmSync(join(directory, name), { force: true });
+  for (const { name } of kept.slice(KEPT_BUILDS - 1)) rmSync(join(directory, name), { force: true });
 }

@@ -1,4 +1,4 @@
-import * as fs from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 
 /**
  * One list cache entry on disk: a header line (JSON: format, base URL, ETag, body length), padded with
@@ -36,7 +36,7 @@ interface Header {
 
 export function readHeader(fd: number, size: number): { header: Header; bodyStart: number } | undefined {
   const head = Buffer.alloc(Math.min(size, MAX_HEADER_BYTES));
-  const read = fs.readSync(fd, head, 0, head.length, 0);
+  const read = readSync(fd, head, 0, head.length, 0);
   const newline = head.subarray(0, read).indexOf(10);
   if (newline < 0) return undefined;
   try {
@@ -63,7 +63,7 @@ export function cachedList(fd: number, header: Header, bodyStart: number): Cache
       const body = Buffer.allocUnsafe(header.bytes);
       let offset = 0;
       while (offset < header.bytes) {
-        const read = fs.readSync(fd, body, offset, header.bytes - offset, bodyStart + offset);
+        const read = readSync(fd, body, offset, header.bytes - offset, bodyStart + offset);
         if (read === 0) throw new Error('the cached list ends early');
         offset += read;
       }
@@ -72,7 +72,7 @@ export function cachedList(fd: number, header: Header, bodyStart: number): Cache
     *chunks() {
       for (let offset = 0; offset < header.bytes; ) {
         const piece = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, header.bytes - offset));
-        const read = fs.readSync(fd, piece, 0, piece.length, bodyStart + offset);
+        const read = readSync(fd, piece, 0, piece.length, bodyStart + offset);
         if (read === 0) throw new Error('the cached list ends early');
         offset += read;
         yield piece.subarray(0, read);
@@ -81,7 +81,7 @@ export function cachedList(fd: number, header: Header, bodyStart: number): Cache
     close() {
       if (closed) return;
       closed = true;
-      fs.closeSync(fd);
+      closeSync(fd);
     },
   };
 }

@@ -1,4 +1,5 @@
-import * as fs from 'node:fs';
+import type { Stats } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AtomicFile, createAtomicFile } from '../files/atomic-write';
 import { type FileSystem, makeDirectories, nodeFileSystem, READ_NO_FOLLOW } from '../files/file-system';
@@ -114,14 +115,14 @@ export function createListCache(options: ListCacheOptions): ListCache {
 }
 
 /** Only the user's own files, writable by nobody else: another user's could be planted, or changed under us. */
-function trusted(context: CacheContext, stat: fs.Stats): boolean {
+function trusted(context: CacheContext, stat: Stats): boolean {
   return stat.uid === context.uid && (stat.mode & 0o022) === 0;
 }
 
 /** The directory, made 0700 if missing; false when it is not a directory the user alone controls. */
 function usableDirectory(context: CacheContext, create: boolean): boolean {
   try {
-    const stat = fs.lstatSync(context.directory, { throwIfNoEntry: false });
+    const stat = lstatSync(context.directory, { throwIfNoEntry: false });
     if (!stat) {
       if (!create) return false;
       // Not Node 20's recursive mkdirSync, which never returns for a path it cannot make (under /proc).
@@ -138,23 +139,23 @@ function openEntry(context: CacheContext): CachedList | undefined {
   if (!usableDirectory(context, false)) return undefined;
   let fd: number;
   try {
-    fd = fs.openSync(context.path, READ_NO_FOLLOW);
+    fd = openSync(context.path, READ_NO_FOLLOW);
   } catch {
     return undefined;
   }
   try {
-    const stat = fs.fstatSync(fd);
+    const stat = fstatSync(fd);
     const entry =
       stat.isFile() && trusted(context, stat) && (stat.mode & 0o077) === 0
         ? readHeader(fd, stat.size)
         : undefined;
     if (!entry || entry.header.baseUrl !== context.baseUrl || entry.header.bytes > context.maxBodyBytes) {
-      fs.closeSync(fd);
+      closeSync(fd);
       return undefined;
     }
     return cachedList(fd, entry.header, entry.bodyStart);
   } catch {
-    fs.closeSync(fd);
+    closeSync(fd);
     return undefined;
   }
 }

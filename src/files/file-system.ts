@@ -1,4 +1,21 @@
-import * as fs from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  fsync,
+  fsyncSync,
+  ftruncateSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  statfsSync,
+  statSync,
+  unlinkSync,
+  write,
+  writeSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -26,28 +43,28 @@ export interface FileSystem {
   freeSpace(path: string): number | undefined;
 }
 
-const fsyncAsync = promisify(fs.fsync);
+const fsyncAsync = promisify(fsync);
 
 export const nodeFileSystem: FileSystem = {
-  openSync: (path, flags, mode) => fs.openSync(path, flags, mode),
-  writeSync: (fd, buffer, offset, length, position) => fs.writeSync(fd, buffer, offset, length, position),
+  openSync: (path, flags, mode) => openSync(path, flags, mode),
+  writeSync: (fd, buffer, offset, length, position) => writeSync(fd, buffer, offset, length, position),
   write: (fd, buffer, offset, length, position) =>
     new Promise((resolve, reject) =>
-      fs.write(fd, buffer, offset, length, position, (error, written) =>
+      write(fd, buffer, offset, length, position, (error, written) =>
         error ? reject(error) : resolve(written),
       ),
     ),
   fsync: (fd) => fsyncAsync(fd),
-  fsyncSync: (fd) => fs.fsyncSync(fd),
-  ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
-  closeSync: (fd) => fs.closeSync(fd),
-  renameSync: (from, to) => fs.renameSync(from, to),
-  linkSync: (existing, newPath) => fs.linkSync(existing, newPath),
-  unlinkSync: (path) => fs.unlinkSync(path),
+  fsyncSync: (fd) => fsyncSync(fd),
+  ftruncateSync: (fd, length) => ftruncateSync(fd, length),
+  closeSync: (fd) => closeSync(fd),
+  renameSync: (from, to) => renameSync(from, to),
+  linkSync: (existing, newPath) => linkSync(existing, newPath),
+  unlinkSync: (path) => unlinkSync(path),
   mkdirSync: (path, mode) => makeDirectories(path, mode),
   freeSpace: (path) => {
     try {
-      const { bavail, bsize } = fs.statfsSync(path);
+      const { bavail, bsize } = statfsSync(path);
       return bavail * bsize;
     } catch {
       return undefined;
@@ -64,19 +81,19 @@ export const nodeFileSystem: FileSystem = {
  */
 export function makeDirectories(path: string, mode?: number): void {
   try {
-    fs.mkdirSync(path, { mode });
+    mkdirSync(path, { mode });
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
-    if (code === 'EEXIST' && fs.statSync(path).isDirectory()) return;
+    if (code === 'EEXIST' && statSync(path).isDirectory()) return;
     const parent = dirname(path);
-    if (code !== 'ENOENT' || parent === path || fs.existsSync(parent)) throw error;
+    if (code !== 'ENOENT' || parent === path || existsSync(parent)) throw error;
     makeDirectories(parent, mode);
-    fs.mkdirSync(path, { mode });
+    mkdirSync(path, { mode });
   }
-  if (mode !== undefined) fs.chmodSync(path, mode);
+  if (mode !== undefined) chmodSync(path, mode);
 }
 
-const { O_WRONLY, O_RDONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DSYNC, O_NONBLOCK } = fs.constants;
+const { O_WRONLY, O_RDONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DSYNC, O_NONBLOCK } = constants;
 /** A new file that must not exist yet: never follows a planted symlink, never truncates a stranger's file. */
 export const CREATE_EXCLUSIVE = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 /**

@@ -1,4 +1,13 @@
-import * as fs from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  writeSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import * as z from 'zod/mini';
 import { describeIssues } from '../contract/schemas';
@@ -154,10 +163,10 @@ async function lockHistory(lockPath: string): Promise<() => void> {
 
 /** Whether an open file has text whose last byte is not a newline. */
 function endsTorn(descriptor: number): boolean {
-  const size = fs.fstatSync(descriptor).size;
+  const size = fstatSync(descriptor).size;
   if (size === 0) return false;
   const last = Buffer.alloc(1);
-  fs.readSync(descriptor, last, 0, 1, size - 1);
+  readSync(descriptor, last, 0, 1, size - 1);
   return last[0] !== 0x0a;
 }
 
@@ -175,7 +184,7 @@ export function openHistory(options: HistoryOptions): History {
 
   const readText = (): string | undefined => {
     try {
-      return fs.readFileSync(file, 'utf8');
+      return readFileSync(file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       options.warn(`cannot read ${where}: ${describe(error)}`);
@@ -233,23 +242,23 @@ export function openHistory(options: HistoryOptions): History {
         // Two petinv runs at once each append, and one may rewrite the file: a lock keeps the other's
         // line from landing in the file being replaced.
         release = await lockHistory(`${file}.lock`);
-        const descriptor = fs.openSync(
+        const descriptor = openSync(
           file,
-          fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW,
+          constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
           0o600,
         );
         let size: number;
         try {
           // A file made by hand, or by an older petinv, is made private too.
-          fs.fchmodSync(descriptor, 0o600);
+          fchmodSync(descriptor, 0o600);
           // A last line cut short (a full disk, a crash, an edit by hand) has no newline: this run starts a
           // line of its own, else it is glued to the damaged one and lost, and undo would take an older run.
-          fs.writeSync(descriptor, (endsTorn(descriptor) ? '\n' : '') + serialize(run));
-          size = fs.fstatSync(descriptor).size;
+          writeSync(descriptor, (endsTorn(descriptor) ? '\n' : '') + serialize(run));
+          size = fstatSync(descriptor).size;
         } finally {
-          fs.closeSync(descriptor);
+          closeSync(descriptor);
         }
-        if (size > MAX_HISTORY_BYTES || countLines(fs.readFileSync(file)) > MAX_HISTORY_RUNS) compact();
+        if (size > MAX_HISTORY_BYTES || countLines(readFileSync(file)) > MAX_HISTORY_RUNS) compact();
         return run;
       } catch (error) {
         options.warn(

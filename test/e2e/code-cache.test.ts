@@ -15,7 +15,7 @@ import {
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
-import { cleanEnv, PETINV_BIN, runPetinv, temporaryDirectory } from '../helpers/serve';
+import { cleanEnv, PETINV_BIN, runPetinv, spawnServer, temporaryDirectory } from '../helpers/serve';
 
 /**
  * The code V8 compiled for the CLI, kept in the cache directory by the launcher (src/launch.ts): whether it
@@ -83,6 +83,35 @@ describe('the compiled code kept between runs', () => {
     const second = statSync(path);
     expect([second.ino, second.mtimeMs]).toEqual([first.ino, first.mtimeMs]);
     expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('made by a run that asked a service, is used by the next: the V8 flag set for undici is put back', async () => {
+    // The launcher sets --liftoff-only at undici's first request (src/launch.ts); code kept under it would be
+    // refused by every next run, which compiles before any request, and rewritten each time.
+    const directory = cacheDirectory();
+    const server = await spawnServer(['--in-memory', '--api-key', 'code-key']);
+    try {
+      const env = {
+        PETINV_CACHE_DIR: directory,
+        PETINV_CONFIG_DIR: temporaryDirectory('petinv-code-config-'),
+        PETINV_ENV: 'local',
+        PETINV_BASE_URL: server.baseUrl,
+        PETINV_API_KEY: 'code-key',
+      };
+      const listed = async () =>
+        expect(await runPetinv(['list', '--limit', '1'], { env })).toMatchObject({
+          code: 0,
+          stdout: '1\tavailable\t12\n',
+        });
+      await listed();
+      const [file] = codeFiles(directory);
+      const first = statSync(join(directory, file as string));
+      await listed();
+      const second = statSync(join(directory, file as string));
+      expect([second.ino, second.mtimeMs]).toEqual([first.ino, first.mtimeMs]);
+    } finally {
+      await server.stop();
+    }
   });
 
   it('runs from kept code every command part: conf writing the config, twice', async () => {
