@@ -1,4 +1,3 @@
-import { ApiError } from '../contract/schemas';
 import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
 import { printableWithout } from '../printable';
 import { shellWord } from '../suggest';
@@ -39,14 +38,16 @@ export class ClientErrors {
     return printableWithout(text, this.context.secrets, maxLength);
   }
 
-  failure(
+  async failure(
     operation: string,
     status: number,
     text: string,
     subject?: string,
     advice = 'try again later',
-  ): PetinvError {
+  ): Promise<PetinvError> {
     let body: ServiceErrorBody | undefined;
+    // Loaded only for an answer that is a failure: a successful command's start-up builds no schema.
+    const { ApiError } = await import('../contract/schemas');
     try {
       const parsed = ApiError.safeParse(JSON.parse(text));
       if (parsed.success) body = parsed.data;

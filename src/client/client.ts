@@ -1,5 +1,6 @@
+import { describeIssues } from '../contract/issues';
 import { parseInventoryJson, readCanonicalItem, serializeUpdate } from '../contract/json';
-import { describeIssues, type InventoryItem, InventoryItemResponse } from '../contract/schemas';
+import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import { ClientErrors } from './client-errors';
 import {
@@ -82,6 +83,14 @@ export interface InventoryClient {
   streamInventory(): AsyncIterable<InventoryItem[]>;
   /** PATCH /inventory/{petId}: sets an absolute quantity, so a retry cannot double-count. */
   updateInventory(petId: bigint, quantity: number): Promise<InventoryItem>;
+}
+
+/**
+ * The contract's schema for one item, loaded only for an answer not written as serve writes one (see
+ * readCanonicalItem): most never need it, and building every schema is about 1 ms of a cold start.
+ */
+async function itemResponseSchema() {
+  return (await import('../contract/schemas')).InventoryItemResponse;
 }
 
 /** The answer as `schema` describes it, or the contract error that names what is wrong with it. */
@@ -193,7 +202,7 @@ export function createClient(options: ClientOptions): InventoryClient {
           : error;
       let item: InventoryItem;
       try {
-        item = readCanonicalItem(text) ?? decode(errors, operation, text, InventoryItemResponse);
+        item = readCanonicalItem(text) ?? decode(errors, operation, text, await itemResponseSchema());
       } catch (error) {
         throw mayHaveApplied(error);
       }

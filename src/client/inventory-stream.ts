@@ -9,7 +9,8 @@ import {
   parseInventoryJson,
   QUOTE,
 } from '../contract/json';
-import { INT64_MAX, INT64_MIN, type InventoryItem, QUANTITY_MAX } from '../contract/schemas';
+import { INT64_MAX, INT64_MIN, QUANTITY_MAX } from '../contract/rules';
+import type { InventoryItem } from '../contract/schemas';
 
 /**
  * GET /inventory's answer parsed as it arrives: a JSON array read chunk by chunk, each chunk's complete

@@ -263,7 +263,13 @@ export function createCall(settings: RequestSettings): Call {
             ` (then answered ${response.status} to attempt ${attempt + 1})`,
             unknownOutcome.advice(),
           );
-        throw errors.failure(operation, response.status, response.text, subject, retry.refusedWaitAdvice());
+        throw await errors.failure(
+          operation,
+          response.status,
+          response.text,
+          subject,
+          retry.refusedWaitAdvice(),
+        );
       }
       retry.settled();
       if (!read) return response;

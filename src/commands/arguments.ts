@@ -1,4 +1,4 @@
-import { PET_ID_RULE, parsePetId, parseQuantity, QUANTITY_TEXT_RULE } from '../contract/schemas';
+import { PET_ID_RULE, parsePetId, parseQuantity, QUANTITY_TEXT_RULE } from '../contract/rules';
 import { PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { confirm } from '../output/prompt';

@@ -1,4 +1,5 @@
-import { comparePetIds, type InventoryItem, PET_STATUSES, type PetStatus } from '../contract/schemas';
+import { comparePetIds, PET_STATUSES, type PetStatus } from '../contract/rules';
+import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
 import { chooseOutput } from '../output/choose';
 import type { CommandContext, OutputStream } from '../output/context';

@@ -9,7 +9,7 @@ import {
   statSync,
 } from 'node:fs';
 import * as z from 'zod/mini';
-import { describeIssues } from '../contract/schemas';
+import { describeIssues } from '../contract/issues';
 import { configError, PetinvError } from '../errors';
 import { makeDirectories } from '../files/file-system';
 import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
@@ -18,28 +18,37 @@ import { locateJsonSyntaxError } from './json-position';
 import { configDirectory, configFilePath } from './paths';
 import { baseUrlProblem, environmentNameProblem } from './settings';
 
-const Environment = z.strictObject({
-  baseUrl: z.optional(
-    z.string().check(
-      z.refine((text) => baseUrlProblem(text) === undefined, {
-        error: (issue) => baseUrlProblem(String(issue.input)) ?? 'is not a valid base URL',
-      }),
+function buildConfigFileSchema() {
+  const Environment = z.strictObject({
+    baseUrl: z.optional(
+      z.string().check(
+        z.refine((text) => baseUrlProblem(text) === undefined, {
+          error: (issue) => baseUrlProblem(String(issue.input)) ?? 'is not a valid base URL',
+        }),
+      ),
     ),
-  ),
-  apiKey: z.optional(z.string().check(z.minLength(1))),
-});
+    apiKey: z.optional(z.string().check(z.minLength(1))),
+  });
 
-const EnvironmentName = z.string().check(
-  z.refine((name) => environmentNameProblem(name) === undefined, {
-    error: 'is not an environment name: use letters, digits, - and _ (at most 40)',
-  }),
-);
+  const EnvironmentName = z.string().check(
+    z.refine((name) => environmentNameProblem(name) === undefined, {
+      error: 'is not an environment name: use letters, digits, - and _ (at most 40)',
+    }),
+  );
 
-export const ConfigFile = z.strictObject({
-  currentEnv: z.optional(EnvironmentName),
-  environments: z._default(z.record(EnvironmentName, Environment), {}),
-});
-export type ConfigFile = z.output<typeof ConfigFile>;
+  return z.strictObject({
+    currentEnv: z.optional(EnvironmentName),
+    environments: z._default(z.record(EnvironmentName, Environment), {}),
+  });
+}
+
+let builtConfigFileSchema: ReturnType<typeof buildConfigFileSchema> | undefined;
+/**
+ * The config file's schema, built when a file is first read or written: a command run on environment
+ * variables alone (scripts, CI) has no file to check and starts without building it.
+ */
+const configFileSchema = () => (builtConfigFileSchema ??= buildConfigFileSchema());
+export type ConfigFile = z.output<ReturnType<typeof configFileSchema>>;
 
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
 
@@ -92,7 +101,7 @@ function parseConfigText(text: string, path: string): ConfigFile {
     const where = syntax ? ` at line ${syntax.line}, column ${syntax.column}: ${syntax.problem}` : '';
     throw configError(`config file ${path} is not valid JSON${where}; fix or delete it`);
   }
-  const parsed = ConfigFile.safeParse(raw);
+  const parsed = configFileSchema().safeParse(raw);
   if (!parsed.success)
     // The issues name the fields they are about, and a field name is text from the file: one clean line.
     throw configError(
@@ -201,7 +210,7 @@ function writeConfigUnlocked(
       // petinv validates with its own zod schema; conf must not wipe a file it cannot read.
       clearInvalidConfig: false,
     });
-    store.store = ConfigFile.parse(config);
+    store.store = configFileSchema().parse(config);
     // The umask may narrow a new file's mode, never widen it: this makes it exactly the owner's.
     chmodSync(store.path, 0o600);
     return store.path;

@@ -27,19 +27,25 @@ import { baseUrlProblem, isLoopback } from './settings';
  * start time, same boot), so a record left by `kill -9` is ignored.
  */
 
-const ServeRecordSchema = z.object({
-  version: z.literal(1),
-  pid: z.int().check(z.positive()),
-  host: z.string(),
-  boot: z.optional(z.string()),
-  start: z.optional(z.string()),
-  baseUrl: z.string(),
-  apiKey: z.string().check(z.minLength(1)),
-  dataFile: z.nullable(z.string()),
-  readOnly: z.boolean(),
-  startedAt: z.string(),
-});
-export type ServeRecord = z.output<typeof ServeRecordSchema>;
+function buildServeRecordSchema() {
+  return z.object({
+    version: z.literal(1),
+    pid: z.int().check(z.positive()),
+    host: z.string(),
+    boot: z.optional(z.string()),
+    start: z.optional(z.string()),
+    baseUrl: z.string(),
+    apiKey: z.string().check(z.minLength(1)),
+    dataFile: z.nullable(z.string()),
+    readOnly: z.boolean(),
+    startedAt: z.string(),
+  });
+}
+
+let builtServeRecordSchema: ReturnType<typeof buildServeRecordSchema> | undefined;
+/** Built at the first record read: most commands never look for a running serve. */
+const serveRecordSchema = () => (builtServeRecordSchema ??= buildServeRecordSchema());
+export type ServeRecord = z.output<ReturnType<typeof serveRecordSchema>>;
 
 /** What a serve tells about itself; the rest (pid, host, boot, start time) is the process's own. */
 export interface ServeAnnouncement {
@@ -149,7 +155,7 @@ function readRecord(path: string): { record?: ServeRecord; problem?: string } {
   } catch {
     return { problem: `${path} is not JSON` };
   }
-  const parsed = ServeRecordSchema.safeParse(raw);
+  const parsed = serveRecordSchema().safeParse(raw);
   if (!parsed.success || !Number.isFinite(Date.parse(parsed.data.startedAt)))
     return { problem: `${path} is not a serve record` };
   const url = parsed.data.baseUrl;

@@ -1,4 +1,5 @@
-import { INT64_MAX, INT64_MIN, type InventoryItem, PET_STATUSES, type PetStatus } from './schemas';
+import { INT64_MAX, INT64_MIN, PET_STATUSES, type PetStatus } from './rules';
+import type { InventoryItem } from './schemas';
 
 /**
  * JSON.parse turns every number into a double, which cannot hold a petId above 2^53, and Node 20 has no

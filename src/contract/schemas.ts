@@ -1,57 +1,26 @@
 import * as z from 'zod/mini';
+import { INT64_MAX, INT64_MIN, PET_ID_RULE, PET_STATUSES, QUANTITY_MAX, toPetId } from './rules';
+
+export { describeIssues } from './issues';
+export {
+  comparePetIds,
+  INT64_MAX,
+  INT64_MIN,
+  PET_ID_RULE,
+  PET_STATUSES,
+  parsePetId,
+  parseQuantity,
+  QUANTITY_MAX,
+  QUANTITY_TEXT_RULE,
+} from './rules';
 
 /**
  * The contract of the inventory service spec, the one source every boundary validates against.
  * zod/mini rather than classic zod: the same validator, a fraction of the start-up cost for a CLI.
  */
 
-export const INT64_MIN = -(2n ** 63n);
-export const INT64_MAX = 2n ** 63n - 1n;
-
-export const PetStatus = z.enum(['available', 'pending', 'sold']);
+export const PetStatus = z.enum(PET_STATUSES);
 export type PetStatus = z.infer<typeof PetStatus>;
-/** The statuses in the spec's order, which is also the order `--sort status` uses. */
-export const PET_STATUSES: readonly PetStatus[] = PetStatus.options;
-
-/** A JSON integer as the contract writes one: an optional minus, no `+`, no leading zeros. */
-const INTEGER_TEXT = /^-?(0|[1-9][0-9]*)$/;
-
-/** What a petId is, for messages: `petId "x" is not ${PET_ID_RULE}`. */
-export const PET_ID_RULE = 'an integer within int64';
-
-/** Reads a petId written as decimal text; undefined when it is not an integer within int64. */
-export function parsePetId(text: string): bigint | undefined {
-  if (text.length > 20 || !INTEGER_TEXT.test(text)) return undefined;
-  const id = BigInt(text);
-  return id >= INT64_MIN && id <= INT64_MAX ? id : undefined;
-}
-
-/** The contract's order of petIds, numeric over all of int64. */
-export const comparePetIds = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** The largest quantity the contract carries: JSON numbers hold integers exactly up to 2^53-1. */
-export const QUANTITY_MAX = Number.MAX_SAFE_INTEGER;
-
-/** What a quantity written as text is, for messages: `quantity "x" is not ${QUANTITY_TEXT_RULE}`. */
-export const QUANTITY_TEXT_RULE =
-  'an integer written as JSON writes it, such as 7 or 0 (no "+", no leading zeros)';
-
-/**
- * Reads a quantity written as text (`petinv set 42 7`, a bulk line): the same text the request body will
- * carry, so `+5` or `007` are refused everywhere rather than accepted by one command and not another.
- * The sign is the service's to judge (the spec does not say whether a negative count is allowed).
- */
-export function parseQuantity(text: string): number | undefined {
-  if (text.length > 17 || !INTEGER_TEXT.test(text)) return undefined;
-  const quantity = Number(text);
-  return Math.abs(quantity) <= QUANTITY_MAX ? quantity : undefined;
-}
-
-function toPetId(value: string | bigint | number): bigint | undefined {
-  if (typeof value === 'string') return parsePetId(value);
-  if (typeof value === 'bigint') return value >= INT64_MIN && value <= INT64_MAX ? value : undefined;
-  return Number.isSafeInteger(value) ? BigInt(value) : undefined;
-}
 
 /**
  * petId is int64, wider than a JavaScript number. It is held as a bigint; on the wire it arrives as
@@ -146,23 +115,3 @@ export const ApiError = z.object({
   status: z.number().check(isInteger),
 });
 export type ApiError = z.output<typeof ApiError>;
-
-/**
- * One clause per problem, each naming the field: `quantity: must be an integer`. `within` is where the
- * value checked stands in a larger one (`[3]`: the fourth item of a list checked item by item).
- */
-export function describeIssues(error: z.core.$ZodError, within: readonly PropertyKey[] = []): string {
-  return error.issues
-    .map((issue) => {
-      const path = [...within, ...issue.path];
-      const where = path.length > 0 ? path.map(String).join('.') : 'body';
-      if (issue.code === 'unrecognized_keys')
-        return `${where}: unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
-      if (issue.code === 'invalid_value' && 'values' in issue)
-        return `${where}: must be one of ${issue.values.join(', ')}`;
-      if (issue.code === 'invalid_type' && issue.message === 'Invalid input')
-        return `${where}: must be ${issue.expected}`;
-      return `${where}: ${issue.message}`;
-    })
-    .join('; ');
-}

@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { basename, join } from 'node:path';
 import * as z from 'zod/mini';
-import { describeIssues } from '../contract/schemas';
+import { describeIssues } from '../contract/issues';
 import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, randomHex } from '../files/file-system';
 import { tryLock } from '../files/lock';

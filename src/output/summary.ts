@@ -1,4 +1,5 @@
-import { type InventoryItem, PET_STATUSES, type PetStatus } from '../contract/schemas';
+import { PET_STATUSES, type PetStatus } from '../contract/rules';
+import type { InventoryItem } from '../contract/schemas';
 import type { Column } from './exporter';
 import { paint, statusPainter } from './inventory';
 import { plural } from './plural';

@@ -1,0 +1,21 @@
+import type * as z from 'zod/mini';
+
+/**
+ * One clause per problem, each naming the field: `quantity: must be an integer`. `within` is where the
+ * value checked stands in a larger one (`[3]`: the fourth item of a list checked item by item).
+ */
+export function describeIssues(error: z.core.$ZodError, within: readonly PropertyKey[] = []): string {
+  return error.issues
+    .map((issue) => {
+      const path = [...within, ...issue.path];
+      const where = path.length > 0 ? path.map(String).join('.') : 'body';
+      if (issue.code === 'unrecognized_keys')
+        return `${where}: unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+      if (issue.code === 'invalid_value' && 'values' in issue)
+        return `${where}: must be one of ${issue.values.join(', ')}`;
+      if (issue.code === 'invalid_type' && issue.message === 'Invalid input')
+        return `${where}: must be ${issue.expected}`;
+      return `${where}: ${issue.message}`;
+    })
+    .join('; ');
+}
