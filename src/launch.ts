@@ -65,8 +65,8 @@ export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): Loa
   const source = readSource(path);
   const cache = codeFile(path, env);
   const kept = cache && readPrivateFile(cache.directory, cache.file, cache.largest);
-  // Node's own CommonJS wrapper, on the source's first line: stack traces keep their line numbers.
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
+  // The bundle is Node's CommonJS wrapper function with the module inside, as tsup.config.ts writes it.
+  const script = new Script(source, {
     filename: path,
     // No importModuleDynamically: V8 drops that callback from code it takes from the cache (Node 20), so
     // the bundle is built without import() (tsup.config.ts).
