@@ -11,7 +11,6 @@ import {
   rmSync,
   statSync,
 } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 import { cacheDirectory } from './config/paths';
@@ -73,7 +72,9 @@ export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): Loa
     cachedData: kept,
   });
   const module = { exports: {} as CliModule };
-  script.runInThisContext()(module.exports, createRequire(path), module, path, dirname(path));
+  // launch.cjs is beside cli.cjs in dist/, so its own require resolves what the bundle requires (./conf.cjs,
+  // undici) as it would for cli.cjs; node:module's createRequire would load Node's ES module loader too.
+  script.runInThisContext()(module.exports, require, module, path, dirname(path));
   return {
     cli: module.exports,
     keepCompiledCode() {
