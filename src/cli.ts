@@ -194,7 +194,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     await flushed(io.stdout);
     return output.status ?? ExitCode.ok;
   }
-  const program = buildProgram((declared) => configureOutput(declared, io, json), contextFor(io, output));
+  const program = buildProgram(
+    (declared) => configureOutput(declared, io, json),
+    contextFor(io, output),
+    argv.slice(2),
+  );
   try {
     await program.parseAsync([...argv]);
   } catch (error) {

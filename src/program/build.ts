@@ -18,15 +18,16 @@ export { GLOBAL_OPTIONS_LINE, type Program } from './global-options';
 /**
  * The commander program: the options every command takes (global-options.ts), then each command group's
  * declarations (inventory.ts, settings.ts, serve.ts). Each command's module is imported only when that
- * command runs, so start-up pays for the declarations and one command.
+ * command runs, and a command line that names its command first declares that command alone, so start-up
+ * pays for the options every command takes and one command.
  */
 
 /** The table of commands: each declaration, and the module that runs it, imported only when it runs. */
-const COMMANDS: CommandTable = [
+export const COMMANDS: CommandTable = {
   ...INVENTORY_COMMANDS,
   ...SETTINGS_COMMANDS,
   ...SERVE_COMMANDS,
-  (program, context) =>
+  completion: (program, context) =>
     program
       .command('completion')
       .argument('<shell>', 'bash, zsh or fish')
@@ -34,7 +35,7 @@ const COMMANDS: CommandTable = [
       .action(async (shell, _flags, command) =>
         (await import('../commands/completion')).runCompletion(shell, context(command)),
       ),
-  (program, context) =>
+  help: (program, context) =>
     program
       .command('help')
       .argument(
@@ -45,7 +46,18 @@ const COMMANDS: CommandTable = [
       .action(async (names, _flags, command) =>
         (await import('../commands/help')).runHelp(names, program, context(command)),
       ),
-];
+};
+
+/**
+ * The one command to declare for a command line (its words after `petinv`), when its first word names
+ * one: `petinv list --json` needs list alone (the other declarations were about 1 ms of a cold start).
+ * Any other first word (an option, a typo that commander suggests a command for) and `petinv help`, which
+ * shows the others, get them all.
+ */
+function commandNamedFirst(words: readonly string[] | undefined): string | undefined {
+  const first = words?.[0];
+  return first !== undefined && first !== 'help' && Object.hasOwn(COMMANDS, first) ? first : undefined;
+}
 
 /**
  * Every command's help ends with its examples (src/help/examples.ts) and the line naming the options every
@@ -62,11 +74,20 @@ function addHelpTexts(parent: { readonly commands: readonly CommandUnknownOpts[]
   }
 }
 
-/** The program, its output set by `configure` before any command copies it, each command given `context`. */
-export function buildProgram(configure: (program: Program) => void, context: ContextFor): Program {
+/**
+ * The program, its output set by `configure` before any command copies it, each command given `context`:
+ * every command, or for the command line `words` (the arguments after `petinv`) the one it names first.
+ */
+export function buildProgram(
+  configure: (program: Program) => void,
+  context: ContextFor,
+  words?: readonly string[],
+): Program {
   const program = declareProgram();
   configure(program);
-  for (const add of COMMANDS) add(program, context);
+  const only = commandNamedFirst(words);
+  for (const [name, add] of Object.entries(COMMANDS))
+    if (only === undefined || name === only) add(program, context);
   catchSubcommandTypos(program);
   addHelpTexts(program);
   return program;

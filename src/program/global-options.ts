@@ -160,5 +160,8 @@ type DeclaredGlobalFlags = OptionsOf<Program>;
 
 export type ChosenCommand = { name(): string; optsWithGlobals(): DeclaredGlobalFlags };
 export type ContextFor = (command: ChosenCommand) => CommandContext;
-/** Each command group's declarations and the module that runs each (src/program/). */
-export type CommandTable = ReadonlyArray<(program: Program, context: ContextFor) => void>;
+/**
+ * Each command group's declarations and the module that runs each (src/program/), by the name each
+ * declares: a run that names its command first declares that one only (build.ts).
+ */
+export type CommandTable = Readonly<Record<string, (program: Program, context: ContextFor) => void>>;

@@ -125,20 +125,20 @@ const declareSummary = (program: Program) =>
       wholeNumber('--top <n>', 'how many of the largest stocks to show', 0, 1000).default(...byDefault(5)),
     );
 
-export const INVENTORY_COMMANDS: CommandTable = [
-  (program, context) =>
+export const INVENTORY_COMMANDS: CommandTable = {
+  list: (program, context) =>
     declareList(program).action(async (_flags, command) =>
       (await import('../commands/list')).runList(command.optsWithGlobals(), context(command)),
     ),
-  (program, context) =>
+  get: (program, context) =>
     declareGet(program).action(async (petId, _flags, command) =>
       (await import('../commands/get')).runGet(petId, command.optsWithGlobals(), context(command)),
     ),
-  (program, context) =>
+  set: (program, context) =>
     declareSet(program).action(async (petId, quantity, _flags, command) =>
       (await import('../commands/set')).runSet(petId, quantity, command.optsWithGlobals(), context(command)),
     ),
-  (program, context) =>
+  adjust: (program, context) =>
     declareAdjust(program).action(async (petId, delta, _flags, command) =>
       (await import('../commands/adjust')).runAdjust(
         petId,
@@ -147,19 +147,19 @@ export const INVENTORY_COMMANDS: CommandTable = [
         context(command),
       ),
     ),
-  (program, context) =>
+  history: (program, context) =>
     declareHistory(program).action(async (_flags, command) =>
       (await import('../commands/history')).runHistory(command.optsWithGlobals(), context(command)),
     ),
-  (program, context) =>
+  undo: (program, context) =>
     declareUndo(program).action(async (run, _flags, command) =>
       (await import('../commands/undo')).runUndo(run, command.optsWithGlobals(), context(command)),
     ),
-  (program, context) =>
+  summary: (program, context) =>
     declareSummary(program).action(async (_flags, command) =>
       (await import('../commands/summary')).runSummary(command.optsWithGlobals(), context(command)),
     ),
-];
+};
 
 /** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const INVENTORY_FLAGS_MATCH: [

@@ -73,12 +73,12 @@ const declareServe = (program: Program) =>
     )
     .option('--quiet', 'no request log; faults are still logged');
 
-export const SERVE_COMMANDS: CommandTable = [
-  (program, context) =>
+export const SERVE_COMMANDS: CommandTable = {
+  serve: (program, context) =>
     declareServe(program).action(async (flags, command) =>
       (await import('../commands/serve')).runServe(flags, context(command)),
     ),
-];
+};
 
 /** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const SERVE_FLAGS_MATCH: [

@@ -13,8 +13,8 @@ const declareLogin = (program: Program) =>
     .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)')
     .option('--no-verify', 'store the key without asking the service whether it accepts it');
 
-export const SETTINGS_COMMANDS: CommandTable = [
-  (program, context) => {
+export const SETTINGS_COMMANDS: CommandTable = {
+  env: (program, context) => {
     const env = program
       .command('env')
       .description('list environments and mark the current one; set-url, use, remove')
@@ -52,18 +52,18 @@ export const SETTINGS_COMMANDS: CommandTable = [
         (await import('../commands/env')).runEnvRemove(name, context(command)),
       );
   },
-  (program, context) =>
+  login: (program, context) =>
     declareLogin(program).action(async (_flags, command) =>
       (await import('../commands/login')).runLogin(command.optsWithGlobals(), context(command)),
     ),
-  (program, context) =>
+  logout: (program, context) =>
     program
       .command('logout')
       .description('forget the API key of an environment')
       .action(async (_flags, command) =>
         (await import('../commands/login')).runLogout(globals(command), context(command)),
       ),
-  (program, context) =>
+  config: (program, context) =>
     program
       .command('config')
       .description('show the settings in effect and where each came from (key masked)')
@@ -75,7 +75,7 @@ export const SETTINGS_COMMANDS: CommandTable = [
       .action(async (_flags, command) =>
         (await import('../commands/config')).runConfigPath(context(command)),
       ),
-  (program, context) =>
+  status: (program, context) =>
     program
       .command('status')
       .description(
@@ -85,7 +85,7 @@ export const SETTINGS_COMMANDS: CommandTable = [
       .action(async (_flags, command) =>
         (await import('../commands/status')).runStatus(globals(command), context(command)),
       ),
-];
+};
 
 /** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const SETTINGS_FLAGS_MATCH: [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CommandContext } from '../../src/output/context';
-import { buildProgram } from '../../src/program/build';
+import { buildProgram, COMMANDS } from '../../src/program/build';
 import { runMain } from '../helpers/main';
 
 /**
@@ -95,5 +95,31 @@ describe('help', () => {
     const help = await helpOf(['set']);
     const description = help.slice(help.indexOf('\n'), help.search(/^[A-Z][\w ]*:$/m));
     expect(description).toMatch(/experimental/);
+  });
+});
+
+describe('the program built for a command line', () => {
+  const namesOf = (words: string[]) =>
+    (
+      buildProgram(
+        () => {},
+        () => ({}) as CommandContext,
+        words,
+      ) as unknown as DeclaredCommand
+    ).commands.map((command) => command.name());
+
+  // The table's names are what picks the one command to declare: each must be the name it declares.
+  it.each(Object.keys(COMMANDS).filter((name) => name !== 'help'))(
+    'petinv %s ...: that command alone, the one its name in the table declares',
+    (name) => {
+      expect(namesOf([name, '--json'])).toEqual([name]);
+    },
+  );
+
+  it('every command for petinv help, an option first, a word that names no command, and no words', () => {
+    const every = program.commands.map((command) => command.name());
+    expect(every).toEqual(Object.keys(COMMANDS));
+    for (const words of [['help', 'list'], ['--json', 'list'], ['lst'], ['constructor'], []])
+      expect(namesOf(words)).toEqual(every);
   });
 });
