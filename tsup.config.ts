@@ -105,46 +105,31 @@ const shared = {
   esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess],
 } satisfies Options;
 
-/** How the CLI and its launcher are built: CommonJS, without import() (see below). */
-const commonJs = {
-  ...shared,
-  format: ['cjs'],
-  // No import() left in the bundle: launch.ts compiles it with node:vm, whose import() callback V8 loses
-  // when the code comes from its cache (Node 20). undici's full package, CommonJS, is required instead,
-  // and conf, an ES module only, is bundled on its own (confInItsOwnFile, and the build below).
-  esbuildPlugins: [...shared.esbuildPlugins, confInItsOwnFile],
-  esbuildOptions(options) {
-    options.supported = { ...options.supported, 'dynamic-import': false };
-    // License comments go to cli.cjs.LEGAL.txt beside the bundle, which stays ASCII: the launcher reads
-    // it as Latin-1, without decoding (src/launch.ts; test/e2e/code-cache.test.ts keeps it so).
-    options.legalComments = 'linked';
-  },
-  splitting: false,
-} satisfies Options;
-
 export default defineConfig([
   {
-    ...commonJs,
+    ...shared,
     // The CLI is one CommonJS file. One file: Node reads, compiles and links each file of an ES module
     // graph on its own, and `petinv list` loaded about 30 chunks, a third of its start-up. CommonJS:
     // in an ES module bundle every `import` of a Node built-in is hoisted to the top and loaded at start
     // (crypto, child_process, http's server side, all for the commands that use them), where in
     // CommonJS each is required only when the module needing it first runs, and each command's modules
     // run only when it does (esbuild wraps each module that is imported dynamically).
-    entry: { cli: 'src/cli.ts' },
-    // The file is the function Node would wrap a CommonJS module in, written out: launch.cjs compiles it
-    // as it is (src/launch.ts), where adding the wrapper there made V8 copy the whole 1.2 MB text once
-    // more, 0.6 ms and 300 page faults of every start. Required on its own, it does nothing.
-    banner: { js: '(function (exports, require, module, __filename, __dirname) {' },
-    footer: { js: '})' },
-    // The builds run at once: each cleans its own files only (cli.js is what earlier builds made).
-    clean: ['cli.cjs', 'cli.js'],
-  },
-  {
-    ...commonJs,
     // launch.cjs, small, loads cli.cjs with the code V8 compiled for it last time (see src/launch.ts).
-    entry: { launch: 'src/launch.ts' },
-    clean: ['launch.cjs'],
+    entry: { cli: 'src/cli.ts', launch: 'src/launch.ts' },
+    format: ['cjs'],
+    // No import() left in the bundle: launch.ts compiles it with node:vm, whose import() callback V8 loses
+    // when the code comes from its cache (Node 20). undici's full package, CommonJS, is required instead,
+    // and conf, an ES module only, is bundled on its own (confInItsOwnFile, and the build below).
+    esbuildPlugins: [...shared.esbuildPlugins, confInItsOwnFile],
+    esbuildOptions(options) {
+      options.supported = { ...options.supported, 'dynamic-import': false };
+      // License comments go to cli.cjs.LEGAL.txt beside the bundle, which stays ASCII: the launcher reads
+      // it as Latin-1, without decoding (src/launch.ts; test/e2e/code-cache.test.ts keeps it so).
+      options.legalComments = 'linked';
+    },
+    splitting: false,
+    // The two builds run at once: each cleans its own files only (cli.js is what earlier builds made).
+    clean: ['cli.cjs', 'launch.cjs', 'cli.js'],
   },
   {
     ...shared,
