@@ -43,15 +43,23 @@ export interface LoadedCli {
 }
 
 /**
- * The names codeFile gives (three numbers in those of earlier versions): pruning removes these only, never a
- * file of the user's own that merely starts with `code-`, should PETINV_CACHE_DIR be a directory in use.
+ * The names codeFile gives: the build, then the command (none and three or four numbers in those of earlier
+ * versions). Pruning removes these only, never a file of the user's own that merely starts with `code-`,
+ * should PETINV_CACHE_DIR be a directory in use; the build part groups each build's files.
  */
-const CODE_FILE = /^code-v\d+\.\d+\.\d+\S*?-[a-z0-9]+(?:-\d+){3,4}\.bin$/;
+const CODE_FILE = /^code-(v\d+\.\d+\.\d+\S*?-[a-z0-9]+(?:-\d+){3,4})(?:-[a-z_][a-z0-9_-]*)?\.bin$/;
 /** The launcher's temporary files (see writePrivateFile), and the age past which one was abandoned. */
 const TEMPORARY_FILE = /^\.code-[0-9a-f]{16}\.tmp$/;
 const ABANDONED_AFTER_MS = 60 * 60 * 1000;
-/** Code files kept at most, this build's included: a few installs or Node versions in use at once. */
+/** Builds whose code is kept at most, this one included: a few installs or Node versions in use at once. */
 const KEPT_BUILDS = 4;
+/**
+ * Code files kept for one build at most, one per command: the commands a person uses, and a few words that
+ * were no command (each first word gets a file, as the launcher cannot tell a typo from a command).
+ */
+const KEPT_COMMANDS = 16;
+/** A first word kept as it is in a file's name; any other (an option, a path) shares `other`. */
+const COMMAND_WORD = /^[a-z_][a-z0-9_-]{0,31}$/;
 /**
  * V8's code for the bundle, every function compiled, is about 1.4 times its source: a larger file is not
  * V8's. V8 reads only the length its header gives and ignores the rest, so a padded file would be accepted,
@@ -59,10 +67,14 @@ const KEPT_BUILDS = 4;
  */
 const LARGEST_CODE_PER_SOURCE_BYTE = 4;
 
-export function loadCli(path: string, env: NodeJS.ProcessEnv = process.env): LoadedCli {
+export function loadCli(
+  path: string,
+  env: NodeJS.ProcessEnv = process.env,
+  argv: readonly string[] = process.argv,
+): LoadedCli {
   const v8Flags = liftoffOnlyFromFirstRequest();
   const source = readSource(path);
-  const cache = codeFile(path, env);
+  const cache = codeFile(path, env, argv[2]);
   const kept = cache && readPrivateFile(cache.directory, cache.file, cache.largest);
   // Node's own CommonJS wrapper, on the source's first line: stack traces keep their line numbers. V8 copies
   // the two into one string on its heap. Handing it the Latin-1 text as it is (an external string, the
@@ -147,9 +159,15 @@ function readSource(path: string): string {
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
+/**
+ * Where the code for `command` (the first word after `petinv`) is kept. One file per command: V8 keeps the
+ * functions one run compiled, so code kept by `petinv --help` or `petinv env set-url` had little of what
+ * `petinv list` runs, and list then compiled the rest at every start (7 ms of a cold start, measured).
+ */
 function codeFile(
   path: string,
   env: NodeJS.ProcessEnv,
+  command: string | undefined,
 ): { directory: string; file: string; largest: number } | undefined {
   try {
     const { size, mtimeMs, ctimeMs, ino } = statSync(path);
@@ -159,7 +177,7 @@ function codeFile(
     const build = `${size}-${Math.round(mtimeMs * 1000)}-${Math.round(ctimeMs * 1000)}-${ino}`;
     return {
       directory: cacheDirectory(env),
-      file: `code-${process.version}-${process.arch}-${build}.bin`,
+      file: `code-${process.version}-${process.arch}-${build}-${command !== undefined && COMMAND_WORD.test(command) ? command : 'other'}.bin`,
       largest: size * LARGEST_CODE_PER_SOURCE_BYTE,
     };
   } catch {
@@ -206,10 +224,19 @@ function writePrivateFile(directory: string, file: string, bytes: Buffer): void 
     if (Date.now() - statSync(path).mtimeMs > ABANDONED_AFTER_MS) rmSync(path, { force: true });
   }
   // Code kept for earlier builds goes, but not at once: two installs of petinv in use side by side (a
-  // global one and a clone) would otherwise remove each other's at every run.
-  const kept = names
-    .filter((name) => CODE_FILE.test(name) && name !== file)
-    .map((name) => ({ name, mtimeMs: statSync(join(directory, name)).mtimeMs }))
+  // global one and a clone) would otherwise remove each other's at every run. Newest first, by build.
+  const builds = new Map<string, string[]>();
+  const newestFirst = names
+    .map((name) => ({ name, build: CODE_FILE.exec(name)?.[1] }))
+    .filter((code): code is { name: string; build: string } => code.build !== undefined && code.name !== file)
+    .map((code) => ({ ...code, mtimeMs: statSync(join(directory, code.name)).mtimeMs }))
     .sort((a, b) => b.mtimeMs - a.mtimeMs);
-  for (const { name } of kept.slice(KEPT_BUILDS - 1)) rmSync(join(directory, name), { force: true });
+  for (const { name, build } of newestFirst) builds.set(build, [...(builds.get(build) ?? []), name]);
+  const thisBuild = CODE_FILE.exec(file)?.[1];
+  const others = [...builds.keys()].filter((build) => build !== thisBuild);
+  const removed = [
+    ...(builds.get(thisBuild ?? '') ?? []).slice(KEPT_COMMANDS - 1),
+    ...others.slice(KEPT_BUILDS - 1).flatMap((build) => builds.get(build) ?? []),
+  ];
+  for (const name of removed) rmSync(join(directory, name), { force: true });
 }

@@ -73,7 +73,7 @@ describe('the compiled code kept between runs', () => {
     const directory = cacheDirectory();
     await petinvVersion(directory);
     const [file] = codeFiles(directory);
-    expect(file).toMatch(new RegExp(`^${prefix}\\d+-\\d+-\\d+-\\d+\\.bin$`));
+    expect(file).toMatch(new RegExp(`^${prefix}\\d+-\\d+-\\d+-\\d+-other\\.bin$`));
     const path = join(directory, file as string);
     const first = statSync(path);
     expect(first.mode & 0o777).toBe(0o600);
@@ -85,33 +85,83 @@ describe('the compiled code kept between runs', () => {
     expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
+  /** Runs `work` with the environment of a `petinv list` against a running serve, code kept in `directory`. */
+  async function withService(directory: string, work: (list: () => Promise<void>) => Promise<void>) {
+    const server = await spawnServer(['--in-memory', '--api-key', 'code-key']);
+    const env = {
+      PETINV_CACHE_DIR: directory,
+      PETINV_CONFIG_DIR: temporaryDirectory('petinv-code-config-'),
+      PETINV_ENV: 'local',
+      PETINV_BASE_URL: server.baseUrl,
+      PETINV_API_KEY: 'code-key',
+    };
+    try {
+      await work(async () =>
+        expect(await runPetinv(['list', '--limit', '1'], { env })).toMatchObject({
+          code: 0,
+          stdout: '1\tavailable\t12\n',
+        }),
+      );
+    } finally {
+      await server.stop();
+    }
+  }
+
+  const fileState = (path: string) => {
+    const { ino, mtimeMs } = statSync(path);
+    return [ino, mtimeMs];
+  };
+
   it('made by a run that asked a service, is used by the next: the V8 flag set for undici is put back', async () => {
     // The launcher sets --liftoff-only at undici's first request (src/launch.ts); code kept under it would be
     // refused by every next run, which compiles before any request, and rewritten each time.
     const directory = cacheDirectory();
-    const server = await spawnServer(['--in-memory', '--api-key', 'code-key']);
-    try {
-      const env = {
-        PETINV_CACHE_DIR: directory,
-        PETINV_CONFIG_DIR: temporaryDirectory('petinv-code-config-'),
-        PETINV_ENV: 'local',
-        PETINV_BASE_URL: server.baseUrl,
-        PETINV_API_KEY: 'code-key',
-      };
-      const listed = async () =>
-        expect(await runPetinv(['list', '--limit', '1'], { env })).toMatchObject({
-          code: 0,
-          stdout: '1\tavailable\t12\n',
-        });
-      await listed();
+    await withService(directory, async (list) => {
+      await list();
       const [file] = codeFiles(directory);
-      const first = statSync(join(directory, file as string));
-      await listed();
-      const second = statSync(join(directory, file as string));
-      expect([second.ino, second.mtimeMs]).toEqual([first.ino, first.mtimeMs]);
-    } finally {
-      await server.stop();
+      const first = fileState(join(directory, file as string));
+      await list();
+      expect(fileState(join(directory, file as string))).toEqual(first);
+    });
+  });
+
+  it('is kept per command: a list after --version runs from code of its own, kept once', async () => {
+    // V8 keeps what one run compiled: the code --version left has little of what list runs.
+    const directory = cacheDirectory();
+    await petinvVersion(directory);
+    await withService(directory, async (list) => {
+      await list();
+      const files = codeFiles(directory);
+      expect(files).toHaveLength(2);
+      const listed = files.find((name) => name.endsWith('-list.bin'));
+      expect(files.find((name) => name.endsWith('-other.bin'))).toBeDefined();
+      const first = fileState(join(directory, listed as string));
+      await list();
+      await petinvVersion(directory);
+      expect(fileState(join(directory, listed as string))).toEqual(first);
+      expect(codeFiles(directory)).toHaveLength(2);
+    });
+  });
+
+  it('keeps the code of a few commands of one build, and removes the oldest', async () => {
+    const directory = cacheDirectory();
+    await petinvVersion(directory);
+    const [mine] = codeFiles(directory);
+    const build = (mine as string).replace(/-other\.bin$/, '');
+    const words = Array.from({ length: 16 }, (_, index) => `word${index}`);
+    for (const [age, word] of words.entries()) {
+      const path = join(directory, `${build}-${word}.bin`);
+      writeFileSync(path, 'old', { mode: 0o600 });
+      const seconds = Date.now() / 1000 - 1000 * (age + 1);
+      utimesSync(path, seconds, seconds);
     }
+    rmSync(join(directory, mine as string));
+    await petinvVersion(directory);
+    const files = codeFiles(directory);
+    // This run's, and the fifteen newest others of this build: the oldest word goes.
+    expect(files).toHaveLength(16);
+    expect(files).toContain(mine);
+    expect(files).not.toContain(`${build}-word15.bin`);
   });
 
   it('runs from kept code every command part: conf writing the config, twice', async () => {
