@@ -17,7 +17,9 @@ if (launcher) {
   const { cli, keepCompiledCode } = launcher.loadCli(join(__dirname, '..', 'dist', 'cli.cjs'));
   cli.main(process.argv, cli.processIo()).then((code) => {
     process.exitCode = code;
-    keepCompiledCode();
+    // Only a run that succeeded keeps its code: V8 keeps what the run compiled, and a first `petinv list`
+    // before any service was up would otherwise leave the failure's code for every list after it.
+    if (code === 0) keepCompiledCode();
   });
 } else {
   process.stderr.write(

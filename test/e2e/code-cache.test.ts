@@ -15,7 +15,14 @@ import {
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
-import { cleanEnv, PETINV_BIN, runPetinv, spawnServer, temporaryDirectory } from '../helpers/serve';
+import {
+  cleanEnv,
+  closedPort,
+  PETINV_BIN,
+  runPetinv,
+  spawnServer,
+  temporaryDirectory,
+} from '../helpers/serve';
 
 /**
  * The code V8 compiled for the CLI, kept in the cache directory by the launcher (src/launch.ts): whether it
@@ -140,6 +147,24 @@ describe('the compiled code kept between runs', () => {
       await petinvVersion(directory);
       expect(fileState(join(directory, listed as string))).toEqual(first);
       expect(codeFiles(directory)).toHaveLength(2);
+    });
+  });
+
+  it('is kept by a run that succeeded only: a list that failed leaves none for the lists after it', async () => {
+    const directory = cacheDirectory();
+    const env = {
+      PETINV_CACHE_DIR: directory,
+      PETINV_CONFIG_DIR: temporaryDirectory('petinv-code-config-'),
+      PETINV_ENV: 'local',
+      PETINV_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1`,
+      PETINV_API_KEY: 'code-key',
+    };
+    const failed = await runPetinv(['list', '--retries', '0'], { env });
+    expect(failed.code).not.toBe(0);
+    expect(codeFiles(directory)).toEqual([]);
+    await withService(directory, async (list) => {
+      await list();
+      expect(codeFiles(directory)).toEqual([expect.stringMatching(/-list\.bin$/)]);
     });
   });
 
