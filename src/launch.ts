@@ -26,8 +26,8 @@ import { makeDirectories, READ_NO_FOLLOW } from './files/file-system';
  * The kept code is executable, so it is trusted only as the list cache is: a 0600 file of the user's own,
  * never followed through a symlink, in a directory the user alone can write. Its name carries the bundle's
  * size, modification and change times and inode and the Node version and architecture, because V8 itself
- * only checks its own version, its flags and the source's length. Anything wrong with it costs only the
- * speed-up.
+ * only checks its own version, its flags and the source's length, and the command it was kept for (see
+ * codeFile). Anything wrong with it costs only the speed-up.
  */
 
 /** What dist/cli.cjs exports to the bin. */
