@@ -19,9 +19,13 @@ export type BulkStop =
 export interface BulkOutcome {
   updated: number;
   failed: number;
-  /** Of the failed: answered with another quantity than sent (exit 12), and sent with no answer (maybe applied). */
+  /**
+   * Of the failed: answered with another quantity than sent (exit 12); and sent with no answer, or answered
+   * with a success that is not the item sent (maybe applied), `unbelieved` the latter.
+   */
   mismatched: number;
   unknown: number;
+  unbelieved: number;
   /**
    * Entries never sent because the run stopped early. Entries are sent in input order, so these are the
    * last `notSent` entries of the input.
@@ -47,13 +51,31 @@ export interface BulkRunOptions {
 }
 
 /**
+ * A failure whose update may still have been applied although an answer came: a success status with a
+ * body that is not the item sent (not JSON, another pet), which the client reports as invalid_response
+ * with the answer's status (src/client/client.ts). Counted as unknown with the updates sent and never
+ * answered.
+ */
+function answeredUnbelievably(error: PetinvError): boolean {
+  const { code, status } = error.body;
+  return code === 'invalid_response' && status !== null && status >= 200 && status <= 299;
+}
+
+/**
  * Applies every entry with at most `concurrency` updates in flight; a failure is recorded, not thrown,
  * so one bad pet does not stop the rest. Results arrive through `onResult` as they complete. A run
  * stops starting updates when going on cannot help (see BulkStop); the updates in flight finish.
  */
 export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Promise<BulkOutcome> {
   const { update, onResult, outputClosed, interrupted } = options;
-  const outcome: BulkOutcome = { updated: 0, failed: 0, mismatched: 0, unknown: 0, notSent: 0 };
+  const outcome: BulkOutcome = {
+    updated: 0,
+    failed: 0,
+    mismatched: 0,
+    unknown: 0,
+    unbelieved: 0,
+    notSent: 0,
+  };
   if (options.keepResults) outcome.results = [];
   let next = 0;
   let networkStreak = 0;
@@ -68,6 +90,10 @@ export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Pr
       const { code } = result.error.body;
       if (kind === 'mismatch') outcome.mismatched++;
       if (code === 'outcome_unknown') outcome.unknown++;
+      else if (answeredUnbelievably(result.error)) {
+        outcome.unknown++;
+        outcome.unbelieved++;
+      }
       // An answer cut off on every attempt counts as one not had: a run of them stops the run too.
       const lost = kind === 'network' || code === 'broken_response' || code === 'outcome_unknown';
       networkStreak = lost ? networkStreak + 1 : 0;

@@ -397,6 +397,22 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     );
     expect(text.code).toBe(8);
   });
+
+  it('a bulk run counts as unknown an update answered with a success that is not the item sent', async () => {
+    // The service took it (200), so it may hold it: not a refusal (exit 9), but maybe written (exit 8).
+    const result = await petinv('not-an-item', ['--json', 'set', '-'], '1 5\n');
+    expect(result.code).toBe(8);
+    const failure = JSON.parse(result.stderr);
+    expect(failure.error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
+    expect(failure.summary).toMatchObject({ failed: 1, unknown: 1 });
+    const text = await petinv('not-an-item', ['set', '-'], '1 5\n');
+    expect(text.stderr).toContain('may have been applied: read it back with petinv get 1');
+    expect(text.stderr).toContain('1 failed (1 with outcome unknown, maybe applied)');
+    expect(text.stderr).toMatch(
+      /petinv: outcome unknown: 1 update in staging was sent whole but answered with a success that was not the item sent; it may have been applied/,
+    );
+    expect(text.code).toBe(8);
+  });
 });
 
 describe('text that leaves petinv', () => {
