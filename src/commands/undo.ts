@@ -18,6 +18,8 @@ import { historyFor } from './record';
 export interface UndoFlags extends GlobalFlags {
   dryRun?: boolean;
   force?: boolean;
+  concurrency?: number;
+  pipelining?: number;
   yes?: boolean;
 }
 
@@ -46,7 +48,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
   const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
   refuseFieldsInJson(output, flags.dryRun ? 'a dry run' : 'undo results', ['json', 'ndjson']);
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
-  const shape = bulkShape();
+  const shape = bulkShape(flags.concurrency, flags.pipelining);
   const connection = await connect(flags, context, { shape });
   const history = historyFor(connection.baseUrl, context);
   const run = chooseRun(history.read(), name, history.file);

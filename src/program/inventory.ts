@@ -51,6 +51,17 @@ const declareGet = (program: Program) =>
       'show one pet: a table row on a terminal, a tab-separated line in a pipe, the item with --json',
     );
 
+/** How many connections a bulk run (set's, undo's) opens, and how many updates each carries at once. */
+const concurrencyOption = (prefix: string) =>
+  wholeNumber('--concurrency <n>', `${prefix}connections at once (default ${DEFAULT_CONCURRENCY})`, 1, 256);
+const pipeliningOption = (prefix: string) =>
+  wholeNumber(
+    '--pipelining <n>',
+    `${prefix}updates on each connection at once (default ${DEFAULT_PIPELINING}; 1: none)`,
+    1,
+    16,
+  );
+
 const declareSet = (program: Program) =>
   program
     .command('set')
@@ -66,17 +77,8 @@ const declareSet = (program: Program) =>
     .option('--strict', 'bulk: send nothing if any line is bad')
     .option('--all', 'bulk: send also the rows already right')
     .option('--force', 'bulk: write conflicts too (a from that no longer holds)')
-    .addOption(
-      wholeNumber('--concurrency <n>', `bulk: connections at once (default ${DEFAULT_CONCURRENCY})`, 1, 256),
-    )
-    .addOption(
-      wholeNumber(
-        '--pipelining <n>',
-        `bulk: updates on each connection at once (default ${DEFAULT_PIPELINING}; 1: none)`,
-        1,
-        16,
-      ),
-    )
+    .addOption(concurrencyOption('bulk: '))
+    .addOption(pipeliningOption('bulk: '))
     .option('--dry-run', 'show each change against current stock; write nothing')
     .option('--ndjson', 'bulk: one JSON result per line as each completes')
     .option('-y, --yes', 'do not ask for confirmation on production')
@@ -107,6 +109,8 @@ const declareUndo = (program: Program) =>
     )
     .option('--dry-run', 'show each change against current stock; write nothing')
     .option('--force', 'write back also the pets changed since the run')
+    .addOption(concurrencyOption(''))
+    .addOption(pipeliningOption(''))
     .option('-y, --yes', 'do not ask for confirmation on production');
 
 const declareSummary = (program: Program) =>

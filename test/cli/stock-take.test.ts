@@ -314,8 +314,9 @@ describe('history and undo', () => {
     let now = await quantities();
     expect([now.get(40), now.get(41)]).toEqual([start.get(40), start.get(41)]);
 
-    // An undo is a run too: undoing it redoes.
-    expect((await petinv(['undo'])).code).toBe(0);
+    // An undo is a run too: undoing it redoes; its connections are set as a bulk run's are.
+    expect((await petinv(['undo', '--pipelining', '0'])).code).toBe(2);
+    expect((await petinv(['undo', '--concurrency', '1', '--pipelining', '1'])).code).toBe(0);
     now = await quantities();
     expect([now.get(40), now.get(41)]).toEqual([440, 441]);
   });
