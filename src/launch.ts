@@ -54,12 +54,32 @@ const ABANDONED_AFTER_MS = 60 * 60 * 1000;
 /** Builds whose code is kept at most, this one included: a few installs or Node versions in use at once. */
 const KEPT_BUILDS = 4;
 /**
- * Code files kept for one build at most, one per command: the commands a person uses, and a few words that
- * were no command (each first word gets a file, as the launcher cannot tell a typo from a command).
+ * The first words that name a command: src/program/build.ts's table and the shells' `__complete`
+ * (test/e2e/code-cache.test.ts keeps them in step). Each gets a file of its own; any other first word (an
+ * option, a typo, `petinv WORD --help`, which exits 0) shares `other`. Kept code V8 accepts is never
+ * written again, so a file's modification time is its first run's: were every word kept apart, a few
+ * words that name no command would prune the commands kept first, list the first of them.
  */
-const KEPT_COMMANDS = 16;
-/** A first word kept as it is in a file's name; any other (an option, a path) shares `other`. */
-const COMMAND_WORD = /^[a-z_][a-z0-9_-]{0,31}$/;
+export const COMMAND_NAMES: ReadonlySet<string> = new Set([
+  'list',
+  'get',
+  'set',
+  'adjust',
+  'history',
+  'undo',
+  'summary',
+  'env',
+  'login',
+  'logout',
+  'config',
+  'status',
+  'serve',
+  'completion',
+  'help',
+  '__complete',
+]);
+/** Code files kept for one build at most: one per command, and `other`. */
+const KEPT_COMMANDS = COMMAND_NAMES.size + 1;
 /**
  * V8's code for the bundle, every function compiled, is about 1.4 times its source: a larger file is not
  * V8's. V8 reads only the length its header gives and ignores the rest, so a padded file would be accepted,
@@ -177,7 +197,7 @@ function codeFile(
     const build = `${size}-${Math.round(mtimeMs * 1000)}-${Math.round(ctimeMs * 1000)}-${ino}`;
     return {
       directory: cacheDirectory(env),
-      file: `code-${process.version}-${process.arch}-${build}-${command !== undefined && COMMAND_WORD.test(command) ? command : 'other'}.bin`,
+      file: `code-${process.version}-${process.arch}-${build}-${command !== undefined && COMMAND_NAMES.has(command) ? command : 'other'}.bin`,
       largest: size * LARGEST_CODE_PER_SOURCE_BYTE,
     };
   } catch {

@@ -15,6 +15,9 @@ import {
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
+import { COMPLETE_COMMAND } from '../../src/commands/complete';
+import { COMMAND_NAMES } from '../../src/launch';
+import { COMMANDS } from '../../src/program/build';
 import {
   cleanEnv,
   closedPort,
@@ -150,6 +153,30 @@ describe('the compiled code kept between runs', () => {
     });
   });
 
+  it('names a file after each command the program declares (src/program/build.ts), and no other word', () => {
+    expect([...COMMAND_NAMES].sort()).toEqual([...Object.keys(COMMANDS), COMPLETE_COMMAND].sort());
+  });
+
+  it("keeps a command's code past any number of words that name no command (petinv WORD --help exits 0)", async () => {
+    // Code kept and accepted is never written again, so its modification time is its first run's: were each
+    // such word kept apart, the oldest command (list, kept first and used most) would be the first pruned.
+    const directory = cacheDirectory();
+    await withService(directory, async (list) => {
+      await list();
+      const [listed] = codeFiles(directory);
+      const first = fileState(join(directory, listed as string));
+      for (let index = 0; index < 17; index++) {
+        const result = await runPetinv([`word${index}`, '--help'], { env: { PETINV_CACHE_DIR: directory } });
+        expect(result.code).toBe(0);
+      }
+      expect(codeFiles(directory).sort()).toEqual(
+        [listed, (listed as string).replace(/-list\.bin$/, '-other.bin')].sort(),
+      );
+      await list();
+      expect(fileState(join(directory, listed as string))).toEqual(first);
+    });
+  });
+
   it('is kept by a run that succeeded only: a list that failed leaves none for the lists after it', async () => {
     const directory = cacheDirectory();
     const env = {
@@ -173,7 +200,8 @@ describe('the compiled code kept between runs', () => {
     await petinvVersion(directory);
     const [mine] = codeFiles(directory);
     const build = (mine as string).replace(/-other\.bin$/, '');
-    const words = Array.from({ length: 16 }, (_, index) => `word${index}`);
+    // Each command's, and one a version that kept any first word apart left, the oldest.
+    const words = [...COMMAND_NAMES, 'word'];
     for (const [age, word] of words.entries()) {
       const path = join(directory, `${build}-${word}.bin`);
       writeFileSync(path, 'old', { mode: 0o600 });
@@ -183,10 +211,10 @@ describe('the compiled code kept between runs', () => {
     rmSync(join(directory, mine as string));
     await petinvVersion(directory);
     const files = codeFiles(directory);
-    // This run's, and the fifteen newest others of this build: the oldest word goes.
-    expect(files).toHaveLength(16);
+    // This run's, and the newest others of this build, one per command and other: the oldest goes.
+    expect(files).toHaveLength(COMMAND_NAMES.size + 1);
     expect(files).toContain(mine);
-    expect(files).not.toContain(`${build}-word15.bin`);
+    expect(files).not.toContain(`${build}-${words.at(-1)}.bin`);
   });
 
   it('runs from kept code every command part: conf writing the config, twice', async () => {
