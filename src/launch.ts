@@ -238,10 +238,13 @@ function writePrivateFile(directory: string, file: string, bytes: Buffer): void 
     temporaryName: (random) => `.code-${random}.tmp`,
   });
   const names = readdirSync(directory);
+  // A name's own modification time, never through a symlink: a dangling one (or a file another petinv has
+  // just removed) would otherwise throw and end every run's pruning here.
+  const modified = (name: string) => lstatSync(join(directory, name), { throwIfNoEntry: false })?.mtimeMs;
   // A petinv killed between writing and renaming leaves its temporary file; an hour on, nobody writes it.
   for (const name of names.filter((candidate) => TEMPORARY_FILE.test(candidate))) {
-    const path = join(directory, name);
-    if (Date.now() - statSync(path).mtimeMs > ABANDONED_AFTER_MS) rmSync(path, { force: true });
+    if (Date.now() - (modified(name) ?? Date.now()) > ABANDONED_AFTER_MS)
+      rmSync(join(directory, name), { force: true });
   }
   // Code kept for earlier builds goes, but not at once: two installs of petinv in use side by side (a
   // global one and a clone) would otherwise remove each other's at every run. Newest first, by build.
@@ -249,7 +252,7 @@ function writePrivateFile(directory: string, file: string, bytes: Buffer): void 
   const newestFirst = names
     .map((name) => ({ name, build: CODE_FILE.exec(name)?.[1] }))
     .filter((code): code is { name: string; build: string } => code.build !== undefined && code.name !== file)
-    .map((code) => ({ ...code, mtimeMs: statSync(join(directory, code.name)).mtimeMs }))
+    .map((code) => ({ ...code, mtimeMs: modified(code.name) ?? 0 }))
     .sort((a, b) => b.mtimeMs - a.mtimeMs);
   for (const { name, build } of newestFirst) builds.set(build, [...(builds.get(build) ?? []), name]);
   const thisBuild = CODE_FILE.exec(file)?.[1];

@@ -329,6 +329,24 @@ describe('the compiled code kept between runs', () => {
     expect(files).not.toContain(others[3]);
   });
 
+  it('still removes the oldest builds when a file named as kept code is a dangling symbolic link', async () => {
+    // A stat that follows it fails; were that the end of pruning, no run would ever prune again.
+    const directory = cacheDirectory();
+    symlinkSync(join(directory, 'nowhere'), join(directory, `${prefix}0-0-0.bin`));
+    const others = ['1-2-3', '4-5-6', '7-8-9', '10-11-12'].map((build, age) => {
+      const name = `${prefix}${build}.bin`;
+      const path = join(directory, name);
+      writeFileSync(path, 'old', { mode: 0o600 });
+      const seconds = Date.now() / 1000 - 1000 * (age + 1);
+      utimesSync(path, seconds, seconds);
+      return name;
+    });
+    await petinvVersion(directory);
+    const files = codeFiles(directory);
+    expect(files).not.toContain(others[3]);
+    expect(files).toEqual(expect.arrayContaining(others.slice(0, 2)));
+  });
+
   it('removes no file of the user’s own whose name merely starts with code-', async () => {
     const directory = cacheDirectory();
     const mine = join(directory, 'code-review-notes.bin');
