@@ -16,6 +16,7 @@ import { Script } from 'node:vm';
 import { cacheDirectory } from './config/paths';
 import { writeFileAtomicSync } from './files/atomic-write';
 import { makeDirectories, READ_NO_FOLLOW } from './files/file-system';
+import { COMMAND_NAMES, commandWord } from './program/command-word';
 
 /**
  * How bin/petinv.cjs loads the CLI bundle: as Node's `require` would, but with V8's compiled code kept
@@ -54,31 +55,11 @@ const ABANDONED_AFTER_MS = 60 * 60 * 1000;
 /** Builds whose code is kept at most, this one included: a few installs or Node versions in use at once. */
 const KEPT_BUILDS = 4;
 /**
- * The first words that name a command: src/program/build.ts's table and the shells' `__complete`
- * (test/e2e/code-cache.test.ts keeps them in step). Each gets a file of its own; any other first word (an
- * option, a typo, `petinv WORD --help`, which exits 0) shares `other`. Kept code V8 accepts is never
- * written again, so a file's modification time is its first run's: were every word kept apart, a few
- * words that name no command would prune the commands kept first, list the first of them.
+ * Code files kept for one build at most: one per command (src/program/command-word.ts), and `other` for
+ * any command line that names none (an option, a typo, `petinv WORD --help`, which exits 0). Kept code V8
+ * accepts is never written again, so a file's modification time is its first run's: were every first word
+ * kept apart, a few words that name no command would prune the commands kept first, list the first of them.
  */
-export const COMMAND_NAMES: ReadonlySet<string> = new Set([
-  'list',
-  'get',
-  'set',
-  'adjust',
-  'history',
-  'undo',
-  'summary',
-  'env',
-  'login',
-  'logout',
-  'config',
-  'status',
-  'serve',
-  'completion',
-  'help',
-  '__complete',
-]);
-/** Code files kept for one build at most: one per command, and `other`. */
 const KEPT_COMMANDS = COMMAND_NAMES.size + 1;
 /**
  * V8's code for the bundle, every function compiled, is about 1.4 times its source: a larger file is not
@@ -94,7 +75,7 @@ export function loadCli(
 ): LoadedCli {
   const v8Flags = liftoffOnlyFromFirstRequest();
   const source = readSource(path);
-  const cache = codeFile(path, env, argv[2]);
+  const cache = codeFile(path, env, commandWord(argv.slice(2)));
   const kept = cache && readPrivateFile(cache.directory, cache.file, cache.largest);
   // Node's own CommonJS wrapper, on the source's first line: stack traces keep their line numbers. V8 copies
   // the two into one string on its heap. Handing it the Latin-1 text as it is (an external string, the
@@ -197,7 +178,7 @@ function codeFile(
     const build = `${size}-${Math.round(mtimeMs * 1000)}-${Math.round(ctimeMs * 1000)}-${ino}`;
     return {
       directory: cacheDirectory(env),
-      file: `code-${process.version}-${process.arch}-${build}-${command !== undefined && COMMAND_NAMES.has(command) ? command : 'other'}.bin`,
+      file: `code-${process.version}-${process.arch}-${build}-${command ?? 'other'}.bin`,
       largest: size * LARGEST_CODE_PER_SOURCE_BYTE,
     };
   } catch {

@@ -2,6 +2,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { catchSubcommandTypos } from '../commands/typos';
 import { examplesText } from '../help/examples';
 import { COMMAND_SUMMARIES } from '../help/summaries';
+import { commandWord } from './command-word';
 import {
   type CommandTable,
   type ContextFor,
@@ -49,17 +50,6 @@ export const COMMANDS: CommandTable = {
 };
 
 /**
- * The one command to declare for a command line (its words after `petinv`), when its first word names
- * one: `petinv list --json` needs list alone (the other declarations were about 1 ms of a cold start).
- * Any other first word (an option, a typo that commander suggests a command for) and `petinv help`, which
- * shows the others, get them all.
- */
-function commandNamedFirst(words: readonly string[] | undefined): string | undefined {
-  const first = words?.[0];
-  return first !== undefined && first !== 'help' && Object.hasOwn(COMMANDS, first) ? first : undefined;
-}
-
-/**
  * Every command's help ends with its examples (src/help/examples.ts) and the line naming the options every
  * command takes; the top-level help lists each command by its summary (src/help/summaries.ts).
  */
@@ -85,7 +75,11 @@ export function buildProgram(
 ): Program {
   const program = declareProgram();
   configure(program);
-  const only = commandNamedFirst(words);
+  // The one command a command line names (`petinv --env local list --json`: list), declared alone: the
+  // others' declarations were about 1 ms of a cold start. `petinv help`, which shows them, a typo that
+  // commander suggests a command for, and no command get them all.
+  const named = commandWord(words ?? []);
+  const only = named !== 'help' && named !== undefined && Object.hasOwn(COMMANDS, named) ? named : undefined;
   for (const [name, add] of Object.entries(COMMANDS))
     if (only === undefined || name === only) add(program, context);
   catchSubcommandTypos(program);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CommandContext } from '../../src/output/context';
 import { buildProgram, COMMANDS } from '../../src/program/build';
+import { GLOBAL_OPTIONS_WITH_VALUES } from '../../src/program/command-word';
 import { runMain } from '../helpers/main';
 
 /**
@@ -116,10 +117,30 @@ describe('the program built for a command line', () => {
     },
   );
 
-  it('every command for petinv help, an option first, a word that names no command, and no words', () => {
+  it('the command after the options every command takes, as commander reads them', () => {
+    expect(namesOf(['--env', 'local', 'list'])).toEqual(['list']);
+    expect(namesOf(['-v', '--json', '-o', 'csv', 'list'])).toEqual(['list']);
+    // A value that happens to be a command's name is the option's, as commander takes it.
+    expect(namesOf(['--base-url', 'list', 'get', '1'])).toEqual(['get']);
+    expect(namesOf(['--env=list', 'get', '1'])).toEqual(['get']);
+  });
+
+  it('every command for petinv help, a word that names no command, -- first, and no words', () => {
     const every = program.commands.map((command) => command.name());
     expect(every).toEqual(Object.keys(COMMANDS));
-    for (const words of [['help', 'list'], ['--json', 'list'], ['lst'], ['constructor'], []])
+    for (const words of [['help', 'list'], ['--env', 'list'], ['lst'], ['constructor'], ['--', 'list'], []])
       expect(namesOf(words)).toEqual(every);
+  });
+
+  it("reads the options every command takes as they are declared: those taking a value, each as one word's", () => {
+    const options = (
+      program as unknown as {
+        options: { short?: string; long?: string; required: boolean; optional: boolean }[];
+      }
+    ).options;
+    const withValues = options
+      .filter((option) => option.required || option.optional)
+      .flatMap((option) => [option.short, option.long].filter((flag) => flag !== undefined));
+    expect([...GLOBAL_OPTIONS_WITH_VALUES].sort()).toEqual(withValues.sort());
   });
 });

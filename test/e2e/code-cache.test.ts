@@ -16,8 +16,8 @@ import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
 import { COMPLETE_COMMAND } from '../../src/commands/complete';
-import { COMMAND_NAMES } from '../../src/launch';
 import { COMMANDS } from '../../src/program/build';
+import { COMMAND_NAMES } from '../../src/program/command-word';
 import {
   cleanEnv,
   closedPort,
@@ -96,7 +96,10 @@ describe('the compiled code kept between runs', () => {
   });
 
   /** Runs `work` with the environment of a `petinv list` against a running serve, code kept in `directory`. */
-  async function withService(directory: string, work: (list: () => Promise<void>) => Promise<void>) {
+  async function withService(
+    directory: string,
+    work: (list: (options?: string[]) => Promise<void>) => Promise<void>,
+  ) {
     const server = await spawnServer(['--in-memory', '--api-key', 'code-key']);
     const env = {
       PETINV_CACHE_DIR: directory,
@@ -106,8 +109,9 @@ describe('the compiled code kept between runs', () => {
       PETINV_API_KEY: 'code-key',
     };
     try {
-      await work(async () =>
-        expect(await runPetinv(['list', '--limit', '1'], { env })).toMatchObject({
+      // `options` come before the command, as the docs write `petinv --env local list`.
+      await work(async (options = []) =>
+        expect(await runPetinv([...options, 'list', '--limit', '1'], { env })).toMatchObject({
           code: 0,
           stdout: '1\tavailable\t12\n',
         }),
@@ -147,6 +151,7 @@ describe('the compiled code kept between runs', () => {
       expect(files.find((name) => name.endsWith('-other.bin'))).toBeDefined();
       const first = fileState(join(directory, listed as string));
       await list();
+      await list(['--env', 'local', '-v']);
       await petinvVersion(directory);
       expect(fileState(join(directory, listed as string))).toEqual(first);
       expect(codeFiles(directory)).toHaveLength(2);

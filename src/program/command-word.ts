@@ -1,0 +1,55 @@
+/**
+ * The command a command line names, found before commander reads it: the launcher keeps V8's compiled
+ * code per command (src/launch.ts), and the program declares that command alone (build.ts). Both run
+ * before commander, so the words are read here as commander reads them: the options every command takes
+ * may come first, and one that takes a value takes the next word too (`petinv --env local list`, as the
+ * docs write it). test/cli/help-structure.test.ts keeps both lists in step with the declarations.
+ */
+
+/** The program's commands (build.ts's table) and the shells' `__complete`. */
+export const COMMAND_NAMES: ReadonlySet<string> = new Set([
+  'list',
+  'get',
+  'set',
+  'adjust',
+  'history',
+  'undo',
+  'summary',
+  'env',
+  'login',
+  'logout',
+  'config',
+  'status',
+  'serve',
+  'completion',
+  'help',
+  '__complete',
+]);
+
+/** The options every command takes that take a value of their own, written as a separate word. */
+export const GLOBAL_OPTIONS_WITH_VALUES: ReadonlySet<string> = new Set([
+  '-e',
+  '--env',
+  '--base-url',
+  '--timeout',
+  '--retries',
+  '--max-body-size',
+  '--max-retry-wait',
+  '-o',
+  '--output',
+  '--fields',
+]);
+
+/**
+ * The command `words` (the arguments after `petinv`) name: the first word that is no option nor an option's
+ * value, when it is a command's name; undefined for anything else (a typo, no command, `--` first).
+ */
+export function commandWord(words: readonly string[]): string | undefined {
+  for (let index = 0; index < words.length; index++) {
+    const word = words[index] as string;
+    if (word === '--') return undefined;
+    if (!word.startsWith('-') || word === '-') return COMMAND_NAMES.has(word) ? word : undefined;
+    if (GLOBAL_OPTIONS_WITH_VALUES.has(word)) index++;
+  }
+  return undefined;
+}
