@@ -78,6 +78,18 @@ describe('the bundle the launcher reads', () => {
   });
 });
 
+/** Four other builds' code files in `directory`, newest first (1000 s apart); their names. */
+function plantOtherBuilds(directory: string): string[] {
+  return ['1-2-3', '4-5-6', '7-8-9', '10-11-12'].map((build, age) => {
+    const name = `${prefix}${build}.bin`;
+    const path = join(directory, name);
+    writeFileSync(path, 'old', { mode: 0o600 });
+    const seconds = Date.now() / 1000 - 1000 * (age + 1);
+    utimesSync(path, seconds, seconds);
+    return name;
+  });
+}
+
 describe('the compiled code kept between runs', () => {
   it('is written once, 0600, and used as it is by the next run', async () => {
     const directory = cacheDirectory();
@@ -318,14 +330,7 @@ describe('the compiled code kept between runs', () => {
 
   it('keeps the code of a few other builds (installs side by side, other Nodes), and removes the oldest', async () => {
     const directory = cacheDirectory();
-    const others = ['1-2-3', '4-5-6', '7-8-9', '10-11-12'].map((build, age) => {
-      const name = `${prefix}${build}.bin`;
-      const path = join(directory, name);
-      writeFileSync(path, 'old', { mode: 0o600 });
-      const seconds = Date.now() / 1000 - 1000 * (age + 1);
-      utimesSync(path, seconds, seconds);
-      return name;
-    });
+    const others = plantOtherBuilds(directory);
     await petinvVersion(directory);
     const files = codeFiles(directory);
     expect(files).toHaveLength(4);
@@ -338,14 +343,7 @@ describe('the compiled code kept between runs', () => {
     // A stat that follows it fails; were that the end of pruning, no run would ever prune again.
     const directory = cacheDirectory();
     symlinkSync(join(directory, 'nowhere'), join(directory, `${prefix}0-0-0.bin`));
-    const others = ['1-2-3', '4-5-6', '7-8-9', '10-11-12'].map((build, age) => {
-      const name = `${prefix}${build}.bin`;
-      const path = join(directory, name);
-      writeFileSync(path, 'old', { mode: 0o600 });
-      const seconds = Date.now() / 1000 - 1000 * (age + 1);
-      utimesSync(path, seconds, seconds);
-      return name;
-    });
+    const others = plantOtherBuilds(directory);
     await petinvVersion(directory);
     const files = codeFiles(directory);
     expect(files).not.toContain(others[3]);
