@@ -123,6 +123,24 @@ describe('the program built for a command line', () => {
     // A value that happens to be a command's name is the option's, as commander takes it.
     expect(namesOf(['--base-url', 'list', 'get', '1'])).toEqual(['get']);
     expect(namesOf(['--env=list', 'get', '1'])).toEqual(['get']);
+    // Short options written together, as commander splits them.
+    expect(namesOf(['-ve', 'local', 'list'])).toEqual(['list']);
+    expect(namesOf(['-ve', 'get', 'list'])).toEqual(['list']);
+    expect(namesOf(['-velocal', 'list'])).toEqual(['list']);
+  });
+
+  it("every command for a help option before the command: the program's help lists them all", async () => {
+    const every = program.commands.map((command) => command.name());
+    for (const words of [
+      ['--help', 'list'],
+      ['-h', 'list'],
+      ['--env', 'local', '--help', 'list'],
+      ['-vh', 'list'],
+    ])
+      expect(namesOf(words)).toEqual(every);
+    const help = await runMain(['--help', 'list']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^ {2}get <petId> /m);
   });
 
   it('every command for petinv help, a word that names no command, -- first, and no words', () => {
