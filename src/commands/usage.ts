@@ -15,6 +15,16 @@ export function usageHint(program: Command, args: readonly string[]): string {
     if (word.startsWith('-') && word.length > 1) {
       const option = optionNamed(command, word.split('=')[0] ?? word);
       if (option && (option.required || option.optional) && !word.includes('=')) index++;
+      else if (!option && !word.startsWith('--') && word.length > 2)
+        // Short options written together, as commander splits them: `-ve local` is -v -e local, and in
+        // `-velocal` the e takes the rest of the word.
+        for (let at = 1; at < word.length; at++) {
+          const short = optionNamed(command, `-${word[at]}`);
+          if (short && (short.required || short.optional)) {
+            if (at === word.length - 1) index++;
+            break;
+          }
+        }
       continue;
     }
     const sub = command.commands.find((candidate) =>

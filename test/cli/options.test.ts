@@ -73,6 +73,15 @@ describe('option declarations', () => {
       ['set', '-', '--concurrency', '0'],
       '--concurrency 0: must be a whole number from 1 to 256 (run petinv help set)',
     ],
+    // Short options written together, as commander splits them: -v -e get, and the command is list.
+    [
+      ['-vetimeout', '--timeout', '0', 'list'],
+      '--timeout 0: must be a whole number from 1 to 600000 (run petinv help list)',
+    ],
+    [
+      ['-ve', 'get', '--retries', '11', 'list'],
+      '--retries 11: must be a whole number from 0 to 10 (run petinv help list)',
+    ],
     [
       ['serve', '--port', '70000'],
       '--port 70000: must be a whole number from 0 to 65535 (run petinv help serve)',
