@@ -50,6 +50,8 @@ export interface PipelineOptions {
   command: string;
   /** What a stopped run tells a person to do to apply the rest. */
   again: string;
+  /** What settles the updates whose outcome is unknown (`apply the same input again`): sends them once more. */
+  resend: string;
   /** Where the run is recorded; none, and nothing is. */
   history?: History;
 }
@@ -129,6 +131,7 @@ export async function runPipeline(
     seconds,
     failedRows,
     options.again,
+    options.resend,
     options.rows,
   );
 }

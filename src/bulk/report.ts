@@ -277,6 +277,8 @@ export function reportBulk(
   failedRows: readonly NotApplied[],
   /** How the rows not applied of a stopped run can be applied: what to run again. */
   again: string,
+  /** What settles the updates whose outcome is unknown: sends them once more. */
+  resend: string,
   /** -o table|tsv|csv: the rows written so far as results came; the entries never sent and the end follow. */
   rows?: Exporter<BulkRow>,
 ) {
@@ -302,7 +304,7 @@ export function reportBulk(
     ...unsentEntries.map((entry) => ({ input: entry.line, petId: entry.petId })),
   ].sort((a, b) => a.input - b.input);
   // A closed output ends the run quietly; the CLI entry gives the exit status.
-  const failure = outputOpen ? failureOf(outcome, input, plan, envName) : undefined;
+  const failure = outputOpen ? failureOf(outcome, input, plan, envName, resend) : undefined;
   // With --json a failing run's stderr is its one error line, the summary beside the error.
   if (context.json && failure)
     throw failure.withJson({ summary: summaryJson(outcome, input, plan, changed, notApplied) });
@@ -316,6 +318,7 @@ function failureOf(
   input: BulkInput,
   plan: PlannedRun,
   envName: string,
+  resend: string,
 ): PetinvError | undefined {
   const { stop, failed } = outcome;
   if (stop?.reason === 'interrupted')
@@ -339,7 +342,7 @@ function failureOf(
   if (outcome.unknown > 0)
     return new PetinvError(
       'server',
-      `outcome unknown: ${plural(outcome.unknown, 'update')} in ${envName} ${outcome.unknown === 1 ? 'was' : 'were'} sent whole but ${outcome.unbelieved === 0 ? 'no answer came' : outcome.unbelieved === outcome.unknown ? 'answered with a success that was not the item sent' : 'no answer came, or a success that was not the item sent'}; ${outcome.unknown === 1 ? 'it' : 'they'} may have been applied: apply the same input again (the quantities are absolute, so that is safe)`,
+      `outcome unknown: ${plural(outcome.unknown, 'update')} in ${envName} ${outcome.unknown === 1 ? 'was' : 'were'} sent whole but ${outcome.unbelieved === 0 ? 'no answer came' : outcome.unbelieved === outcome.unknown ? 'answered with a success that was not the item sent' : 'no answer came, or a success that was not the item sent'}; ${outcome.unknown === 1 ? 'it' : 'they'} may have been applied: ${resend} (the quantities are absolute, so that is safe)`,
       { code: 'outcome_unknown' },
     );
   // Skipped input counts as a partial failure too: a script must learn that not everything was applied.

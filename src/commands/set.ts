@@ -153,6 +153,7 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
       question: (updates) => `Apply ${plural(updates, 'update')}`,
       command: given.file === undefined || given.file === '-' ? 'set -' : `set --file ${given.file}`,
       again: 'apply the same input again to send them (rows already right are skipped)',
+      resend: 'apply the same input again',
     },
     context,
   );

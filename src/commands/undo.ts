@@ -84,6 +84,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       question: (updates) => `Undo run ${run.id} (${run.command}): ${plural(updates, 'update')}`,
       command: `undo ${run.id}`,
       again: `run petinv undo ${run.id} again to send them (pets already back are skipped)`,
+      resend: `run petinv undo ${run.id} again`,
       history,
     },
     context,

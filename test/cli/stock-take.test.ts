@@ -374,3 +374,57 @@ describe('history and undo', () => {
     });
   });
 });
+
+describe('an undo whose write-backs were answered with a success that was not the item', () => {
+  it('says to run that undo again, not to apply an input it never had', async () => {
+    const { createServer } = await import('node:http');
+    const stock = new Map([
+      [1, 10],
+      [2, 20],
+    ]);
+    let hostile = false;
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        const answer = (text: string) => {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end(text);
+        };
+        if (request.method === 'GET')
+          return answer(
+            JSON.stringify([...stock].map(([petId, quantity]) => ({ petId, quantity, status: 'available' }))),
+          );
+        const petId = Number(request.url?.split('/').at(-1));
+        const { quantity } = JSON.parse(body) as { quantity: number };
+        if (hostile && petId === 2) return answer('hello');
+        stock.set(petId, quantity);
+        answer(JSON.stringify({ petId, quantity, status: 'available' }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const own = {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        XDG_STATE_HOME: temporaryDirectory(),
+        PETINV_ENV: 'staging',
+        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        PETINV_API_KEY: 'undo-test-key',
+      };
+      expect((await runMain(['set', '-'], { env: own, input: '1 11\n2 21\n' })).code).toBe(0);
+      const history = await runMain(['history', '--json'], { env: own });
+      const [run] = JSON.parse(history.stdout) as { id: string }[];
+      hostile = true;
+      const undo = await runMain(['undo'], { env: own });
+      expect(undo.code).toBe(8);
+      expect(undo.stderr).toContain(
+        `answered with a success that was not the item sent; it may have been applied: run petinv undo ${run?.id} again (the quantities are absolute, so that is safe)`,
+      );
+    } finally {
+      server.close();
+    }
+  });
+});
