@@ -336,13 +336,13 @@ function failureOf(
       `mismatch: the service answered ${plural(outcome.mismatched, 'update')} in ${envName} with another quantity than sent; read them back with petinv get`,
       { code: 'mismatch' },
     );
-  // A write sent whole whose answer never came, or came as a success that was not the item sent, may have
+  // A write sent whole whose answer never came, or came as a success that could not be taken for the item sent, may have
   // been applied: the broken-response status (8), as for one pet, so a script tells "maybe written" from
   // "refused"; the summary names how many.
   if (outcome.unknown > 0)
     return new PetinvError(
       'server',
-      `outcome unknown: ${plural(outcome.unknown, 'update')} in ${envName} ${outcome.unknown === 1 ? 'was' : 'were'} sent whole but ${outcome.unbelieved === 0 ? 'no answer came' : outcome.unbelieved === outcome.unknown ? 'answered with a success that was not the item sent' : 'no answer came, or a success that was not the item sent'}; ${outcome.unknown === 1 ? 'it' : 'they'} may have been applied: ${resend} (the quantities are absolute, so that is safe)`,
+      `outcome unknown: ${plural(outcome.unknown, 'update')} in ${envName} ${outcome.unknown === 1 ? 'was' : 'were'} sent whole but ${outcome.unbelieved === 0 ? 'no answer came' : outcome.unbelieved === outcome.unknown ? 'answered with a success that could not be taken for the item sent' : 'no answer came, or a success that could not be taken for the item sent'}; ${outcome.unknown === 1 ? 'it' : 'they'} may have been applied: ${resend} (the quantities are absolute, so that is safe)`,
       { code: 'outcome_unknown' },
     );
   // Skipped input counts as a partial failure too: a script must learn that not everything was applied.

@@ -52,13 +52,14 @@ export interface BulkRunOptions {
 
 /**
  * A failure whose update may still have been applied although an answer came: a success status with a
- * body that is not the item sent (not JSON, another pet), which the client reports as invalid_response
- * with the answer's status (src/client/client.ts). Counted as unknown with the updates sent and never
- * answered.
+ * body that is not the item sent (not JSON, another pet) or too large to read, which the client reports as
+ * invalid_response or body_too_large with the answer's status (src/client/client.ts, request.ts). Counted
+ * as unknown with the updates sent and never answered.
  */
 function answeredUnbelievably(error: PetinvError): boolean {
   const { code, status } = error.body;
-  return code === 'invalid_response' && status !== null && status >= 200 && status <= 299;
+  const success = status !== null && status >= 200 && status <= 299;
+  return success && (code === 'invalid_response' || code === 'body_too_large');
 }
 
 /**

@@ -148,11 +148,15 @@ export class ClientErrors {
     );
   }
 
-  tooLarge(operation: string): PetinvError {
+  /** `applied`: a write answered with a success, whose update may have been applied, and what to do then. */
+  tooLarge(operation: string, applied?: { status: number; advice: string }): PetinvError {
+    const maybe = applied
+      ? `; it answered ${applied.status}, so the update may have been applied; ${applied.advice}`
+      : '';
     return new PetinvError(
       'server',
-      `the answer from ${this.context.where} to ${operation} is larger than ${formatBytes(this.context.maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE`,
-      { code: 'body_too_large' },
+      `the answer from ${this.context.where} to ${operation} is larger than ${formatBytes(this.context.maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE${maybe}`,
+      { code: 'body_too_large', status: applied?.status },
     );
   }
 

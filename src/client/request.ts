@@ -13,6 +13,9 @@ export interface RetryWait {
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
 
 /** When a retry may go: Retry-After (seconds or an HTTP date), else exponential backoff with full jitter. */
+const isSuccess = (status: number | undefined): status is number =>
+  status !== undefined && status >= 200 && status <= 299;
+
 export function retryDelayMs(
   attempt: number,
   retryAfter: string | null,
@@ -141,7 +144,14 @@ function retryPlan(
     if (unknownOutcome && (error.sent || error.brokeOff)) lost ??= error;
     // The same certificate will be presented again: retrying cannot help.
     if (error.reason === 'tls') throw errors.untrusted(error, url);
-    if (error.reason === 'too large') throw errors.tooLarge(operation);
+    // A write answered with a success whose body is too large to read may have been applied (issue 21).
+    if (error.reason === 'too large')
+      throw errors.tooLarge(
+        operation,
+        unknownOutcome && isSuccess(error.status)
+          ? { status: error.status, advice: unknownOutcome.advice() }
+          : undefined,
+      );
     if (await waitToRetry(attempt)) return;
     const attempts = attempt === 0 ? '' : ` after ${attempt + 1} attempts`;
     // Once a write may have been applied, "cannot reach" (or any other failure of a later attempt) would

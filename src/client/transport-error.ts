@@ -16,6 +16,8 @@ export class TransportError extends Error {
      * it (a write may have been applied). False when it never left, or when the answer's status came.
      */
     readonly sent = false,
+    /** The answer's status, for a body too large to read: a write answered with a success may have been applied. */
+    readonly status?: number,
   ) {
     super(detail);
   }

@@ -79,8 +79,9 @@ async function readText(
   limit: number,
   /** Drops a body that will not be read. */
   discard: () => void,
+  status: number,
 ): Promise<string> {
-  const tooLarge = () => new TransportError('too large', String(limit));
+  const tooLarge = () => new TransportError('too large', String(limit), undefined, false, false, status);
   if (declaredLength !== null && Number(declaredLength) > limit) {
     // Left unread, the body would hold the connection, and petinv's exit, until the deadline.
     discard();
@@ -192,6 +193,7 @@ export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Tran
             header('content-length'),
             maxBodyBytes,
             () => void response.body?.cancel().catch(() => {}),
+            response.status,
           )
         : '';
       deadline?.clear();

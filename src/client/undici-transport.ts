@@ -267,7 +267,9 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   private tooLarge() {
-    this.fail(new TransportError('too large', String(this.maxBodyBytes)));
+    this.fail(
+      new TransportError('too large', String(this.maxBodyBytes), undefined, false, false, this.status),
+    );
   }
 }
 

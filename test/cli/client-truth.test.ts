@@ -110,6 +110,10 @@ const scenarios: Record<string, (exchange: Exchange) => void> = {
   'not-an-item'(exchange) {
     answer(exchange.socket, 200, 'hello');
   },
+  /** Answers a PATCH 200 with a body larger than the --max-body-size the tests give (2K). */
+  'too-large'(exchange) {
+    answer(exchange.socket, 200, JSON.stringify({ ...honest(exchange), padding: 'x'.repeat(5000) }));
+  },
   /** Reads every request whole and never answers. */
   silent() {},
   /** The first PATCH is read whole and its connection reset; later ones are answered. */
@@ -398,6 +402,22 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(text.code).toBe(8);
   });
 
+  it('a success too large to read: set says the update may have been applied, a bulk run counts it unknown', async () => {
+    const one = await petinv('too-large', ['--max-body-size', '2K', 'set', '42', '7']);
+    expect(one.code).toBe(8);
+    expect(one.stderr).toContain('is larger than 2 KiB');
+    expect(one.stderr).toContain(
+      'it answered 200, so the update may have been applied; setting the same quantity again is safe: petinv set 42 7',
+    );
+    const json = await petinv('too-large', ['--json', '--max-body-size', '2K', 'set', '42', '7']);
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'body_too_large', status: 200, exitCode: 8 });
+    const bulk = await petinv('too-large', ['--json', '--max-body-size', '2K', 'set', '-'], '1 5\n');
+    expect(bulk.code).toBe(8);
+    const failure = JSON.parse(bulk.stderr);
+    expect(failure.error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
+    expect(failure.summary).toMatchObject({ failed: 1, unknown: 1 });
+  });
+
   it('a bulk run counts as unknown an update answered with a success that is not the item sent', async () => {
     // The service took it (200), so it may hold it: not a refusal (exit 9), but maybe written (exit 8).
     const result = await petinv('not-an-item', ['--json', 'set', '-'], '1 5\n');
@@ -409,7 +429,7 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(text.stderr).toContain('may have been applied: read it back with petinv get 1');
     expect(text.stderr).toContain('1 failed (1 with outcome unknown, maybe applied)');
     expect(text.stderr).toMatch(
-      /petinv: outcome unknown: 1 update in staging was sent whole but answered with a success that was not the item sent; it may have been applied/,
+      /petinv: outcome unknown: 1 update in staging was sent whole but answered with a success that could not be taken for the item sent; it may have been applied/,
     );
     expect(text.code).toBe(8);
   });
