@@ -202,12 +202,13 @@ async function transportTo(
   }
 
   const timeoutMs = flags.timeout;
-  // A bulk run's connections, each of which may carry several updates once the service shows it keeps
-  // connections (undici-transport.ts); with --pipelining 1, connections as requests need them, as always.
+  // A bulk run's connections, at most --concurrency of them (with --pipelining 1 too: undici would open
+  // another whenever an update came before the last answer's connection was free), each of which may
+  // carry several updates once the service shows it keeps connections (undici-transport.ts).
   const pipelines = shape !== undefined && shape.pipelining > 1;
   const dispatcher = proxy
-    ? await createProxyAgent(timeoutMs, proxy.url.href, pipelines ? shape : undefined)
-    : createAgent(timeoutMs, pipelines ? shape : undefined);
+    ? await createProxyAgent(timeoutMs, proxy.url.href, shape)
+    : createAgent(timeoutMs, shape);
   const transport = undiciTransport(dispatcher, {
     proxy: proxy && describeProxy(proxy),
     pipelining: pipelines ? { connections: shape.connections } : undefined,

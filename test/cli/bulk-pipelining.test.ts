@@ -144,7 +144,7 @@ describe('a bulk run against a service that keeps its connections', () => {
     expect(seen.deepest).toBeLessThanOrEqual(DEFAULT_PIPELINING);
   });
 
-  it('with --pipelining 1 sends one update at a time on each connection', async () => {
+  it('with --pipelining 1 sends one update at a time on each of --concurrency connections', async () => {
     const { seen, env } = await startService();
     const result = await runMain(['set', '-', '--concurrency', '2', '--pipelining', '1'], {
       env,
@@ -153,6 +153,7 @@ describe('a bulk run against a service that keeps its connections', () => {
     expect(result.code).toBe(0);
     expect(seen.patches).toBe(40);
     expect(seen.deepest).toBe(1);
+    expect(seen.mostOpen).toBeLessThanOrEqual(2);
   });
 
   it('says so when a connection is cut under pipelined updates, retries them itself, and pipelines no more', async () => {
