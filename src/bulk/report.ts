@@ -336,9 +336,9 @@ function failureOf(
       `mismatch: the service answered ${plural(outcome.mismatched, 'update')} in ${envName} with another quantity than sent; read them back with petinv get`,
       { code: 'mismatch' },
     );
-  // A write sent whole whose answer never came, or came as a success that could not be taken for the item sent, may have
-  // been applied: the broken-response status (8), as for one pet, so a script tells "maybe written" from
-  // "refused"; the summary names how many.
+  // A write sent whole whose answer never came, or came as a success that could not be taken for the item
+  // sent, may have been applied: the broken-response status (8), as for one pet, so a script tells "maybe
+  // written" from "refused"; the summary names how many.
   if (outcome.unknown > 0)
     return new PetinvError(
       'server',

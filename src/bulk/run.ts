@@ -21,7 +21,7 @@ export interface BulkOutcome {
   failed: number;
   /**
    * Of the failed: answered with another quantity than sent (exit 12); and sent with no answer, or answered
-   * with a success that is not the item sent (maybe applied), `unbelieved` the latter.
+   * with a success that could not be taken for the item sent (maybe applied), `unbelieved` the latter.
    */
   mismatched: number;
   unknown: number;

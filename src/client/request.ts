@@ -12,10 +12,11 @@ export interface RetryWait {
 
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
 
-/** When a retry may go: Retry-After (seconds or an HTTP date), else exponential backoff with full jitter. */
+/** Whether an answer's status, when there was one, says the service did what was asked. */
 const isSuccess = (status: number | undefined): status is number =>
   status !== undefined && status >= 200 && status <= 299;
 
+/** When a retry may go: Retry-After (seconds or an HTTP date), else exponential backoff with full jitter. */
 export function retryDelayMs(
   attempt: number,
   retryAfter: string | null,
