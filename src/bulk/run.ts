@@ -1,3 +1,4 @@
+import { isSuccessStatus } from '../client/transport';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import type { BulkEntries, BulkEntry } from './input';
@@ -58,8 +59,7 @@ export interface BulkRunOptions {
  */
 function answeredUnbelievably(error: PetinvError): boolean {
   const { code, status } = error.body;
-  const success = status !== null && status >= 200 && status <= 299;
-  return success && (code === 'invalid_response' || code === 'body_too_large');
+  return isSuccessStatus(status) && (code === 'invalid_response' || code === 'body_too_large');
 }
 
 /**

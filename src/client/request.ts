@@ -1,5 +1,5 @@
 import { type ClientErrors, confirms, StaleTagError } from './client-errors';
-import { type Transport, TransportError, type TransportResponse } from './transport';
+import { isSuccessStatus, type Transport, TransportError, type TransportResponse } from './transport';
 
 export interface RetryWait {
   operation: string;
@@ -11,10 +11,6 @@ export interface RetryWait {
 }
 
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
-
-/** Whether an answer's status, when there was one, says the service did what was asked. */
-const isSuccess = (status: number | undefined): status is number =>
-  status !== undefined && status >= 200 && status <= 299;
 
 /** When a retry may go: Retry-After (seconds or an HTTP date), else exponential backoff with full jitter. */
 export function retryDelayMs(
@@ -149,7 +145,7 @@ function retryPlan(
     if (error.reason === 'too large')
       throw errors.tooLarge(
         operation,
-        unknownOutcome && isSuccess(error.status)
+        unknownOutcome && isSuccessStatus(error.status)
           ? { status: error.status, advice: unknownOutcome.advice() }
           : undefined,
       );
@@ -264,7 +260,7 @@ export function createCall(settings: RequestSettings): Call {
         // Not modified: what the caller holds still stands.
       } else if (response.status >= 300 && response.status < 400)
         throw errors.redirected(operation, url, path, response);
-      else if (response.status < 200 || response.status > 299) {
+      else if (!isSuccessStatus(response.status)) {
         // An earlier attempt may have been applied: whatever this answer says, that is still not known.
         const mayFail = response.status >= 500 || response.status === 408 || response.status === 429;
         if (unknownOutcome && mayFail && retry.lostAttempt())

@@ -46,6 +46,10 @@ export interface TransportResponse {
 
 export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
 
+/** Whether an answer's status, when there was one, says the service did what was asked (2xx). */
+export const isSuccessStatus = (status: number | null | undefined): status is number =>
+  status !== null && status !== undefined && status >= 200 && status <= 299;
+
 /**
  * A body decoded to text as it arrives, bounded: nothing is copied whole more than once (the pieces,
  * then the text). A StringDecoder, unlike a TextDecoder, costs next to nothing to make for each answer.

@@ -50,18 +50,19 @@ export function commandWord(words: readonly string[]): string | undefined {
     if (word === '--') return undefined;
     if (!word.startsWith('-') || word === '-') return COMMAND_NAMES.has(word) ? word : undefined;
     // A help option before the command shows the program's help, which lists every command.
-    if (word === '--help' || word === '-h') return undefined;
-    if (GLOBAL_OPTIONS_WITH_VALUES.has(word)) index++;
-    else if (!word.startsWith('--') && word.length > 2) {
-      // Short options written together, as commander splits them: `-vh` is -v -h, `-ve local` is -v -e local,
-      // and in `-velocal` the e takes the rest of the word.
-      for (let at = 1; at < word.length; at++) {
-        const short = `-${word[at]}`;
-        if (short === '-h') return undefined;
-        if (GLOBAL_OPTIONS_WITH_VALUES.has(short)) {
-          if (at === word.length - 1) index++;
-          break;
-        }
+    if (word === '--help') return undefined;
+    if (word.startsWith('--')) {
+      if (GLOBAL_OPTIONS_WITH_VALUES.has(word)) index++;
+      continue;
+    }
+    // Short options, alone or written together as commander splits them: `-vh` is -v -h, `-ve local` is
+    // -v -e local, and in `-velocal` the e takes the rest of the word.
+    for (let at = 1; at < word.length; at++) {
+      const short = `-${word[at]}`;
+      if (short === '-h') return undefined;
+      if (GLOBAL_OPTIONS_WITH_VALUES.has(short)) {
+        if (at === word.length - 1) index++;
+        break;
       }
     }
   }

@@ -24,10 +24,14 @@ interface Seen {
 }
 
 let service: Server | undefined;
+/** A raw service (startRawService) a test started, closed after it as `service` is. */
+let raw: NetServer | undefined;
 afterEach(() => {
   service?.closeAllConnections();
   service?.close();
   service = undefined;
+  raw?.close();
+  raw = undefined;
 });
 
 /**
@@ -206,12 +210,6 @@ describe('a bulk run against a service that closes its connections', () => {
 });
 
 describe('a bulk run against an HTTP/1.0 service', () => {
-  let raw: NetServer | undefined;
-  afterEach(() => {
-    raw?.close();
-    raw = undefined;
-  });
-
   it('never pipelines: an HTTP/1.0 answer without keep-alive closes its connection', async () => {
     // Each connection: one request read, answered as HTTP/1.0 with no Connection header, then closed.
     // Requests pipelined behind it are never read; sent again, each was said to be maybe applied.
@@ -235,12 +233,6 @@ describe('a bulk run against an HTTP/1.0 service', () => {
 });
 
 describe('a bulk run against a service that answers pipelined requests out of order', () => {
-  let raw: NetServer | undefined;
-  afterEach(() => {
-    raw?.close();
-    raw = undefined;
-  });
-
   it('pipelines no more once an answer is for another pet: only the updates already pipelined fail', async () => {
     // Each connection's requests are answered last first once two have arrived (one alone, after 20 ms):
     // pipelined, every answer lands on the wrong request; one at a time, each is right.
