@@ -21,6 +21,7 @@ import {
   reportBulk,
   skippedResult,
 } from './report';
+import { maybeApplied } from './run';
 
 /**
  * A bulk run, one pipeline: read the sheet, plan it against one read of the current inventory, confirm,
@@ -98,7 +99,7 @@ export async function runPipeline(
   if (plan.send.length > 0) await options.confirm(options.question(plan.send.length));
 
   const changes: HistoryChange[] = [];
-  const failedRows: NotApplied[] = [];
+  const failedRows = { refused: [] as NotApplied[], maybeApplied: [] as NotApplied[] };
   const { outcome, seconds } = await applyBulk(
     { entries: plan.send, unit: input.unit },
     client,
@@ -108,7 +109,8 @@ export async function runPipeline(
       rows: options.rows,
       onResult: (result) => {
         if (!result.ok) {
-          failedRows.push({ input: result.line, petId: result.petId });
+          const row = { input: result.line, petId: result.petId };
+          (maybeApplied(result.error) ? failedRows.maybeApplied : failedRows.refused).push(row);
           return;
         }
         const before = current.get(result.petId)?.quantity ?? null;

@@ -180,10 +180,26 @@ const STOP_REASONS = {
 /** How many lines of rows not applied a summary names; the rest are counted (--json names them all). */
 const NAMED_NOT_APPLIED = 20;
 
-/** The rows a run did not apply (failed, or never sent), in input order: with them a person can go on. */
+/** A row of the input a stopped run leaves unsettled: with them a person can go on. */
 export interface NotApplied {
   input: number;
   petId: bigint;
+}
+
+/** The failed rows of a run, in any order, as the report tells them apart. */
+export interface FailedRows {
+  /** Refused, or answered with another quantity: not applied as asked. */
+  refused: readonly NotApplied[];
+  /** Sent whole with no answer, or answered with a success that cannot be believed: maybe applied. */
+  maybeApplied: readonly NotApplied[];
+}
+
+/** The rows of a stopped run left unsettled, each list in input order. */
+interface Unsettled {
+  /** Failed (refused, another quantity) or never sent. */
+  notApplied: readonly NotApplied[];
+  /** Of unknown outcome: neither counted as applied nor named as not applied. */
+  maybeApplied: readonly NotApplied[];
 }
 
 /** The summary as --json writes it, on its own line or beside a failing run's one error line. */
@@ -192,7 +208,7 @@ function summaryJson(
   input: BulkInput,
   plan: PlannedRun,
   changed: number,
-  notApplied: readonly NotApplied[],
+  unsettled: Unsettled,
 ) {
   const { updated, failed, mismatched, unknown, notSent, stop } = outcome;
   return {
@@ -206,7 +222,8 @@ function summaryJson(
     skipped: input.problems.length,
     notSent,
     stopped: stop?.reason ?? null,
-    notApplied: stop ? notApplied : [],
+    notApplied: stop ? unsettled.notApplied : [],
+    maybeApplied: stop ? unsettled.maybeApplied : [],
   };
 }
 
@@ -215,8 +232,9 @@ function writeSummary(
   input: BulkInput,
   plan: PlannedRun,
   changed: number,
-  notApplied: readonly NotApplied[],
+  unsettled: Unsettled,
   again: string,
+  resend: string,
   envName: string,
   seconds: number,
   context: CommandContext,
@@ -227,7 +245,7 @@ function writeSummary(
   const conflicts = plan.conflicts.length;
   if (context.json) {
     context.stderr.write(
-      `${stringifyJson({ summary: summaryJson(outcome, input, plan, changed, notApplied) })}\n`,
+      `${stringifyJson({ summary: summaryJson(outcome, input, plan, changed, unsettled) })}\n`,
     );
     return;
   }
@@ -247,15 +265,23 @@ function writeSummary(
   context.stderr.write(
     `petinv: ${failed || skipped || stop || conflicts ? chalk.yellow(summary) : summary}\n`,
   );
-  if (stop && notApplied.length > 0) {
-    const named = notApplied
-      .slice(0, NAMED_NOT_APPLIED)
-      .map((row) => `${input.unit} ${row.input} (pet ${row.petId})`)
-      .join(', ');
-    const more =
-      notApplied.length > NAMED_NOT_APPLIED ? ` and ${notApplied.length - NAMED_NOT_APPLIED} more` : '';
-    context.stderr.write(`petinv: not applied: ${named}${more}; ${again}\n`);
-  }
+  if (!stop) return;
+  const { notApplied, maybeApplied } = unsettled;
+  if (notApplied.length > 0)
+    context.stderr.write(`petinv: not applied: ${nameRows(notApplied, input.unit)}; ${again}\n`);
+  if (maybeApplied.length > 0)
+    context.stderr.write(
+      `petinv: outcome unknown, maybe applied: ${nameRows(maybeApplied, input.unit)}; ${resend} to settle ${maybeApplied.length === 1 ? 'it' : 'them'} (the quantities are absolute, so that is safe)\n`,
+    );
+}
+
+/** Rows as a summary names them: `line 4 (pet 12), ...`, the first few, the rest counted. */
+function nameRows(rows: readonly NotApplied[], unit: BulkInput['unit']): string {
+  const named = rows
+    .slice(0, NAMED_NOT_APPLIED)
+    .map((row) => `${unit} ${row.input} (pet ${row.petId})`)
+    .join(', ');
+  return rows.length > NAMED_NOT_APPLIED ? `${named} and ${rows.length - NAMED_NOT_APPLIED} more` : named;
 }
 
 /**
@@ -274,7 +300,7 @@ export function reportBulk(
   envName: string,
   seconds: number,
   /** The rows that failed, in any order (the rows never sent are known from the outcome). */
-  failedRows: readonly NotApplied[],
+  failedRows: FailedRows,
   /** How the rows not applied of a stopped run can be applied: what to run again. */
   again: string,
   /** What settles the updates whose outcome is unknown: sends them once more. */
@@ -299,16 +325,20 @@ export function reportBulk(
       );
     else if (unsent.length > 0) context.stdout.write(`${unsent.join('\n')}\n`);
   } else if (outputOpen && rows) context.stdout.write(rows.rows(unsentEntries.map(notSentRow)) + rows.end());
-  const notApplied = [
-    ...failedRows,
-    ...unsentEntries.map((entry) => ({ input: entry.line, petId: entry.petId })),
-  ].sort((a, b) => a.input - b.input);
+  const byInput = (a: NotApplied, b: NotApplied) => a.input - b.input;
+  const unsettled: Unsettled = {
+    notApplied: [
+      ...failedRows.refused,
+      ...unsentEntries.map((entry) => ({ input: entry.line, petId: entry.petId })),
+    ].sort(byInput),
+    maybeApplied: [...failedRows.maybeApplied].sort(byInput),
+  };
   // A closed output ends the run quietly; the CLI entry gives the exit status.
   const failure = outputOpen ? failureOf(outcome, input, plan, envName, resend) : undefined;
   // With --json a failing run's stderr is its one error line, the summary beside the error.
   if (context.json && failure)
-    throw failure.withJson({ summary: summaryJson(outcome, input, plan, changed, notApplied) });
-  writeSummary(outcome, input, plan, changed, notApplied, again, envName, seconds, context);
+    throw failure.withJson({ summary: summaryJson(outcome, input, plan, changed, unsettled) });
+  writeSummary(outcome, input, plan, changed, unsettled, again, resend, envName, seconds, context);
   if (failure) throw failure;
 }
 

@@ -62,6 +62,10 @@ function answeredUnbelievably(error: PetinvError): boolean {
   return isSuccessStatus(status) && (code === 'invalid_response' || code === 'body_too_large');
 }
 
+/** A failed update that may have been applied all the same: sent whole and never answered, or answered unbelievably. */
+export const maybeApplied = (error: PetinvError): boolean =>
+  error.body.code === 'outcome_unknown' || answeredUnbelievably(error);
+
 /**
  * Applies every entry with at most `concurrency` updates in flight; a failure is recorded, not thrown,
  * so one bad pet does not stop the rest. Results arrive through `onResult` as they complete. A run
@@ -90,10 +94,9 @@ export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Pr
       const { kind } = result.error;
       const { code } = result.error.body;
       if (kind === 'mismatch') outcome.mismatched++;
-      if (code === 'outcome_unknown') outcome.unknown++;
-      else if (answeredUnbelievably(result.error)) {
+      if (maybeApplied(result.error)) {
         outcome.unknown++;
-        outcome.unbelieved++;
+        if (code !== 'outcome_unknown') outcome.unbelieved++;
       }
       // An answer cut off on every attempt counts as one not had: a run of them stops the run too.
       const lost = kind === 'network' || code === 'broken_response' || code === 'outcome_unknown';

@@ -384,6 +384,23 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(result.stderr).toContain('3 failed (3 with outcome unknown, maybe applied)');
     expect(result.stderr).toMatch(/, 17 not sent\n/);
     expect(result.stderr).not.toContain('could not be reached');
+    // The three sent and never answered may have been applied: named apart, never as "not applied".
+    expect(result.stderr).toContain(
+      'petinv: not applied: line 4 (pet 4), line 5 (pet 5), line 6 (pet 6), line 7 (pet 7), line 8 (pet 8), line 9 (pet 9), line 10 (pet 10), line 11 (pet 11), line 12 (pet 12), line 13 (pet 13), line 14 (pet 14), line 15 (pet 15), line 16 (pet 16), line 17 (pet 17), line 18 (pet 18), line 19 (pet 19), line 20 (pet 20); apply the same input again to send them (rows already right are skipped)\n',
+    );
+    expect(result.stderr).toContain(
+      'petinv: outcome unknown, maybe applied: line 1 (pet 1), line 2 (pet 2), line 3 (pet 3); apply the same input again to settle them (the quantities are absolute, so that is safe)\n',
+    );
+    const json = await petinv(
+      'break-closed',
+      ['--json', '--retries', '0', 'set', '-', '--concurrency', '1', '--pipelining', '1'],
+      input,
+    );
+    const { summary } = JSON.parse(json.stderr);
+    expect(summary.maybeApplied).toEqual([1, 2, 3].map((n) => ({ input: n, petId: n })));
+    expect(summary.notApplied).toEqual(
+      Array.from({ length: 17 }, (_, index) => ({ input: index + 4, petId: index + 4 })),
+    );
   });
 
   it('a bulk run counts the updates whose outcome is unknown', async () => {

@@ -14,5 +14,6 @@ export const bulkSummary = (counts: Record<string, number>) => ({
   notSent: 0,
   stopped: null,
   notApplied: [],
+  maybeApplied: [],
   ...counts,
 });
