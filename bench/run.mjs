@@ -1,5 +1,7 @@
 // npm run bench: every figure is a ratio against a baseline measured in the same run.
-// `npm run bench -- server` or `-- client` runs one half; `-- list` only the million-pet list.
+// `npm run bench -- server` or `-- client` runs one half; `-- list` only the million-pet list;
+// `-- ceiling` (not part of the whole bench) what a durable PATCH can reach here whatever petinv does.
+import { benchDurableCeiling } from './ceiling.mjs';
 import { benchClient, benchList } from './client.mjs';
 import { benchLargeInventory, benchServer, bottlenecks } from './server.mjs';
 
@@ -10,6 +12,7 @@ if (!only || only === 'server') {
 }
 if (!only || only === 'client') await benchClient();
 if (!only || only === 'client' || only === 'list') await benchList();
+if (only === 'ceiling') await benchDurableCeiling();
 
 if (bottlenecks.length > 0) {
   console.error(`\nThe load generator was the bottleneck, so these figures measure it rather than petinv:`);

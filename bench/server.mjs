@@ -18,9 +18,9 @@ import {
   temporaryDirectory,
 } from './lib.mjs';
 
-const CONNECTIONS = 32;
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+export const CONNECTIONS = 32;
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CORES = cpus().length;
 const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
 export const hasWrk = spawnSync('wrk', ['--version'], { stdio: 'ignore' }).error === undefined;
@@ -115,7 +115,7 @@ async function runAutocannon(url, method) {
 }
 
 /** Requests per second against `server`, with the share of the machine's CPU the generator and the server took. */
-async function load(server, url, method) {
+export async function load(server, url, method) {
   const serverBefore = processCpuSeconds(server.child.pid);
   const { rate, generatorCpu } = await (hasWrk ? runWrk(url, method) : runAutocannon(url, method));
   const serverCpu = processCpuSeconds(server.child.pid) - serverBefore;
