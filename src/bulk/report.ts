@@ -8,7 +8,7 @@ import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
 import type { BulkEntries } from './entries';
 import type { BulkEntry, BulkInput, BulkProblem } from './input';
-import { type BulkOutcome, type BulkResult, UNREACHABLE_STREAK } from './run';
+import { type BulkOutcome, type BulkResult, maybeApplied, UNREACHABLE_STREAK } from './run';
 
 /** An item as JSON values, in the service's field order whatever order its object has. */
 const itemValue = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
@@ -24,6 +24,7 @@ export function resultJson(result: BulkResult): string {
       : {
           input: result.line,
           ok: false,
+          ...(maybeApplied(result.error) && { maybeApplied: true }),
           petId: result.petId,
           quantity: result.quantity,
           error: result.error.body,
@@ -57,7 +58,7 @@ function notSentJson(entry: BulkEntry): string {
 /** A result, or an entry never sent, as a row of -o table|tsv|csv. */
 export interface BulkRow {
   input: number;
-  result: 'updated' | 'failed' | 'not sent' | 'conflict';
+  result: 'updated' | 'failed' | 'maybe applied' | 'not sent' | 'conflict';
   petId: bigint;
   quantity: number;
   status: string | null;
@@ -89,7 +90,7 @@ export function resultRow(result: BulkResult): BulkRow {
       }
     : {
         input,
-        result: 'failed',
+        result: maybeApplied(result.error) ? 'maybe applied' : 'failed',
         petId,
         quantity: result.quantity,
         status: null,

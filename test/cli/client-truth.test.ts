@@ -410,6 +410,9 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     const failure = JSON.parse(result.stderr);
     expect(failure.error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
     expect(failure.summary).toMatchObject({ failed: 1, unknown: 1 });
+    expect(JSON.parse(result.stdout)).toEqual([
+      expect.objectContaining({ input: 1, ok: false, maybeApplied: true, petId: 1, quantity: 5 }),
+    ]);
     const text = await petinv('break-reset', ['--retries', '0', 'set', '-'], '1 5\n');
     expect(text.stderr).toContain('outcome unknown: PATCH /inventory/1 was sent to staging');
     expect(text.stderr).toContain('1 failed (1 with outcome unknown, maybe applied)');
@@ -442,6 +445,11 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     const failure = JSON.parse(result.stderr);
     expect(failure.error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
     expect(failure.summary).toMatchObject({ failed: 1, unknown: 1 });
+    // Each such result says so: in JSON, and in the RESULT column of the rows.
+    const results = JSON.parse(result.stdout);
+    expect(results).toEqual([expect.objectContaining({ input: 1, ok: false, maybeApplied: true, petId: 1 })]);
+    const rows = await petinv('not-an-item', ['set', '-', '-o', 'csv', '--fields', 'input,result'], '1 5\n');
+    expect(rows.stdout).toBe('input,result\n1,maybe applied\n');
     const text = await petinv('not-an-item', ['set', '-'], '1 5\n');
     expect(text.stderr).toContain('may have been applied: read it back with petinv get 1');
     expect(text.stderr).toContain('1 failed (1 with outcome unknown, maybe applied)');
