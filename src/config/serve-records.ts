@@ -47,6 +47,48 @@ let builtServeRecordSchema: ReturnType<typeof buildServeRecordSchema> | undefine
 const serveRecordSchema = () => (builtServeRecordSchema ??= buildServeRecordSchema());
 export type ServeRecord = z.output<ReturnType<typeof serveRecordSchema>>;
 
+const RECORD_FIELDS: Readonly<Record<keyof ServeRecord, (value: unknown) => boolean>> = {
+  version: (value) => value === 1,
+  pid: (value) => Number.isSafeInteger(value) && (value as number) > 0,
+  host: (value) => typeof value === 'string',
+  boot: (value) => value === undefined || typeof value === 'string',
+  start: (value) => value === undefined || typeof value === 'string',
+  baseUrl: (value) => typeof value === 'string',
+  apiKey: (value) => typeof value === 'string' && value.length > 0,
+  dataFile: (value) => value === null || typeof value === 'string',
+  readOnly: (value) => typeof value === 'boolean',
+  startedAt: (value) => typeof value === 'string',
+};
+
+/**
+ * A record as serve writes it, checked by hand with the schema's rules; else undefined, and the schema
+ * decides. `petinv --env local` starts about 1 ms sooner without building the schema; a property test
+ * shows the two accept the same records and give the same record.
+ */
+export function usualServeRecord(raw: unknown): ServeRecord | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  const fields = raw as Record<string, unknown>;
+  for (const key of Object.keys(fields)) if (!Object.hasOwn(RECORD_FIELDS, key)) return undefined;
+  for (const [key, check] of Object.entries(RECORD_FIELDS)) if (!check(fields[key])) return undefined;
+  const { version, pid, host, boot, start, baseUrl, apiKey, dataFile, readOnly, startedAt } =
+    fields as unknown as ServeRecord;
+  return {
+    version,
+    pid,
+    host,
+    ...(boot !== undefined && { boot }),
+    ...(start !== undefined && { start }),
+    baseUrl,
+    apiKey,
+    dataFile,
+    readOnly,
+    startedAt,
+  };
+}
+
+/** The schema's verdict on a record, for tests that compare it with usualServeRecord. */
+export const checkServeRecord = (raw: unknown) => serveRecordSchema().safeParse(raw);
+
 /** What a serve tells about itself; the rest (pid, host, boot, start time) is the process's own. */
 export interface ServeAnnouncement {
   baseUrl: string;
@@ -155,14 +197,14 @@ function readRecord(path: string): { record?: ServeRecord; problem?: string } {
   } catch {
     return { problem: `${path} is not JSON` };
   }
-  const parsed = serveRecordSchema().safeParse(raw);
-  if (!parsed.success || !Number.isFinite(Date.parse(parsed.data.startedAt)))
+  const record = usualServeRecord(raw) ?? checkServeRecord(raw).data;
+  if (!record || !Number.isFinite(Date.parse(record.startedAt)))
     return { problem: `${path} is not a serve record` };
-  const url = parsed.data.baseUrl;
+  const url = record.baseUrl;
   // The record's key is sent to its address: only to one that never leaves this machine.
   if (baseUrlProblem(url) !== undefined || !url.startsWith('http://') || !isLoopback(new URL(url)))
     return { problem: `${path} names an address that is not an http loopback address` };
-  return { record: parsed.data };
+  return { record };
 }
 
 /** The serve `petinv --env local` uses: the most recently started one still running, if any. */
