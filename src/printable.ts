@@ -48,6 +48,22 @@ export function printable(text: string, maxLength = 200): string {
   return Buffer.from(line, 'utf8').toString('utf8');
 }
 
+/**
+ * A response header's value as text: undici hands header bytes over one Latin-1 character each, so a
+ * service's UTF-8 (an invisible U+200B is three bytes) would show as other characters, which printable()
+ * neither removes nor sees through when it looks for the key. Bytes that are UTF-8 are read as UTF-8, as
+ * the -v trace reads them; any others stay Latin-1, where printable() finds an 8-bit escape sequence.
+ */
+export function headerText(value: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: any character past ASCII
+  if (!/[^\u0000-\u007f]/.test(value)) return value;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value, 'latin1'));
+  } catch {
+    return value;
+  }
+}
+
 const REDACTED = '[redacted]';
 
 /**

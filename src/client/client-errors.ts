@@ -1,5 +1,5 @@
 import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
-import { printableWithout } from '../printable';
+import { headerText, printableWithout } from '../printable';
 import { shellWord } from '../suggest';
 import { formatBytes } from './defaults';
 import { InventoryStreamError } from './inventory-stream';
@@ -99,7 +99,8 @@ export class ClientErrors {
    * error names where it points and how to move the environment there if the service really moved.
    */
   redirected(operation: string, url: string, path: string, response: TransportResponse): PetinvError {
-    const location = response.header('location');
+    const header = response.header('location');
+    const location = header === null ? null : headerText(header);
     let suggestion = '<url>';
     let shown = 'no Location';
     let keyNote = '';
@@ -115,7 +116,10 @@ export class ClientErrors {
           target.search === '' &&
           /^https?:$/.test(target.protocol) &&
           moved.length <= 500 &&
-          this.shown(moved, 500) === moved
+          this.shown(moved, 500) === moved &&
+          // Nor when the Location itself is not shown as it is (a key in it, invisible characters): the
+          // URL parser would percent-encode what printable() removes, and the key's pieces with it.
+          this.shown(location, 500) === location
         ) {
           suggestion = shellWord(moved);
           // The environment's stored key, if any, goes wherever the environment points.

@@ -1,3 +1,4 @@
+import { headerText } from '../printable';
 import { type ClientErrors, confirms, StaleTagError } from './client-errors';
 import { isSuccessStatus, type Transport, TransportError, type TransportResponse } from './transport';
 
@@ -183,8 +184,8 @@ function deprecationNotices(
     const sunset = response.header('sunset');
     if (deprecation === null && sunset === null) return;
     const parts = [
-      deprecation !== null && `Deprecation: ${errors.shown(deprecation, 80)}`,
-      sunset !== null && `Sunset: ${errors.shown(sunset, 80)}`,
+      deprecation !== null && `Deprecation: ${errors.shown(headerText(deprecation), 80)}`,
+      sunset !== null && `Sunset: ${errors.shown(headerText(sunset), 80)}`,
     ].filter(Boolean);
     const message = `${operation} is deprecated by the service in ${where} (${parts.join('; ')}); it may stop working`;
     if (warned.has(message)) return;

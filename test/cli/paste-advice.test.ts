@@ -111,6 +111,21 @@ describe('advice safe to paste into a shell', () => {
     expect(result.stderr).toContain('petinv env set-url staging <url>\n');
   });
 
+  it('a Location holding the key split by an invisible character (UTF-8 on the wire): redacted, not suggested', async () => {
+    const key = 'paste-test-key-123';
+    // Header bytes go out as they are: the UTF-8 of U+200B and U+202E, written as Latin-1 characters.
+    const invisible = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+    location = invisible(`https://evil.example/${key.slice(0, 3)}\u200b${key.slice(3)}/\u202ev1/inventory`);
+    const result = await runMain(['list', '--env', 'staging', '-v'], {
+      env: { PETINV_CONFIG_DIR: temporaryDirectory(), PETINV_BASE_URL: `${origin}/v1`, PETINV_API_KEY: key },
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('Location: https://evil.example/[redacted]/v1/inventory)');
+    expect(result.stderr).toContain('petinv env set-url staging <url>\n');
+    expect(result.stderr).not.toContain(key.slice(3));
+    expect(result.stderr).not.toMatch(/[\u0080-\u009f\u00e2]/);
+  });
+
   it('env set-url refused without a terminal: its advice, pasted, moves the environment with --yes', async () => {
     const configDir = temporaryDirectory();
     const env = { PETINV_CONFIG_DIR: configDir };
