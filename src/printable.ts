@@ -81,12 +81,13 @@ export function printableWithout(text: string, secrets: readonly string[], maxLe
   const window = maxLength * 4 + 64 + Math.max(...hidden.map((secret) => secret.length));
   const cut = text.length > window;
   // Once printable, a line break or a control character between a secret's characters shows as a space or
-  // �, which would leave the key readable: matched with those between its characters too.
+  // �, which would leave the key readable: matched with those between its characters too, and with any
+  // other space (no-break, thin, ideographic), which shows as a space does.
   const loose = hidden.map(
     (secret) =>
       new RegExp(
         Array.from(secret, (character) => character.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')).join(
-          '[ \ufffd]*',
+          '[\\s\ufffd]*',
         ),
         'g',
       ),

@@ -85,6 +85,13 @@ describe('printableWithout: service text with the API key hidden', () => {
     expect(printableWithout('a key-like word: pk_other', [KEY])).toBe('a key-like word: pk_other');
   });
 
+  it('finds the key split by the other spaces (no-break, thin, ideographic), which show as a space does', () => {
+    for (const mark of ['\u00a0', '\u2009', '\u200a', '\u202f', '\u205f', '\u3000', '\u1680', ' \u00a0 ']) {
+      const split = KEY.split('').join(mark);
+      expect(printableWithout(`bad key ${split}!`, [KEY]), JSON.stringify(mark)).toBe('bad key [redacted]!');
+    }
+  });
+
   it('never shows the start of a key that the line is cut through', () => {
     const split = KEY.split('').join('\u001b[m');
     for (let pad = 180; pad < 200; pad++) {
