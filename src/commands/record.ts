@@ -11,9 +11,13 @@ export function historyFor(baseUrl: string, context: CommandContext): History {
   return openHistory({
     directory: stateDirectory(context.env),
     baseUrl,
-    warn: (message) =>
-      context.stderr.write(
-        context.json ? `${stringifyJson({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
-      ),
+    warn: (message) => historyWarning(context, message),
   });
+}
+
+/** A warning about the history on stderr: a JSON line with --json. */
+export function historyWarning(context: CommandContext, message: string): void {
+  context.stderr.write(
+    context.json ? `${stringifyJson({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
+  );
 }

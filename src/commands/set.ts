@@ -14,7 +14,7 @@ import { connect } from './connect';
 import { readCurrent } from './current';
 import type { GlobalFlags } from './flags';
 import { bulkShape } from './options';
-import { historyFor } from './record';
+import { historyFor, historyWarning } from './record';
 
 /** set's flags (declared for commander in src/program/inventory.ts). */
 export interface SetFlags extends GlobalFlags {
@@ -65,7 +65,12 @@ export async function runSet(
     // The quantity before, for the history (and undo): one read of the list, a 304 where the cache allows.
     const before = await readBefore(client, petId, where);
     const item = await client.updateInventory(petId, quantity);
-    if (before !== item.quantity)
+    if (before instanceof PetinvError)
+      historyWarning(
+        context,
+        `pet ${petId}'s quantity before this write could not be read (${before.body.code}); this run is not recorded, so petinv undo will not know it`,
+      );
+    else if (before !== item.quantity)
       await historyFor(baseUrl, context).record({
         env: where,
         command: `set ${petId} ${quantity}`,
@@ -82,16 +87,30 @@ export async function runSet(
   await runBulkSet(flags, context);
 }
 
-/** The pet's quantity before a write, undefined when it is not in the inventory (the write then says so). */
+/**
+ * The pet's quantity before a write, undefined when it is not in the inventory (the write then says so).
+ * The read is for the history and undo: when it fails in a way the write itself may not (the connection
+ * broke, a list cut off or too large, a 5xx), the write the user asked for is made all the same, and its
+ * own answer tells the truth about it (an outcome unknown is that, never "cannot reach" about the read). A
+ * refused key or a redirect would refuse the write too, and a list that breaks the contract (a pet listed
+ * twice) is refused before any write: those end here.
+ */
 async function readBefore(
   client: InventoryClient,
   petId: bigint,
   envName: string,
-): Promise<number | undefined> {
+): Promise<number | undefined | PetinvError> {
   try {
     return (await readCurrent(client, petId, envName)).quantity;
   } catch (error) {
     if (error instanceof PetinvError && error.kind === 'notFound') return undefined;
+    // A list that breaks the contract (a pet listed twice) is refused, as before any write.
+    const readFailed =
+      error instanceof PetinvError &&
+      ['network', 'server', 'rejected'].includes(error.kind) &&
+      error.body.code !== 'invalid_response';
+    // Else the error, for the warning that this write is not recorded.
+    if (readFailed) return error;
     throw error;
   }
 }

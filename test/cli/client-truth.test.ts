@@ -116,6 +116,15 @@ const scenarios: Record<string, (exchange: Exchange) => void> = {
   },
   /** Reads every request whole and never answers. */
   silent() {},
+  /** Every request, the list read a write makes first included, is read whole and its connection reset. */
+  'reset-all'(exchange) {
+    exchange.socket.resetAndDestroy();
+  },
+  /** The list read is reset; a PATCH is answered honestly. */
+  'list-reset'(exchange) {
+    if (exchange.method === 'GET') return exchange.socket.resetAndDestroy();
+    answer(exchange.socket, 200, JSON.stringify(honest(exchange)));
+  },
   /** The first PATCH is read whole and its connection reset; later ones are answered. */
   'reset-once'(exchange) {
     if (exchange.seen === 0) return exchange.socket.resetAndDestroy();
@@ -126,7 +135,7 @@ for (const [name, breakIt] of Object.entries(BREAKS))
   scenarios[`break-${name}`] = ({ socket }) => breakIt(socket);
 
 /** The scenarios that answer the list themselves. */
-const LIST_SCENARIOS = new Set(['lying', 'twice', 'integer-keys']);
+const LIST_SCENARIOS = new Set(['lying', 'twice', 'integer-keys', 'reset-all', 'list-reset']);
 
 let server: Server;
 let origin: string;
@@ -239,6 +248,7 @@ describe('a list that names one pet twice is a contract error (exit 8) naming bo
     [['adjust', '5', '1']],
     [['--json', 'summary']],
     [['set', '5', '1', '--dry-run']],
+    [['set', '5', '1']],
   ])('%j', async (args) => {
     const before = patches.length;
     const result = await petinv('twice', args);
@@ -367,6 +377,24 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(JSON.parse(json.stdout)).toEqual({ petId: 42, quantity: 7, status: 'sold' });
     expect(JSON.parse(json.stderr).warning.message).toContain(
       'may have been applied; a retry with the same quantity then succeeded',
+    );
+  });
+
+  it('set against a service that breaks every connection, its list read too: outcome unknown, never "cannot reach"', async () => {
+    const result = await petinv('reset-all', ['--retries', '0', 'set', '42', '7']);
+    expect(result.code).toBe(8);
+    expect(result.stderr).toContain(
+      'outcome unknown: PATCH /inventory/42 was sent to staging and the connection broke before an answer came (ECONNRESET); the update may have been applied',
+    );
+    expect(result.stderr).not.toContain('cannot reach');
+  });
+
+  it('set whose list read (for the quantity before) breaks: the write is made, and says undo will not know it', async () => {
+    const result = await petinv('list-reset', ['--retries', '0', 'set', '42', '7']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('42\tsold\t7\n');
+    expect(result.stderr).toBe(
+      "petinv: warning: pet 42's quantity before this write could not be read (network); this run is not recorded, so petinv undo will not know it\n",
     );
   });
 
