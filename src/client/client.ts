@@ -211,6 +211,12 @@ export function createClient(options: ClientOptions): InventoryClient {
         response.outOfStep?.();
         throw mayHaveApplied(errors.contractError(operation, `it answered for pet ${item.petId}`));
       }
+      // The contract's success is 200, its body the entry as updated: a 202 (accepted, which need not mean
+      // done), or any other success, does not say the update was made.
+      if (status !== 200)
+        throw mayHaveApplied(
+          errors.contractError(operation, 'a success other than 200, whose item is the update done'),
+        );
       if (item.quantity !== quantity)
         throw errors.mismatch(operation, `pet ${petId}`, quantity, item.quantity, status);
       return item;

@@ -106,6 +106,10 @@ const scenarios: Record<string, (exchange: Exchange) => void> = {
       'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"petId":42,',
     );
   },
+  /** Answers a PATCH 202 Accepted (taken, not necessarily done), with the item sent. */
+  accepted(exchange) {
+    answer(exchange.socket, 202, JSON.stringify(honest(exchange)));
+  },
   /** Answers a PATCH 200 with a body that is no item. */
   'not-an-item'(exchange) {
     answer(exchange.socket, 200, 'hello');
@@ -448,6 +452,18 @@ describe('a connection that breaks after the request was sent: outcome unknown (
       /petinv: outcome unknown: 1 update in staging was sent whole but no answer came; it may have been applied/,
     );
     expect(text.code).toBe(8);
+  });
+
+  it('a 202 Accepted is not "updated": the contract\'s success is 200, and accepted need not mean done', async () => {
+    const one = await petinv('accepted', ['set', '42', '7']);
+    expect(one.code).toBe(8);
+    expect(one.stdout).toBe('');
+    expect(one.stderr).toBe(
+      'petinv: the answer from staging to PATCH /inventory/42 does not match the contract: a success other than 200, whose item is the update done; it answered 202, so the update may have been applied: read it back with petinv get 42 --env staging\n',
+    );
+    const bulk = await petinv('accepted', ['--json', 'set', '-'], '1 5\n');
+    expect(bulk.code).toBe(8);
+    expect(JSON.parse(bulk.stderr).summary).toMatchObject({ updated: 0, failed: 1, unknown: 1 });
   });
 
   it('a success too large to read: set says the update may have been applied, a bulk run counts it unknown', async () => {
