@@ -23,6 +23,18 @@ export interface ListReading {
 /** A body as chunks: a transport that does not stream (a library caller's own) hands over the text. */
 const chunksOf = (response: TransportResponse) => response.body ?? [Buffer.from(response.text)];
 
+/**
+ * The contract's list is a 200: another success (a 206 Partial Content, a 202 Accepted) does not say its
+ * body is the whole inventory, and its stock would be shown and summed as if it were.
+ */
+function refuseOtherSuccess(errors: ClientErrors, response: TransportResponse) {
+  if (response.status !== 200)
+    throw errors.contractError(
+      OPERATION,
+      `it answered ${response.status}, where the contract's list is a 200 with every item`,
+    );
+}
+
 /** The list's batches from a body: the answer's as it arrives, or the kept one after a 304. */
 function startList(errors: ClientErrors, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>) {
   const batches = parseInventoryStream(chunks);
@@ -46,6 +58,7 @@ async function openList({ call, errors, listCache }: ListReading, kept: CachedLi
     read: async (response) => {
       if (response.status === 304)
         return { ...(await startList(errors, (kept as CachedList).chunks())), fromCache: true };
+      refuseOtherSuccess(errors, response);
       const etag = response.header('etag');
       const writer = isCacheableEtag(etag) ? listCache?.writer(etag) : undefined;
       const body = chunksOf(response);
@@ -146,6 +159,7 @@ function poll({ call, errors }: ListReading, etag: string | undefined): Promise<
     ifNoneMatch: etag,
     read: async (response): Promise<InventoryPoll> => {
       if (response.status === 304) return { changed: false };
+      refuseOtherSuccess(errors, response);
       const items: InventoryItem[] = [];
       try {
         for await (const batch of parseInventoryStream(chunksOf(response)))

@@ -106,6 +106,10 @@ const scenarios: Record<string, (exchange: Exchange) => void> = {
       'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"petId":42,',
     );
   },
+  /** Answers the list 206 Partial Content: some of it, as if it were all. */
+  partial(exchange) {
+    answer(exchange.socket, 206, list([{ petId: 1, quantity: 3, status: 'sold' }]));
+  },
   /** Answers a PATCH 202 Accepted (taken, not necessarily done), with the item sent. */
   accepted(exchange) {
     answer(exchange.socket, 202, JSON.stringify(honest(exchange)));
@@ -139,7 +143,7 @@ for (const [name, breakIt] of Object.entries(BREAKS))
   scenarios[`break-${name}`] = ({ socket }) => breakIt(socket);
 
 /** The scenarios that answer the list themselves. */
-const LIST_SCENARIOS = new Set(['lying', 'twice', 'integer-keys', 'reset-all', 'list-reset']);
+const LIST_SCENARIOS = new Set(['lying', 'twice', 'integer-keys', 'reset-all', 'list-reset', 'partial']);
 
 let server: Server;
 let origin: string;
@@ -261,6 +265,18 @@ describe('a list that names one pet twice is a contract error (exit 8) naming bo
     expect(result.stderr).toContain('pet 5 is listed twice, as items 0 and 2 (counted from 0)');
     expect(patches.length).toBe(before);
   });
+
+  it.each([[['list']], [['summary']], [['get', '1']]])(
+    'a list answered 206 Partial Content is not the whole stock: %j',
+    async (args) => {
+      const result = await petinv('partial', args);
+      expect(result.code).toBe(8);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(
+        "does not match the contract: it answered 206, where the contract's list is a 200 with every item",
+      );
+    },
+  );
 
   it('a pet listed once in that list is still read', async () => {
     const result = await petinv('twice', ['get', '6']);
