@@ -177,13 +177,16 @@ export class ClientErrors {
     const advice = error.unreachable
       ? 'is the proxy up, and the proxy variable right?'
       : 'is the service up and the base URL right? see petinv config';
-    return new PetinvError(
+    const failure = new PetinvError(
       'network',
       `cannot reach ${error.unreachable ?? url} in ${this.context.where} (${this.shown(error.detail)})${attempts}; ${advice}`,
       {
         code: 'network',
       },
     );
+    // Whether the request was sent (src/commands/set.ts goes on to its write only when it was).
+    failure.cause = error;
+    return failure;
   }
 
   /**

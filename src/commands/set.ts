@@ -1,6 +1,7 @@
 import { runSheet } from '../bulk/pipeline';
 import { resultExporter } from '../bulk/report';
 import type { InventoryClient } from '../client/client';
+import { TransportError } from '../client/transport-error';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
 import { chooseOutput, type OutputChoice, refuseFieldsInJson } from '../output/choose';
@@ -92,8 +93,8 @@ export async function runSet(
  * The read is for the history and undo: when it fails in a way the write itself may not (the connection
  * broke, a list cut off or too large, a 5xx), the write the user asked for is made all the same, and its
  * own answer tells the truth about it (an outcome unknown is that, never "cannot reach" about the read). A
- * refused key or a redirect would refuse the write too, and a list that breaks the contract (a pet listed
- * twice) is refused before any write: those end here.
+ * refused key, a redirect or a service never reached would fail the write too, and a list that breaks the
+ * contract (a pet listed twice) is refused before any write: those end here.
  */
 async function readBefore(
   client: InventoryClient,
@@ -104,11 +105,15 @@ async function readBefore(
     return (await readCurrent(client, petId, envName)).quantity;
   } catch (error) {
     if (error instanceof PetinvError && error.kind === 'notFound') return undefined;
-    // A list that breaks the contract (a pet listed twice) is refused, as before any write.
+    // A list that breaks the contract (a pet listed twice) is refused, as before any write; so is a read
+    // that never reached the service (refused, no such host), which the write would not reach either.
+    const { cause } = error as { cause?: unknown };
+    const neverReached = cause instanceof TransportError && !cause.sent && !cause.brokeOff;
     const readFailed =
       error instanceof PetinvError &&
       ['network', 'server', 'rejected'].includes(error.kind) &&
-      error.body.code !== 'invalid_response';
+      error.body.code !== 'invalid_response' &&
+      !(error.kind === 'network' && neverReached);
     // Else the error, for the warning that this write is not recorded.
     if (readFailed) return error;
     throw error;

@@ -409,6 +409,23 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(result.stderr).not.toContain('cannot reach');
   });
 
+  it('set against a service that cannot be reached tries no write after its list read failed', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as { port: number };
+    await new Promise((resolve) => closed.close(resolve));
+    const result = await runMain(['--retries', '0', 'set', '42', '7'], {
+      env: {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        PETINV_API_KEY: 'k',
+      },
+    });
+    expect(result.code).toBe(7);
+    expect(result.stderr).toContain(`cannot reach http://127.0.0.1:${port}/v1/inventory in`);
+    expect(result.stderr).not.toContain('/inventory/42');
+  });
+
   it('set whose list read (for the quantity before) breaks: the write is made, and says undo will not know it', async () => {
     const result = await petinv('list-reset', ['--retries', '0', 'set', '42', '7']);
     expect(result.code).toBe(0);
