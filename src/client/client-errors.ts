@@ -211,6 +211,20 @@ export class ClientErrors {
     );
   }
 
+  /**
+   * A read sent whole whose connection then broke before any answer (a reset, a garbage status line, a header
+   * block too large): the service was reached, so not "cannot reach"; still a network failure (exit 7).
+   */
+  brokeAfterSending(operation: string, error: TransportError, attempts: string): PetinvError {
+    const failure = new PetinvError(
+      'network',
+      `the connection to ${this.context.where} broke after ${operation} was sent, before an answer came (${this.shown(error.detail)})${attempts}; the service was reached: try again, and if it goes on, check the service, or a proxy on the way`,
+      { code: 'network' },
+    );
+    failure.cause = error;
+    return failure;
+  }
+
   /** An answer whose body broke off before it was complete (the connection closed, say), on every attempt. */
   brokenAnswer(operation: string, error: TransportError, attempts: string): PetinvError {
     return new PetinvError(

@@ -158,6 +158,8 @@ function retryPlan(
       throw errors.outcomeUnknown(operation, lost, attempts, unknownOutcome.advice());
     // The service was reached: "cannot reach" would send the user looking in the wrong place.
     if (error.reason === 'network' && error.brokeOff) throw errors.brokenAnswer(operation, error, attempts);
+    if (error.reason === 'network' && error.sent && !error.unreachable)
+      throw errors.brokeAfterSending(operation, error, attempts);
     throw errors.unreachable(error, url, attempts);
   };
   /** Advice for a failure that came after the budget refused a wait the service asked for. */

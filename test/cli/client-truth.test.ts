@@ -409,6 +409,16 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(result.stderr).not.toContain('cannot reach');
   });
 
+  it('a read whose connection breaks after it was sent reached the service: not "cannot reach" (still exit 7)', async () => {
+    for (const args of [['get', '42'], ['adjust', '42', '1'], ['summary']]) {
+      const result = await petinv('reset-all', ['--retries', '0', ...args]);
+      expect(result.code).toBe(7);
+      expect(result.stderr).toMatch(
+        /^petinv: the connection to staging broke after GET \/inventory was sent, before an answer came \(ECONNRESET\); the service was reached: try again, and if it goes on, check the service, or a proxy on the way\n$/,
+      );
+    }
+  });
+
   it('set against a service that cannot be reached tries no write after its list read failed', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
