@@ -1,3 +1,4 @@
+import { BODY_LIMIT_BYTES } from '../contract/limits';
 import { type ErrorCode, statusOf } from './errors';
 import { allowedMethods, methodNotAllowed, type Route } from './routes';
 
@@ -73,6 +74,11 @@ export function commonResponses(server: DescribedServer): Responses {
       'The headers or the whole request did not arrive in time (`--headers-timeout`, `--request-timeout`).',
       'request_timeout',
       'the request did not arrive in time',
+    ),
+    '413': errorResponse(
+      'A declared `Content-Length` past 2^64-1, which no request here can carry.',
+      'payload_too_large',
+      `request body exceeds ${BODY_LIMIT_BYTES} bytes`,
     ),
     '417': errorResponse(
       'An `Expect` header other than `100-continue`.',

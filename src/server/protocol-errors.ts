@@ -7,6 +7,7 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { BODY_LIMIT_BYTES } from '../contract/limits';
 import type { AppOptions } from './app';
 import { HttpError } from './errors';
 import { quoted, requestPath } from './request';
@@ -69,6 +70,11 @@ function describeClientError(
     // The client closed its side with a request unfinished: nobody is left to read an answer.
     case 'HPE_INVALID_EOF_STATE':
       return undefined;
+    // A declared size past 2^64-1, which the parser cannot hold: a body far too large, not a malformed
+    // request (a huge size sent with `Expect: 100-continue` is answered 413, as a smaller huge one is).
+    case 'HPE_INVALID_CONTENT_LENGTH':
+      if (error.reason === 'Content-Length overflow')
+        return new HttpError('payload_too_large', `request body exceeds ${BODY_LIMIT_BYTES} bytes`, close);
   }
   if (!error.code?.startsWith('HPE_')) return undefined; // ECONNRESET and the like
   const reason = error.reason ?? 'unparsable';

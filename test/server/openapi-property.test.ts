@@ -135,7 +135,7 @@ function declaredStatuses(document: OpenApiDocument, method: string, path: strin
   if (!item) {
     // Outside the routes: 404, or what any request can meet before routing.
     const common = statusesOf(document.paths['/inventory'].get).filter((status) =>
-      ['400', '408', '417', '429', '431', '500', '503'].includes(status),
+      ['400', '408', '413', '417', '429', '431', '500', '503'].includes(status),
     );
     return new Set(['404', ...common]);
   }

@@ -138,7 +138,7 @@ describe('the document as tools read it', () => {
     for (const [path, method, operation] of operations(document)) {
       const statuses = Object.keys(operation.responses);
       expect(statuses, `${method} ${path}`).toEqual(
-        expect.arrayContaining(['400', '408', '417', '431', '500']),
+        expect.arrayContaining(['400', '408', '413', '417', '431', '500']),
       );
       // No fault flag is on for this server; only a PATCH can meet a failing disk (503).
       expect(statuses, `${method} ${path}`).not.toContain('429');
