@@ -59,8 +59,16 @@ export function resolveDataPath(path: string): string {
       `data file ${path} is a symbolic link to ${target}, which does not exist; point it at a file or give --data another path`,
     );
   }
-  if (!lstatSync(real).isFile())
+  const stat = lstatSync(real);
+  if (!stat.isFile())
     throw new ServeError(`data file ${path} is not a regular file; give --data a file path`);
+  // No name reaches it: a single-file bind mount still showing a file that serve has since replaced (every
+  // snapshot is a new file renamed into place). Its identity is no longer claimed by the serve that
+  // replaced it, and what it holds is out of date: a serve on it would answer with other values.
+  if (stat.nlink === 0)
+    throw new ServeError(
+      `data file ${path} is in no directory any more: it was replaced (serve writes each snapshot as a new file) after it was bind-mounted here on its own, and the mount still shows the old file, which is out of date; bind-mount the data file's directory instead`,
+    );
   return real;
 }
 

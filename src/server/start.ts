@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -102,6 +103,26 @@ export async function lockDataFile(path: string, files?: FileSystem): Promise<He
   }
 }
 
+/**
+ * Whether `path` is itself a mount point, as a single-file bind mount is (Linux: /proc/self/mountinfo,
+ * whose fifth field is each mount point, with octal escapes for space, tab, newline and backslash);
+ * false where that cannot be read.
+ */
+export function isMountPoint(path: string): boolean {
+  let mounts: string;
+  try {
+    mounts = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return false;
+  }
+  const unescaped = (field: string) =>
+    field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+  return mounts.split('\n').some((line) => {
+    const point = line.split(' ')[4];
+    return point !== undefined && unescaped(point) === path;
+  });
+}
+
 /** The inventory a start opens: in memory, loaded read-only, or durable in a locked data file. */
 interface OpenedInventory {
   store: InventoryStore;
@@ -159,6 +180,12 @@ async function openInventory(
   }
   createDataDirectory(dataFile, options.files);
   const lock = await lockDataFile(dataFile, options.files);
+  if (isMountPoint(dataFile)) {
+    await lock.release();
+    throw new ServeError(
+      `data file ${dataFile} is a mount point of its own (a single-file bind mount): no snapshot can replace it (each is a new file renamed into place), and its journal would be kept beside the mount, not beside the file, where a serve on the file itself never sees it; bind-mount the data file's directory instead`,
+    );
+  }
   const unlock = () => lock.release();
   const warnings = lock.recordProblem
     ? [

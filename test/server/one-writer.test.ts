@@ -107,6 +107,61 @@ describe('a second serve on the same data file by another name', () => {
   });
 });
 
+describe('a data file bind-mounted on its own', () => {
+  it.skipIf(process.getuid?.() !== 0)(
+    'is refused, as no snapshot could replace it and its journal would lie beside the mount (root only)',
+    async () => {
+      const data = join(temporaryDirectory(), 'inventory.json');
+      writeFileSync(data, '[{"petId":1,"quantity":3,"status":"sold"}]');
+      const target = join(temporaryDirectory(), 'mounted.json');
+      writeFileSync(target, '');
+      try {
+        execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
+      } catch {
+        return; // No mounts in this container: nothing to show.
+      }
+      try {
+        const started = await secondStart(target);
+        expect(started.code).toBe(3);
+        expect(started.stderr).toContain(`data file ${target} is a mount point of its own`);
+        expect(existsSync(`${target}.journal`)).toBe(false);
+        expect(existsSync(`${target}.lock`)).toBe(false);
+      } finally {
+        execFileSync('umount', ['-l', target], { stdio: 'ignore' });
+      }
+    },
+  );
+});
+
+describe('a data file no directory holds any more', () => {
+  it.skipIf(process.getuid?.() !== 0)(
+    'is refused through a single-file bind mount that still shows a file since replaced (root only)',
+    async () => {
+      const data = join(temporaryDirectory(), 'inventory.json');
+      const first = await serve(data);
+      const target = join(temporaryDirectory(), 'mounted.json');
+      writeFileSync(target, '');
+      try {
+        execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
+      } catch {
+        return; // No mounts in this container: nothing to show.
+      }
+      try {
+        await request(`${first.baseUrl}/inventory/3`, jsonBody(KEY, '{"quantity":41}'));
+        // A clean stop writes a new snapshot, renamed over the data file: the mount still shows the old one.
+        expect((await first.stop()).code).toBe(0);
+        expect(statSync(target).nlink).toBe(0);
+        const second = await secondStart(target);
+        expect(second.code).toBe(3);
+        expect(second.stderr).toContain(`data file ${target} is in no directory any more`);
+        expect(existsSync(`${target}.journal`)).toBe(false);
+      } finally {
+        execFileSync('umount', ['-l', target], { stdio: 'ignore' });
+      }
+    },
+  );
+});
+
 describe('a restart after a crash', () => {
   it.each([
     ['empty', ''],
