@@ -44,7 +44,10 @@ export interface DataFileOptions {
   now?: () => number;
   /** The journal entries a snapshot waits for, however small the inventory (tests fold sooner). */
   minJournalEntries?: number;
-  /** Called once a new snapshot has replaced the data file (a new file: the lock follows it). */
+  /**
+   * Called once a new snapshot has replaced the data file (a new file: the lock follows it), and after one
+   * that failed, which may have replaced it before its failure (the directory's sync).
+   */
   onSnapshotReplaced?: () => void;
   /** A damaged journal: start from what is sound before the damage and move it aside (--recover). */
   recover?: boolean;
@@ -138,6 +141,9 @@ export class InventoryFile {
     try {
       await replaceSnapshot(this.files, this.path, listBody);
     } catch (error) {
+      // What failed may come after the new file was renamed into place (its directory's sync): the name
+      // may reach the new snapshot already, and the lock must follow it (a no-op if it reaches the old one).
+      this.options.onSnapshotReplaced?.();
       this.snapshotFailures++;
       const wait = Math.min(SNAPSHOT_RETRY_MAX_MS, SNAPSHOT_RETRY_MIN_MS * 2 ** (this.snapshotFailures - 1));
       this.nextSnapshotAt = this.now() + wait;

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, linkSync, mkdirSync, readFileSync, statfsSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { serializeItems } from '../../src/contract/json';
 import { InventoryFile } from '../../src/server/data-file';
 import { lockDataFile } from '../../src/server/start';
 import { seedInventory } from '../../src/server/store';
+import { FaultyFiles } from '../helpers/faulty-files';
 import { bearer, jsonBody, request } from '../helpers/http';
 import { runMain } from '../helpers/main';
 import { type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
@@ -74,6 +75,39 @@ describe('a second serve on the same data file by another name', () => {
       await lock.follow();
       const before = statSync(data).ino;
       await file.writeSnapshot(Buffer.from(serializeItems(seedInventory(4))));
+      expect(statSync(data).ino).not.toBe(before);
+      await followed;
+      const link = join(temporaryDirectory(), 'after-snapshot.json');
+      linkSync(data, link);
+      await expect(lockDataFile(link)).rejects.toThrow(
+        `is in use by another petinv serve (pid ${process.pid}), which reaches the same file as ${data}`,
+      );
+    } finally {
+      await file.close();
+      await lock.release();
+    }
+  });
+
+  it('follows a snapshot renamed into place whose directory sync then failed: the data file is the new one', async () => {
+    const data = join(temporaryDirectory(), 'inventory.json');
+    const files = new FaultyFiles();
+    const lock = await lockDataFile(data, files);
+    let followed: Promise<void> | undefined;
+    const { file } = await InventoryFile.open(data, () => seedInventory(3), {
+      files,
+      onSnapshotReplaced: () => {
+        followed = lock.follow();
+      },
+    });
+    try {
+      await lock.follow();
+      const before = statSync(data).ino;
+      files.failSync = (path) => (path === dirname(data) ? 'EIO' : undefined);
+      await expect(file.writeSnapshot(Buffer.from(serializeItems(seedInventory(4))))).rejects.toThrow(
+        'cannot make a new snapshot',
+      );
+      files.failSync = undefined;
+      // Renamed all the same: the name now reaches the new file, which must be claimed as the old one was.
       expect(statSync(data).ino).not.toBe(before);
       await followed;
       const link = join(temporaryDirectory(), 'after-snapshot.json');
