@@ -92,8 +92,9 @@ export class InventoryFile {
   ): Promise<{ file: InventoryFile; items: InventoryItem[]; created: boolean; journal: JournalReport }> {
     const files = options.files ?? nodeFileSystem;
     createDataDirectory(path, files);
-    removeAbandonedSnapshots(path);
     const loaded = loadInventory(path, { recover: options.recover });
+    // Only once the start goes ahead: a start refused (a damaged journal) leaves every file as it found it.
+    removeAbandonedSnapshots(path);
     const items = loaded?.items ?? seed();
     if (!loaded) {
       try {

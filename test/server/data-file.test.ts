@@ -13,7 +13,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InventoryFile } from '../../src/server/data-file';
 import { readInventoryFile } from '../../src/server/data-load';
@@ -212,6 +212,14 @@ describe('InventoryFile: snapshot plus journal', () => {
         `^journal ${path}\\.journal is damaged at byte offset ${offset} \\(commit ${damaged}: zeros from byte offset 512\\), and ${after} complete commits \\(${after} updates\\) follow it: .*every file was left as it is.*--recover`,
       ),
     );
+  });
+
+  it('leaves the snapshot a killed serve was writing when it refuses a damaged journal: every file as it was', async () => {
+    const path = await journalOf(40);
+    const abandoned = join(dirname(path), `.${basename(path)}.0123456789abcdef.tmp`);
+    writeFileSync(abandoned, '{"format":"petinv-inventory","version":2,"crc32":"0000');
+    await expectRefused(path, (journal) => journal.fill(0, 512, 1024), /is damaged at byte offset/);
+    expect(existsSync(abandoned)).toBe(true);
   });
 
   it('refuses a journal with one changed digit, in the middle or in the last commit', async () => {
