@@ -1,9 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, fchmodSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { DEFAULT_BASE_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from '../contract/defaults';
-import { describeFileSystemError, type FileSystem } from '../files/file-system';
+import {
+  CREATE_EXCLUSIVE,
+  describeFileSystemError,
+  type FileSystem,
+  nodeFileSystem,
+  READ_NO_FOLLOW,
+  writeFully,
+} from '../files/file-system';
 import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
 import { InventoryFile } from './data-file';
@@ -123,6 +130,47 @@ export function isMountPoint(path: string): boolean {
   });
 }
 
+/** The lock file a start found (one a killed serve left, say), its bytes and mode; undefined when none. */
+function readLockFile(path: string): { bytes: Buffer; mode: number } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, READ_NO_FOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stat = fstatSync(fd);
+    // A lock record is a few lines; anything else is not put back.
+    return stat.isFile() && stat.size <= 4096
+      ? { bytes: readFileSync(fd), mode: stat.mode & 0o777 }
+      : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Puts back the lock file a refused start found, as it found it: the start took it over (it was stale) and
+ * removed its own at the refusal, and a refused start leaves every file as it was (a damaged journal is
+ * evidence, and so is what named the serve that wrote it). Never over a lock taken meanwhile; best effort.
+ */
+function putBackLockFile(path: string, found: { bytes: Buffer; mode: number } | undefined): void {
+  if (!found) return;
+  try {
+    const fd = openSync(path, CREATE_EXCLUSIVE, found.mode);
+    try {
+      fchmodSync(fd, found.mode);
+      writeFully(nodeFileSystem, fd, found.bytes);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Taken meanwhile by another start, or the disk is full: that lock stands, or none does.
+  }
+}
+
 /** The inventory a start opens: in memory, loaded read-only, or durable in a locked data file. */
 interface OpenedInventory {
   store: InventoryStore;
@@ -179,14 +227,17 @@ async function openInventory(
     };
   }
   createDataDirectory(dataFile, options.files);
+  const lockPath = `${dataFile}.lock`;
+  const foundLock = readLockFile(lockPath);
   const lock = await lockDataFile(dataFile, options.files);
+  const unlock = () => lock.release();
   if (isMountPoint(dataFile)) {
-    await lock.release();
+    await unlock();
+    putBackLockFile(lockPath, foundLock);
     throw new ServeError(
       `data file ${dataFile} is a mount point of its own (a single-file bind mount): no snapshot can replace it (each is a new file renamed into place), and its journal would be kept beside the mount, not beside the file, where a serve on the file itself never sees it; bind-mount the data file's directory instead`,
     );
   }
-  const unlock = () => lock.release();
   const warnings = lock.recordProblem
     ? [
         `the lock record ${dataFile}.lock could not be written (${describeFileSystemError(lock.recordProblem)}); this serve still holds the data file, by its identity`,
@@ -222,6 +273,7 @@ async function openInventory(
   } catch (error) {
     await file?.close();
     await unlock();
+    putBackLockFile(lockPath, foundLock);
     throw error;
   }
 }
