@@ -13,6 +13,13 @@ export interface RetryWait {
 
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
 
+/**
+ * Refusals of the request itself (its form, key, target, size or media type): the same request, sent
+ * before and lost, would have been refused alike, so after a lost attempt they still mean "not applied".
+ * Any other refusal (409 Conflict, 412, an unknown 4xx, a 5xx) may be about state the lost attempt changed.
+ */
+const REFUSES_THE_REQUEST_ITSELF = new Set([400, 401, 403, 404, 405, 406, 411, 413, 414, 415, 422, 431]);
+
 /** When a retry may go: Retry-After (seconds or an HTTP date), else exponential backoff with full jitter. */
 export function retryDelayMs(
   attempt: number,
@@ -264,9 +271,8 @@ export function createCall(settings: RequestSettings): Call {
       } else if (response.status >= 300 && response.status < 400)
         throw errors.redirected(operation, url, path, response);
       else if (!isSuccessStatus(response.status)) {
-        // An earlier attempt may have been applied: whatever this answer says, that is still not known.
-        const mayFail = response.status >= 500 || response.status === 408 || response.status === 429;
-        if (unknownOutcome && mayFail && retry.lostAttempt())
+        // An earlier attempt may have been applied: unless this refusal would have met it too, that is still not known.
+        if (unknownOutcome && !REFUSES_THE_REQUEST_ITSELF.has(response.status) && retry.lostAttempt())
           throw errors.outcomeUnknown(
             operation,
             retry.lostAttempt() as TransportError,

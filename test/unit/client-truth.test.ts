@@ -86,6 +86,28 @@ describe('updateInventory', () => {
     expect(error.exitCode).toBe(6);
   });
 
+  it('a lost attempt, then a 409: the conflict may be with what the first one did, so still unknown', async () => {
+    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+    nock(BASE).patch('/inventory/5').reply(409, { code: 'conflict', message: 'busy', status: 409 });
+    const error = await failure(makeClient().client.updateInventory(5n, 7));
+    expect(error.exitCode).toBe(8);
+    expect(error.body.code).toBe('outcome_unknown');
+    expect(error.message).toContain('(then answered 409 to attempt 2)');
+  });
+
+  it('a lost attempt, then a refused key or no such pet: refused as the first would have been', async () => {
+    for (const [status, exitCode] of [
+      [401, 4],
+      [404, 5],
+      [422, 6],
+    ]) {
+      nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+      nock(BASE).patch('/inventory/5').reply(status, { code: 'no', message: 'no', status });
+      const error = await failure(makeClient().client.updateInventory(5n, 7));
+      expect(error.exitCode).toBe(exitCode);
+    }
+  });
+
   it('a connection refused sent nothing: "cannot reach" (exit 7)', async () => {
     nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNREFUSED', message: 'refused' });
     const error = await failure(makeClient(0).client.updateInventory(5n, 7));
