@@ -238,10 +238,18 @@ export class ClientErrors {
    * A write answered as done with another value than the one sent: not "updated" (issue 21). Both numbers
    * are named, and the service's answer is not taken as the truth either way.
    */
-  mismatch(operation: string, subject: string, sent: number, answered: number, status: number): PetinvError {
+  mismatch(
+    operation: string,
+    subject: string,
+    sent: number,
+    answered: number,
+    status: number,
+    /** The command that reads it back (`petinv get 42 --env staging`). */
+    readBack: string,
+  ): PetinvError {
     return new PetinvError(
       'mismatch',
-      `mismatch: ${subject} in ${this.context.where} was sent quantity ${sent}, but the service answered ${operation} (${status}) with quantity ${answered}; what it holds now is not known: read it back with petinv get before going on`,
+      `mismatch: ${subject} in ${this.context.where} was sent quantity ${sent}, but the service answered ${operation} (${status}) with quantity ${answered}; what it holds now is not known: read it back with ${readBack} before going on`,
       { code: 'mismatch', status },
     );
   }

@@ -190,13 +190,14 @@ export function createClient(options: ClientOptions): InventoryClient {
         },
       });
       const { text, status } = response;
+      const readBack = `petinv get ${petId}${targetWords ? ` ${targetWords}` : ''}`;
       // A success status whose item cannot be believed: the service took the request, so the update may
       // have been applied, and what the pet holds is not known (issue 21).
       const mayHaveApplied = (error: unknown) =>
         error instanceof PetinvError
           ? new PetinvError(
               error.kind,
-              `${error.message}; it answered ${status}, so the update may have been applied: read it back with petinv get ${petId}${targetWords ? ` ${targetWords}` : ''}`,
+              `${error.message}; it answered ${status}, so the update may have been applied: read it back with ${readBack}`,
               { code: error.body.code, status },
             )
           : error;
@@ -218,7 +219,7 @@ export function createClient(options: ClientOptions): InventoryClient {
           errors.contractError(operation, 'a success other than 200, whose item is the update done'),
         );
       if (item.quantity !== quantity)
-        throw errors.mismatch(operation, `pet ${petId}`, quantity, item.quantity, status);
+        throw errors.mismatch(operation, `pet ${petId}`, quantity, item.quantity, status, readBack);
       return item;
     },
   };

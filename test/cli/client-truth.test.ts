@@ -198,7 +198,7 @@ describe('a PATCH answered with another quantity than sent is a mismatch (exit 1
     expect(result.code).toBe(12);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
-      'petinv: mismatch: pet 42 in staging was sent quantity 7, but the service answered PATCH /inventory/42 (200) with quantity 8; what it holds now is not known: read it back with petinv get before going on\n',
+      'petinv: mismatch: pet 42 in staging was sent quantity 7, but the service answered PATCH /inventory/42 (200) with quantity 8; what it holds now is not known: read it back with petinv get 42 --env staging before going on\n',
     );
     const json = await petinv('lying', ['--json', 'set', '42', '7']);
     expect(json.code).toBe(12);
