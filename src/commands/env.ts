@@ -173,11 +173,11 @@ async function confirmKeyMove(
     return;
   }
   const again = `petinv env set-url ${name} ${shellWord(baseUrl)} --yes`;
-  const instead = `or forget the key first: petinv logout --env ${name}`;
+  const forget = `petinv logout --env ${name}`;
   if (!context.stdin.isTTY)
     throw new PetinvError(
       'aborted',
-      `nothing changed: ${warning}; to move it with its key, run: ${again}; ${instead}`,
+      `nothing changed: ${warning}; to move it with its key, run: ${again}; or forget the key first: ${forget}`,
       { code: 'aborted' },
     );
   context.stderr.write(`petinv: warning: ${warning}\n`);
@@ -188,9 +188,11 @@ async function confirmKeyMove(
       context.stderr,
     ))
   )
-    throw new PetinvError('aborted', `nothing changed: ${name} stays at ${home}; ${instead}`, {
-      code: 'aborted',
-    });
+    throw new PetinvError(
+      'aborted',
+      `nothing changed: ${name} stays at ${home}; to move it without its key, forget the key first: ${forget}`,
+      { code: 'aborted' },
+    );
 }
 
 export async function runEnvRemove(name: string, context: CommandContext) {

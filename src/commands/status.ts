@@ -3,7 +3,7 @@ import { readConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { findRunningServe } from '../config/serve-records';
 import { displayUrl, maskKey, type Resolved } from '../config/settings';
-import { PetinvError, type ServiceErrorBody } from '../errors';
+import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
@@ -77,6 +77,13 @@ function statusRows(report: StatusReport): SettingRow[] {
   ];
 }
 
+/** What a failed check says of the service: only a refusal of the key is about the key. */
+function failureVerdict(kind: ErrorKind | undefined): string {
+  if (kind === 'auth') return 'refuses this key';
+  if (kind === 'network') return 'cannot be reached';
+  return 'answers, but not with the inventory';
+}
+
 /**
  * The environment in use, its URL and key and where each came from, and whether the service answers with
  * that key. The report goes to stdout whatever the answer; when the service does not answer, the failure
@@ -126,7 +133,7 @@ export async function runStatus(flags: GlobalFlags, context: CommandContext) {
       : chalk.red(
           failure?.kind === 'config' || failure?.kind === 'usage'
             ? 'not asked: see the reason below'
-            : `does not answer with this key (${answer.error.code}${answer.error.status ? `, HTTP ${answer.error.status}` : ''})`,
+            : `${failureVerdict(failure?.kind)} (${answer.error.code}${answer.error.status ? `, HTTP ${answer.error.status}` : ''})`,
         );
     context.stdout.write(
       row('env', `${report.env.value}${origin(report.env)}`) +

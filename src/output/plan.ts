@@ -68,7 +68,8 @@ export function writePlan(
     stdout.write(exportRows(PLAN_COLUMNS, { ...output, tsvHeading: needsTsvHeading(output.fields) }, plan));
   else stdout.write(plan.map((step) => planLine(step, envName)).join(''));
   const missing = plan.filter((step) => !step.before).length;
-  const changes = plan.length - missing;
+  // A step to the quantity the pet already holds (`set 5 1` when it holds 1, bulk rows with --all) changes nothing.
+  const changes = plan.filter((step) => step.before && step.before.quantity !== step.to).length;
   const written: DryRunSummary = { changes, unknown: missing, ...counts, written: 0 };
   if (!summary) return written;
   // With --json, stderr carries JSON lines only, as the summary of a real run does.

@@ -58,6 +58,15 @@ describe('--dry-run never writes', () => {
     expect(requests).toEqual(['GET /v1/inventory']);
   });
 
+  it('set 4 23 --dry-run when pet 4 holds 23: unchanged, and no change counted', async () => {
+    const result = await petinv(['set', '4', '23', '--dry-run']);
+    expect(result).toEqual({
+      code: 0,
+      stdout: '4: 23 → 23 (unchanged)\n',
+      stderr: 'petinv: dry run: 0 changes against production; nothing was written\n',
+    });
+  });
+
   it('adjust --dry-run shows the sum and sends no PATCH', async () => {
     const result = await petinv(['adjust', '4', '+5', '--dry-run']);
     expect(result.stdout).toBe('4: 23 → 28\n');

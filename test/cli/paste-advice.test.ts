@@ -177,6 +177,9 @@ describe('env set-url to another origin while a key is stored', () => {
     expect(no.code).toBe(10);
     expect(no.stderr).toContain('petinv: warning: the API key stored for qa belongs to https://qa.example');
     expect(no.stderr).toContain('Send the key stored for qa to https://other.example from now on? [y/N]');
+    expect(no.stderr).toContain(
+      'petinv: nothing changed: qa stays at https://qa.example; to move it without its key, forget the key first: petinv logout --env qa\n',
+    );
     expect(await urlOf()).toBe('https://qa.example/v1');
     const yes = await runMain(['env', 'set-url', 'qa', 'https://other.example/v1'], {
       env,

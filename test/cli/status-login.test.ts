@@ -135,12 +135,16 @@ describe('petinv status', () => {
       error: { code: 'unauthorized', message: 'the API key is not valid', status: 401 },
     });
     expect(JSON.parse(refused.stderr).error.code).toBe('unauthorized');
+    const refusedText = await runMain(['--env', 'qa', 'status'], {
+      env: { ...env, PETINV_API_KEY: 'wrong-key' },
+    });
+    expect(refusedText.stdout).toContain('service   refuses this key (unauthorized, HTTP 401)');
 
     const down = await runMain(['--env', 'qa', 'status', '--retries', '0', '--base-url', closedUrl], {
       env: { ...env, PETINV_API_KEY: KEY },
     });
     expect(down.code).toBe(7);
-    expect(down.stdout).toContain('service   does not answer with this key (network)');
+    expect(down.stdout).toContain('service   cannot be reached (network)');
 
     const unset = await runMain(['--env', 'staging', 'status'], { env });
     expect(unset.code).toBe(3);
