@@ -23,14 +23,21 @@ export function nonEmptyText(text: string, flag: string): string {
   return text;
 }
 
-/** An option whose text `parse` checks and turns into its value; `parse` is told the flag, for its message. */
+/**
+ * An option whose text `parse` checks and turns into its value; `parse` is told the flag, for its message.
+ * A short option's value may follow an `=`, as kubectl users write it (`-o=json`, `-e=staging`, and what
+ * completion offers after `-o=`): commander hands that over as `=json`, so the `=` is dropped here. No value
+ * of petinv's short options (a format, an environment name) can begin with one.
+ */
 export function parsedOption<Usage extends string, T>(
   flags: Usage,
   description: string,
   parse: (text: string, flag: string) => T,
 ) {
   const option = new Option(flags, description);
-  return option.argParser((text) => parse(text, option.long ?? flags));
+  return option.argParser((text) =>
+    parse(option.short !== undefined && text.startsWith('=') ? text.slice(1) : text, option.long ?? flags),
+  );
 }
 
 export const wholeNumber = <Usage extends string>(

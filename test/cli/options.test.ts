@@ -94,6 +94,16 @@ describe('option declarations', () => {
     expect(result).toEqual({ code: 2, stdout: '', stderr: `petinv: ${message}\n` });
   });
 
+  it('a short option takes its value after an =, as kubectl users write it and completion offers it', async () => {
+    const written = await runMain(['-e=staging', 'config', '-o=json']);
+    const spaced = await runMain(['-e', 'staging', 'config', '-o', 'json']);
+    expect(written).toEqual(spaced);
+    expect(written.code).toBe(0);
+    expect(JSON.parse(written.stdout).env).toMatchObject({ value: 'staging', from: '--env' });
+    // An = and nothing after it is an empty value, refused as --env "" is.
+    expect((await runMain(['-e=', 'config'])).stderr).toMatch(/^petinv: --env is empty/);
+  });
+
   it('a bad value of a global option is refused by every command, also one that does not use it', async () => {
     const result = await runMain(['env', '--timeout', '0']);
     expect(result).toEqual({
