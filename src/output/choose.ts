@@ -19,15 +19,25 @@ export function parseFields(text: string, flag: string): string[] {
   return fields;
 }
 
+/** The value of -o in a word of short options (`-o`, `-ojson`, `-o=json`, `-vo`): '' for the next word's. */
+function shortOutputValue(word: string): string | undefined {
+  if (!/^-[^-]/.test(word)) return undefined;
+  // Written together as commander splits them: -v -o json. -e takes the rest of the word as its value.
+  for (let at = 1; at < word.length; at++) {
+    if (word[at] === 'e') return undefined;
+    if (word[at] === 'o') return word.slice(at + 1).replace(/^=/, '');
+  }
+  return undefined;
+}
+
 /** Whether a command line asks for JSON (`--json`, `-o json`): its failures are then JSON too. */
 export function asksForJson(argv: readonly string[]): boolean {
-  return argv.some(
-    (arg, index) =>
-      arg === '--json' ||
-      arg === '--output=json' ||
-      arg === '-ojson' ||
-      ((arg === '-o' || arg === '--output') && argv[index + 1] === 'json'),
-  );
+  return argv.some((arg, index) => {
+    if (arg === '--json' || arg === '--output=json') return true;
+    const short = shortOutputValue(arg);
+    const value = short === '' || arg === '--output' ? argv[index + 1] : short;
+    return value === 'json';
+  });
 }
 
 /** The output options every command that prints data shares (declared once in src/program/build.ts). */

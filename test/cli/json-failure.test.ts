@@ -83,6 +83,14 @@ describe('a failing --json run: one JSON line on stderr', () => {
     ).toEqual([['summary'], ['notice']]);
   });
 
+  it('-o json however it is written (-o=json, -ojson, -vo json): the same one line', async () => {
+    for (const output of [['-o=json'], ['-ojson'], ['-vo', 'json'], ['-vojson'], ['--output', 'json']]) {
+      const result = await runMain([...output, 'get', 'x'], { env: served.env });
+      expect(result.code, output.join(' ')).toBe(2);
+      expect(JSON.parse(result.stderr).error, output.join(' ')).toMatchObject({ code: 'usage', exitCode: 2 });
+    }
+  });
+
   it('a successful bulk run: its summary alone, one line', async () => {
     const result = await runMain(['--json', 'set', '-'], { env: served.env, input: '3 3005\n' });
     expect(result.code).toBe(0);
