@@ -115,6 +115,20 @@ function findOption(command: Command, word: string): Option | undefined {
   return optionsOf(command).find((option) => option.long === word || option.short === word);
 }
 
+/**
+ * In a word of short options written together (`-vo`, `-vojs`, `-oj`), the first that takes a value, and
+ * the text after it in the word: its value, or '' when the value is the next word.
+ */
+function shortGroup(command: Command, word: string): { option: Option; value: string } | undefined {
+  if (!/^-[^-]/.test(word)) return undefined;
+  for (let at = 1; at < word.length; at++) {
+    const option = findOption(command, `-${word[at]}`);
+    if (option === undefined) return undefined;
+    if (takesValue(option)) return { option, value: word.slice(at + 1) };
+  }
+  return undefined;
+}
+
 /** The options `command` offers that are not typed yet, then --help. */
 function optionCandidates(command: Command, used: ReadonlySet<string>): Candidate[] {
   return [
@@ -145,7 +159,12 @@ export async function completeWords(
       onlyArguments = true;
     } else if (!onlyArguments && word.startsWith('-') && word.length > 1) {
       const option = findOption(command, word.split('=')[0] ?? word);
-      if (option === undefined) continue;
+      if (option === undefined) {
+        // Short options written together, as commander splits them: `-vo json` is -v -o json.
+        const grouped = shortGroup(command, word);
+        if (grouped && grouped.value === '') pending = grouped.option;
+        continue;
+      }
       used.add(option.long ?? option.short ?? word);
       if (takesValue(option) && !word.includes('=')) pending = option;
     } else {
@@ -167,6 +186,17 @@ export async function completeWords(
     const answer = await optionValues(joinedOption, joined[2] ?? '', env);
     if (answer.files) return answer;
     const prefix = `${joined[1]}=`;
+    return {
+      files: false,
+      candidates: answer.candidates.map((candidate) => ({ ...candidate, value: prefix + candidate.value })),
+    };
+  }
+  // A short option's value written on it, alone or after others: `-oj`, `-voj`.
+  const grouped = onlyArguments || joined ? undefined : shortGroup(command, current);
+  if (grouped && grouped.value !== '') {
+    const answer = await optionValues(grouped.option, grouped.value, env);
+    if (answer.files) return answer;
+    const prefix = current.slice(0, current.length - grouped.value.length);
     return {
       files: false,
       candidates: answer.candidates.map((candidate) => ({ ...candidate, value: prefix + candidate.value })),

@@ -114,6 +114,13 @@ describe('petinv __complete answers from the declarations', () => {
     expect((await complete('list', '--sort=q')).values).toEqual(['--sort=quantity']);
     expect((await complete('list', '--status=sold,p')).values).toEqual(['--status=sold,pending']);
     expect((await complete('set', '--file=x')).directive).toBe(':files');
+    // Short options written together, as commander splits them: -vo json is -v -o json.
+    expect((await complete('-vo', '')).values).toEqual(formats);
+    expect((await complete('list', '-ve', 'q')).values).toEqual(['qa-east']);
+    expect((await complete('-vo', 'json', 'l')).values).toEqual(['list', 'login', 'logout']);
+    // A value written on its short option: -ojson, as commander reads it.
+    expect((await complete('-oj')).values).toEqual(['-ojson']);
+    expect((await complete('list', '-voc')).values).toEqual(['-vocsv']);
     // An option that takes no value, or one with no fixed set, offers nothing after its =.
     expect((await complete('list', '--low=')).values).toEqual([]);
     expect((await complete('list', '--reverse=')).values).toEqual([]);
