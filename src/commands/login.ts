@@ -82,18 +82,3 @@ export async function runLogin(flags: LoginFlags, context: CommandContext) {
     `petinv: stored the API key ${maskKey(trimmed)} for ${envName} in ${path}; ${checked}\n`,
   );
 }
-
-export async function runLogout(flags: GlobalFlags, context: CommandContext) {
-  const envName = loadSettings(flags, context).env.value;
-  let had = false;
-  const path = await updateConfigFile((config) => {
-    const stored = config.environments[envName];
-    had = stored?.apiKey !== undefined;
-    if (stored) delete stored.apiKey;
-  }, context.env);
-  context.stderr.write(
-    had
-      ? `petinv: removed the API key for ${envName} from ${path}\n`
-      : `petinv: no API key was stored for ${envName}\n`,
-  );
-}

@@ -61,7 +61,7 @@ export const SETTINGS_COMMANDS: CommandTable = {
       .command('logout')
       .description('forget the API key of an environment')
       .action(async (_flags, command) =>
-        (await import('../commands/login')).runLogout(globals(command), context(command)),
+        (await import('../commands/logout')).runLogout(globals(command), context(command)),
       ),
   config: (program, context) =>
     program

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../src/program/build';
 import { findCycles, type ImportEdge, readImportGraph } from '../helpers/import-graph';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -97,6 +98,21 @@ describe('the layout of src/', () => {
         ['commands', 'program'].includes(roomOf(to)),
     );
     expect(show(below)).toEqual([]);
+  });
+
+  it('gives each command a file of its own in commands/, named after it, that runs it', () => {
+    // ARCHITECTURE.md: `src/commands/<name>.ts` with a `run<Name>` function (env's and config's
+    // subcommands are theirs: runEnvUse, runConfigPath).
+    const misplaced = Object.keys(COMMANDS).filter((name) => {
+      const file = `commands/${name}.ts`;
+      const run = `run${name[0]?.toUpperCase()}${name.slice(1)}`;
+      return (
+        !graph.modules.includes(file) ||
+        !new RegExp(`export (async )?function ${run}\\w*\\(`).test(readFileSync(join(SRC, file), 'utf8'))
+      );
+    });
+    expect(Object.keys(COMMANDS).length).toBeGreaterThan(10);
+    expect(misplaced).toEqual([]);
   });
 
   it('keeps the contract free of petinv and of any package but zod', () => {
