@@ -81,7 +81,6 @@ export const SETTINGS_COMMANDS: CommandTable = {
       .description(
         'the environment in use, its URL and key and where each came from, and whether the service answers with that key',
       )
-      .addHelpText('after', '\nExamples:\n  petinv status\n  petinv --env local status --json')
       .action(async (_flags, command) =>
         (await import('../commands/status')).runStatus(globals(command), context(command)),
       ),

@@ -48,6 +48,8 @@ describe('help', () => {
       expect(help.stdout).toMatch(/\nExamples:\n {2}petinv|\nExamples:\n {2}printf|\nExamples:\n {2}eval/);
       expect(help.stdout.trimEnd().split('\n').at(-1)).toBe(GLOBAL_OPTIONS_LINE);
       expect(help.stdout.indexOf('Examples:')).toBeGreaterThan(help.stdout.indexOf('Options:'));
+      // One list of examples, the one src/help/examples.ts keeps for the command.
+      expect(help.stdout.split('\nExamples:\n')).toHaveLength(2);
       // `petinv help PATH` is the same text.
       expect((await runMain(['help', ...path.split(' ')])).stdout).toBe(help.stdout);
     },
