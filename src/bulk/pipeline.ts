@@ -174,15 +174,15 @@ function rehearse(
     const entry = plan.send.at(index);
     if (entry) steps.push({ petId: entry.petId, to: entry.quantity, before: plan.before[index] });
   }
-  // A conflict is no step of the plan (it would not be sent): it is said on stderr, as JSON with --json.
-  for (const conflict of plan.conflicts) {
-    const message = conflictMessage(conflict, envName);
-    context.stderr.write(
-      context.json
-        ? `${stringifyJson({ conflict: conflictResult(conflict, envName) })}\n`
-        : `petinv: ${input.unit} ${conflict.line}: ${message}\n`,
-    );
-  }
+  // A conflict is no step of the plan (it would not be sent): it is said on stderr, a line each, or with
+  // --json beside the error on its one line (a rehearsal with any fails).
+  if (!context.json)
+    for (const conflict of plan.conflicts)
+      context.stderr.write(`petinv: ${input.unit} ${conflict.line}: ${conflictMessage(conflict, envName)}\n`);
+  const conflicts =
+    context.json && plan.conflicts.length > 0
+      ? { conflicts: plan.conflicts.map((conflict) => conflictResult(conflict, envName)) }
+      : {};
   // The real run would end in exit 9, its skipped input reported and each unknown pet's update failing
   // with 404, or in exit 11 for its conflicts: so must its rehearsal, or `--dry-run && set` goes ahead.
   const skipped = input.problems.length;
@@ -211,13 +211,17 @@ function rehearse(
       'partial',
       `dry run: ${problems.join(' and ')}; nothing was written to ${envName}`,
       { code: 'partial_failure' },
-      { dryRun: summary },
+      { dryRun: summary, ...conflicts },
     );
   }
   if (plan.conflicts.length > 0) {
     const error = conflictError(plan.conflicts, envName);
-    throw new PetinvError('conflict', `dry run: ${error.message}; nothing was written`, error.body, {
-      dryRun: summary,
-    });
+    // --json's message is the same words: the rehearsal's, not the real run's.
+    throw new PetinvError(
+      'conflict',
+      `dry run: ${error.message}; nothing was written`,
+      { code: error.body.code },
+      { dryRun: summary, ...conflicts },
+    );
   }
 }

@@ -43,6 +43,20 @@ describe('a failing --json run: one JSON line on stderr', () => {
     });
   });
 
+  it('a dry run that finds conflicts: them and its summary beside the error, on its one line', async () => {
+    const line = await oneLine(['set', '-', '--dry-run'], 'petId,from,to\n1,999999,5\n');
+    expect(line.error).toMatchObject({ code: 'conflict', exitCode: 11 });
+    expect(line.error.message).toMatch(/^dry run: 1 conflict in .*; nothing was written$/);
+    expect(line.dryRun).toMatchObject({ changes: 0, conflicts: 1, written: 0 });
+    expect(line.conflicts).toEqual([
+      expect.objectContaining({ input: 2, ok: false, conflict: true, petId: 1, from: 999999, quantity: 5 }),
+    ]);
+    // With a pet not in the inventory too: exit 9, the conflicts beside it still.
+    const mixed = await oneLine(['set', '-', '--dry-run'], 'petId,from,to\n1,999999,5\n424242,1,2\n');
+    expect(mixed.error).toMatchObject({ code: 'partial_failure', exitCode: 9 });
+    expect(mixed.conflicts).toHaveLength(1);
+  });
+
   it('a run that cannot read the inventory to plan (a refused key, a service that cannot be reached): the error alone', async () => {
     // A bulk run reads the inventory once before it sends anything: a refused key or an unreachable
     // service ends it there, before any update, so there is no run to summarize.
