@@ -12,6 +12,7 @@ import {
   apiKeyProblem,
   checkBaseUrl,
   checkKeyDestination,
+  displayUrl,
   isLoopback,
   type ResolveOptions,
   resolveSettings,
@@ -132,6 +133,31 @@ export function noBaseUrlError(envName: string, env: NodeJS.ProcessEnv, conseque
   );
 }
 
+const urlGiven = (settings: Settings) =>
+  settings.baseUrl.source === 'flag' || settings.baseUrl.source === 'environment variable';
+
+/**
+ * No key for the URL --base-url or PETINV_BASE_URL gave. A key `petinv login` stores goes only to its
+ * environment's own URL (checkKeyDestination), so logging in would not help; the message names the address
+ * (PETINV_BASE_URL at a local serve: never "no API key for production") and what does: the serve running
+ * there through local, which has its key, or the key in PETINV_API_KEY.
+ */
+function noKeyForAddress(settings: Settings, baseUrl: string, env: NodeJS.ProcessEnv) {
+  const given = settings.baseUrl.origin;
+  const missing = `no API key for ${describeTarget(settings, baseUrl)} (its URL from ${given})`;
+  const serve = findServeForLocal(env);
+  if (serve !== undefined && new URL(serve.baseUrl).origin === new URL(baseUrl).origin) {
+    const without = settings.baseUrl.source === 'flag' ? 'without --base-url' : 'with PETINV_BASE_URL unset';
+    return configError(
+      `${missing}; petinv serve is running there: use it with --env local, ${without} (local has its key), or pass its key in PETINV_API_KEY`,
+    );
+  }
+  const name = settings.env.value;
+  return configError(
+    `${missing}; pass that service's key in PETINV_API_KEY, or point ${name} there and store its key: petinv env set-url ${name} ${shellWord(displayUrl(baseUrl))}, then petinv login --env ${name}`,
+  );
+}
+
 /** The environment's base URL and API key, or the config error that says what is missing or wrong. */
 function endpointOf(settings: Settings, env: NodeJS.ProcessEnv): { baseUrl: string; apiKey: string } {
   const envName = settings.env.value;
@@ -142,6 +168,7 @@ function endpointOf(settings: Settings, env: NodeJS.ProcessEnv): { baseUrl: stri
     settings.baseUrl.source === 'flag' ? 'usage' : 'config',
   );
   const apiKey = settings.apiKey.value;
+  if (apiKey === undefined && urlGiven(settings)) throw noKeyForAddress(settings, baseUrl, env);
   if (apiKey === undefined) {
     const hint =
       envName === 'local' && settings.baseUrl.source === 'default'

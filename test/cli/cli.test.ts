@@ -256,7 +256,10 @@ describe('exit codes', () => {
       env: { PETINV_CONFIG_DIR: temporaryDirectory() },
     });
     expect(noKey.code).toBe(3);
-    expect(noKey.stderr).toBe('petinv: no API key for staging; run: petinv login --env staging\n');
+    // A key petinv login stores goes only to its environment's own URL: the advice says what does reach this one.
+    expect(noKey.stderr).toBe(
+      "petinv: no API key for staging (its URL from --base-url); pass that service's key in PETINV_API_KEY, or point staging there and store its key: petinv env set-url staging https://staging.example/v1, then petinv login --env staging\n",
+    );
   });
   it('3: a corrupt or invalid config file, named', async () => {
     for (const content of ['{not json', '{"environments":{"staging":{"baseUrl":"not a url"}}}']) {

@@ -79,6 +79,34 @@ describe('where a message says petinv read or wrote', () => {
     );
   });
 
+  it('no key for the URL PETINV_BASE_URL or --base-url gave: the address named, and the serve running there', async () => {
+    // A key petinv login stores goes only to its environment's own URL: logging in would not help here.
+    const env = { PETINV_CONFIG_DIR: configDir, PETINV_BASE_URL: served.baseUrl };
+    const viaVariable = await runMain(['list'], { env });
+    expect(viaVariable.code).toBe(3);
+    expect(viaVariable.stderr).toBe(
+      `petinv: no API key for ${hostPort} (its URL from PETINV_BASE_URL); petinv serve is running there: use it with --env local, with PETINV_BASE_URL unset (local has its key), or pass its key in PETINV_API_KEY\n`,
+    );
+    const viaFlag = await runMain(['--base-url', served.baseUrl, 'list'], {
+      env: { PETINV_CONFIG_DIR: configDir },
+    });
+    expect(viaFlag.stderr).toContain(
+      '(its URL from --base-url); petinv serve is running there: use it with --env local, without --base-url',
+    );
+    // The advice holds: local reaches that serve.
+    expect(
+      (await runMain(['--env', 'local', 'get', '1'], { env: { PETINV_CONFIG_DIR: configDir } })).code,
+    ).toBe(0);
+    // Elsewhere, no serve to point to.
+    const elsewhere = await runMain(['list'], {
+      env: { ...freshConfig(), PETINV_BASE_URL: 'http://127.0.0.1:9/v1' },
+    });
+    expect(elsewhere.stderr).toBe(
+      "petinv: no API key for 127.0.0.1:9 (its URL from PETINV_BASE_URL); pass that service's key in PETINV_API_KEY, or point production there and store its key: petinv env set-url production http://127.0.0.1:9/v1, then petinv login --env production\n",
+    );
+    expect(elsewhere.stderr).not.toContain('for production');
+  });
+
   it('history with no URL configured and a serve running says how to use it too', async () => {
     const result = await runMain(['history'], { env: { PETINV_CONFIG_DIR: configDir } });
     expect(result.code).toBe(3);
