@@ -163,7 +163,13 @@ const MIN_BAR_WIDTH = 8;
  */
 export function renderSummary(
   summary: InventorySummary,
-  options: { color: boolean; envName: string; columns?: number },
+  options: {
+    color: boolean;
+    envName: string;
+    columns?: number;
+    /** The options that reach this service (`--env staging`), for the command it suggests: safe to paste. */
+    target?: string;
+  },
 ): string {
   const chalk = paint(options.color);
   const paintStatus = statusPainter(options.color);
@@ -199,7 +205,7 @@ export function renderSummary(
   lines.push(...low.items.map(itemLine));
   if (low.pets > low.items.length)
     lines.push(
-      `  … and ${low.pets - low.items.length} more: petinv list --low ${low.atMost} --sort quantity`,
+      `  … and ${low.pets - low.items.length} more: petinv list ${options.target ? `${options.target} ` : ''}--low ${low.atMost} --sort quantity`,
     );
   if (summary.largest.length > 0) lines.push('Largest stocks:', ...summary.largest.map(itemLine));
   return `${lines.join('\n')}\n`;

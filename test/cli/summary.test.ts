@@ -85,10 +85,16 @@ describe('petinv summary', () => {
     expect(shown.slice(at + 1).filter((line) => /^ +\d/.test(line))).toHaveLength(
       Math.min(items.length, LOW_PETS_SHOWN),
     );
-    if (items.length > LOW_PETS_SHOWN)
-      expect(all.stdout).toContain(
-        `  … and ${items.length - LOW_PETS_SHOWN} more: petinv list --low 1000 --sort quantity\n`,
-      );
+    // The command it suggests reaches the same service (PETINV_ENV names local here), safe to paste.
+    expect(items.length).toBeGreaterThan(LOW_PETS_SHOWN);
+    expect(all.stdout).toContain(
+      `  … and ${items.length - LOW_PETS_SHOWN} more: petinv list --env local --low 1000 --sort quantity\n`,
+    );
+    const { PETINV_BASE_URL: url, ...unaddressed } = served.env;
+    const byFlag = await runMain(['--base-url', url as string, 'summary', '--low', '1000'], {
+      env: { ...unaddressed, PETINV_ENV: undefined },
+    });
+    expect(byFlag.stdout).toContain(`more: petinv list --base-url ${url} --low 1000 --sort quantity\n`);
   });
 });
 
