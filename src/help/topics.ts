@@ -1,5 +1,5 @@
 /**
- * The help topics (`petinv help exit-codes`, `environment`, `formats`): the one source of these texts.
+ * The help topics (`petinv help exit-codes`, `environment`, `formats`, `rows`, `input`): the one source of these texts.
  * The terminal, the sections of the same names in docs/ (between `<!-- help:NAME -->` markers, written
  * by `npm run docs`; src/program/manual.ts says which page holds each) and the man page all render them
  * from here; a test fails when a page drifts.
@@ -135,7 +135,7 @@ const environment: HelpTopic = {
 
 const formats: HelpTopic = {
   name: 'formats',
-  summary: 'what petinv prints and reads, for scripts',
+  summary: 'what petinv prints, for scripts',
   manSection: 'FORMATS',
   blocks: [
     {
@@ -148,46 +148,51 @@ const formats: HelpTopic = {
         rows: [
           [
             '`list`',
-            '`petId<TAB>status<TAB>quantity` (`--csv`: with a header line; `--ndjson`: an item a line; `--table`: the table)',
+            '`petId<TAB>status<TAB>quantity` (`--csv`: with a header line; `--ndjson`: an item a line)',
             'one array of items',
           ],
-          ['`get ID`', '`petId<TAB>status<TAB>quantity`', 'the item'],
-          ['`set ID N`', '`petId<TAB>status<TAB>quantity`, the updated item', 'the item'],
+          ['`get ID`, `set ID N`', '`petId<TAB>status<TAB>quantity`', 'the item'],
           ['`adjust ID D`', '`petId<TAB>before<TAB>after`', '`{"petId","from","to","item"}`'],
           [
             '`env`',
-            '`marker<TAB>name<TAB>base URL<TAB>key` (or `no key`), the marker `*` on the current one',
+            '`marker<TAB>name<TAB>base URL<TAB>key`, `*` the current',
             '`[{"name","current","baseUrl","hasKey"}]`',
           ],
-          [
-            '`config`, `status`',
-            'the report a person reads (`-o tsv`: `setting<TAB>value<TAB>source<TAB>from`)',
-            'one object',
-          ],
-          ['`summary`', 'the report, without bars (`-o tsv`: `status<TAB>pets<TAB>units`)', 'one object'],
+          ['`config`, `status`, `summary`', 'the report a person reads', 'one object'],
           [
             '`--dry-run`',
             '`42: 12 → 7`, a line per change',
             '`{"petId","from","to","found"}` (an array for bulk)',
           ],
           [
-            '`set --file F`',
+            '`set --file F`, `undo`',
             'a summary on stderr; `--ndjson`: a result a line',
-            'an array of results, the summary as JSON on stderr',
+            'an array of results; the summary on stderr',
           ],
           [
             '`history`',
             '`id<TAB>at<TAB>env<TAB>command<TAB>pets`, newest first',
-            'an array of runs: `id`, `at`, `env`, `service`, `command`, `pets`, and `changes`, each `{"petId","before","after"}`',
+            'runs with their `changes`',
           ],
-          ['`undo [RUN]`', 'as `set --file F`', 'as `set --file F`'],
         ],
       },
     },
     {
       paragraph:
-        'An item is `{"petId":42,"quantity":7,"status":"sold"}`. A bulk result is `{"input":3,"ok":true,"item":{…}}`, `{"input":4,"ok":false,"petId":43,"quantity":-1,"error":{…}}` or, for a bad input line, `{"input":2,"ok":false,"skipped":true,"error":{…}}`; `input` is the line number, or the position in a JSON array.',
+        'An item is `{"petId":42,"quantity":7,"status":"sold"}`; a bulk result `{"input":3,"ok":true,"item":{…}}` or `{"input":4,"ok":false,"petId":43,"quantity":-1,"error":{…}}` (`"maybeApplied":true` when sent, outcome unknown), `input` being its line or its place in a JSON array.',
     },
+    {
+      paragraph:
+        'Rows in any format (`-o`, `--fields`): `petinv help rows`. What bulk runs read: `petinv help input`. Failures, and their one JSON line: `petinv help exit-codes`.',
+    },
+  ],
+};
+
+const rows: HelpTopic = {
+  name: 'rows',
+  summary: 'data as rows: -o, --fields, --no-headers',
+  manSection: 'ROWS',
+  blocks: [
     {
       paragraph:
         '`-o table|tsv|csv|ndjson`, `--fields` and `--no-headers` work on every command that prints data, as rows: `list` and `set` an item a row; `env` an environment a row (`current,name,baseUrl,hasKey`); `config` and `status` a setting a row (`setting,value,source,from`; status adds `keyStored`, any `ignoredServeRecord`, `configFile`, and `service` with `ok` or the error code); `summary` a status a row (`status,pets,units`); `adjust` `petId,from,to` (`item` in JSON only); a dry run `petId,from,to,found`; a bulk run a result a row as each completes (`input,result,petId,quantity,status,error,message`, `result` being `updated`, `failed`, `maybe applied` (sent, outcome unknown), `not sent` or `conflict`; skipped lines stay on stderr). Without any of them a command prints its own view: the reports of `config`, `status` and `summary`, `42: 7 → 12` for `adjust` on a terminal and for a dry run, nothing but the summary for a bulk run.',
@@ -196,26 +201,30 @@ const formats: HelpTopic = {
       paragraph:
         '`--fields` is a usage error (exit 2, before anything is sent) where the JSON has a shape of its own: the one object of `config`, `status` and `summary`, and the JSON and NDJSON of dry runs and bulk results. `--json` is `-o json` everywhere, and `set --ndjson` is `-o ndjson`.',
     },
+  ],
+};
+
+const input: HelpTopic = {
+  name: 'input',
+  summary: 'what set --file F and set - read',
+  manSection: 'BULK INPUT',
+  blocks: [
     {
       paragraph:
-        'Bulk input (`set --file F`, `set -`): a sheet, lines `petId quantity` (spaces, commas or tabs; also `petId status quantity`, as `list` prints in a pipe, and `petId from to found`, as a dry run does), NDJSON items, or one JSON array (items, or a plan\'s `{"petId","from","to"}`). Blank lines and lines starting with `#` are skipped.',
+        'Bulk input (`set --file F`, `set -`): a sheet, lines `petId quantity` (spaces, commas or tabs; also `petId status quantity`, as `list` prints in a pipe, and `petId from to found`, as a dry run does), NDJSON items, or one JSON array (items, or a plan\'s `{"petId","from","to"}`). Blank lines and lines starting with `#` are skipped; a bad line is reported with its line number and skipped (`--strict`: nothing is sent).',
     },
     {
       paragraph:
-        "A sheet is CSV or TSV whose first line names its columns, as a spreadsheet saves it or `list --csv` prints it: RFC 4180 quoting (quoted cells, doubled quotes, commas and line breaks inside quotes), CRLF (or a CR alone, as Excel for Mac saves) and a UTF-8 byte-order mark are read; the delimiter (comma, tab or semicolon) is the one the header line uses most. Columns are found by name, in any order and any case, spaces, underscores and dashes ignored: `petId` (`PET ID`, `pet_id`); `quantity` or `to` (the quantity to set); `from` (the quantity the row was read with: the pet is written only while it still holds it, else the row is a conflict, exit 11); `status` (compared with the service's and counted in a notice, never written). Any other column is ignored and named once in a notice. A header without a petId or a quantity column is a usage error (exit 2) before anything is sent. Rows of empty cells are ignored; a bad row is reported with its line number and skipped (`--strict`: nothing is sent).",
+        "A sheet is CSV or TSV whose first line names its columns, as a spreadsheet saves it or `list --csv` prints it: RFC 4180 quoting (quoted cells, doubled quotes, commas and line breaks inside quotes), CRLF (or a CR alone, as Excel for Mac saves) and a UTF-8 byte-order mark are read; the delimiter (comma, tab or semicolon) is the one the header line uses most. Columns are found by name, in any order and any case, spaces, underscores and dashes ignored: `petId` (`PET ID`, `pet_id`); `quantity` or `to` (the quantity to set); `from` (the quantity the row was read with: the pet is written only while it still holds it, else the row is a conflict, exit 11); `status` (compared with the service's and counted in a notice, never written). Any other column is ignored and named once in a notice. A header without a petId or a quantity column is a usage error (exit 2) before anything is sent. Rows of empty cells are ignored.",
     },
     {
       paragraph:
         'A bulk run reads the inventory once and sends only the rows whose quantity differs (`--all`: every row); its summary counts them: updated, already right, failed, conflicts, skipped. `set --file F --dry-run -o csv` (or tsv, json, ndjson) prints the plan, `petId,from,to,found` with `from` the quantity read now, and `set --file PLAN` applies exactly that plan. TSV is read by position (`petId quantity`, `petId status quantity`, `petId from to found`): with `--fields` naming petId and the quantity in any other order it starts with a heading line of the field names, as CSV does, so that it reads back by name. With `--no-headers`, only those orders read back. See docs/stock-take.md.',
     },
-    {
-      paragraph:
-        'A failure is `petinv: <what happened>` on stderr, or with `--json` one line `{"error":{"code","message","status","exitCode"}}`; see `petinv help exit-codes`.',
-    },
   ],
 };
 
-export const HELP_TOPICS: readonly HelpTopic[] = [exitCodes, environment, formats];
+export const HELP_TOPICS: readonly HelpTopic[] = [exitCodes, environment, formats, rows, input];
 
 /**
  * `petinv help options`: the options every command takes, listed once. Its text is made from their

@@ -103,6 +103,6 @@ export function refuseFieldsInJson(
 ): void {
   if (output.fields !== undefined && shaped.includes(output.format))
     throw usageError(
-      `--fields does not apply to ${what} in ${output.format}, which has a shape of its own (see petinv help formats)`,
+      `--fields does not apply to ${what} in ${output.format}, which has a shape of its own (see petinv help rows)`,
     );
 }

@@ -41,7 +41,7 @@ export const COMMANDS: CommandTable = {
       .command('help')
       .argument(
         '[name...]',
-        'a command (like env set-url), or a topic: options, exit-codes, environment, formats',
+        'a command (like env set-url), or a topic: options, exit-codes, environment, formats, rows, input',
       )
       .description('help for a command, or a help topic')
       .action(async (names, _flags, command) =>

@@ -94,7 +94,7 @@ export function renderManPage(version: string): string {
     ...HELP_TOPICS.map(topicRoff),
     '.SH SEE ALSO',
     roffText(
-      "`petinv help options`, `petinv help exit-codes`, `petinv help environment`, `petinv help formats`; README.md and docs/guide.md in petinv's package directory, the full manual.",
+      "`petinv help options`, `petinv help exit-codes`, `petinv help environment`, `petinv help formats`, `petinv help rows`, `petinv help input`; README.md and docs/guide.md in petinv's package directory, the full manual.",
     ),
     '',
   ].join('\n');

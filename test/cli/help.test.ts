@@ -131,6 +131,13 @@ describe('help', () => {
     expect(formats.stdout).toContain('petId<TAB>before<TAB>after');
     // Backticks mark code in the source; a terminal shows the code alone.
     expect(formats.stdout).not.toContain('`');
+    // A topic fits a screen: what bulk runs read, and rows, are topics of their own.
+    for (const topic of ['formats', 'rows', 'input', 'exit-codes', 'environment', 'options']) {
+      const help = await runMain(['help', topic], { tty: true, columns: 80 });
+      expect(help.stdout.trimEnd().split('\n').length, topic).toBeLessThanOrEqual(40);
+    }
+    expect((await runMain(['help', 'input'])).stdout).toContain('RFC 4180 quoting');
+    expect((await runMain(['help', 'rows'])).stdout).toContain('--no-headers');
   });
 
   it('an unknown help name is a usage error that suggests the nearest command or topic', async () => {

@@ -128,7 +128,15 @@ describe('petinv __complete answers from the declarations', () => {
 
   it('help: the commands and the help topics, then the subcommands of the command named', async () => {
     const top = await complete('help', '');
-    expect(top.values).toEqual([...COMMANDS, 'options', 'exit-codes', 'environment', 'formats']);
+    expect(top.values).toEqual([
+      ...COMMANDS,
+      'options',
+      'exit-codes',
+      'environment',
+      'formats',
+      'rows',
+      'input',
+    ]);
     expect(top.lines).toContain('exit-codes\twhat each exit status means');
     expect(top.lines).toContain('options\tthe options every command takes');
     expect((await complete('--json', 'help', 'e')).values).toEqual(['env', 'exit-codes', 'environment']);
