@@ -1,4 +1,5 @@
 import { type InventoryClient, retryDelayMs } from '../client/client';
+import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import type { CommandContext, StopSignal } from '../output/context';
@@ -122,6 +123,9 @@ export async function watchInventory(options: WatchOptions, context: CommandCont
   const stop = watchStop(context);
   // On a terminal the header says it; a stderr elsewhere (a log file) gets the line.
   const tellStderr = mode === 'events' || stderr.isTTY !== true;
+  // With --json, stderr holds JSON lines only, as for every command.
+  const tell = (kind: 'notice' | 'warning', message: string) =>
+    stderr.write(context.json ? `${stringifyJson({ [kind]: { message } })}\n` : `petinv: ${message}\n`);
   const state: WatchScreenState = { view: [], marks: new Map(), envName, intervalMs };
   const screen = watchScreen(state, context);
 
@@ -133,8 +137,9 @@ export async function watchInventory(options: WatchOptions, context: CommandCont
     stdout.write(ENTER_SCREEN);
     screen.draw();
   } else if (stderr.isTTY === true)
-    stderr.write(
-      `petinv: watching ${envName} every ${intervalMs / 1000}s, waiting for the first answer; then a JSON line per change\n`,
+    tell(
+      'notice',
+      `watching ${envName} every ${intervalMs / 1000}s, waiting for the first answer; then a JSON line per change`,
     );
   try {
     while (!stop.signal.aborted) {
@@ -145,8 +150,9 @@ export async function watchInventory(options: WatchOptions, context: CommandCont
         if (!isTransient(error)) throw error;
         failures++;
         if (state.lost === undefined && tellStderr)
-          stderr.write(
-            `petinv: lost the connection to ${envName}: ${printable(error.message, 300)}; still trying\n`,
+          tell(
+            'warning',
+            `lost the connection to ${envName}: ${printable(error.message, 300)}; still trying`,
           );
         state.lost = printable(error.body.message, 120);
         if (mode === 'screen') screen.draw();
@@ -155,7 +161,7 @@ export async function watchInventory(options: WatchOptions, context: CommandCont
       }
       if (poll === undefined) break;
       if (state.lost !== undefined) {
-        if (tellStderr) stderr.write(`petinv: the connection to ${envName} is back\n`);
+        if (tellStderr) tell('notice', `the connection to ${envName} is back`);
         state.lost = undefined;
       }
       failures = 0;

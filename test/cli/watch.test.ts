@@ -211,6 +211,32 @@ describe('petinv list --watch when the service fails', () => {
     },
   );
 
+  it('with --json, says so in JSON lines on stderr', async () => {
+    failing = false;
+    status = 503;
+    quantity = 40;
+    const watch = startMain(['--json', '--retries', '0', 'list', '--watch', '--interval', '0.1'], {
+      env: { ...env, PETINV_BASE_URL: baseUrl },
+    });
+    const first = answered;
+    await until(() => answered > first, 'the first poll');
+    failing = true;
+    await watch.stderrLine('lost the connection');
+    failing = false;
+    quantity = 41;
+    await watch.stderrLine('is back');
+    expect(await stopWith(watch)).toBe(0);
+    const lines = watch
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines).toEqual([
+      { warning: { message: expect.stringMatching(/^lost the connection to .+; still trying$/) } },
+      { notice: { message: expect.stringMatching(/^the connection to .+ is back$/) } },
+    ]);
+  });
+
   it('ends with the exit code of a failure a retry cannot mend, the screen restored', async () => {
     failing = true;
     status = 401;
