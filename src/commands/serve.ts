@@ -171,7 +171,7 @@ function journalNotices(running: RunningServer, shownFile: string): [string, str
   if (torn)
     notices.push([
       'notice',
-      `the journal of ${shownFile} ended in a commit a crash cut short (${plural(torn.bytes, 'byte')}); never acknowledged, it was cut from the journal and kept in ${printable(torn.keptAt)}`,
+      `the journal of ${shownFile} ended in a commit a crash cut short (${plural(torn.bytes, 'byte')}); never acknowledged, it was cut from the journal and kept ${'keptAt' in torn ? `in ${printable(torn.keptAt)}` : `here, as the disk had no room for a file of it (base64): ${torn.base64}`}`,
     ]);
   if (foldedLegacyEntries !== undefined)
     notices.push([

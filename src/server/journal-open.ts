@@ -2,7 +2,7 @@ import { constants, fstatSync, lstatSync } from 'node:fs';
 import { serializeItems } from '../contract/json';
 import { comparePetIds, type InventoryItem } from '../contract/schemas';
 import { moveDurably } from '../files/atomic-write';
-import { describeFileSystemError, type FileSystem, JOURNAL_WRITE } from '../files/file-system';
+import { describeFileSystemError, type FileSystem, isOutOfSpace, JOURNAL_WRITE } from '../files/file-system';
 import type { JournalState } from './data-load';
 import { ServeError } from './errors';
 import { Journal } from './journal';
@@ -17,8 +17,11 @@ import { closeQuietly, createJournal, replaceSnapshot, syncDirectory, writeNewFi
 
 /** What a start did to the journal it found, for serve to tell. */
 export interface JournalReport {
-  /** A torn last commit (never acknowledged), cut from the journal: its length, and the file now holding it. */
-  torn?: { bytes: number; keptAt: string };
+  /**
+   * A torn last commit (never acknowledged), cut from the journal: its length, and the file now holding
+   * it; or, when the disk was too full for that file, its bytes (base64) for the start's notice to log.
+   */
+  torn?: { bytes: number; keptAt: string } | { bytes: number; base64: string };
   /** Updates of a previous version's journal, folded into a new snapshot (with its checksum). */
   foldedLegacyEntries?: number;
   /** --recover: where the damage was, where the damaged journal went, and what could not be replayed. */
@@ -88,7 +91,11 @@ function openExisting(
   return fd;
 }
 
-/** Keeps the torn last commit's bytes in a side file, durably, then cuts them from the journal. */
+/**
+ * Keeps the torn last commit's bytes in a side file, durably, then cuts them from the journal. A disk too
+ * full for the side file does not stop the start (a full disk after kill -9 must not): the commit was never
+ * acknowledged, and its bytes go to the start's notice, in the log, instead.
+ */
 async function cutTornCommit(
   files: FileSystem,
   journalPath: string,
@@ -96,25 +103,31 @@ async function cutTornCommit(
   bytes: Buffer,
   soundEnd: number,
   permissions: number,
-): Promise<string> {
+): Promise<NonNullable<JournalReport['torn']>> {
+  const torn = bytes.subarray(soundEnd);
+  let kept: NonNullable<JournalReport['torn']>;
   let keptAt = '';
   try {
     keptAt = asideName(journalPath, 'torn', exists);
-    await writeNewFile(files, keptAt, bytes.subarray(soundEnd), permissions);
+    await writeNewFile(files, keptAt, torn, permissions);
+    kept = { bytes: torn.length, keptAt };
   } catch (error) {
-    throw new ServeError(
-      `journal ${journalPath} ends in a commit a crash cut short (never acknowledged), which serve keeps in ${keptAt} before it cuts it, and that file could not be written: ${describeFileSystemError(error)}; every file was left as it is, so free some space (or fix the directory) and start again`,
-    );
+    if (!isOutOfSpace(error))
+      throw new ServeError(
+        `journal ${journalPath} ends in a commit a crash cut short (never acknowledged), which serve keeps in ${keptAt} before it cuts it, and that file could not be written: ${describeFileSystemError(error)}; every file was left as it is, so fix the directory and start again`,
+      );
+    kept = { bytes: torn.length, base64: torn.toString('base64') };
   }
   try {
     files.ftruncateSync(fd, soundEnd);
     await files.fsync(fd);
   } catch (error) {
+    const where = 'keptAt' in kept ? `it is kept in ${keptAt}` : 'the journal still holds it';
     throw new ServeError(
-      `cannot cut the torn last commit from journal ${journalPath}: ${describeFileSystemError(error)}; it is kept in ${keptAt}`,
+      `cannot cut the torn last commit from journal ${journalPath}: ${describeFileSystemError(error)}; ${where}`,
     );
   }
-  return keptAt;
+  return kept;
 }
 
 /**
@@ -137,8 +150,8 @@ export async function openJournal(
   if (state.format === 'checked' && damage?.kind !== 'damaged') {
     const fd = openExisting(files, journalPath, dataFile);
     try {
-      if (damage) {
-        const keptAt = await cutTornCommit(
+      if (damage)
+        report.torn = await cutTornCommit(
           files,
           journalPath,
           fd,
@@ -146,8 +159,6 @@ export async function openJournal(
           state.soundEnd,
           dataFile.permissions,
         );
-        report.torn = { bytes: state.length - state.soundEnd, keptAt };
-      }
       await syncDirectory(files, journalPath);
     } catch (error) {
       closeQuietly(files, fd);

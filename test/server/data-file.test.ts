@@ -152,7 +152,8 @@ describe('InventoryFile: snapshot plus journal', () => {
         seed()[1]?.quantity,
         seed()[2]?.quantity,
       ]);
-      const keptAt = reopened.journal.torn?.keptAt ?? '';
+      const { torn: kept } = reopened.journal;
+      const keptAt = kept && 'keptAt' in kept ? kept.keptAt : '';
       expect(reopened.journal.torn).toEqual({
         bytes: torn.length,
         keptAt: expect.stringMatching(/\.journal\.torn-\d{8}T\d{6}Z$/),
@@ -323,7 +324,8 @@ describe('InventoryFile: snapshot plus journal', () => {
     const reopened = await InventoryFile.open(path, seed);
     expect(reopened.items.map((item) => item.quantity)).toEqual([10, 20]);
     expect(reopened.journal.foldedLegacyEntries).toBe(2);
-    expect(readFileSync(reopened.journal.torn?.keptAt ?? '', 'utf8')).toMatch(/^\{"petId":1,"qua\0/);
+    const { torn } = reopened.journal;
+    expect(readFileSync(torn && 'keptAt' in torn ? torn.keptAt : '', 'utf8')).toMatch(/^\{"petId":1,"qua\0/);
     expect(readFileSync(path, 'utf8')).toMatch(
       /^\{"format":"petinv-inventory","version":2,"crc32":"[0-9a-f]{8}","items":\[\{"petId":1,"quantity":10,/,
     );

@@ -160,7 +160,31 @@ describe('the data file under faults', () => {
     expect((await reload(path)).get(5n)).toBe(55);
   });
 
-  it('refuses the start when a torn last commit cannot be kept aside (a full disk), and changes nothing', async () => {
+  it('starts on a full disk with a torn last commit: its bytes go to the notice, as no file of them can be written', async () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, 'inventory.json');
+    const { file, store } = await openStore(path, new FaultyFiles());
+    await store.setQuantity(1n, 11);
+    await file.close();
+    const torn = '2 0badf00d [{"petId":2,"quan';
+    const sound = readFileSync(`${path}.journal`);
+    appendFileSync(`${path}.journal`, torn);
+    const names = readdirSync(directory).sort();
+    const files = new FaultyFiles();
+    files.spaceLeft = 5;
+    const reopened = await InventoryFile.open(path, seed, { files });
+    // Never acknowledged, so nothing is lost; the evidence is in the report the start logs.
+    expect(reopened.journal.torn).toEqual({
+      bytes: torn.length,
+      base64: Buffer.from(torn).toString('base64'),
+    });
+    expect(reopened.items.find((item) => item.petId === 1n)?.quantity).toBe(11);
+    expect(readFileSync(`${path}.journal`)).toEqual(sound);
+    expect(readdirSync(directory).sort()).toEqual(names);
+    await reopened.file.close();
+  });
+
+  it('refuses the start when a torn last commit cannot be kept aside for another reason, and changes nothing', async () => {
     const directory = temporaryDirectory();
     const path = join(directory, 'inventory.json');
     const { file, store } = await openStore(path, new FaultyFiles());
@@ -170,13 +194,15 @@ describe('the data file under faults', () => {
     const journal = readFileSync(`${path}.journal`);
     const names = readdirSync(directory).sort();
     const files = new FaultyFiles();
-    files.spaceLeft = 5;
+    // The side file's sync fails: an input/output error, not a full disk.
+    files.failSync = (synced) =>
+      synced.includes('.journal.torn-') || synced.endsWith('.tmp') ? 'EIO' : undefined;
     await expect(InventoryFile.open(path, seed, { files })).rejects.toThrow(
-      /ends in a commit a crash cut short \(never acknowledged\), which serve keeps in .*\.journal\.torn-\d{8}T\d{6}Z before it cuts it, and that file could not be written: no space left on the device; every file was left as it is/,
+      /ends in a commit a crash cut short \(never acknowledged\), which serve keeps in .*\.journal\.torn-\d{8}T\d{6}Z before it cuts it, and that file could not be written: .*; every file was left as it is/,
     );
     expect(readFileSync(`${path}.journal`)).toEqual(journal);
     expect(readdirSync(directory).sort()).toEqual(names);
-    // With room again, the start keeps it aside and goes on.
+    // With the device sound again, the start keeps it aside and goes on.
     const reopened = await InventoryFile.open(path, seed);
     expect(reopened.journal.torn?.bytes).toBe('2 0badf00d [{"petId":2,"quan'.length);
     await reopened.file.close();
