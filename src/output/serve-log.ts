@@ -16,7 +16,7 @@ export function formatLogEntry(entry: RequestLogEntry): string {
     return `refused ${entry.count} new connection(s): ${entry.limit} open, the --max-connections limit`;
   }
   const request = printable(`${entry.method} ${entry.path}`);
-  if ('fault' in entry) return `${request} unexpected fault: ${printable(entry.fault)}`;
+  if ('fault' in entry) return `${request} failed: ${printable(entry.fault)}`;
   if ('aborted' in entry) return `${request} aborted by the client after ${entry.ms}ms`;
   return `${request} ${entry.status} ${entry.ms}ms`;
 }
