@@ -3,9 +3,9 @@
 // install, on a petinv that does not run, or on a man page npm did not link. Too slow for the test suite
 // (a build and a registry install), so it runs on its own, before a release.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'petinv-package-'));
@@ -31,6 +31,16 @@ try {
   ])
     if (!shipped.includes(expected)) problems.push(`the tarball lacks ${expected}`);
   for (const path of shipped) if (path.startsWith('dist/help/')) problems.push(`the tarball ships ${path}`);
+  // The pages shipped link to each other: an installed copy has every page a link names.
+  for (const page of shipped.filter((path) => path.endsWith('.md'))) {
+    const text = readFileSync(join(root, page), 'utf8');
+    for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/i.test(target)) continue;
+      const linked = posix.normalize(posix.join(posix.dirname(page), target));
+      if (!shipped.includes(linked) && !shipped.some((path) => path.startsWith(`${linked}/`)))
+        problems.push(`${page} links to ${target}, which the tarball lacks`);
+    }
+  }
 
   const prefix = join(work, 'prefix');
   const installed = npm(['install', '-g', '--prefix', prefix, join(work, filename)], {
