@@ -142,7 +142,7 @@ function parseConfigText(text: string, path: string): ConfigFile {
   if (!parsed.success)
     // The issues name the fields they are about, and a field name is text from the file: one clean line.
     throw configError(
-      `config file ${path} is invalid: ${printable(describeIssues(parsed.error), 300)}; fix or delete it`,
+      `config file ${path} is invalid: ${printable(describeIssues(parsed.error, [], 'the file'), 300)}; fix or delete it`,
     );
   return parsed.data;
 }

@@ -132,7 +132,7 @@ export function parseHistory(text: string, damaged: (line: number, why: string) 
     }
     const parsed = HistoryLine.safeParse(raw);
     if (!parsed.success) {
-      damaged(index + 1, describeIssues(parsed.error));
+      damaged(index + 1, describeIssues(parsed.error, [], 'the line'));
       return;
     }
     const { changes, ...run } = parsed.data;

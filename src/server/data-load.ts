@@ -134,7 +134,7 @@ function parseSnapshot(path: string, bytes: Buffer): { items: InventoryItem[]; f
   const parsed = format === 'array' ? InventoryList.safeParse(raw) : Snapshot.safeParse(raw);
   if (!parsed.success) {
     throw new ServeError(
-      `data file ${path} does not hold an inventory: ${describeIssues(parsed.error)}; it was left as it is`,
+      `data file ${path} does not hold an inventory: ${describeIssues(parsed.error, [], 'the file')}; it was left as it is`,
     );
   }
   const items = Array.isArray(parsed.data) ? parsed.data : parsed.data.items;

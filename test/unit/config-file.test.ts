@@ -94,6 +94,14 @@ describe('a corrupt config file', () => {
     expect(error.message).toContain('environments.staging.baseUrl: must not hold a user name or password');
     expect(error.message).not.toContain('hunter2');
   });
+
+  it('names a field it does not know, at the top the file itself', async () => {
+    const { env, file } = configDir('{"foo":1}');
+    const error = await failure(() => readConfigFile(env));
+    expect(error.message).toBe(
+      `config file ${file} is invalid: the file: unknown field "foo"; fix or delete it`,
+    );
+  });
 });
 
 describe('environment names from the file', () => {
