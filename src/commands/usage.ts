@@ -30,8 +30,9 @@ export function usageHint(program: Command, args: readonly string[]): string {
     const sub = command.commands.find((candidate) =>
       [candidate.name(), ...candidate.aliases()].includes(word),
     );
-    // `petinv help NAME`: the help of the program is where to look.
-    if (sub === undefined || (command === program && sub.name() === 'help')) break;
+    if (sub === undefined) break;
+    // `petinv help NAME...`: the help of the deepest command NAME... names is where to look.
+    if (command === program && sub.name() === 'help') continue;
     path.push(sub.name());
     command = sub;
   }

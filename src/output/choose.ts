@@ -32,12 +32,18 @@ function shortOutputValue(word: string): string | undefined {
 
 /** Whether a command line asks for JSON (`--json`, `-o json`): its failures are then JSON too. */
 export function asksForJson(argv: readonly string[]): boolean {
-  return argv.some((arg, index) => {
-    if (arg === '--json' || arg === '--output=json') return true;
+  // The last -o or --output is the one in effect, as commander reads them; --json asks for JSON whatever.
+  let output: string | undefined;
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index] as string;
+    if (arg === '--') break;
+    if (arg === '--json') return true;
     const short = shortOutputValue(arg);
-    const value = short === '' || arg === '--output' ? argv[index + 1] : short;
-    return value === 'json';
-  });
+    if (arg.startsWith('--output=')) output = arg.slice('--output='.length);
+    else if (short === '' || arg === '--output') output = argv[++index];
+    else if (short !== undefined) output = short;
+  }
+  return output === 'json';
 }
 
 /** The output options every command that prints data shares (declared once in src/program/build.ts). */

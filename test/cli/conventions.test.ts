@@ -67,7 +67,7 @@ describe('typos a person can fix', () => {
       [['help', 'lst'], "petinv: unknown command 'lst' (Did you mean list?) (run petinv help)\n"],
       [
         ['help', 'env', 'remov'],
-        "petinv: unknown command 'remov' for 'env' (Did you mean remove?) (run petinv help)\n",
+        "petinv: unknown command 'remov' for 'env' (Did you mean remove?) (run petinv help env)\n",
       ],
     ] as const) {
       const result = await runMain(args, { env: configDir() });

@@ -103,6 +103,11 @@ describe('a failing --json run: one JSON line on stderr', () => {
       expect(result.code, output.join(' ')).toBe(2);
       expect(JSON.parse(result.stderr).error, output.join(' ')).toMatchObject({ code: 'usage', exitCode: 2 });
     }
+    // The last -o is the one in effect, as for the output itself.
+    const table = await runMain(['-o', 'json', '-o', 'table', 'get', 'x'], { env: served.env });
+    expect(table.stderr).toMatch(/^petinv: /);
+    const json = await runMain(['-o', 'table', '--output=json', 'get', 'x'], { env: served.env });
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'usage', exitCode: 2 });
   });
 
   it('a successful bulk run: its summary alone, one line', async () => {
