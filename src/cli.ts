@@ -57,6 +57,7 @@ function contextFor(io: CliIo, output: OutputWatch) {
       stdout: io.stdout,
       stderr: io.stderr,
       signals: io.signals,
+      quit: io.quit,
       json: flags.json === true || flags.output === 'json',
       color: wantsColor(io.env, io.stdout.isTTY === true, flags.color !== false),
       outputClosed: output.closed.signal,
@@ -225,5 +226,10 @@ export function processIo(): CliIo {
     stdout: process.stdout,
     stderr: process.stderr,
     signals: process,
+    quit(signal) {
+      process.kill(process.pid, signal);
+      // Not reached when the signal ends the process, as it does with no listener left for it.
+      process.exit(signal === 'SIGINT' ? ExitCode.interrupted : 128 + 15);
+    },
   };
 }

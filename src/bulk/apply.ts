@@ -1,5 +1,5 @@
 import type { InventoryClient } from '../client/client';
-import type { CommandContext } from '../output/context';
+import type { CommandContext, StopSignal } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { createProgress } from '../output/progress';
 import type { BulkEntries, BulkEntry } from './input';
@@ -15,6 +15,11 @@ export interface ApplyOptions {
   rows?: Exporter<BulkRow>;
   /** Told each result as it completes, before it is printed (the history keeps what was written). */
   onResult?: (result: BulkResult) => void;
+  /**
+   * At a second Ctrl-C, or at SIGTERM, petinv quits at once (context.quit), the updates in flight unanswered:
+   * this is awaited first, to record and say what was written so far.
+   */
+  onQuit?: (signal: StopSignal) => Promise<void>;
 }
 
 export interface AppliedBulk {
@@ -25,7 +30,8 @@ export interface AppliedBulk {
 /**
  * Sends every update of the plan, `concurrency` at a time, reporting each result as it completes (an
  * --ndjson line, or a failure on stderr) under a progress bar on a terminal. The first Ctrl-C stops
- * sending and lets the updates in flight finish; a second one ends petinv at once, as Ctrl-C does.
+ * sending and lets the updates in flight finish; a second one, or SIGTERM, ends petinv at once, as the
+ * signal does, once onQuit has recorded what was written.
  */
 export async function applyBulk(
   input: { entries: BulkEntries; unit: 'line' | 'item' },
@@ -39,13 +45,26 @@ export async function applyBulk(
   const progress = createProgress(streamed ? 0 : input.entries.length, context.stderr);
   const interrupt = new AbortController();
   let inFlight = 0;
+  let quitting = false;
+  const onQuit = (signal: NodeJS.Signals) => {
+    context.signals.off('SIGINT', onQuit);
+    context.signals.off('SIGTERM', onQuit);
+    if (quitting) return;
+    quitting = true;
+    interrupt.abort();
+    progress.finish();
+    const quit = () => context.quit?.(signal as StopSignal);
+    (options.onQuit?.(signal as StopSignal) ?? Promise.resolve()).then(quit, quit);
+  };
   const onInterrupt = () => {
     interrupt.abort();
     const waiting = inFlight > 0 ? `, waiting for the ${inFlight} in flight` : '';
     if (!context.json)
       progress.print(`petinv: interrupted: sending no more updates${waiting} (Ctrl-C again quits at once)\n`);
+    context.signals.once('SIGINT', onQuit);
   };
   context.signals.once('SIGINT', onInterrupt);
+  context.signals.once('SIGTERM', onQuit);
   const started = performance.now();
   try {
     const outcome = await runBulk(input.entries, {
@@ -77,5 +96,7 @@ export async function applyBulk(
   } finally {
     progress.finish();
     context.signals.off('SIGINT', onInterrupt);
+    context.signals.off('SIGINT', onQuit);
+    context.signals.off('SIGTERM', onQuit);
   }
 }

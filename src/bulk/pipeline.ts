@@ -100,6 +100,13 @@ export async function runPipeline(
 
   const changes: HistoryChange[] = [];
   const failedRows = { refused: [] as NotApplied[], maybeApplied: [] as NotApplied[] };
+  // A second Ctrl-C or SIGTERM quits before the run's end: what was written so far is recorded then.
+  let recorded = false;
+  const record = async () => {
+    if (recorded) return undefined;
+    recorded = true;
+    return options.history?.record({ env: envName, command: options.command, changes: [...changes] });
+  };
   const { outcome, seconds } = await applyBulk(
     { entries: plan.send, unit: input.unit },
     client,
@@ -117,11 +124,25 @@ export async function runPipeline(
         if (before !== result.item.quantity)
           changes.push({ petId: result.petId, before, after: result.item.quantity });
       },
+      onQuit: async (signal) => {
+        const written = changes.length;
+        const kept = await record();
+        const what =
+          written === 0
+            ? 'no pet was written'
+            : kept
+              ? `${plural(written, 'pet')} written so far ${written === 1 ? 'is' : 'are'} in the history (petinv undo takes ${written === 1 ? 'it' : 'them'} back)`
+              : `${plural(written, 'pet')} ${written === 1 ? 'was' : 'were'} written so far`;
+        const message = `quit at once (${signal}): ${what}; the updates in flight may have been applied or not, and the rest were not sent: ${options.again}`;
+        context.stderr.write(
+          context.json ? `${stringifyJson({ notice: { message } })}\n` : `petinv: ${message}\n`,
+        );
+      },
     },
     context,
   );
   // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
-  await options.history?.record({ env: envName, command: options.command, changes });
+  await record();
   reportBulk(
     outcome,
     input,

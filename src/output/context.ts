@@ -22,6 +22,12 @@ export interface CliIo {
   stdout: OutputStream;
   stderr: OutputStream;
   signals: SignalSource;
+  /**
+   * Ends the process at once as `signal` would have, no listener being left for it (the bin re-raises it);
+   * a test leaves it out. A bulk run calls it at a second Ctrl-C or at SIGTERM, once it has recorded what
+   * it wrote.
+   */
+  quit?: (signal: StopSignal) => void;
 }
 
 /** The process inputs every command receives from the CLI entry, decided once there. */

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,8 @@ import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
 let slow: Server;
 let env: NodeJS.ProcessEnv;
 let received = 0;
+/** How long each PATCH takes to be answered: 40 ms, longer where a test needs updates still in flight. */
+let answerAfterMs = 40;
 const configDir = temporaryDirectory();
 beforeAll(async () => {
   slow = createServer((req, res) => {
@@ -29,7 +31,7 @@ beforeAll(async () => {
       setTimeout(() => {
         res.writeHead(200, { 'Content-Type': 'application/json' });
         res.end(`{"petId":${petId},"quantity":${quantity},"status":"sold"}`);
-      }, 40);
+      }, answerAfterMs);
     });
   });
   await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
@@ -106,6 +108,7 @@ describe('Ctrl-C during a bulk run', () => {
     );
     // Listening for Ctrl-C ends with the run: a later one is the process's own again.
     expect(run.signals.listenerCount('SIGINT')).toBe(0);
+    expect(run.signals.listenerCount('SIGTERM')).toBe(0);
   });
 
   it('with --json: the summary says so, and the array holds the entries never sent', async () => {
@@ -157,5 +160,76 @@ describe('Ctrl-C during a bulk run', () => {
     expect(await exited).toBe(130);
     expect(stderr).toMatch(/petinv: stopped early, interrupted \(Ctrl-C\): updated \d+ of 60 pets in local/);
     expect(stderr).toMatch(/petinv: interrupted: \d+ updates of 60 never sent to local\n$/);
+  });
+
+  /**
+   * Starts `petinv set -` as a process with its own history, sends `signals` once a few updates went out,
+   * and returns how it ended, with the history's runs read back by `petinv history --json`.
+   */
+  async function stopProcess(signals: NodeJS.Signals[]) {
+    const stateHome = temporaryDirectory('petinv-state-');
+    const processEnv = { ...cleanEnv(), ...env, XDG_STATE_HOME: stateHome };
+    const child = spawn(
+      process.execPath,
+      [PETINV_BIN, 'set', '-', '--concurrency', '2', '--pipelining', '1'],
+      {
+        env: processEnv,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
+    const before = received;
+    child.stdin.end(input);
+    // Once a few updates were answered, the next ones are held, so that some are in flight at each signal.
+    const sent = (count: number) =>
+      new Promise<void>((resolve) => {
+        const look = setInterval(() => {
+          if (received - before < count) return;
+          clearInterval(look);
+          resolve();
+        }, 2);
+      });
+    await sent(6);
+    answerAfterMs = 3000;
+    await sent(8);
+    for (const signal of signals) {
+      child.kill(signal);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const end = await exited;
+    answerAfterMs = 40;
+    const history = spawnSync(process.execPath, [PETINV_BIN, 'history', '--json'], {
+      env: processEnv,
+      encoding: 'utf8',
+    });
+    rmSync(stateHome, { recursive: true, force: true });
+    const runs = JSON.parse(history.stdout) as Array<{ command: string; pets: number }>;
+    return { end, stderr, runs, sent: received - before };
+  }
+
+  it('a second Ctrl-C quits at once, and what was written is in the history, for undo', async () => {
+    const { end, stderr, runs } = await stopProcess(['SIGINT', 'SIGINT']);
+    expect(end).toEqual({ code: null, signal: 'SIGINT' });
+    const written = Number(
+      /petinv: quit at once \(SIG[A-Z]+\): (\d+) pets? written so far/.exec(stderr)?.[1],
+    );
+    expect(written).toBeGreaterThan(0);
+    expect(runs).toEqual([expect.objectContaining({ command: 'set -', pets: written })]);
+  });
+
+  it('SIGTERM quits at once too, and what was written is in the history', async () => {
+    const { end, stderr, runs } = await stopProcess(['SIGTERM']);
+    expect(end).toEqual({ code: null, signal: 'SIGTERM' });
+    const written = Number(
+      /petinv: quit at once \(SIG[A-Z]+\): (\d+) pets? written so far/.exec(stderr)?.[1],
+    );
+    expect(written).toBeGreaterThan(0);
+    expect(runs).toEqual([expect.objectContaining({ command: 'set -', pets: written })]);
   });
 });
