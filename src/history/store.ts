@@ -12,7 +12,7 @@ import { basename, join } from 'node:path';
 import * as z from 'zod/mini';
 import { describeIssues } from '../contract/issues';
 import { writeFileAtomicSync } from '../files/atomic-write';
-import { makeDirectories, randomHex } from '../files/file-system';
+import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { tryLock } from '../files/lock';
 import { printable } from '../printable';
 
@@ -184,7 +184,15 @@ export function openHistory(options: HistoryOptions): History {
 
   const readText = (): string | undefined => {
     try {
-      return readFileSync(file, 'utf8');
+      // Never through a symlink, and only a regular file: a FIFO would block the read (and a write run's
+      // record after its write) until a writer came, and a link to /dev/zero is read until memory runs out.
+      const descriptor = openSync(file, READ_NO_FOLLOW);
+      try {
+        if (!fstatSync(descriptor).isFile()) throw new Error('not a regular file');
+        return readFileSync(descriptor, 'utf8');
+      } finally {
+        closeSync(descriptor);
+      }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       options.warn(`cannot read ${where}: ${describe(error)}`);
@@ -244,11 +252,17 @@ export function openHistory(options: HistoryOptions): History {
         release = await lockHistory(`${file}.lock`);
         const descriptor = openSync(
           file,
-          constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+          constants.O_RDWR |
+            constants.O_APPEND |
+            constants.O_CREAT |
+            constants.O_NOFOLLOW |
+            constants.O_NONBLOCK,
           0o600,
         );
         let size: number;
         try {
+          // A FIFO or a device there would block, or swallow, the run's line: not a history.
+          if (!fstatSync(descriptor).isFile()) throw new Error('not a regular file');
           // A file made by hand, or by an older petinv, is made private too.
           fchmodSync(descriptor, 0o600);
           // A last line cut short (a full disk, a crash, an edit by hand) has no newline: this run starts a

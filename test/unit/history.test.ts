@@ -1,4 +1,5 @@
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -105,5 +106,26 @@ describe('the history of write runs', () => {
     expect(warnings).toEqual([
       expect.stringMatching(/^this run was not recorded in the history .*petinv undo will not know it$/),
     ]);
+  });
+
+  it('a history that is a FIFO or a link to a device is a warning: neither a read nor a write waits on it', async () => {
+    for (const plant of [
+      (file: string) => execFileSync('mkfifo', [file]),
+      (file: string) => symlinkSync('/dev/zero', file),
+    ]) {
+      const directory = temporaryDirectory();
+      const { history, warnings } = open(directory);
+      mkdirSync(join(directory, 'history'));
+      plant(history.file);
+      // A FIFO blocked these until a writer came, for ever; /dev/zero was read until memory ran out.
+      expect(history.read()).toEqual([]);
+      expect(
+        await history.record({ env: 'local', command: 'set', changes: [change(1n, 1, 2)] }),
+      ).toBeUndefined();
+      expect(warnings).toEqual([
+        expect.stringMatching(/^cannot read the history .*: (not a regular file|ELOOP)$/),
+        expect.stringMatching(/^this run was not recorded in the history .*petinv undo will not know it$/),
+      ]);
+    }
   });
 });
