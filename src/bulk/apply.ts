@@ -78,7 +78,8 @@ export async function applyBulk(
         }
       },
       onResult: (result) => {
-        progress.advance(result.ok);
+        // Quitting, the bar is cleared for the last words: answers still coming in do not draw it again.
+        if (!quitting) progress.advance(result.ok);
         options.onResult?.(result);
         if (ndjson) context.stdout.write(`${resultJson(result)}\n`);
         else {
