@@ -229,7 +229,7 @@ export function processIo(): CliIo {
     quit(signal) {
       process.kill(process.pid, signal);
       // Not reached when the signal ends the process, as it does with no listener left for it.
-      process.exit(signal === 'SIGINT' ? ExitCode.interrupted : 128 + 15);
+      process.exit(128 + { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 }[signal]);
     },
   };
 }

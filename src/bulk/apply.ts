@@ -16,11 +16,14 @@ export interface ApplyOptions {
   /** Told each result as it completes, before it is printed (the history keeps what was written). */
   onResult?: (result: BulkResult) => void;
   /**
-   * At a second Ctrl-C, or at SIGTERM, petinv quits at once (context.quit), the updates in flight unanswered:
+   * At a second Ctrl-C, or at SIGTERM or SIGHUP, petinv quits at once (context.quit), the updates in flight unanswered:
    * this is awaited first, to record and say what was written so far.
    */
   onQuit?: (signal: StopSignal) => Promise<void>;
 }
+
+/** The signals that end a bulk run at once: a second Ctrl-C, a stop, the terminal closed. */
+const QUIT_SIGNALS: readonly StopSignal[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export interface AppliedBulk {
   outcome: BulkOutcome;
@@ -30,8 +33,8 @@ export interface AppliedBulk {
 /**
  * Sends every update of the plan, `concurrency` at a time, reporting each result as it completes (an
  * --ndjson line, or a failure on stderr) under a progress bar on a terminal. The first Ctrl-C stops
- * sending and lets the updates in flight finish; a second one, or SIGTERM, ends petinv at once, as the
- * signal does, once onQuit has recorded what was written.
+ * sending and lets the updates in flight finish; a second one, SIGTERM or SIGHUP (the terminal closed) ends
+ * petinv at once, as the signal does, once onQuit has recorded what was written.
  */
 export async function applyBulk(
   input: { entries: BulkEntries; unit: 'line' | 'item' },
@@ -47,8 +50,7 @@ export async function applyBulk(
   let inFlight = 0;
   let quitting = false;
   const onQuit = (signal: NodeJS.Signals) => {
-    context.signals.off('SIGINT', onQuit);
-    context.signals.off('SIGTERM', onQuit);
+    for (const name of QUIT_SIGNALS) context.signals.off(name, onQuit);
     if (quitting) return;
     quitting = true;
     interrupt.abort();
@@ -65,6 +67,7 @@ export async function applyBulk(
   };
   context.signals.once('SIGINT', onInterrupt);
   context.signals.once('SIGTERM', onQuit);
+  context.signals.once('SIGHUP', onQuit);
   const started = performance.now();
   try {
     const outcome = await runBulk(input.entries, {
@@ -97,7 +100,6 @@ export async function applyBulk(
   } finally {
     progress.finish();
     context.signals.off('SIGINT', onInterrupt);
-    context.signals.off('SIGINT', onQuit);
-    context.signals.off('SIGTERM', onQuit);
+    for (const name of QUIT_SIGNALS) context.signals.off(name, onQuit);
   }
 }

@@ -4,8 +4,11 @@ export type InputStream = Readable & { isTTY?: boolean; setRawMode?: (raw: boole
 /** An output stream and its terminal facts, as Node's own tty.WriteStream carries them. */
 export type OutputStream = Writable & { isTTY?: boolean; columns?: number; hasColors?: () => boolean };
 
-/** The signals that stop `petinv serve`; the process itself is one, a test passes an EventEmitter. */
-export type StopSignal = 'SIGINT' | 'SIGTERM';
+/**
+ * The signals that stop `petinv serve` (SIGINT, SIGTERM) and make a bulk run quit (SIGHUP too: the terminal
+ * closed); the process itself is one source of them, a test passes an EventEmitter.
+ */
+export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGHUP';
 export interface SignalSource {
   on(signal: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown;
   once(signal: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown;

@@ -109,6 +109,7 @@ describe('Ctrl-C during a bulk run', () => {
     // Listening for Ctrl-C ends with the run: a later one is the process's own again.
     expect(run.signals.listenerCount('SIGINT')).toBe(0);
     expect(run.signals.listenerCount('SIGTERM')).toBe(0);
+    expect(run.signals.listenerCount('SIGHUP')).toBe(0);
   });
 
   it('with --json: the summary says so, and the array holds the entries never sent', async () => {
@@ -223,13 +224,16 @@ describe('Ctrl-C during a bulk run', () => {
     expect(runs).toEqual([expect.objectContaining({ command: 'set -', pets: written })]);
   });
 
-  it('SIGTERM quits at once too, and what was written is in the history', async () => {
-    const { end, stderr, runs } = await stopProcess(['SIGTERM']);
-    expect(end).toEqual({ code: null, signal: 'SIGTERM' });
-    const written = Number(
-      /petinv: quit at once \(SIG[A-Z]+\): (\d+) pets? written so far/.exec(stderr)?.[1],
-    );
-    expect(written).toBeGreaterThan(0);
-    expect(runs).toEqual([expect.objectContaining({ command: 'set -', pets: written })]);
-  });
+  it.each(['SIGTERM', 'SIGHUP'] as const)(
+    '%s quits at once too, and what was written is in the history',
+    async (signal) => {
+      const { end, stderr, runs } = await stopProcess([signal]);
+      expect(end).toEqual({ code: null, signal });
+      const written = Number(
+        /petinv: quit at once \(SIG[A-Z]+\): (\d+) pets? written so far/.exec(stderr)?.[1],
+      );
+      expect(written).toBeGreaterThan(0);
+      expect(runs).toEqual([expect.objectContaining({ command: 'set -', pets: written })]);
+    },
+  );
 });
