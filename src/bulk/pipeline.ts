@@ -99,13 +99,20 @@ export async function runPipeline(
   if (plan.send.length > 0) await options.confirm(options.question(plan.send.length));
 
   const changes: HistoryChange[] = [];
+  // Updates whose outcome is unknown: in the history too (an undo of one not applied finds it already
+  // right), but not counted as changed.
+  const maybeChanges: HistoryChange[] = [];
   const failedRows = { refused: [] as NotApplied[], maybeApplied: [] as NotApplied[] };
   // A second Ctrl-C or SIGTERM quits before the run's end: what was written so far is recorded then.
   let recorded = false;
   const record = async () => {
     if (recorded) return undefined;
     recorded = true;
-    return options.history?.record({ env: envName, command: options.command, changes: [...changes] });
+    return options.history?.record({
+      env: envName,
+      command: options.command,
+      changes: [...changes, ...maybeChanges],
+    });
   };
   const { outcome, seconds } = await applyBulk(
     { entries: plan.send, unit: input.unit },
@@ -115,12 +122,15 @@ export async function runPipeline(
       ndjson: options.ndjson,
       rows: options.rows,
       onResult: (result) => {
+        const before = current.get(result.petId)?.quantity ?? null;
         if (!result.ok) {
           const row = { input: result.line, petId: result.petId };
-          (maybeApplied(result.error) ? failedRows.maybeApplied : failedRows.refused).push(row);
+          const unknown = maybeApplied(result.error);
+          (unknown ? failedRows.maybeApplied : failedRows.refused).push(row);
+          if (unknown && before !== result.quantity)
+            maybeChanges.push({ petId: result.petId, before, after: result.quantity });
           return;
         }
-        const before = current.get(result.petId)?.quantity ?? null;
         if (before !== result.item.quantity)
           changes.push({ petId: result.petId, before, after: result.item.quantity });
       },

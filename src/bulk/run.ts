@@ -62,7 +62,12 @@ function answeredUnbelievably(error: PetinvError): boolean {
   return isSuccessStatus(status) && (code === 'invalid_response' || code === 'body_too_large');
 }
 
-/** A failed update that may have been applied all the same: sent whole and never answered, or answered unbelievably. */
+/**
+ * Whether a failed update may still have been applied: sent whole and never answered, or answered with a
+ * success that could not be taken for the item sent. The run counts these as unknown, the report names
+ * them apart from the rows not applied, and the history keeps them with the quantity sent, so that undo
+ * takes one back if it was applied.
+ */
 export const maybeApplied = (error: PetinvError): boolean =>
   error.body.code === 'outcome_unknown' || answeredUnbelievably(error);
 

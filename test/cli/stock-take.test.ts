@@ -428,3 +428,65 @@ describe('an undo whose write-backs were answered with a success that was not th
     }
   });
 });
+
+describe('a bulk write answered with a success that was not the item, which the service did apply', () => {
+  it('is in the history with the quantity sent, so undo takes it back too', async () => {
+    const { createServer } = await import('node:http');
+    const stock = new Map([
+      [1, 10],
+      [2, 20],
+    ]);
+    let hostile = true;
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        const answer = (text: string) => {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end(text);
+        };
+        if (request.method === 'GET')
+          return answer(
+            JSON.stringify([...stock].map(([petId, quantity]) => ({ petId, quantity, status: 'available' }))),
+          );
+        const petId = Number(request.url?.split('/').at(-1));
+        const { quantity } = JSON.parse(body) as { quantity: number };
+        stock.set(petId, quantity);
+        // Applied, and answered with something that is not the item.
+        if (hostile && petId === 2) return answer('hello');
+        answer(JSON.stringify({ petId, quantity, status: 'available' }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const own = {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        XDG_STATE_HOME: temporaryDirectory(),
+        PETINV_ENV: 'staging',
+        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        PETINV_API_KEY: 'maybe-applied-key',
+      };
+      const set = await runMain(['set', '-'], { env: own, input: '1 11\n2 21\n' });
+      expect(set.code).toBe(8);
+      expect(set.stderr).toContain('1 changed, 0 already right, 1 failed (1 with outcome unknown');
+      const history = await runMain(['history', '--json'], { env: own });
+      const [run] = JSON.parse(history.stdout) as { changes: unknown[] }[];
+      expect(run?.changes).toEqual([
+        { petId: 1, before: 10, after: 11 },
+        { petId: 2, before: 20, after: 21 },
+      ]);
+      hostile = false;
+      const undo = await runMain(['undo'], { env: own });
+      expect(undo.code, undo.stderr).toBe(0);
+      expect([...stock]).toEqual([
+        [1, 10],
+        [2, 20],
+      ]);
+    } finally {
+      server.close();
+    }
+  });
+});
