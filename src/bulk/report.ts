@@ -8,7 +8,7 @@ import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
 import type { BulkEntries } from './entries';
 import type { BulkEntry, BulkInput, BulkProblem } from './input';
-import { type BulkOutcome, type BulkResult, maybeApplied, UNREACHABLE_STREAK } from './run';
+import { type BulkOutcome, type BulkResult, FAILING_STREAK, maybeApplied, UNREACHABLE_STREAK } from './run';
 
 /** An item as JSON values, in the service's field order whatever order its object has. */
 const itemValue = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
@@ -176,6 +176,7 @@ const STOP_REASONS = {
   interrupted: 'interrupted (Ctrl-C)',
   refused: 'the service refused the API key',
   unreachable: `the service could not be reached ${UNREACHABLE_STREAK} times in a row`,
+  failing: `the service failed ${FAILING_STREAK} updates in a row`,
 } as const;
 
 /** How many lines of rows not applied a summary names; the rest are counted (--json names them all). */

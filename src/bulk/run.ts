@@ -9,13 +9,15 @@ export type BulkResult =
 
 /**
  * Why a run stopped before its last entry: the output closed, the service refused the key (every
- * further request would be refused too), or the service could not be reached several times in a row.
+ * further request would be refused too), the service could not be reached several times in a row, or it
+ * answered many updates in a row with a server error (5xx), each after its retries.
  */
 export type BulkStop =
   | { reason: 'output closed' }
   | { reason: 'interrupted' }
   | { reason: 'refused'; error: PetinvError }
-  | { reason: 'unreachable'; error: PetinvError };
+  | { reason: 'unreachable'; error: PetinvError }
+  | { reason: 'failing'; error: PetinvError };
 
 export interface BulkOutcome {
   updated: number;
@@ -39,6 +41,12 @@ export interface BulkOutcome {
 
 /** Consecutive network failures, each after its own retries, that end a run: the service is gone. */
 export const UNREACHABLE_STREAK = 3;
+/**
+ * Consecutive server errors (5xx), each after its own retries, that end a run: a service in maintenance or
+ * overloaded fails every update, and going on only prints a failure a line. More than UNREACHABLE_STREAK,
+ * since a 500 can be one pet's own.
+ */
+export const FAILING_STREAK = 10;
 
 export interface BulkRunOptions {
   concurrency: number;
@@ -89,11 +97,13 @@ export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Pr
   if (options.keepResults) outcome.results = [];
   let next = 0;
   let networkStreak = 0;
+  let failingStreak = 0;
 
   const record = (result: BulkResult) => {
     if (result.ok) {
       outcome.updated++;
       networkStreak = 0;
+      failingStreak = 0;
     } else {
       outcome.failed++;
       const { kind } = result.error;
@@ -106,9 +116,13 @@ export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Pr
       // An answer cut off on every attempt counts as one not had: a run of them stops the run too.
       const lost = kind === 'network' || code === 'broken_response' || code === 'outcome_unknown';
       networkStreak = lost ? networkStreak + 1 : 0;
+      const status = result.error.body.status;
+      failingStreak = kind === 'server' && status !== null && status >= 500 ? failingStreak + 1 : 0;
       if (!outcome.stop && kind === 'auth') outcome.stop = { reason: 'refused', error: result.error };
       if (!outcome.stop && networkStreak >= UNREACHABLE_STREAK)
         outcome.stop = { reason: 'unreachable', error: result.error };
+      if (!outcome.stop && failingStreak >= FAILING_STREAK)
+        outcome.stop = { reason: 'failing', error: result.error };
     }
     outcome.results?.push(result);
     onResult(result);

@@ -285,4 +285,41 @@ describe('a bulk run stops early when every request would fail', () => {
       /petinv: cannot reach http:\/\/127\.0\.0\.1:\d+\/v1\/inventory\/\d+ in local/,
     );
   });
+
+  it('a service that answers every update with a server error: stops after 10 in a row (exit 8), naming the rest', async () => {
+    let patches = 0;
+    const failing = createServer((req, res) => {
+      req.resume();
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end('[]');
+        return;
+      }
+      patches++;
+      res.writeHead(503, { 'Content-Type': 'application/json' });
+      res.end('{"code":"unavailable","message":"down for maintenance","status":503}');
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    const port = (failing.address() as { port: number }).port;
+    const result = await runMain(
+      ['--retries', '0', '--json', 'set', '-', '--concurrency', '1', '--pipelining', '1'],
+      {
+        env: {
+          PETINV_CONFIG_DIR: temporaryDirectory(),
+          PETINV_ENV: 'local',
+          PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+          PETINV_API_KEY: 'k',
+        },
+        input: lines(100),
+      },
+    );
+    failing.closeAllConnections();
+    failing.close();
+    expect(result.code).toBe(8);
+    expect(patches).toBe(10);
+    const { error, summary } = JSON.parse(result.stderr.trim().split('\n').at(-1) as string);
+    expect(error.message).toContain('down for maintenance');
+    expect(summary).toMatchObject({ updated: 0, failed: 10, notSent: 90, stopped: 'failing' });
+    expect(summary.notApplied).toHaveLength(100);
+  });
 });
