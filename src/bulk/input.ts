@@ -17,6 +17,7 @@ import { printable } from '../printable';
 import { type BulkEntries, type BulkEntry, type BulkProblem, EntryStore } from './entries';
 import {
   canonicalName,
+  closesOnText,
   type Delimiter,
   delimiterLine,
   findDelimiter,
@@ -372,6 +373,16 @@ export class BulkInputReader {
   private addRecord(lineNumber: number, text: string, header: SheetHeader) {
     if (text.trim() === '') return;
     this.refuseLateHeader(lineNumber, text, header);
+    // A cell over several lines whose closing quote text follows: the rows it took in would be read as a
+    // note, and never said. (On one line, such a cell is read leniently: it takes in no other row.)
+    if (text.includes('\n') && closesOnText(text, header.delimiter)) {
+      const last = lineNumber + text.split('\n').length - 1;
+      this.add(
+        lineNumber,
+        `a quoted cell runs on to line ${last}, where a quote closes it with text after it: is a quote missing, or one inside the cell not doubled ("")? The lines it ran over are not read`,
+      );
+      return;
+    }
     const cells = splitRecord(text, header.delimiter);
     if (!Array.isArray(cells)) {
       this.add(lineNumber, cells.problem);

@@ -103,6 +103,37 @@ export function quotesClosed(text: string, delimiter: Delimiter): boolean {
 }
 
 /**
+ * Whether a quoted cell is closed by a quote that text follows (`"a "b" c"`), which RFC 4180 does not allow:
+ * its quotes were not doubled, or one is missing. Read leniently, such a cell ends wherever the next quote
+ * happens to be, and a cell that spans lines takes in the rows between as text.
+ */
+export function closesOnText(text: string, delimiter: Delimiter): boolean {
+  if (delimiter === 'space' || !text.includes('"')) return false;
+  let quoted = false;
+  let cellStart = true;
+  for (let index = 0; index < text.length; index++) {
+    const character = text[index];
+    if (quoted) {
+      if (character !== '"') continue;
+      if (text[index + 1] === '"') {
+        index++;
+        continue;
+      }
+      quoted = false;
+      // What may follow a closing quote: the delimiter, the end of the line or record, or blanks before one.
+      const rest = /^[ \t]*/.exec(text.slice(index + 1))?.[0].length ?? 0;
+      const next = text[index + 1 + rest];
+      if (next !== undefined && next !== delimiter && next !== '\n' && next !== '\r') return true;
+    } else if (character === delimiter || character === '\n') cellStart = true;
+    else if (character === '"' && cellStart) {
+      quoted = true;
+      cellStart = false;
+    } else if (character !== ' ' && character !== '\t') cellStart = false;
+  }
+  return false;
+}
+
+/**
  * The first line of lines input, read as a header when it names a petId column, or when it holds only
  * names (a header petinv cannot use, refused): undefined when it is a row of data.
  */

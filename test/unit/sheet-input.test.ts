@@ -142,6 +142,22 @@ describe('a sheet: columns chosen by the header', () => {
     expect(result.problems).toEqual([{ line: 4, message: expect.stringContaining('never closed') }]);
   });
 
+  it('a quoted cell that takes in the rows below and closes on text is a bad row, not a silent note', () => {
+    // The note's quote on line 3 is never closed as RFC 4180 closes one: the quote before x on line 5 is
+    // followed by text. Read leniently, lines 4 and 5 (pets 3 and 4) became part of pet 2's note, unsaid.
+    const result = read('petId,quantity,notes\n1,81,ok\n2,82,"unclosed note\n3,83,fine\n4,84,"x"\n5,85,y\n');
+    expect(result.entries.map((entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
+      [2, 1n, 81],
+      [6, 5n, 85],
+    ]);
+    expect(result.problems).toEqual([{ line: 3, message: expect.stringContaining('runs on to line 5') }]);
+    // A note on several lines, closed as RFC 4180 closes it, is a note; so is a stray quote on one line.
+    expect(pairs('petId,quantity,notes\n1,5,"two\nlines"\n2,6,"x" y\n')).toEqual([
+      [1n, 5],
+      [2n, 6],
+    ]);
+  });
+
   it('refuses a header without a petId or a quantity column, naming what it found and needs', () => {
     for (const sheet of [
       'id,qty\n1,5\n',
