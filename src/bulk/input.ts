@@ -251,7 +251,17 @@ export class BulkInputReader {
     if (this.mode === 'json') return this.endJson();
     if (this.pendingBytes > 0 || this.overlong) this.endLine();
     if (this.record) {
-      this.problems.push({ line: this.record.line, message: 'a quote opened in this row is never closed' });
+      // The rows below it were read into its cell: say which, or they are missed unsaid.
+      const below = this.record.text.split('\n').length - 1;
+      const last = this.record.line + below;
+      const taken =
+        below === 0
+          ? ''
+          : `; line${below === 1 ? ` ${last}` : `s ${this.record.line + 1} to ${last}`} below it ${below === 1 ? 'was' : 'were'} read into its cell, not as rows`;
+      this.problems.push({
+        line: this.record.line,
+        message: `a quote opened in this row is never closed${taken}`,
+      });
       this.record = undefined;
     }
     this.entries.removeDuplicates('line', this.problems);

@@ -139,7 +139,20 @@ describe('a sheet: columns chosen by the header', () => {
       [3, 2n, 6],
     ]);
     // A quote that opens a cell and never closes does take the rest: that is what it says.
-    expect(result.problems).toEqual([{ line: 4, message: expect.stringContaining('never closed') }]);
+    expect(result.problems).toEqual([
+      {
+        line: 4,
+        message:
+          'a quote opened in this row is never closed; line 5 below it was read into its cell, not as rows',
+      },
+    ]);
+    expect(read('petId,quantity\n1,"5\n2,6\n3,7\n').problems).toEqual([
+      {
+        line: 2,
+        message:
+          'a quote opened in this row is never closed; lines 3 to 4 below it were read into its cell, not as rows',
+      },
+    ]);
   });
 
   it('a quoted cell that takes in the rows below and closes on text is a bad row, not a silent note', () => {
