@@ -200,8 +200,20 @@ describe('Ctrl-C during a bulk run', () => {
     answerAfterMs = 3000;
     await sent(8);
     for (const signal of signals) {
+      const said = stderr.length;
       child.kill(signal);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // The next signal once petinv has said it took this one (two at once would arrive as one).
+      await new Promise<void>((resolve) => {
+        const look = setInterval(() => {
+          if (stderr.length === said) return;
+          clearInterval(look);
+          resolve();
+        }, 2);
+        exited.then(() => {
+          clearInterval(look);
+          resolve();
+        });
+      });
     }
     const end = await exited;
     answerAfterMs = 40;
