@@ -103,7 +103,7 @@ export async function runPipeline(
   // right), but not counted as changed.
   const maybeChanges: HistoryChange[] = [];
   const failedRows = { refused: [] as NotApplied[], maybeApplied: [] as NotApplied[] };
-  // A second Ctrl-C or SIGTERM quits before the run's end: what was written so far is recorded then.
+  // A second Ctrl-C, SIGTERM or SIGHUP quits before the run's end: what was written so far is recorded then.
   let recorded = false;
   const record = async () => {
     if (recorded) return undefined;

@@ -27,7 +27,7 @@ export interface CliIo {
   signals: SignalSource;
   /**
    * Ends the process at once as `signal` would have, no listener being left for it (the bin re-raises it);
-   * a test leaves it out. A bulk run calls it at a second Ctrl-C or at SIGTERM, once it has recorded what
+   * a test leaves it out. A bulk run calls it at a second Ctrl-C, SIGTERM or SIGHUP, once it has recorded what
    * it wrote.
    */
   quit?: (signal: StopSignal) => void;
