@@ -8,7 +8,14 @@ import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
 import type { BulkEntries } from './entries';
 import type { BulkEntry, BulkInput, BulkProblem } from './input';
-import { type BulkOutcome, type BulkResult, FAILING_STREAK, maybeApplied, UNREACHABLE_STREAK } from './run';
+import {
+  type BulkOutcome,
+  type BulkResult,
+  type BulkStop,
+  FAILING_STREAK,
+  maybeApplied,
+  UNREACHABLE_STREAK,
+} from './run';
 
 /** An item as JSON values, in the service's field order whatever order its object has. */
 const itemValue = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
@@ -179,6 +186,14 @@ const STOP_REASONS = {
   failing: `the service failed ${FAILING_STREAK} updates in a row`,
 } as const;
 
+/** Why a run stopped, in words. */
+function stopReason(stop: BulkStop): string {
+  // Not "could not be reached" when the last of the streak was reached and sent: its outcome is unknown.
+  if (stop.reason === 'unreachable' && stop.error.body.code === 'outcome_unknown')
+    return `the connection broke or no answer came ${UNREACHABLE_STREAK} times in a row`;
+  return STOP_REASONS[stop.reason];
+}
+
 /** How many lines of rows not applied a summary names; the rest are counted (--json names them all). */
 const NAMED_NOT_APPLIED = 20;
 
@@ -255,12 +270,7 @@ function writeSummary(
     mismatched > 0 && `${mismatched} answered with another quantity`,
     unknown > 0 && `${unknown} with outcome unknown, maybe applied`,
   ].filter(Boolean);
-  // Not "could not be reached" when the last of the streak was reached and sent: its outcome is unknown.
-  const why =
-    stop?.reason === 'unreachable' && stop.error.body.code === 'outcome_unknown'
-      ? `the connection broke or no answer came ${UNREACHABLE_STREAK} times in a row`
-      : stop && STOP_REASONS[stop.reason];
-  const stopped = stop ? `stopped early, ${why}: ` : '';
+  const stopped = stop ? `stopped early, ${stopReason(stop)}: ` : '';
   const unsent = stop ? `, ${notSent} not sent` : '';
   const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${changed} changed, ${alreadyRight} already right, ${failed} failed${among.length > 0 ? ` (${among.join(', ')})` : ''}, ${plural(conflicts, 'conflict')}, ${plural(skipped, input.unit)} skipped${unsent}`;
   const chalk = paint(context.color);
@@ -336,7 +346,7 @@ export function reportBulk(
     maybeApplied: [...failedRows.maybeApplied].sort(byInput),
   };
   // A closed output ends the run quietly; the CLI entry gives the exit status.
-  const failure = outputOpen ? failureOf(outcome, input, plan, envName, resend) : undefined;
+  const failure = outputOpen ? failureOf(outcome, input, plan, envName, resend, again) : undefined;
   // With --json a failing run's stderr is its one error line, the summary beside the error.
   if (context.json && failure)
     throw failure.withJson({ summary: summaryJson(outcome, input, plan, changed, unsettled) });
@@ -351,6 +361,8 @@ function failureOf(
   plan: PlannedRun,
   envName: string,
   resend: string,
+  /** How the rows a stopped run did not apply are applied: what to run again. */
+  again: string,
 ): PetinvError | undefined {
   const { stop, failed } = outcome;
   if (stop?.reason === 'interrupted')
@@ -360,7 +372,9 @@ function failureOf(
       { code: 'interrupted' },
     );
   if (stop?.reason === 'output closed') return undefined;
-  if (stop) return stop.error;
+  // A refused key is the run's failure as it is one pet's: every further request would meet it.
+  if (stop?.reason === 'refused') return stop.error;
+  if (stop) return stoppedRunError(stop, outcome, envName, again);
   // A service that kept another quantity than it was sent is worse than a refusal: its own exit status.
   if (outcome.mismatched > 0)
     return new PetinvError(
@@ -387,6 +401,27 @@ function failureOf(
     );
   if (plan.conflicts.length > 0) return conflictError(plan.conflicts, envName);
   return undefined;
+}
+
+/**
+ * A run stopped by a service that cannot be reached, or that fails every update: the run's own words (why,
+ * and what is left), not the last pet's. Any update of unknown outcome makes it the broken-response status
+ * (8, outcome_unknown), as for a finished run: a script must learn that something may have been written.
+ */
+function stoppedRunError(
+  stop: Extract<BulkStop, { reason: 'unreachable' | 'failing' }>,
+  outcome: BulkOutcome,
+  envName: string,
+  again: string,
+): PetinvError {
+  const { unknown, failed, notSent } = outcome;
+  const notApplied = failed - unknown + notSent;
+  const maybe = unknown > 0 ? ` and ${plural(unknown, 'update')} of unknown outcome (maybe applied)` : '';
+  const last = stop.error;
+  const message = `stopped early in ${envName}, ${stopReason(stop)}: ${plural(notApplied, 'update')} not applied${maybe}; ${again}. The last failure: ${last.message}`;
+  return unknown > 0
+    ? new PetinvError('server', message, { code: 'outcome_unknown', status: last.body.status })
+    : new PetinvError(last.kind, message, { code: last.body.code, status: last.body.status });
 }
 
 /** The conflicts a run that failed too kept, for its message: the failure's exit status wins. */

@@ -466,6 +466,10 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(result.stderr).toContain(
       'petinv: outcome unknown, maybe applied: line 1 (pet 1), line 2 (pet 2), line 3 (pet 3); apply the same input again to settle them (the quantities are absolute, so that is safe)\n',
     );
+    // The run ends with its own failure, not the third pet's.
+    expect(result.stderr).toContain(
+      'petinv: stopped early in staging, the connection broke or no answer came 3 times in a row: 17 updates not applied and 3 updates of unknown outcome (maybe applied); apply the same input again to send them (rows already right are skipped). The last failure: outcome unknown: PATCH /inventory/3 was sent',
+    );
     const json = await petinv(
       'break-closed',
       ['--json', '--retries', '0', 'set', '-', '--concurrency', '1', '--pipelining', '1'],
