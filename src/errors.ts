@@ -68,5 +68,17 @@ export class PetinvError extends Error {
   }
 }
 
+/** A write answered as done with another quantity than the one sent (exit 12), and the quantity answered. */
+export class MismatchError extends PetinvError {
+  constructor(
+    message: string,
+    /** What the service says the pet holds now: a claim, kept for the history (undo takes it back). */
+    readonly answered: number,
+    status: number,
+  ) {
+    super('mismatch', message, { code: 'mismatch', status });
+  }
+}
+
 export const usageError = (message: string) => new PetinvError('usage', message, { code: 'usage' });
 export const configError = (message: string) => new PetinvError('config', message, { code: 'config' });

@@ -1,4 +1,5 @@
 import type { InventoryClient } from '../client/client';
+import { maybeApplied, quantityLeftBy } from '../client/write-outcome';
 import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
@@ -21,7 +22,6 @@ import {
   reportBulk,
   skippedResult,
 } from './report';
-import { maybeApplied } from './run';
 
 /**
  * A bulk run, one pipeline: read the sheet, plan it against one read of the current inventory, confirm,
@@ -99,8 +99,8 @@ export async function runPipeline(
   if (plan.send.length > 0) await options.confirm(options.question(plan.send.length));
 
   const changes: HistoryChange[] = [];
-  // Updates whose outcome is unknown: in the history too (an undo of one not applied finds it already
-  // right), but not counted as changed.
+  // Updates whose outcome is unknown, or answered with another quantity: in the history too, with what
+  // they may have left (an undo of one not applied finds it already right), but not counted as changed.
   const maybeChanges: HistoryChange[] = [];
   const failedRows = { refused: [] as NotApplied[], maybeApplied: [] as NotApplied[] };
   // A second Ctrl-C, SIGTERM or SIGHUP quits before the run's end: what was written so far is recorded then.
@@ -125,10 +125,11 @@ export async function runPipeline(
         const before = current.get(result.petId)?.quantity ?? null;
         if (!result.ok) {
           const row = { input: result.line, petId: result.petId };
-          const unknown = maybeApplied(result.error);
-          (unknown ? failedRows.maybeApplied : failedRows.refused).push(row);
-          if (unknown && before !== result.quantity)
-            maybeChanges.push({ petId: result.petId, before, after: result.quantity });
+          (maybeApplied(result.error) ? failedRows.maybeApplied : failedRows.refused).push(row);
+          // Maybe applied, or answered with another quantity: kept with what it may have left.
+          const left = quantityLeftBy(result.error, result.quantity);
+          if (left !== undefined && before !== left)
+            maybeChanges.push({ petId: result.petId, before, after: left });
           return;
         }
         if (before !== result.item.quantity)

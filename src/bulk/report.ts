@@ -1,3 +1,4 @@
+import { maybeApplied } from '../client/write-outcome';
 import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
@@ -8,14 +9,7 @@ import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
 import type { BulkEntries } from './entries';
 import type { BulkEntry, BulkInput, BulkProblem } from './input';
-import {
-  type BulkOutcome,
-  type BulkResult,
-  type BulkStop,
-  FAILING_STREAK,
-  maybeApplied,
-  UNREACHABLE_STREAK,
-} from './run';
+import { type BulkOutcome, type BulkResult, type BulkStop, FAILING_STREAK, UNREACHABLE_STREAK } from './run';
 
 /** An item as JSON values, in the service's field order whatever order its object has. */
 const itemValue = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });

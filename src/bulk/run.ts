@@ -1,4 +1,4 @@
-import { isSuccessStatus } from '../client/transport';
+import { maybeApplied } from '../client/write-outcome';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import type { BulkEntries, BulkEntry } from './input';
@@ -58,26 +58,6 @@ export interface BulkRunOptions {
   interrupted?: AbortSignal;
   keepResults?: boolean;
 }
-
-/**
- * A failure whose update may still have been applied although an answer came: a success status with a
- * body that is not the item sent (not JSON, another pet) or too large to read, which the client reports as
- * invalid_response or body_too_large with the answer's status (src/client/client.ts, request.ts). Counted
- * as unknown with the updates sent and never answered.
- */
-function answeredUnbelievably(error: PetinvError): boolean {
-  const { code, status } = error.body;
-  return isSuccessStatus(status) && (code === 'invalid_response' || code === 'body_too_large');
-}
-
-/**
- * Whether a failed update may still have been applied: sent whole and never answered, or answered with a
- * success that could not be taken for the item sent. The run counts these as unknown, the report names
- * them apart from the rows not applied, and the history keeps them with the quantity sent, so that undo
- * takes one back if it was applied.
- */
-export const maybeApplied = (error: PetinvError): boolean =>
-  error.body.code === 'outcome_unknown' || answeredUnbelievably(error);
 
 /**
  * Applies every entry with at most `concurrency` updates in flight; a failure is recorded, not thrown,

@@ -1,4 +1,4 @@
-import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
+import { type ErrorKind, MismatchError, PetinvError, type ServiceErrorBody } from '../errors';
 import { headerText, printableWithout } from '../printable';
 import { shellWord } from '../suggest';
 import { formatBytes } from './defaults';
@@ -247,10 +247,10 @@ export class ClientErrors {
     /** The command that reads it back (`petinv get 42 --env staging`). */
     readBack: string,
   ): PetinvError {
-    return new PetinvError(
-      'mismatch',
+    return new MismatchError(
       `mismatch: ${subject} in ${this.context.where} was sent quantity ${sent}, but the service answered ${operation} (${status}) with quantity ${answered}; what it holds now is not known: read it back with ${readBack} before going on`,
-      { code: 'mismatch', status },
+      answered,
+      status,
     );
   }
 

@@ -1,3 +1,4 @@
+import { quantityLeftBy } from '../client/write-outcome';
 import type { InventoryItem } from '../contract/schemas';
 import { usageError } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
@@ -72,13 +73,23 @@ export async function runAdjust(
     flags.yes,
     context,
   );
-  const item = await client.updateInventory(petId, target);
-  if (item.quantity !== current.quantity)
-    await historyFor(baseUrl, context).record({
+  const command = `adjust ${petId} ${deltaText}`;
+  const record = (after: number) =>
+    historyFor(baseUrl, context).record({
       env: where,
-      command: `adjust ${petId} ${deltaText}`,
-      changes: [{ petId, before: current.quantity, after: item.quantity }],
+      command,
+      changes: [{ petId, before: current.quantity, after }],
     });
+  let item: InventoryItem;
+  try {
+    item = await client.updateInventory(petId, target);
+  } catch (error) {
+    // Maybe applied, or answered with another quantity: recorded with what it may have left, for undo.
+    const left = quantityLeftBy(error, target);
+    if (left !== undefined && left !== current.quantity) await record(left);
+    throw error;
+  }
+  if (item.quantity !== current.quantity) await record(item.quantity);
   if (context.stdout.isTTY && !output.explicit) {
     context.stdout.write(`${petId}: ${current.quantity} → ${item.quantity}\n`);
     return;

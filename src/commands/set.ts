@@ -2,6 +2,7 @@ import { runSheet } from '../bulk/pipeline';
 import { resultExporter } from '../bulk/report';
 import type { InventoryClient } from '../client/client';
 import { TransportError } from '../client/transport-error';
+import { quantityLeftBy } from '../client/write-outcome';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
 import { chooseOutput, type OutputChoice, refuseFieldsInJson } from '../output/choose';
@@ -65,7 +66,22 @@ export async function runSet(
     await confirmChange(envName, where, `Set pet ${petId} to ${quantity}`, flags.yes, context);
     // The quantity before, for the history (and undo): one read of the list, a 304 where the cache allows.
     const before = await readBefore(client, petId, where);
-    const item = await client.updateInventory(petId, quantity);
+    const command = `set ${petId} ${quantity}`;
+    let item: InventoryItem;
+    try {
+      item = await client.updateInventory(petId, quantity);
+    } catch (error) {
+      // A write that may have been applied, or was answered with another quantity, is recorded with what
+      // it may have left, so that undo takes it back; then it fails as it would have.
+      const left = quantityLeftBy(error, quantity);
+      if (left !== undefined && !(before instanceof PetinvError) && before !== left)
+        await historyFor(baseUrl, context).record({
+          env: where,
+          command,
+          changes: [{ petId, before: before ?? null, after: left }],
+        });
+      throw error;
+    }
     if (before instanceof PetinvError)
       historyWarning(
         context,
@@ -74,7 +90,7 @@ export async function runSet(
     else if (before !== item.quantity)
       await historyFor(baseUrl, context).record({
         env: where,
-        command: `set ${petId} ${quantity}`,
+        command,
         changes: [{ petId, before: before ?? null, after: item.quantity }],
       });
     writeItem(item, output, context, where);

@@ -229,6 +229,48 @@ describe('a PATCH answered with another quantity than sent is a mismatch (exit 1
   });
 });
 
+describe('a write that may have been applied, or was answered with another quantity, is in the history', () => {
+  /** Runs petinv with a history of its own, and returns what the history then holds for the scenario. */
+  async function withHistory(scenario: string, runs: [string[], string?][]) {
+    const env = {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      XDG_STATE_HOME: temporaryDirectory(),
+      PETINV_ENV: 'staging',
+      PETINV_BASE_URL: `${origin}/${scenario}/v1`,
+      PETINV_API_KEY: 'truth-test-key',
+    };
+    const codes: number[] = [];
+    for (const [args, input] of runs) codes.push((await runMain(args, { env, input })).code);
+    const history = JSON.parse((await runMain(['history', '--json'], { env })).stdout) as {
+      command: string;
+      changes: { petId: number; before: number | null; after: number }[];
+    }[];
+    return { codes, history: history.map(({ command, changes }) => ({ command, changes })) };
+  }
+
+  it('with what the service says it holds after a mismatch, so undo takes it back', async () => {
+    const { codes, history } = await withHistory('lying', [
+      [['set', '8', '5']],
+      [['adjust', '8', '2']],
+      [['set', '-'], '7 5\n8 6\n'],
+    ]);
+    expect(codes).toEqual([12, 12, 12]);
+    expect(history).toEqual(
+      expect.arrayContaining([
+        { command: 'set 8 5', changes: [{ petId: 8, before: 1, after: 6 }] },
+        { command: 'adjust 8 2', changes: [{ petId: 8, before: 1, after: 4 }] },
+      ]),
+    );
+    const bulk = history.find((run) => run.command.startsWith('set -') || run.command.includes('--file'));
+    expect(bulk?.changes).toEqual(
+      expect.arrayContaining([
+        { petId: 7, before: 1, after: 5 },
+        { petId: 8, before: 1, after: 7 },
+      ]),
+    );
+  });
+});
+
 describe('each petId is read from its own digits', () => {
   it.each([
     [['list'], '9007199254740993\tsold\t1\n'],

@@ -1,0 +1,37 @@
+import { MismatchError, PetinvError } from '../errors';
+import { isSuccessStatus } from './transport';
+
+/**
+ * What a failed write may have left behind, as the client can tell it (issue 21): a write sent whole with
+ * no answer, or answered with a success that cannot be believed, may have been applied; one answered with
+ * another quantity left what the service claims.
+ */
+
+/**
+ * A failure whose update may still have been applied although an answer came: a success status with a
+ * body that is not the item sent (not JSON, another pet) or too large to read, which the client reports as
+ * invalid_response or body_too_large with the answer's status (client.ts, request.ts).
+ */
+function answeredUnbelievably(error: PetinvError): boolean {
+  const { code, status } = error.body;
+  return isSuccessStatus(status) && (code === 'invalid_response' || code === 'body_too_large');
+}
+
+/**
+ * Whether a failed update may still have been applied: sent whole and never answered, or answered with a
+ * success that could not be taken for the item sent. A bulk run counts these as unknown and names them
+ * apart from the rows not applied.
+ */
+export const maybeApplied = (error: PetinvError): boolean =>
+  error.body.code === 'outcome_unknown' || answeredUnbelievably(error);
+
+/**
+ * The quantity a failed write of `sent` may have left on its pet, for the history (so that undo takes it
+ * back): the service's own claim when it answered with another quantity, the quantity sent when the
+ * outcome is unknown; undefined when the write was refused and left nothing.
+ */
+export function quantityLeftBy(error: unknown, sent: number): number | undefined {
+  if (error instanceof MismatchError) return error.answered;
+  if (error instanceof PetinvError && maybeApplied(error)) return sent;
+  return undefined;
+}
