@@ -205,7 +205,7 @@ function replayJournal(path: string, bytes: Buffer, items: InventoryItem[], reco
   const positions = new Map(items.map((item, position) => [item.petId, position]));
   const scan = scanJournal(bytes);
   if (scan.format === 'empty') return { format: 'empty', length: 0, soundEnd: 0, commits: 0, entries: 0 };
-  if (scan.format === 'lines') return replayJournalLines(path, bytes, items, positions);
+  if (scan.format === 'lines') return replayJournalLines(path, bytes, items, positions, recover);
   const { damage } = scan;
   if (damage?.kind === 'damaged' && !recover)
     throw new ServeError(
@@ -226,50 +226,84 @@ function replayJournal(path: string, bytes: Buffer, items: InventoryItem[], reco
   };
 }
 
-/** The previous version's journal, read as that version read it (it has no checksums to check). */
+/** A line of the previous version's journal as its change, or why it is not one. */
+function legacyChange(line: string): JournalChange | { invalid: string } {
+  try {
+    const parsed = JournalEntry.safeParse(parseInventoryJson(line));
+    if (!parsed.success) return { invalid: describeIssues(parsed.error, [], 'the line') };
+    return parsed.data;
+  } catch (error) {
+    return { invalid: (error as Error).message };
+  }
+}
+
+/**
+ * The previous version's journal, read as that version read it (it has no checksums to check). A line
+ * that is not a change, or bytes after a stretch of zeros that no crash leaves, refuse the start, unless
+ * `recover`: then the lines before it apply, and the rest is reported as not replayed.
+ */
 function replayJournalLines(
   path: string,
   bytes: Buffer,
   items: InventoryItem[],
   positions: Map<bigint, number>,
+  recover: boolean,
 ): JournalState {
   const { linesEnd, unfinishedBytes, strayBytesAt } = journalExtent(bytes);
-  if (strayBytesAt !== undefined)
-    throw new ServeError(
-      `journal ${path} holds bytes at offset ${strayBytesAt} after a stretch of zeros, which no write cut short by a crash leaves (was it shortened or written to while serve ran?); it was left as it is`,
-    );
   const complete = decodeText(bytes, linesEnd, 'journal', path);
   const lines = complete.split('\n');
   lines.pop();
-  lines.forEach((line, index) => {
-    const where = `journal ${path} line ${index + 1}`;
-    let entry: JournalChange;
-    try {
-      const parsed = JournalEntry.safeParse(parseInventoryJson(line));
-      if (!parsed.success) throw new Error(describeIssues(parsed.error));
-      entry = parsed.data;
-    } catch (error) {
-      throw new ServeError(`${where} is invalid (${(error as Error).message}); it was left as it is`);
+  let offset = 0;
+  let damage: JournalDamage | undefined;
+  let entries = 0;
+  for (const [index, line] of lines.entries()) {
+    const change = legacyChange(line);
+    if ('invalid' in change) {
+      const after = lines.slice(index + 1).filter((rest) => !('invalid' in legacyChange(rest))).length;
+      damage = {
+        kind: 'damaged',
+        offset,
+        reason: `line ${index + 1} is invalid (${change.invalid})`,
+        commitsAfter: after,
+        updatesAfter: after,
+      };
+      break;
     }
-    applyChanges([entry], items, positions, where);
-  });
+    applyChanges([change], items, positions, `journal ${path} line ${index + 1}`);
+    entries++;
+    offset += Buffer.byteLength(line) + 1;
+  }
+  if (!damage && strayBytesAt !== undefined)
+    damage = {
+      kind: 'damaged',
+      offset: linesEnd,
+      reason: `a stretch of zeros, then bytes at offset ${strayBytesAt}, which no write cut short by a crash leaves`,
+      commitsAfter: 0,
+      updatesAfter: 0,
+    };
+  if (damage && !recover)
+    throw new ServeError(
+      `journal ${path}, written by an earlier petinv, is damaged at byte offset ${damage.offset} (${damage.reason}); every file was left as it is. Keep a copy of it, then start with --recover to serve everything before the damage (the journal is moved aside, not removed)`,
+    );
   return {
     format: 'lines',
     length: bytes.length,
-    soundEnd: linesEnd,
-    commits: 0,
-    entries: lines.length,
-    ...(unfinishedBytes > 0
-      ? {
-          damage: {
-            kind: 'torn' as const,
-            offset: linesEnd,
-            reason: 'an incomplete line',
-            commitsAfter: 0,
-            updatesAfter: 0,
-          },
-        }
-      : {}),
+    soundEnd: damage ? damage.offset : linesEnd,
+    commits: entries,
+    entries,
+    ...(damage
+      ? { damage }
+      : unfinishedBytes > 0
+        ? {
+            damage: {
+              kind: 'torn' as const,
+              offset: linesEnd,
+              reason: 'an incomplete line',
+              commitsAfter: 0,
+              updatesAfter: 0,
+            },
+          }
+        : {}),
   };
 }
 

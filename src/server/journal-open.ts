@@ -170,7 +170,7 @@ export async function openJournal(
   }
 
   try {
-    if (state.format === 'lines') {
+    if (state.format === 'lines' && damage?.kind !== 'damaged') {
       // The previous version's journal has no checksums: its lines are folded into a snapshot that has
       // one, and a new journal takes its place. A torn last line is kept aside first, as in this format.
       if (damage) {
@@ -201,7 +201,7 @@ export async function openJournal(
   } catch (error) {
     if (error instanceof ServeError) throw error;
     const doing =
-      state.format === 'lines'
+      state.format === 'lines' && damage?.kind !== 'damaged'
         ? `fold journal ${journalPath}, written by an earlier petinv, into a new snapshot`
         : damage
           ? `recover from damaged journal ${journalPath}`

@@ -348,7 +348,7 @@ describe('InventoryFile: snapshot plus journal', () => {
         Buffer.alloc(100),
         Buffer.from('{"petId":2,"quantity":20}\n'),
       ]),
-      /holds bytes at offset 126 after a stretch of zeros, .*; it was left as it is/,
+      /written by an earlier petinv, is damaged at byte offset 26 \(a stretch of zeros, then bytes at offset 126, which no write cut short by a crash leaves\); every file was left as it is\. Keep a copy of it, then start with --recover/,
     ],
   ])(
     'refuses a journal of the previous version with %s and leaves it as it is',
@@ -361,6 +361,28 @@ describe('InventoryFile: snapshot plus journal', () => {
       expect(readFileSync(`${path}.journal`)).toEqual(Buffer.from(journal));
     },
   );
+
+  it('--recover over a damaged journal of the previous version: the lines before the damage, the journal moved aside', async () => {
+    const path = join(temporaryDirectory(), 'inventory.json');
+    const { file } = await openStore(path);
+    await file.close();
+    const journal = Buffer.from('{"petId":1,"quantity":10}\nnot json\n{"petId":2,"quantity":20}\n');
+    writeFileSync(`${path}.journal`, journal);
+    await expect(InventoryFile.open(path, seed)).rejects.toThrow(
+      /is damaged at byte offset 26 \(line 2 is invalid .*\); every file was left as it is\. Keep a copy of it, then start with --recover/,
+    );
+    const reopened = await InventoryFile.open(path, seed, { recover: true });
+    expect(reopened.items.map((item) => item.quantity)).toEqual([
+      10,
+      seed()[1]?.quantity,
+      seed()[2]?.quantity,
+    ]);
+    const { recovered } = reopened.journal;
+    expect(recovered).toMatchObject({ offset: 26, commitsReplayed: 1, commitsLost: 1, updatesLost: 1 });
+    expect(readFileSync(recovered?.keptAt ?? '')).toEqual(journal);
+    expect(readFileSync(`${path}.journal`)).toEqual(JOURNAL_HEADER);
+    await reopened.file.close();
+  });
 
   it('refuses a commit that names a pet the data file lacks', async () => {
     const path = join(temporaryDirectory(), 'inventory.json');
