@@ -28,7 +28,7 @@ const declareServeData = (program: Program) =>
       ),
     )
     .option('--data <file>', 'data file (default: in the user data dir)')
-    .option('--in-memory', 'write nothing; --data is a fixture')
+    .option('--in-memory', 'changes in memory only; --data is a fixture')
     .option(
       '--recover',
       'start from everything sound before damage in the journal, moving the damaged journal aside (never removed)',
