@@ -17,9 +17,10 @@ export interface ApplyOptions {
   onResult?: (result: BulkResult) => void;
   /**
    * At a second Ctrl-C, or at SIGTERM or SIGHUP, petinv quits at once (context.quit), the updates in flight unanswered:
-   * this is awaited first, to record and say what was written so far.
+   * this is awaited first, to record and say what was written so far. `unanswered` are the updates handed
+   * over and never answered, in input order: each may have been applied.
    */
-  onQuit?: (signal: StopSignal) => Promise<void>;
+  onQuit?: (signal: StopSignal, unanswered: readonly BulkEntry[]) => Promise<void>;
 }
 
 /** The signals that end a bulk run at once: a second Ctrl-C, a stop, the terminal closed. */
@@ -47,7 +48,8 @@ export async function applyBulk(
   const streamed = context.json || ndjson || rows !== undefined;
   const progress = createProgress(streamed ? 0 : input.entries.length, context.stderr);
   const interrupt = new AbortController();
-  let inFlight = 0;
+  // The updates handed over and not yet answered: at a quit, each may have been applied.
+  const inFlight = new Set<BulkEntry>();
   let quitting = false;
   const onQuit = (signal: NodeJS.Signals) => {
     for (const name of QUIT_SIGNALS) context.signals.off(name, onQuit);
@@ -56,11 +58,12 @@ export async function applyBulk(
     interrupt.abort();
     progress.finish();
     const quit = () => context.quit?.(signal as StopSignal);
-    (options.onQuit?.(signal as StopSignal) ?? Promise.resolve()).then(quit, quit);
+    const unanswered = [...inFlight].sort((a, b) => a.line - b.line);
+    (options.onQuit?.(signal as StopSignal, unanswered) ?? Promise.resolve()).then(quit, quit);
   };
   const onInterrupt = () => {
     interrupt.abort();
-    const waiting = inFlight > 0 ? `, waiting for the ${inFlight} in flight` : '';
+    const waiting = inFlight.size > 0 ? `, waiting for the ${inFlight.size} in flight` : '';
     if (!context.json)
       progress.print(`petinv: interrupted: sending no more updates${waiting} (Ctrl-C again quits at once)\n`);
     context.signals.once('SIGINT', onQuit);
@@ -73,11 +76,11 @@ export async function applyBulk(
     const outcome = await runBulk(input.entries, {
       concurrency,
       update: async (entry: BulkEntry) => {
-        inFlight++;
+        inFlight.add(entry);
         try {
           return await client.updateInventory(entry.petId, entry.quantity);
         } finally {
-          inFlight--;
+          inFlight.delete(entry);
         }
       },
       onResult: (result) => {

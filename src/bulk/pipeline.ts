@@ -135,8 +135,14 @@ export async function runPipeline(
         if (before !== result.item.quantity)
           changes.push({ petId: result.petId, before, after: result.item.quantity });
       },
-      onQuit: async (signal) => {
+      onQuit: async (signal, unanswered) => {
         const written = changes.length;
+        // Each update in flight may have been applied: kept with the quantity sent, as one of unknown outcome.
+        for (const entry of unanswered) {
+          const before = current.get(entry.petId)?.quantity ?? null;
+          if (before !== entry.quantity)
+            maybeChanges.push({ petId: entry.petId, before, after: entry.quantity });
+        }
         const kept = await record();
         const what =
           written === 0
@@ -144,7 +150,11 @@ export async function runPipeline(
             : kept
               ? `${plural(written, 'pet')} written so far ${written === 1 ? 'is' : 'are'} in the history (petinv undo takes ${written === 1 ? 'it' : 'them'} back)`
               : `${plural(written, 'pet')} ${written === 1 ? 'was' : 'were'} written so far`;
-        const message = `quit at once (${signal}): ${what}; the updates in flight may have been applied or not, and the rest were not sent: ${options.again}`;
+        const inFlight =
+          unanswered.length === 0
+            ? 'none was in flight'
+            : `the ${plural(unanswered.length, 'update')} in flight may have been applied or not${kept ? ` (in the history too, so petinv undo takes ${unanswered.length === 1 ? 'it' : 'them'} back if applied)` : ''}`;
+        const message = `quit at once (${signal}): ${what}; ${inFlight}, and the rest were not sent: ${options.again}`;
         context.stderr.write(
           context.json ? `${stringifyJson({ notice: { message } })}\n` : `petinv: ${message}\n`,
         );
