@@ -16,7 +16,8 @@ const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
 /**
  * Refusals of the request itself (its form, key, target, size or media type): the same request, sent
  * before and lost, would have been refused alike, so after a lost attempt they still mean "not applied".
- * Any other refusal (409 Conflict, 412, an unknown 4xx, a 5xx) may be about state the lost attempt changed.
+ * Any other refusal (409 Conflict, 412, an unknown 4xx, a 5xx) may be about state the lost attempt changed,
+ * and a redirect says nothing of what became of the lost attempt (it may have been applied before the move).
  */
 const REFUSES_THE_REQUEST_ITSELF = new Set([400, 401, 403, 404, 405, 406, 411, 413, 414, 415, 422, 431]);
 
@@ -259,6 +260,20 @@ export function createCall(settings: RequestSettings): Call {
       }
       if (RETRYABLE_STATUSES.has(response.status) && (await retry.waitToRetry(attempt, response))) continue;
       noticeDeprecation(operation, response);
+      // An earlier attempt may have been applied: unless this answer is a refusal that would have met it too
+      // (of the request itself), that is still not known, whatever else it says (a redirect, a 409, a 5xx).
+      if (
+        unknownOutcome &&
+        !isSuccessStatus(response.status) &&
+        !REFUSES_THE_REQUEST_ITSELF.has(response.status) &&
+        retry.lostAttempt()
+      )
+        throw errors.outcomeUnknown(
+          operation,
+          retry.lostAttempt() as TransportError,
+          ` (then answered ${response.status} to attempt ${attempt + 1})`,
+          unknownOutcome.advice(),
+        );
       if (response.status === 304 && ifNoneMatch === undefined)
         throw errors.contractError(
           operation,
@@ -271,14 +286,6 @@ export function createCall(settings: RequestSettings): Call {
       } else if (response.status >= 300 && response.status < 400)
         throw errors.redirected(operation, url, path, response);
       else if (!isSuccessStatus(response.status)) {
-        // An earlier attempt may have been applied: unless this refusal would have met it too, that is still not known.
-        if (unknownOutcome && !REFUSES_THE_REQUEST_ITSELF.has(response.status) && retry.lostAttempt())
-          throw errors.outcomeUnknown(
-            operation,
-            retry.lostAttempt() as TransportError,
-            ` (then answered ${response.status} to attempt ${attempt + 1})`,
-            unknownOutcome.advice(),
-          );
         throw await errors.failure(
           operation,
           response.status,

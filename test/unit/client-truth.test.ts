@@ -95,6 +95,15 @@ describe('updateInventory', () => {
     expect(error.message).toContain('(then answered 409 to attempt 2)');
   });
 
+  it('a lost attempt, then a redirect: the first may have been applied before the answers moved, so still unknown', async () => {
+    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+    nock(BASE).patch('/inventory/5').reply(307, '', { Location: 'http://elsewhere.example/v1/inventory/5' });
+    const error = await failure(makeClient().client.updateInventory(5n, 7));
+    expect(error.exitCode).toBe(8);
+    expect(error.body.code).toBe('outcome_unknown');
+    expect(error.message).toContain('(then answered 307 to attempt 2)');
+  });
+
   it('a lost attempt, then a refused key or no such pet: refused as the first would have been', async () => {
     for (const [status, exitCode] of [
       [401, 4],
