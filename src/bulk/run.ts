@@ -39,7 +39,7 @@ export interface BulkOutcome {
   results?: BulkResult[];
 }
 
-/** Consecutive network failures, each after its own retries, that end a run: the service is gone. */
+/** Consecutive network failures or timeouts, each after its own retries, that end a run: the service is gone. */
 export const UNREACHABLE_STREAK = 3;
 /**
  * Consecutive server errors (5xx), each after its own retries, that end a run: a service in maintenance or
@@ -93,8 +93,10 @@ export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Pr
         outcome.unknown++;
         if (code !== 'outcome_unknown') outcome.unbelieved++;
       }
-      // An answer cut off on every attempt counts as one not had: a run of them stops the run too.
-      const lost = kind === 'network' || code === 'broken_response' || code === 'outcome_unknown';
+      // An answer cut off on every attempt counts as one not had, and so does no answer in time (a request
+      // that never left, a host down whose connections time out): a run of them stops the run too.
+      const lost =
+        kind === 'network' || code === 'broken_response' || code === 'outcome_unknown' || code === 'timeout';
       networkStreak = lost ? networkStreak + 1 : 0;
       const status = result.error.body.status;
       failingStreak = kind === 'server' && status !== null && status >= 500 ? failingStreak + 1 : 0;
