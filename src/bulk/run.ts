@@ -10,7 +10,7 @@ export type BulkResult =
 /**
  * Why a run stopped before its last entry: the output closed, the service refused the key (every
  * further request would be refused too), the service could not be reached several times in a row, or it
- * answered many updates in a row with a server error (5xx), each after its retries.
+ * answered many updates in a row with a server error (5xx, 429, 408), each after its retries.
  */
 export type BulkStop =
   | { reason: 'output closed' }
@@ -42,8 +42,9 @@ export interface BulkOutcome {
 /** Consecutive network failures or timeouts, each after its own retries, that end a run: the service is gone. */
 export const UNREACHABLE_STREAK = 3;
 /**
- * Consecutive server errors (5xx), each after its own retries, that end a run: a service in maintenance or
- * overloaded fails every update, and going on only prints a failure a line. More than UNREACHABLE_STREAK,
+ * Consecutive server errors (5xx, and 429 or 408: overloaded, or past its own deadline), each after its own
+ * retries, that end a run: a service in maintenance or overloaded fails every update, and going on only
+ * prints a failure a line (and sends a rate-limited service every retry). More than UNREACHABLE_STREAK,
  * since a 500 can be one pet's own.
  */
 export const FAILING_STREAK = 10;
@@ -98,8 +99,12 @@ export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Pr
       const lost =
         kind === 'network' || code === 'broken_response' || code === 'outcome_unknown' || code === 'timeout';
       networkStreak = lost ? networkStreak + 1 : 0;
+      // A server error, or the service's own refusal for its load or its deadline (429, 408), as the
+      // client tells them from a refusal of the update itself.
       const status = result.error.body.status;
-      failingStreak = kind === 'server' && status !== null && status >= 500 ? failingStreak + 1 : 0;
+      const failing =
+        kind === 'server' && status !== null && (status >= 500 || status === 429 || status === 408);
+      failingStreak = failing ? failingStreak + 1 : 0;
       if (!outcome.stop && kind === 'auth') outcome.stop = { reason: 'refused', error: result.error };
       if (!outcome.stop && networkStreak >= UNREACHABLE_STREAK)
         outcome.stop = { reason: 'unreachable', error: result.error };

@@ -326,4 +326,44 @@ describe('a bulk run stops early when every request would fail', () => {
     expect(summary).toMatchObject({ updated: 0, failed: 10, notSent: 90, stopped: 'failing' });
     expect(summary.notApplied).toHaveLength(100);
   });
+
+  it.each([
+    [429, 'rate_limited'],
+    [408, 'request_timeout'],
+  ])(
+    'a service that answers every update %i (overloaded, as with a 503): stops after 10 in a row too',
+    async (status, code) => {
+      let patches = 0;
+      const refusing = createServer((req, res) => {
+        req.resume();
+        if (req.method === 'GET') {
+          res.writeHead(200, { 'Content-Type': 'application/json' });
+          res.end('[]');
+          return;
+        }
+        patches++;
+        res.writeHead(status, { 'Content-Type': 'application/json', 'Retry-After': '0' });
+        res.end(JSON.stringify({ code, message: 'slow down', status }));
+      });
+      await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+      const port = (refusing.address() as { port: number }).port;
+      const result = await runMain(
+        ['--retries', '0', '--json', 'set', '-', '--concurrency', '1', '--pipelining', '1'],
+        {
+          env: {
+            PETINV_CONFIG_DIR: temporaryDirectory(),
+            PETINV_ENV: 'local',
+            PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+            PETINV_API_KEY: 'k',
+          },
+          input: lines(100),
+        },
+      );
+      refusing.closeAllConnections();
+      refusing.close();
+      expect(patches).toBe(10);
+      const { summary } = JSON.parse(result.stderr.trim().split('\n').at(-1) as string);
+      expect(summary).toMatchObject({ updated: 0, failed: 10, notSent: 90, stopped: 'failing' });
+    },
+  );
 });
