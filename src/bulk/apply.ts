@@ -51,8 +51,14 @@ export async function applyBulk(
   // The updates handed over and not yet answered: at a quit, each may have been applied.
   const inFlight = new Set<BulkEntry>();
   let quitting = false;
+  let interrupted = false;
+  /** Every listener of the run's signals: one per signal for the whole run (see onSigint). */
+  const stopListening = () => {
+    context.signals.off('SIGINT', onSigint);
+    for (const name of QUIT_SIGNALS) if (name !== 'SIGINT') context.signals.off(name, onQuit);
+  };
   const onQuit = (signal: NodeJS.Signals) => {
-    for (const name of QUIT_SIGNALS) context.signals.off(name, onQuit);
+    stopListening();
     if (quitting) return;
     quitting = true;
     interrupt.abort();
@@ -61,16 +67,20 @@ export async function applyBulk(
     const unanswered = [...inFlight].sort((a, b) => a.line - b.line);
     (options.onQuit?.(signal as StopSignal, unanswered) ?? Promise.resolve()).then(quit, quit);
   };
-  const onInterrupt = () => {
+  // One SIGINT listener for both presses, never swapped: while a signal has no listener, Node gives it back
+  // its default action, so a second Ctrl-C arriving between a `once` listener's removal and the next one's
+  // registration ended petinv unrecorded.
+  const onSigint = (signal: NodeJS.Signals) => {
+    if (interrupted) return onQuit(signal);
+    interrupted = true;
     interrupt.abort();
     const waiting = inFlight.size > 0 ? `, waiting for the ${inFlight.size} in flight` : '';
     if (!context.json)
       progress.print(`petinv: interrupted: sending no more updates${waiting} (Ctrl-C again quits at once)\n`);
-    context.signals.once('SIGINT', onQuit);
   };
-  context.signals.once('SIGINT', onInterrupt);
-  context.signals.once('SIGTERM', onQuit);
-  context.signals.once('SIGHUP', onQuit);
+  context.signals.on('SIGINT', onSigint);
+  context.signals.on('SIGTERM', onQuit);
+  context.signals.on('SIGHUP', onQuit);
   const started = performance.now();
   try {
     const outcome = await runBulk(input.entries, {
@@ -102,7 +112,6 @@ export async function applyBulk(
     return { outcome, seconds: (performance.now() - started) / 1000 };
   } finally {
     progress.finish();
-    context.signals.off('SIGINT', onInterrupt);
-    for (const name of QUIT_SIGNALS) context.signals.off(name, onQuit);
+    stopListening();
   }
 }
