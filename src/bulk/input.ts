@@ -257,7 +257,7 @@ export class BulkInputReader {
       const taken =
         below === 0
           ? ''
-          : `; line${below === 1 ? ` ${last}` : `s ${this.record.line + 1} to ${last}`} below it ${below === 1 ? 'was' : 'were'} read into its cell, not as rows`;
+          : `; line${below === 1 ? ` ${last}` : `s ${this.record.line + 1} to ${last}`} below it ${below === 1 ? 'was' : 'were'} read into its cell, not as ${below === 1 ? 'a row' : 'rows'}`;
       this.problems.push({
         line: this.record.line,
         message: `a quote opened in this row is never closed${taken}`,

@@ -143,7 +143,7 @@ describe('a sheet: columns chosen by the header', () => {
       {
         line: 4,
         message:
-          'a quote opened in this row is never closed; line 5 below it was read into its cell, not as rows',
+          'a quote opened in this row is never closed; line 5 below it was read into its cell, not as a row',
       },
     ]);
     expect(read('petId,quantity\n1,"5\n2,6\n3,7\n').problems).toEqual([
