@@ -191,12 +191,14 @@ export async function completeWords(
       candidates: answer.candidates.map((candidate) => ({ ...candidate, value: prefix + candidate.value })),
     };
   }
-  // A short option's value written on it, alone or after others: `-oj`, `-voj`.
-  const grouped = onlyArguments || joined ? undefined : shortGroup(command, current);
+  // A short option's value written on it, alone or after others: `-oj`, `-voj`, `-vo=j` (commander hands
+  // -o `=j`, and its parser drops the =).
+  const grouped = onlyArguments || joinedOption ? undefined : shortGroup(command, current);
   if (grouped && grouped.value !== '') {
-    const answer = await optionValues(grouped.option, grouped.value, env);
+    const value = grouped.value.replace(/^=/, '');
+    const answer = await optionValues(grouped.option, value, env);
     if (answer.files) return answer;
-    const prefix = current.slice(0, current.length - grouped.value.length);
+    const prefix = current.slice(0, current.length - value.length);
     return {
       files: false,
       candidates: answer.candidates.map((candidate) => ({ ...candidate, value: prefix + candidate.value })),

@@ -121,6 +121,10 @@ describe('petinv __complete answers from the declarations', () => {
     // A value written on its short option: -ojson, as commander reads it.
     expect((await complete('-oj')).values).toEqual(['-ojson']);
     expect((await complete('list', '-voc')).values).toEqual(['-vocsv']);
+    // ... or after an = (-vo=json, as commander reads it): zsh and fish keep the word whole.
+    expect((await complete('-vo=j')).values).toEqual(['-vo=json']);
+    expect((await complete('list', '-ve=q')).values).toEqual(['-ve=qa-east']);
+    expect((await complete('-vo=json', 'l')).values).toEqual(['list', 'login', 'logout']);
     // An option that takes no value, or one with no fixed set, offers nothing after its =.
     expect((await complete('list', '--low=')).values).toEqual([]);
     expect((await complete('list', '--reverse=')).values).toEqual([]);
