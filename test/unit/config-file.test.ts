@@ -102,6 +102,20 @@ describe('a corrupt config file', () => {
       `config file ${file} is invalid: the file: unknown field "foo"; fix or delete it`,
     );
   });
+
+  it('says what is wrong with a hand-edited name or key, never zod\'s bare "Invalid input"', async () => {
+    for (const [content, problem] of [
+      [
+        '{"environments":{"qa east":{}}}',
+        'environments.qa east: is not an environment name: use letters, digits, - and _ (at most 40)',
+      ],
+      ['{"environments":{"staging":{"apiKey":""}}}', 'environments.staging.apiKey: must not be empty'],
+    ]) {
+      const { env, file } = configDir(content);
+      const error = await failure(() => readConfigFile(env));
+      expect(error.message).toBe(`config file ${file} is invalid: ${problem}; fix or delete it`);
+    }
+  });
 });
 
 describe('environment names from the file', () => {
