@@ -73,7 +73,8 @@ function decodeCommit(bytes: Buffer, start: number): JournalCommit | { invalid: 
   let changes: JournalChange[];
   try {
     const parsed = Changes.safeParse(parseInventoryJson(payload.toString('utf8')));
-    if (!parsed.success) return { invalid: `changes that are not valid (${describeIssues(parsed.error)})` };
+    if (!parsed.success)
+      return { invalid: `changes that are not valid (${describeIssues(parsed.error, [], 'the changes')})` };
     changes = parsed.data;
   } catch (error) {
     return { invalid: `changes that are not valid JSON (${(error as Error).message})` };

@@ -145,3 +145,15 @@ describe('the journal format', () => {
     });
   });
 });
+
+describe('a commit that holds no changes, in words', () => {
+  it('names the changes, not an HTTP body', async () => {
+    const { crc32 } = await import('node:zlib');
+    const payload = '{"petId":1,"quantity":2}';
+    const line = `1 ${crc32(payload, crc32('1 ')).toString(16).padStart(8, '0')} ${payload}\n`;
+    const scan = scanJournal(Buffer.concat([JOURNAL_HEADER, Buffer.from(line)]));
+    expect(scan).toMatchObject({
+      damage: { reason: 'commit 1: changes that are not valid (the changes: must be array)' },
+    });
+  });
+});
