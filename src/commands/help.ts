@@ -3,6 +3,7 @@ import { optionsTopic } from '../help/options';
 import { topicText } from '../help/render';
 import { findTopic, HELP_TOPIC_NAMES, OPTIONS_TOPIC } from '../help/topics';
 import type { CommandContext } from '../output/context';
+import { printable } from '../printable';
 import { unknownCommand } from './typos';
 
 /** `petinv help [NAME...]`: the program's help, a command's (`help env set-url`), or a help topic. */
@@ -14,6 +15,12 @@ export function runHelp(names: readonly string[], program: CommandUnknownOpts, c
     context.stdout.write(topicText(topic, width));
     return;
   }
+  const [first, extra] = names;
+  if (extra !== undefined && first !== undefined && (first === OPTIONS_TOPIC.name || findTopic(first)))
+    program.error(
+      `error: '${first}' is a help topic, with no '${printable(extra, 60)}' under it: petinv help ${first}`,
+      { code: 'commander.unknownCommand' },
+    );
   let command = program;
   for (const name of names) {
     const next = command.commands.find((sub) => sub.name() === name || sub.aliases().includes(name));

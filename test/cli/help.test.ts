@@ -147,6 +147,14 @@ describe('help', () => {
     const topic = await runMain(['help', 'exit-code']);
     expect(topic.code).toBe(2);
     expect(topic.stderr).toContain('(Did you mean exit-codes?)');
+    // A word after a topic is no command under it: never "unknown command 'rows' (Did you mean rows?)".
+    for (const name of ['rows', 'options']) {
+      const extra = await runMain(['help', name, 'fields']);
+      expect(extra.code).toBe(2);
+      expect(extra.stderr).toBe(
+        `petinv: '${name}' is a help topic, with no 'fields' under it: petinv help ${name} (run petinv help)\n`,
+      );
+    }
   });
 });
 
