@@ -4,11 +4,12 @@ import { configFilePath } from '../config/paths';
 import { findServeForLocal } from '../config/serve-records';
 import {
   BUILTIN_ENVIRONMENTS,
+  builtinBaseUrl,
   checkBaseUrl,
-  DEFAULT_BASE_URLS,
   environmentNameProblem,
   knownEnvironments,
   resolveSettings,
+  storedEnvironment,
 } from '../config/settings';
 import { PetinvError, usageError } from '../errors';
 import { chooseOutput } from '../output/choose';
@@ -101,7 +102,7 @@ export async function runEnvUse(name: string, context: CommandContext) {
   checkEnvName(name);
   // Checked on the file as read under the lock, so a concurrent `env remove` cannot slip in between.
   await updateConfigFile((config) => {
-    if (!(BUILTIN_ENVIRONMENTS as readonly string[]).includes(name) && !config.environments[name]) {
+    if (!(BUILTIN_ENVIRONMENTS as readonly string[]).includes(name) && !storedEnvironment(config, name)) {
       throw usageError(
         `unknown environment ${name}${didYouMean(name, knownEnvironments(config))}; add it first: petinv env set-url ${name} https://<host>/v1`,
       );
@@ -131,9 +132,9 @@ export async function runEnvSetUrl(
   checkEnvName(name);
   const baseUrl = checkBaseUrl(url, `petinv env set-url ${name}`, 'usage');
   const keyHome = (config: ConfigFile) => {
-    const stored = config.environments[name];
+    const stored = storedEnvironment(config, name);
     if (stored?.apiKey === undefined) return undefined;
-    const home = stored.baseUrl ?? DEFAULT_BASE_URLS[name];
+    const home = stored.baseUrl ?? builtinBaseUrl(name);
     return home === undefined || new URL(home).origin === new URL(baseUrl).origin
       ? undefined
       : new URL(home).origin;
@@ -154,7 +155,7 @@ export async function runEnvSetUrl(
         `nothing changed: a key for ${name} (at ${now}) was stored while petinv asked; run it again`,
         { code: 'aborted' },
       );
-    config.environments[name] = { ...config.environments[name], baseUrl };
+    config.environments[name] = { ...storedEnvironment(config, name), baseUrl };
   }, context.env);
   context.stderr.write(`petinv: ${name} is at ${baseUrl}\n`);
 }
@@ -198,7 +199,7 @@ async function confirmKeyMove(
 export async function runEnvRemove(name: string, context: CommandContext) {
   checkEnvName(name);
   await updateConfigFile((config) => {
-    if (!config.environments[name])
+    if (!storedEnvironment(config, name))
       throw usageError(
         `nothing stored for environment ${name}${didYouMean(name, Object.keys(config.environments))}`,
       );

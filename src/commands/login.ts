@@ -1,6 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { readConfigFile, updateConfigFile } from '../config/file';
-import { apiKeyProblem, knownEnvironments, MAX_API_KEY_LENGTH, maskKey } from '../config/settings';
+import {
+  apiKeyProblem,
+  knownEnvironments,
+  MAX_API_KEY_LENGTH,
+  maskKey,
+  storedEnvironment,
+} from '../config/settings';
 import { configError, PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
@@ -76,7 +82,7 @@ export async function runLogin(flags: LoginFlags, context: CommandContext) {
   const checked =
     flags.verify === false ? 'not checked (--no-verify)' : await verifyKey(flags, context, envName, trimmed);
   const path = await updateConfigFile((config) => {
-    config.environments[envName] = { ...config.environments[envName], apiKey: trimmed };
+    config.environments[envName] = { ...storedEnvironment(config, envName), apiKey: trimmed };
   }, context.env);
   context.stderr.write(
     `petinv: stored the API key ${maskKey(trimmed)} for ${envName} in ${path}; ${checked}\n`,

@@ -1,4 +1,5 @@
 import { updateConfigFile } from '../config/file';
+import { storedEnvironment } from '../config/settings';
 import type { CommandContext } from '../output/context';
 import { loadSettings } from './connect';
 import type { GlobalFlags } from './flags';
@@ -8,7 +9,7 @@ export async function runLogout(flags: GlobalFlags, context: CommandContext) {
   const envName = loadSettings(flags, context).env.value;
   let had = false;
   const path = await updateConfigFile((config) => {
-    const stored = config.environments[envName];
+    const stored = storedEnvironment(config, envName);
     had = stored?.apiKey !== undefined;
     if (stored) delete stored.apiKey;
   }, context.env);

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { readConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { findRunningServe } from '../config/serve-records';
-import { displayUrl, maskKey, type Resolved } from '../config/settings';
+import { displayUrl, maskKey, type Resolved, storedEnvironment } from '../config/settings';
 import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
@@ -96,7 +96,7 @@ export async function runStatus(flags: GlobalFlags, context: CommandContext) {
   const settings = loadSettings(flags, context);
   const envName = settings.env.value;
   const configFile = configFilePath(context.env);
-  const stored = readConfigFile(context.env).environments[envName]?.apiKey !== undefined;
+  const stored = storedEnvironment(readConfigFile(context.env), envName)?.apiKey !== undefined;
   const ignored = envName === 'local' ? findRunningServe(context.env).ignored : [];
   const { answer, failure } = await askService(flags, context);
 

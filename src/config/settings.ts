@@ -59,6 +59,17 @@ export interface StoredSettings {
   environments: Record<string, { baseUrl?: string; apiKey?: string }>;
 }
 
+/**
+ * What the config file stores for environment `name`, if anything: its own entry only, never a member
+ * every object has (`toString`, `constructor`), which `env use toString` took for a stored environment.
+ */
+export function storedEnvironment(
+  file: StoredSettings,
+  name: string,
+): StoredSettings['environments'][string] | undefined {
+  return Object.hasOwn(file.environments, name) ? file.environments[name] : undefined;
+}
+
 /** The environments a name may choose: the built-in ones and those in the config file. */
 export function knownEnvironments(file: StoredSettings): string[] {
   return [...new Set([...BUILTIN_ENVIRONMENTS, ...Object.keys(file.environments)])];
@@ -76,6 +87,10 @@ export function environmentNameProblem(name: string): string | undefined {
 
 /** Built-in base URLs: only `local` has one, `petinv serve`'s default address. */
 export const DEFAULT_BASE_URLS: Readonly<Record<string, string>> = { local: LOCAL_BASE_URL };
+
+/** The built-in URL of environment `name`, if it has one (never a member every object has, as `constructor`). */
+export const builtinBaseUrl = (name: string): string | undefined =>
+  Object.hasOwn(DEFAULT_BASE_URLS, name) ? DEFAULT_BASE_URLS[name] : undefined;
 
 /** The first candidate that is set, in order of precedence, with where it came from; else the fallback. */
 function pick<T>(
@@ -129,8 +144,8 @@ export function resolveSettings(
   options: ResolveOptions = {},
 ): Settings {
   const envName = resolveEnvironment(flags, env, file, configPath, options);
-  const stored = file.environments[envName.value];
-  const builtinUrl = DEFAULT_BASE_URLS[envName.value];
+  const stored = storedEnvironment(file, envName.value);
+  const builtinUrl = builtinBaseUrl(envName.value);
 
   const baseUrl = pick(
     [

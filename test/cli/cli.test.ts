@@ -461,6 +461,31 @@ describe('environments', () => {
     expect((await run(['env', 'remove', 'staging'])).code).toBe(0);
     expect(JSON.parse((await run(['config', '--json'])).stdout).env.value).toBe('production');
   });
+
+  it('a name every JavaScript object answers to (toString, constructor) is no stored environment', async () => {
+    const dir = temporaryDirectory();
+    const run = (args: string[]) => runMain(args, { env: { PETINV_CONFIG_DIR: dir } });
+    for (const name of ['toString', 'constructor', 'hasOwnProperty']) {
+      const use = await run(['env', 'use', name]);
+      expect(use.code, name).toBe(2);
+      expect(use.stderr).toMatch(new RegExp(`^petinv: unknown environment ${name}`));
+      const remove = await run(['env', 'remove', name]);
+      expect(remove.code, name).toBe(2);
+      expect(remove.stderr).toMatch(new RegExp(`^petinv: nothing stored for environment ${name}`));
+    }
+    // Nothing was chosen that every later command would refuse.
+    expect((await run(['env'])).code).toBe(0);
+    // One stored in the file, with a key and no URL: no built-in URL either (it crashed on Object's).
+    writeFileSync(join(dir, 'config.json'), '{"environments":{"constructor":{"apiKey":"k"}}}', {
+      mode: 0o600,
+    });
+    const config = await run(['--env', 'constructor', 'config', '--json']);
+    expect(config.stderr).toBe('');
+    expect(JSON.parse(config.stdout).baseUrl.value).toBeNull();
+    expect((await run(['--env', 'constructor', 'list'])).stderr).toMatch(
+      /^petinv: no base URL for constructor/,
+    );
+  });
 });
 
 // Help's structure: test/cli/help.test.ts.
