@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
+import { TransportError } from '../client/transport-error';
 import { readConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { findRunningServe } from '../config/serve-records';
 import { displayUrl, maskKey, type Resolved, storedEnvironment } from '../config/settings';
-import { type ErrorKind, PetinvError, type ServiceErrorBody } from '../errors';
+import { PetinvError, type ServiceErrorBody } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
@@ -77,10 +78,18 @@ function statusRows(report: StatusReport): SettingRow[] {
   ];
 }
 
-/** What a failed check says of the service: only a refusal of the key is about the key. */
-function failureVerdict(kind: ErrorKind | undefined): string {
-  if (kind === 'auth') return 'refuses this key';
-  if (kind === 'network') return 'cannot be reached';
+/**
+ * What a failed check says of the service: only a refusal of the key is about the key; a connection that
+ * broke once the request was sent reached the service (the error below says so too); a timeout is no answer.
+ */
+function failureVerdict(failure: PetinvError | undefined): string {
+  if (failure?.kind === 'auth') return 'refuses this key';
+  if (failure?.body.code === 'timeout') return 'does not answer in time';
+  if (failure?.kind === 'network') {
+    const { cause } = failure;
+    const reached = cause instanceof TransportError && !cause.unreachable && (cause.sent || cause.brokeOff);
+    return reached ? 'was reached, but the connection broke before an answer' : 'cannot be reached';
+  }
   return 'answers, but not with the inventory';
 }
 
@@ -133,7 +142,7 @@ export async function runStatus(flags: GlobalFlags, context: CommandContext) {
       : chalk.red(
           failure?.kind === 'config' || failure?.kind === 'usage'
             ? 'not asked: see the reason below'
-            : `${failureVerdict(failure?.kind)} (${answer.error.code}${answer.error.status ? `, HTTP ${answer.error.status}` : ''})`,
+            : `${failureVerdict(failure)} (${answer.error.code}${answer.error.status ? `, HTTP ${answer.error.status}` : ''})`,
         );
     context.stdout.write(
       row('env', `${report.env.value}${origin(report.env)}`) +

@@ -146,6 +146,31 @@ describe('petinv status', () => {
     expect(down.code).toBe(7);
     expect(down.stdout).toContain('service   cannot be reached (network)');
 
+    // Reached, then the connection broke, or no answer in time: neither "cannot be reached" nor "answers".
+    const hostile = createServer((request) => {
+      if (request.url?.includes('reset')) request.socket.destroy();
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    const at = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+    const ask = (path: string) =>
+      runMain(
+        ['--env', 'qa', 'status', '--retries', '0', '--timeout', '300', '--base-url', `${at}/${path}/v1`],
+        {
+          env: { ...env, PETINV_API_KEY: KEY },
+        },
+      );
+    const broke = await ask('reset');
+    const silent = await ask('hang');
+    hostile.closeAllConnections();
+    await new Promise((resolve) => hostile.close(resolve));
+    expect(broke.code).toBe(7);
+    expect(broke.stderr).toContain('the service was reached');
+    expect(broke.stdout).toContain(
+      'service   was reached, but the connection broke before an answer (network)',
+    );
+    expect(silent.code).toBe(8);
+    expect(silent.stdout).toContain('service   does not answer in time (timeout)');
+
     const unset = await runMain(['--env', 'staging', 'status'], { env });
     expect(unset.code).toBe(3);
     expect(unset.stdout).toContain('base URL  (none)');
