@@ -6,6 +6,7 @@ export const OUTPUT_FORMATS = ['table', 'tsv', 'csv', 'json', 'ndjson'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 export function parseOutputFormat(text: string, flag: string): OutputFormat {
+  if (text === '') throw usageError(`${flag} is empty: give it one of ${OUTPUT_FORMATS.join(', ')}`);
   if (!(OUTPUT_FORMATS as readonly string[]).includes(text))
     throw usageError(`${flag} ${text}: must be one of ${OUTPUT_FORMATS.join(', ')}`);
   return text as OutputFormat;

@@ -102,6 +102,11 @@ describe('option declarations', () => {
     expect(JSON.parse(written.stdout).env).toMatchObject({ value: 'staging', from: '--env' });
     // An = and nothing after it is an empty value, refused as --env "" is.
     expect((await runMain(['-e=', 'config'])).stderr).toMatch(/^petinv: --env is empty/);
+    // -o too: never "--output : must be one of".
+    for (const empty of [['-o='], ['-o', ''], ['--output=']])
+      expect((await runMain(['config', ...empty])).stderr, empty.join(' ')).toBe(
+        'petinv: --output is empty: give it one of table, tsv, csv, json, ndjson (run petinv help config)\n',
+      );
   });
 
   it('a bad value of a global option is refused by every command, also one that does not use it', async () => {
