@@ -330,6 +330,22 @@ function stopper(edge: HttpEdge, inventory: OpenedInventory): RunningServer['clo
     })());
 }
 
+/**
+ * A start refused after it cut a torn last commit from the journal (a port in use, say) never logs the
+ * notice that says where those bytes went: the refusal says it instead. When the disk had no room for the
+ * `.torn-` file, the refusal is the only place left that holds them.
+ */
+function withCutJournal(error: unknown, journal: JournalReport, dataFile: string | undefined): unknown {
+  const { torn } = journal;
+  if (!torn) return error;
+  const cut = `this start had already cut a torn last commit (never acknowledged, ${torn.bytes} bytes long) from the journal of ${dataFile}`;
+  const kept =
+    'keptAt' in torn
+      ? `it is kept in ${torn.keptAt}`
+      : `the disk had no room for a file of it, so here are its bytes (base64): ${torn.base64}`;
+  return new ServeError(`${(error as Error).message}; ${cut}: ${kept}`);
+}
+
 /** Starts the embedded inventory service; the library's server factory. */
 export async function startInventoryServer(options: ServeOptions): Promise<RunningServer> {
   const host = options.host ?? DEFAULT_SERVE_HOST;
@@ -348,7 +364,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
   } catch (error) {
     await inventory.file?.close();
     await inventory.unlock();
-    throw error;
+    throw withCutJournal(error, inventory.journal, dataFile);
   }
   const { port: boundPort } = edge.server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;

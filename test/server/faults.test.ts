@@ -1,4 +1,5 @@
 import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StorageError } from '../../src/files/file-system';
@@ -453,6 +454,34 @@ describe('petinv serve with a full disk', () => {
     const list = (await request(`${url}/inventory`, { headers: bearer('k') })).text;
     expect(list).toContain('{"petId":1,"quantity":11,');
     expect(list).not.toContain('{"petId":2,"quantity":22,');
+  });
+
+  it('a start refused for its port after cutting a torn last commit it had no room to keep names those bytes', async () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, 'inventory.json');
+    const { file, store } = await openStore(path, new FaultyFiles());
+    await store.setQuantity(1n, 11);
+    await file.close();
+    const torn = '2 0badf00d [{"petId":2,"quan';
+    appendFileSync(`${path}.journal`, torn);
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const { port } = busy.address() as AddressInfo;
+    const files = new FaultyFiles();
+    files.spaceLeft = 5;
+    try {
+      const refusal = await startInventoryServer({ port, apiKeys: ['k'], dataFile: path, files }).catch(
+        (error: unknown) => error,
+      );
+      // The start cut the bytes from the journal before the port refused it, and no notice is logged for a
+      // refused start: the refusal is the only place left that holds them.
+      expect(refusal).toBeInstanceOf(ServeError);
+      expect((refusal as ServeError).message).toMatch(/already in use/);
+      expect((refusal as ServeError).message).toContain(Buffer.from(torn).toString('base64'));
+      expect(readFileSync(`${path}.journal`, 'utf8')).not.toContain(torn);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
   });
 
   it('on a stop whose final snapshot fails, keeps the old snapshot and the journal, and says so', async () => {
