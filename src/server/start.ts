@@ -1,4 +1,4 @@
-import { closeSync, fchmodSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, fchmodSync, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -18,6 +18,7 @@ import type { DataFileFormat } from './data-format';
 import { createDataDirectory, readInventoryFile, resolveDataPath } from './data-load';
 import { ServeError } from './errors';
 import { createHttpEdge, type HttpEdge, type HttpEdgeOptions } from './http-server';
+import { JOURNAL_HEADER } from './journal-format';
 import type { JournalReport } from './journal-open';
 import { API_PREFIX } from './routes';
 import { InventoryStore, seedInventory } from './store';
@@ -130,6 +131,23 @@ export function isMountPoint(path: string): boolean {
   });
 }
 
+/**
+ * What a refusal of a single-file bind mount must add when a journal with commits lies beside the mount:
+ * one an earlier petinv kept there, serving through the mount. Every update it made since is there and
+ * nowhere else, and a serve on the data file's directory, as the refusal advises, never reads it.
+ */
+function journalBesideMount(dataFile: string): string {
+  const journal = `${dataFile}.journal`;
+  let size: number;
+  try {
+    size = lstatSync(journal).size;
+  } catch {
+    return '';
+  }
+  if (size <= JOURNAL_HEADER.length) return '';
+  return `. ${journal} beside the mount holds updates made through it that the data file lacks, and a serve on the file's directory never reads it: first serve a copy of the data file with that journal beside it (the two in one directory), and bind-mount what that serve writes`;
+}
+
 /** The lock file a start found (one a killed serve left, say), its bytes and mode; undefined when none. */
 function readLockFile(path: string): { bytes: Buffer; mode: number } | undefined {
   let fd: number;
@@ -235,7 +253,7 @@ async function openInventory(
     await unlock();
     putBackLockFile(lockPath, foundLock);
     throw new ServeError(
-      `data file ${dataFile} is a mount point of its own (a single-file bind mount): no snapshot can replace it (each is a new file renamed into place), and its journal would be kept beside the mount, not beside the file, where a serve on the file itself never sees it; bind-mount the data file's directory instead`,
+      `data file ${dataFile} is a mount point of its own (a single-file bind mount): no snapshot can replace it (each is a new file renamed into place), and its journal would be kept beside the mount, not beside the file, where a serve on the file itself never sees it; bind-mount the data file's directory instead${journalBesideMount(dataFile)}`,
     );
   }
   const warnings = lock.recordProblem

@@ -167,6 +167,35 @@ describe('a data file bind-mounted on its own', () => {
   );
 });
 
+describe('a data file bind-mounted on its own, with a journal beside the mount', () => {
+  it.skipIf(process.getuid?.() !== 0)(
+    'is refused naming that journal, which holds updates the file lacks (root only)',
+    async (context) => {
+      const data = join(temporaryDirectory(), 'inventory.json');
+      writeFileSync(data, '[{"petId":1,"quantity":3,"status":"sold"}]');
+      const target = join(temporaryDirectory(), 'mounted.json');
+      writeFileSync(target, '');
+      // Left by an earlier petinv that served through this mount: every update since is only here.
+      const journal = '1 00000000 [{"petId":1,"quantity":9}]\n';
+      writeFileSync(`${target}.journal`, `petinv-journal 2\n${journal}`);
+      try {
+        execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
+      } catch {
+        context.skip(); // No mounts in this container.
+      }
+      try {
+        const started = await secondStart(target);
+        expect(started.code).toBe(3);
+        expect(started.stderr).toContain(`data file ${target} is a mount point of its own`);
+        expect(started.stderr).toContain(`${target}.journal beside the mount holds updates`);
+        expect(readFileSync(`${target}.journal`, 'utf8')).toBe(`petinv-journal 2\n${journal}`);
+      } finally {
+        execFileSync('umount', ['-l', target], { stdio: 'ignore' });
+      }
+    },
+  );
+});
+
 describe('a data file no directory holds any more', () => {
   it.skipIf(process.getuid?.() !== 0)(
     'is refused through a single-file bind mount that still shows a file since replaced (root only)',
