@@ -121,30 +121,33 @@ describe('a second serve on the same data file by another name', () => {
     }
   });
 
-  it.skipIf(process.getuid?.() !== 0)('is refused through a bind mount of the file (root only)', async () => {
-    const data = join(temporaryDirectory(), 'inventory.json');
-    const first = await serve(data);
-    const target = join(temporaryDirectory(), 'mounted.json');
-    writeFileSync(target, '');
-    try {
-      execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
-    } catch {
-      return; // No mounts in this container: nothing to show.
-    }
-    try {
-      const second = await secondStart(target);
-      expect(second.code).toBe(3);
-      expect(second.stderr).toContain(`(pid ${first.child.pid})`);
-    } finally {
-      execFileSync('umount', ['-l', target], { stdio: 'ignore' });
-    }
-  });
+  it.skipIf(process.getuid?.() !== 0)(
+    'is refused through a bind mount of the file (root only)',
+    async (context) => {
+      const data = join(temporaryDirectory(), 'inventory.json');
+      const first = await serve(data);
+      const target = join(temporaryDirectory(), 'mounted.json');
+      writeFileSync(target, '');
+      try {
+        execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
+      } catch {
+        return context.skip(); // No mounts in this container: nothing to show.
+      }
+      try {
+        const second = await secondStart(target);
+        expect(second.code).toBe(3);
+        expect(second.stderr).toContain(`(pid ${first.child.pid})`);
+      } finally {
+        execFileSync('umount', ['-l', target], { stdio: 'ignore' });
+      }
+    },
+  );
 });
 
 describe('a data file bind-mounted on its own', () => {
   it.skipIf(process.getuid?.() !== 0)(
     'is refused, as no snapshot could replace it and its journal would lie beside the mount (root only)',
-    async () => {
+    async (context) => {
       const data = join(temporaryDirectory(), 'inventory.json');
       writeFileSync(data, '[{"petId":1,"quantity":3,"status":"sold"}]');
       const target = join(temporaryDirectory(), 'mounted.json');
@@ -152,7 +155,7 @@ describe('a data file bind-mounted on its own', () => {
       try {
         execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
       } catch {
-        return; // No mounts in this container: nothing to show.
+        return context.skip(); // No mounts in this container: nothing to show.
       }
       try {
         const started = await secondStart(target);
@@ -181,7 +184,7 @@ describe('a data file bind-mounted on its own, with a journal beside the mount',
       try {
         execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
       } catch {
-        context.skip(); // No mounts in this container.
+        return context.skip(); // No mounts in this container.
       }
       try {
         const started = await secondStart(target);
@@ -199,7 +202,7 @@ describe('a data file bind-mounted on its own, with a journal beside the mount',
 describe('a data file no directory holds any more', () => {
   it.skipIf(process.getuid?.() !== 0)(
     'is refused through a single-file bind mount that still shows a file since replaced (root only)',
-    async () => {
+    async (context) => {
       const data = join(temporaryDirectory(), 'inventory.json');
       const first = await serve(data);
       const target = join(temporaryDirectory(), 'mounted.json');
@@ -207,7 +210,7 @@ describe('a data file no directory holds any more', () => {
       try {
         execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
       } catch {
-        return; // No mounts in this container: nothing to show.
+        return context.skip(); // No mounts in this container: nothing to show.
       }
       try {
         await request(`${first.baseUrl}/inventory/3`, jsonBody(KEY, '{"quantity":41}'));
