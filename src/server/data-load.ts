@@ -159,8 +159,8 @@ function parseSnapshot(path: string, bytes: Buffer): { items: InventoryItem[]; f
   return { items, format };
 }
 
-const commitsText = (count: number) => `${count} complete commit${count === 1 ? '' : 's'}`;
-const updatesText = (count: number) => `${count} update${count === 1 ? '' : 's'}`;
+export const commitsText = (count: number) => `${count} complete commit${count === 1 ? '' : 's'}`;
+export const updatesText = (count: number) => `${count} update${count === 1 ? '' : 's'}`;
 
 /** The journal as a start found it: what was replayed, and what follows the sound part. */
 export interface JournalState {

@@ -15,7 +15,13 @@ import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
 import { InventoryFile } from './data-file';
 import type { DataFileFormat } from './data-format';
-import { createDataDirectory, readInventoryFile, resolveDataPath } from './data-load';
+import {
+  commitsText,
+  createDataDirectory,
+  readInventoryFile,
+  resolveDataPath,
+  updatesText,
+} from './data-load';
 import { ServeError } from './errors';
 import { createHttpEdge, type HttpEdge, type HttpEdgeOptions } from './http-server';
 import { JOURNAL_HEADER } from './journal-format';
@@ -349,19 +355,29 @@ function stopper(edge: HttpEdge, inventory: OpenedInventory): RunningServer['clo
 }
 
 /**
- * A start refused after it cut a torn last commit from the journal (a port in use, say) never logs the
- * notice that says where those bytes went: the refusal says it instead. When the disk had no room for the
- * `.torn-` file, the refusal is the only place left that holds them.
+ * A start refused after it changed the journal (a port in use, say) never logs the notices that say what
+ * it did: the refusal says it instead. A torn last commit cut on a disk with no room for its `.torn-` file
+ * is held nowhere else; a --recover's count of the commits it could not replay, nowhere at all, as the
+ * next start finds a sound journal and says nothing.
  */
-function withCutJournal(error: unknown, journal: JournalReport, dataFile: string | undefined): unknown {
-  const { torn } = journal;
-  if (!torn) return error;
-  const cut = `this start had already cut a torn last commit (never acknowledged, ${torn.bytes} bytes long) from the journal of ${dataFile}`;
-  const kept =
-    'keptAt' in torn
-      ? `it is kept in ${torn.keptAt}`
-      : `the disk had no room for a file of it, so here are its bytes (base64): ${torn.base64}`;
-  return new ServeError(`${(error as Error).message}; ${cut}: ${kept}`);
+function withJournalReport(error: unknown, journal: JournalReport, dataFile: string | undefined): unknown {
+  const { torn, recovered } = journal;
+  const done: string[] = [];
+  if (torn) {
+    const kept =
+      'keptAt' in torn
+        ? `it is kept in ${torn.keptAt}`
+        : `the disk had no room for a file of it, so here are its bytes (base64): ${torn.base64}`;
+    done.push(
+      `this start had already cut a torn last commit (never acknowledged, ${torn.bytes} bytes long) from the journal of ${dataFile}: ${kept}`,
+    );
+  }
+  if (recovered)
+    done.push(
+      `this start had already recovered from the journal of ${dataFile}, damaged at byte offset ${recovered.offset} (${recovered.reason}): ${commitsText(recovered.commitsLost)} (${updatesText(recovered.updatesLost)}) after the damage ${recovered.commitsLost === 1 ? 'was' : 'were'} not replayed, and the damaged journal was moved, byte for byte, to ${recovered.keptAt}`,
+    );
+  if (done.length === 0) return error;
+  return new ServeError([(error as Error).message, ...done].join('; '));
 }
 
 /** Starts the embedded inventory service; the library's server factory. */
@@ -382,7 +398,7 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
   } catch (error) {
     await inventory.file?.close();
     await inventory.unlock();
-    throw withCutJournal(error, inventory.journal, dataFile);
+    throw withJournalReport(error, inventory.journal, dataFile);
   }
   const { port: boundPort } = edge.server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;

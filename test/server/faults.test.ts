@@ -1,4 +1,4 @@
-import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -479,6 +479,43 @@ describe('petinv serve with a full disk', () => {
       expect((refusal as ServeError).message).toMatch(/already in use/);
       expect((refusal as ServeError).message).toContain(Buffer.from(torn).toString('base64'));
       expect(readFileSync(`${path}.journal`, 'utf8')).not.toContain(torn);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
+  });
+
+  it('a --recover start refused for its port names the commits it could not replay and where the journal went', async () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, 'inventory.json');
+    const { file, store } = await openStore(path, new FaultyFiles());
+    for (const [petId, quantity] of [
+      [1n, 11],
+      [2n, 22],
+      [3n, 33],
+    ] as const)
+      await store.setQuantity(petId, quantity);
+    await file.close();
+    // A changed digit in the second commit: the third, acknowledged, follows it.
+    const journal = readFileSync(`${path}.journal`, 'utf8');
+    writeFileSync(`${path}.journal`, journal.replace('"quantity":22', '"quantity":29'));
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const { port } = busy.address() as AddressInfo;
+    try {
+      const refusal = await startInventoryServer({
+        port,
+        apiKeys: ['k'],
+        dataFile: path,
+        recover: true,
+      }).catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(ServeError);
+      const { message } = refusal as ServeError;
+      expect(message).toMatch(/already in use/);
+      // The recovery was made (the next start finds a sound journal and says nothing): the refusal tells it.
+      const moved = readdirSync(directory).find((name) => name.includes('.journal.damaged-'));
+      expect(moved).toBeDefined();
+      expect(message).toContain('1 complete commit (1 update) after the damage was not replayed');
+      expect(message).toContain(join(directory, moved ?? ''));
     } finally {
       await new Promise((resolve) => busy.close(resolve));
     }
