@@ -1,4 +1,13 @@
-import { closeSync, fchmodSync, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  statSync,
+} from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -195,6 +204,24 @@ function putBackLockFile(path: string, found: { bytes: Buffer; mode: number } | 
   }
 }
 
+/**
+ * Why a data file that has other names (hard links) and no journal beside this one must not be served
+ * through it, or undefined. serve keeps its journal beside the name it was started with: through another
+ * name, a start after kill -9 would serve the snapshot without the updates that journal holds, and accept
+ * writes that go their own way. The name a serve wrote through has its journal; a copy made with a link (a
+ * backup) has none, and is refused until it is a copy of its own.
+ */
+function linkedElsewhere(dataFile: string): string | undefined {
+  let links: number;
+  try {
+    links = statSync(dataFile).nlink;
+  } catch {
+    return undefined; // Not there yet: a new data file.
+  }
+  if (links <= 1 || existsSync(`${dataFile}.journal`)) return undefined;
+  return `data file ${dataFile} has ${links - 1} other name${links === 2 ? '' : 's'} (hard links) and no journal beside this one: a serve started through another name keeps its journal beside that name, so this start would serve the data file without the updates that journal holds; start serve through the name it was started with, or make this one a copy of its own (cp, not ln)`;
+}
+
 /** The inventory a start opens: in memory, loaded read-only, or durable in a locked data file. */
 interface OpenedInventory {
   store: InventoryStore;
@@ -261,6 +288,12 @@ async function openInventory(
     throw new ServeError(
       `data file ${dataFile} is a mount point of its own (a single-file bind mount): no snapshot can replace it (each is a new file renamed into place), and its journal would be kept beside the mount, not beside the file, where a serve on the file itself never sees it; bind-mount the data file's directory instead${journalBesideMount(dataFile)}`,
     );
+  }
+  const otherName = linkedElsewhere(dataFile);
+  if (otherName) {
+    await unlock();
+    putBackLockFile(lockPath, foundLock);
+    throw new ServeError(otherName);
   }
   const warnings = lock.recordProblem
     ? [

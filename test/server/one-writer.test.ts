@@ -62,6 +62,26 @@ describe('a second serve on the same data file by another name', () => {
     expect(existsSync(`${link}.journal`)).toBe(false);
   });
 
+  it('after kill -9, a start through another name is refused: its journal holds what the snapshot lacks', async () => {
+    const data = join(temporaryDirectory(), 'inventory.json');
+    const first = await serve(data);
+    expect((await request(`${first.baseUrl}/inventory/3`, jsonBody(KEY, '{"quantity":777}'))).status).toBe(
+      200,
+    );
+    const link = join(temporaryDirectory(), 'hard.json');
+    linkSync(data, link);
+    await first.stop('SIGKILL');
+    const second = await secondStart(link);
+    expect(second.code).toBe(3);
+    expect(second.stderr).toContain(
+      `data file ${link} has 1 other name (hard links) and no journal beside this one`,
+    );
+    expect(existsSync(`${link}.journal`)).toBe(false);
+    // Through the name it was served by, the update is there.
+    const again = await serve(data);
+    expect(await quantityOfPet3(again)).toBe(777);
+  });
+
   it('follows the data file to each new snapshot, so a hard link to the new file is refused too', async () => {
     const data = join(temporaryDirectory(), 'inventory.json');
     const lock = await lockDataFile(data);
