@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, lstatSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
 import {
   CREATE_EXCLUSIVE,
   type FileSystem,
@@ -185,4 +185,60 @@ export function removeStaleLock(lockPath: string, options: LockOptions): void {
   }
   if (found && isStale(found, lockPath, { ...options, tornIsStale: true }))
     unlinkQuietly(options.files ?? nodeFileSystem, lockPath);
+}
+
+/** A lock file as a start found it (one a killed serve left, say): its bytes and mode. */
+export interface KeptLockFile {
+  bytes: Buffer;
+  mode: number;
+}
+
+/** The lock file at `lockPath` as it is now, for putBackLockFile; undefined when there is none. */
+export function keepLockFile(lockPath: string): KeptLockFile | undefined {
+  let fd: number;
+  try {
+    fd = openSync(lockPath, READ_NO_FOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stat = fstatSync(fd);
+    // A lock record is a few lines; anything else is not put back.
+    return stat.isFile() && stat.size <= 4096
+      ? { bytes: readFileSync(fd), mode: stat.mode & 0o777 }
+      : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Puts back the lock file a refused start found, as it found it: the start took it over (it was stale) and
+ * removed its own at the refusal, and a refused start leaves every file as it was (a damaged journal is
+ * evidence, and so is what named the serve that wrote it). Written whole under a private name and linked
+ * into place, as every lock is, so it is never found empty, and never over a lock taken meanwhile. Best
+ * effort: on a full disk, no lock file is put back, which no start minds.
+ */
+export function putBackLockFile(
+  lockPath: string,
+  kept: KeptLockFile | undefined,
+  files = nodeFileSystem,
+): void {
+  if (!kept) return;
+  const temporary = `${lockPath}.${randomHex(8)}.tmp`;
+  try {
+    const fd = files.openSync(temporary, CREATE_EXCLUSIVE, kept.mode);
+    try {
+      writeFully(files, fd, kept.bytes);
+    } finally {
+      files.closeSync(fd);
+    }
+    files.linkSync(temporary, lockPath);
+  } catch {
+    // Taken meanwhile by another start (EEXIST), or no room: that lock stands, or none does.
+  } finally {
+    unlinkQuietly(files, temporary);
+  }
 }

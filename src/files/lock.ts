@@ -2,7 +2,14 @@ import { type LockAttempt, type LockOptions, removeStaleLock, tryLock } from './
 import { claimIdentities, type IdentityOptions } from './lock-identity';
 import { LockHeldError } from './lock-record';
 
-export { type LockAttempt, type LockOptions, tryLock } from './lock-file';
+export {
+  type KeptLockFile,
+  keepLockFile,
+  type LockAttempt,
+  type LockOptions,
+  putBackLockFile,
+  tryLock,
+} from './lock-file';
 export {
   bootId,
   describeLockOwner,

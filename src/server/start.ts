@@ -1,26 +1,10 @@
-import {
-  closeSync,
-  existsSync,
-  fchmodSync,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readFileSync,
-  statSync,
-} from 'node:fs';
+import { existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { DEFAULT_BASE_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from '../contract/defaults';
-import {
-  CREATE_EXCLUSIVE,
-  describeFileSystemError,
-  type FileSystem,
-  nodeFileSystem,
-  READ_NO_FOLLOW,
-  writeFully,
-} from '../files/file-system';
-import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
+import { describeFileSystemError, type FileSystem } from '../files/file-system';
+import { acquireLock, type HeldLock, keepLockFile, LockHeldError, putBackLockFile } from '../files/lock';
 import { type AppOptions, createInventoryApp, type FaultOptions } from './app';
 import { InventoryFile } from './data-file';
 import type { DataFileFormat } from './data-format';
@@ -163,47 +147,6 @@ function journalBesideMount(dataFile: string): string {
   return `. ${journal} beside the mount holds updates made through it that the data file lacks, and a serve on the file's directory never reads it: first serve a copy of the data file with that journal beside it (the two in one directory), and bind-mount what that serve writes`;
 }
 
-/** The lock file a start found (one a killed serve left, say), its bytes and mode; undefined when none. */
-function readLockFile(path: string): { bytes: Buffer; mode: number } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, READ_NO_FOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
-    const stat = fstatSync(fd);
-    // A lock record is a few lines; anything else is not put back.
-    return stat.isFile() && stat.size <= 4096
-      ? { bytes: readFileSync(fd), mode: stat.mode & 0o777 }
-      : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * Puts back the lock file a refused start found, as it found it: the start took it over (it was stale) and
- * removed its own at the refusal, and a refused start leaves every file as it was (a damaged journal is
- * evidence, and so is what named the serve that wrote it). Never over a lock taken meanwhile; best effort.
- */
-function putBackLockFile(path: string, found: { bytes: Buffer; mode: number } | undefined): void {
-  if (!found) return;
-  try {
-    const fd = openSync(path, CREATE_EXCLUSIVE, found.mode);
-    try {
-      fchmodSync(fd, found.mode);
-      writeFully(nodeFileSystem, fd, found.bytes);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Taken meanwhile by another start, or the disk is full: that lock stands, or none does.
-  }
-}
-
 /**
  * Why a data file that has other names (hard links) and no journal beside this one must not be served
  * through it, or undefined. serve keeps its journal beside the name it was started with: through another
@@ -279,7 +222,7 @@ async function openInventory(
   }
   createDataDirectory(dataFile, options.files);
   const lockPath = `${dataFile}.lock`;
-  const foundLock = readLockFile(lockPath);
+  const foundLock = keepLockFile(lockPath);
   const lock = await lockDataFile(dataFile, options.files);
   const unlock = () => lock.release();
   if (isMountPoint(dataFile)) {
