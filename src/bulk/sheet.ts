@@ -79,37 +79,16 @@ export function splitRecord(text: string, delimiter: Delimiter): string[] | { pr
 }
 
 /**
- * Whether a record is complete: no quoted cell is still open at its end, so a line break inside quotes
- * continues the record on the next line. Only a quote that opens a cell opens quotes (RFC 4180); a quote
- * inside an unquoted cell (`12" shelf`) is text, and a stray one never swallows the rows below it.
+ * How a record's quotes read (RFC 4180): whether a quoted cell is still open at its end, so that a line
+ * break inside quotes continues the record on the next line; and whether a quoted cell was closed by a
+ * quote that text follows (`"a "b" c"`), which RFC 4180 does not allow (its quotes were not doubled, or one
+ * is missing; read leniently, such a cell ends wherever the next quote happens to be, and one that spans
+ * lines takes in the rows between as text). Only a quote that opens a cell opens quotes; a quote inside an
+ * unquoted cell (`12" shelf`) is text, and a stray one never swallows the rows below it.
  */
-export function quotesClosed(text: string, delimiter: Delimiter): boolean {
-  if (delimiter === 'space' || !text.includes('"')) return true;
+function readQuotes(text: string, delimiter: Delimiter): { open: boolean; closedOnText: boolean } {
   let quoted = false;
-  let cellStart = true;
-  for (let index = 0; index < text.length; index++) {
-    const character = text[index];
-    if (quoted) {
-      if (character !== '"') continue;
-      if (text[index + 1] === '"') index++;
-      else quoted = false;
-    } else if (character === delimiter || character === '\n') cellStart = true;
-    else if (character === '"' && cellStart) {
-      quoted = true;
-      cellStart = false;
-    } else if (character !== ' ' && character !== '\t') cellStart = false;
-  }
-  return !quoted;
-}
-
-/**
- * Whether a quoted cell is closed by a quote that text follows (`"a "b" c"`), which RFC 4180 does not allow:
- * its quotes were not doubled, or one is missing. Read leniently, such a cell ends wherever the next quote
- * happens to be, and a cell that spans lines takes in the rows between as text.
- */
-export function closesOnText(text: string, delimiter: Delimiter): boolean {
-  if (delimiter === 'space' || !text.includes('"')) return false;
-  let quoted = false;
+  let closedOnText = false;
   let cellStart = true;
   for (let index = 0; index < text.length; index++) {
     const character = text[index];
@@ -123,14 +102,26 @@ export function closesOnText(text: string, delimiter: Delimiter): boolean {
       // What may follow a closing quote: the delimiter, the end of the line or record, or blanks before one.
       const rest = /^[ \t]*/.exec(text.slice(index + 1))?.[0].length ?? 0;
       const next = text[index + 1 + rest];
-      if (next !== undefined && next !== delimiter && next !== '\n' && next !== '\r') return true;
+      if (next !== undefined && next !== delimiter && next !== '\n' && next !== '\r') closedOnText = true;
     } else if (character === delimiter || character === '\n') cellStart = true;
     else if (character === '"' && cellStart) {
       quoted = true;
       cellStart = false;
     } else if (character !== ' ' && character !== '\t') cellStart = false;
   }
-  return false;
+  return { open: quoted, closedOnText };
+}
+
+/** Whether a record is complete: no quoted cell is still open at its end (see readQuotes). */
+export function quotesClosed(text: string, delimiter: Delimiter): boolean {
+  if (delimiter === 'space' || !text.includes('"')) return true;
+  return !readQuotes(text, delimiter).open;
+}
+
+/** Whether a quoted cell is closed by a quote that text follows (see readQuotes). */
+export function closesOnText(text: string, delimiter: Delimiter): boolean {
+  if (delimiter === 'space' || !text.includes('"')) return false;
+  return readQuotes(text, delimiter).closedOnText;
 }
 
 /**
