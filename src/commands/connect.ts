@@ -39,11 +39,17 @@ export interface Connection {
   where: string;
 }
 
+/** Whether this command line or its environment gave the base URL (--base-url, PETINV_BASE_URL). */
+const urlGiven = (settings: Settings) =>
+  settings.baseUrl.source === 'flag' || settings.baseUrl.source === 'environment variable';
+
+/** Whether this command line or its environment named the environment (--env, PETINV_ENV). */
+const envGiven = (settings: Settings) =>
+  settings.env.source === 'flag' || settings.env.source === 'environment variable';
+
 /** See Connection.where. */
 export function describeTarget(settings: Settings, baseUrl: string): string {
-  const urlGiven = settings.baseUrl.source === 'flag' || settings.baseUrl.source === 'environment variable';
-  const envGiven = settings.env.source === 'flag' || settings.env.source === 'environment variable';
-  if (!urlGiven || envGiven) return settings.env.value;
+  if (!urlGiven(settings) || envGiven(settings)) return settings.env.value;
   const url = new URL(baseUrl);
   return `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
 }
@@ -54,11 +60,9 @@ export function describeTarget(settings: Settings, baseUrl: string): string {
  * without `--env`), as `where` is then host:port, which is no environment's name (issue 21).
  */
 export function targetWords(settings: Settings, baseUrl: string): string {
-  const urlGiven = settings.baseUrl.source === 'flag' || settings.baseUrl.source === 'environment variable';
-  const envGiven = settings.env.source === 'flag' || settings.env.source === 'environment variable';
   const words: string[] = [];
-  if (envGiven || !urlGiven) words.push(`--env ${settings.env.value}`);
-  if (settings.baseUrl.source === 'flag' || (urlGiven && !envGiven))
+  if (envGiven(settings) || !urlGiven(settings)) words.push(`--env ${settings.env.value}`);
+  if (settings.baseUrl.source === 'flag' || (urlGiven(settings) && !envGiven(settings)))
     words.push(`--base-url ${shellWord(baseUrl)}`);
   return words.join(' ');
 }
@@ -132,9 +136,6 @@ export function noBaseUrlError(envName: string, env: NodeJS.ProcessEnv, conseque
     `${missing}; petinv serve is running at ${serve.baseUrl}: use it with --env local, or petinv env use local; or set a URL: ${setOne}`,
   );
 }
-
-const urlGiven = (settings: Settings) =>
-  settings.baseUrl.source === 'flag' || settings.baseUrl.source === 'environment variable';
 
 /**
  * No key for the URL --base-url or PETINV_BASE_URL gave. A key `petinv login` stores goes only to its
