@@ -1,5 +1,6 @@
 import type { CommandUnknownOpts as Command, Option } from '@commander-js/extra-typings';
 import type { OutputStream } from '../output/context';
+import { readShortGroup } from '../short-options';
 
 /**
  * `petinv __complete WORD... CURRENT`: what the shell scripts of `petinv completion` ask on each TAB. It
@@ -120,13 +121,13 @@ function findOption(command: Command, word: string): Option | undefined {
  * the text after it in the word: its value, or '' when the value is the next word.
  */
 function shortGroup(command: Command, word: string): { option: Option; value: string } | undefined {
-  if (!/^-[^-]/.test(word)) return undefined;
-  for (let at = 1; at < word.length; at++) {
-    const option = findOption(command, `-${word[at]}`);
-    if (option === undefined) return undefined;
-    if (takesValue(option)) return { option, value: word.slice(at + 1) };
-  }
-  return undefined;
+  const { valued } =
+    readShortGroup(word, (flag) => {
+      const option = findOption(command, flag);
+      return option === undefined ? undefined : takesValue(option);
+    }) ?? {};
+  const option = valued && findOption(command, valued.flag);
+  return option ? { option, value: valued.rest } : undefined;
 }
 
 /** The options `command` offers that are not typed yet, then --help. */

@@ -1,4 +1,5 @@
 import type { CommandUnknownOpts as Command, Option } from '@commander-js/extra-typings';
+import { readShortGroup } from '../short-options';
 
 /**
  * Where a usage error sends its reader: `(run petinv help COMMAND)`, COMMAND being the command the words
@@ -15,16 +16,14 @@ export function usageHint(program: Command, args: readonly string[]): string {
     if (word.startsWith('-') && word.length > 1) {
       const option = optionNamed(command, word.split('=')[0] ?? word);
       if (option && (option.required || option.optional) && !word.includes('=')) index++;
-      else if (!option && !word.startsWith('--') && word.length > 2)
-        // Short options written together, as commander splits them: `-ve local` is -v -e local, and in
-        // `-velocal` the e takes the rest of the word.
-        for (let at = 1; at < word.length; at++) {
-          const short = optionNamed(command, `-${word[at]}`);
-          if (short && (short.required || short.optional)) {
-            if (at === word.length - 1) index++;
-            break;
-          }
-        }
+      else if (!option && !word.startsWith('--') && word.length > 2) {
+        // Short options written together: `-ve local` is -v -e local.
+        const group = readShortGroup(word, (flag) => {
+          const short = optionNamed(command, flag);
+          return short !== undefined && (short.required || short.optional);
+        });
+        if (group?.valued?.rest === '') index++;
+      }
       continue;
     }
     const sub = command.commands.find((candidate) =>

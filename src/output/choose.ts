@@ -1,4 +1,5 @@
 import { usageError } from '../errors';
+import { readShortGroup } from '../short-options';
 import type { CommandContext } from './context';
 
 /** What -o takes. This module stays light: src/program/build.ts loads it at every start for the parsers below. */
@@ -22,13 +23,9 @@ export function parseFields(text: string, flag: string): string[] {
 
 /** The value of -o in a word of short options (`-o`, `-ojson`, `-o=json`, `-vo`): '' for the next word's. */
 function shortOutputValue(word: string): string | undefined {
-  if (!/^-[^-]/.test(word)) return undefined;
-  // Written together as commander splits them: -v -o json. -e takes the rest of the word as its value.
-  for (let at = 1; at < word.length; at++) {
-    if (word[at] === 'e') return undefined;
-    if (word[at] === 'o') return word.slice(at + 1).replace(/^=/, '');
-  }
-  return undefined;
+  // -e takes the rest of the word as its value, so an o after it is part of that value.
+  const { valued } = readShortGroup(word, (flag) => flag === '-o' || flag === '-e') ?? {};
+  return valued?.flag === '-o' ? valued.rest.replace(/^=/, '') : undefined;
 }
 
 /** Whether a command line asks for JSON (`--json`, `-o json`): its failures are then JSON too. */

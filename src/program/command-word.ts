@@ -6,6 +6,8 @@
  * docs write it). test/cli/help-structure.test.ts keeps both lists in step with the declarations.
  */
 
+import { readShortGroup } from '../short-options';
+
 /** The program's commands (build.ts's table) and the shells' `__complete`. */
 export const COMMAND_NAMES: ReadonlySet<string> = new Set([
   'list',
@@ -55,16 +57,10 @@ export function commandWord(words: readonly string[]): string | undefined {
       if (GLOBAL_OPTIONS_WITH_VALUES.has(word)) index++;
       continue;
     }
-    // Short options, alone or written together as commander splits them: `-vh` is -v -h, `-ve local` is
-    // -v -e local, and in `-velocal` the e takes the rest of the word.
-    for (let at = 1; at < word.length; at++) {
-      const short = `-${word[at]}`;
-      if (short === '-h') return undefined;
-      if (GLOBAL_OPTIONS_WITH_VALUES.has(short)) {
-        if (at === word.length - 1) index++;
-        break;
-      }
-    }
+    // Short options, alone or written together: `-vh` is -v -h, and `-ve local` is -v -e local.
+    const group = readShortGroup(word, (flag) => GLOBAL_OPTIONS_WITH_VALUES.has(flag));
+    if (group?.flags.includes('-h')) return undefined;
+    if (group?.valued?.rest === '') index++;
   }
   return undefined;
 }
