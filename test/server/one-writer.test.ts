@@ -42,6 +42,31 @@ const quantityOfPet3 = async (server: SpawnedServer) =>
     }>
   ).find((item) => item.petId === 3)?.quantity;
 
+/**
+ * Runs `check` with the file `source` bind-mounted on a file of its own at a new path (what it gets), and
+ * unmounts it after; skips the test where mount is refused (no mounts in this container: nothing to show).
+ */
+async function withFileBindMount(
+  source: string,
+  context: { skip: () => void },
+  check: (target: string) => Promise<void>,
+  prepare: (target: string) => void = () => {},
+): Promise<void> {
+  const target = join(temporaryDirectory(), 'mounted.json');
+  writeFileSync(target, '');
+  prepare(target);
+  try {
+    execFileSync('mount', ['--bind', source, target], { stdio: 'ignore' });
+  } catch {
+    return context.skip();
+  }
+  try {
+    await check(target);
+  } finally {
+    execFileSync('umount', ['-l', target], { stdio: 'ignore' });
+  }
+}
+
 describe('a second serve on the same data file by another name', () => {
   it.each([
     ['a hard link in another directory', () => join(temporaryDirectory(), 'elsewhere.json')],
@@ -146,20 +171,11 @@ describe('a second serve on the same data file by another name', () => {
     async (context) => {
       const data = join(temporaryDirectory(), 'inventory.json');
       const first = await serve(data);
-      const target = join(temporaryDirectory(), 'mounted.json');
-      writeFileSync(target, '');
-      try {
-        execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
-      } catch {
-        return context.skip(); // No mounts in this container: nothing to show.
-      }
-      try {
+      await withFileBindMount(data, context, async (target) => {
         const second = await secondStart(target);
         expect(second.code).toBe(3);
         expect(second.stderr).toContain(`(pid ${first.child.pid})`);
-      } finally {
-        execFileSync('umount', ['-l', target], { stdio: 'ignore' });
-      }
+      });
     },
   );
 });
@@ -170,22 +186,13 @@ describe('a data file bind-mounted on its own', () => {
     async (context) => {
       const data = join(temporaryDirectory(), 'inventory.json');
       writeFileSync(data, '[{"petId":1,"quantity":3,"status":"sold"}]');
-      const target = join(temporaryDirectory(), 'mounted.json');
-      writeFileSync(target, '');
-      try {
-        execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
-      } catch {
-        return context.skip(); // No mounts in this container: nothing to show.
-      }
-      try {
+      await withFileBindMount(data, context, async (target) => {
         const started = await secondStart(target);
         expect(started.code).toBe(3);
         expect(started.stderr).toContain(`data file ${target} is a mount point of its own`);
         expect(existsSync(`${target}.journal`)).toBe(false);
         expect(existsSync(`${target}.lock`)).toBe(false);
-      } finally {
-        execFileSync('umount', ['-l', target], { stdio: 'ignore' });
-      }
+      });
     },
   );
 });
@@ -196,25 +203,20 @@ describe('a data file bind-mounted on its own, with a journal beside the mount',
     async (context) => {
       const data = join(temporaryDirectory(), 'inventory.json');
       writeFileSync(data, '[{"petId":1,"quantity":3,"status":"sold"}]');
-      const target = join(temporaryDirectory(), 'mounted.json');
-      writeFileSync(target, '');
       // Left by an earlier petinv that served through this mount: every update since is only here.
-      const journal = '1 00000000 [{"petId":1,"quantity":9}]\n';
-      writeFileSync(`${target}.journal`, `petinv-journal 2\n${journal}`);
-      try {
-        execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
-      } catch {
-        return context.skip(); // No mounts in this container.
-      }
-      try {
-        const started = await secondStart(target);
-        expect(started.code).toBe(3);
-        expect(started.stderr).toContain(`data file ${target} is a mount point of its own`);
-        expect(started.stderr).toContain(`${target}.journal beside the mount holds updates`);
-        expect(readFileSync(`${target}.journal`, 'utf8')).toBe(`petinv-journal 2\n${journal}`);
-      } finally {
-        execFileSync('umount', ['-l', target], { stdio: 'ignore' });
-      }
+      const journal = 'petinv-journal 2\n1 00000000 [{"petId":1,"quantity":9}]\n';
+      await withFileBindMount(
+        data,
+        context,
+        async (target) => {
+          const started = await secondStart(target);
+          expect(started.code).toBe(3);
+          expect(started.stderr).toContain(`data file ${target} is a mount point of its own`);
+          expect(started.stderr).toContain(`${target}.journal beside the mount holds updates`);
+          expect(readFileSync(`${target}.journal`, 'utf8')).toBe(journal);
+        },
+        (target) => writeFileSync(`${target}.journal`, journal),
+      );
     },
   );
 });
@@ -225,14 +227,7 @@ describe('a data file no directory holds any more', () => {
     async (context) => {
       const data = join(temporaryDirectory(), 'inventory.json');
       const first = await serve(data);
-      const target = join(temporaryDirectory(), 'mounted.json');
-      writeFileSync(target, '');
-      try {
-        execFileSync('mount', ['--bind', data, target], { stdio: 'ignore' });
-      } catch {
-        return context.skip(); // No mounts in this container: nothing to show.
-      }
-      try {
+      await withFileBindMount(data, context, async (target) => {
         await request(`${first.baseUrl}/inventory/3`, jsonBody(KEY, '{"quantity":41}'));
         // A clean stop writes a new snapshot, renamed over the data file: the mount still shows the old one.
         expect((await first.stop()).code).toBe(0);
@@ -241,9 +236,7 @@ describe('a data file no directory holds any more', () => {
         expect(second.code).toBe(3);
         expect(second.stderr).toContain(`data file ${target} is in no directory any more`);
         expect(existsSync(`${target}.journal`)).toBe(false);
-      } finally {
-        execFileSync('umount', ['-l', target], { stdio: 'ignore' });
-      }
+      });
     },
   );
 });
