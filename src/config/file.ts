@@ -90,7 +90,8 @@ function checkDirectory(directory: string): boolean {
   return true;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+/** A JSON object: not null, not an array. */
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**

@@ -15,6 +15,7 @@ import * as z from 'zod/mini';
 import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { bootId, isZombie, processStartTime } from '../files/lock';
+import { isPlainObject } from './file';
 import { serveRecordDirectory } from './paths';
 import type { RunningServe } from './settings';
 import { baseUrlProblem, isLoopback } from './settings';
@@ -66,8 +67,8 @@ const RECORD_FIELDS: Readonly<Record<keyof ServeRecord, (value: unknown) => bool
  * shows the two accept the same records and give the same record.
  */
 export function usualServeRecord(raw: unknown): ServeRecord | undefined {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
-  const fields = raw as Record<string, unknown>;
+  if (!isPlainObject(raw)) return undefined;
+  const fields = raw;
   for (const key of Object.keys(fields)) if (!Object.hasOwn(RECORD_FIELDS, key)) return undefined;
   for (const [key, check] of Object.entries(RECORD_FIELDS)) if (!check(fields[key])) return undefined;
   const { version, pid, host, boot, start, baseUrl, apiKey, dataFile, readOnly, startedAt } =

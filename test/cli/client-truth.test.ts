@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMain } from '../helpers/main';
-import { temporaryDirectory } from '../helpers/serve';
+import { closedPort, temporaryDirectory } from '../helpers/serve';
 
 /**
  * Issue 21: the client believes no answer it should doubt. A raw TCP server on port 0 lies or breaks in
@@ -409,10 +409,7 @@ describe('a connection that breaks after the request was sent: outcome unknown (
   });
 
   it('a connection refused is still "cannot reach" (exit 7): nothing was sent', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as { port: number };
-    await new Promise((resolve) => closed.close(resolve));
+    const port = await closedPort();
     const result = await runMain(['--retries', '0', 'set', '42', '7'], {
       env: {
         PETINV_CONFIG_DIR: temporaryDirectory(),
@@ -462,10 +459,7 @@ describe('a connection that breaks after the request was sent: outcome unknown (
   });
 
   it('set against a service that cannot be reached tries no write after its list read failed', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as { port: number };
-    await new Promise((resolve) => closed.close(resolve));
+    const port = await closedPort();
     const result = await runMain(['--retries', '0', 'set', '42', '7'], {
       env: {
         PETINV_CONFIG_DIR: temporaryDirectory(),

@@ -228,6 +228,17 @@ describe('what reaches the terminal', () => {
 
 describe('a bulk run stops early when every request would fail', () => {
   const lines = (count: number) => Array.from({ length: count }, (_, index) => `${index + 1} 5\n`).join('');
+  /** A run of 100 updates against the service at `port`, one at a time, never retried. */
+  const runAgainst = (port: number, flags: readonly string[] = []) =>
+    runMain([...flags, '--retries', '0', 'set', '-', '--concurrency', '1', '--pipelining', '1'], {
+      env: {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        PETINV_ENV: 'local',
+        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        PETINV_API_KEY: 'k',
+      },
+      input: lines(100),
+    });
 
   it('401: the one read of the inventory a run starts with is refused: exit 4, no update sent', async () => {
     const before = countRequests('PATCH /unauthorized/');
@@ -265,15 +276,7 @@ describe('a bulk run stops early when every request would fail', () => {
     await new Promise<void>((resolve) => dying.listen(0, '127.0.0.1', resolve));
     const port = (dying.address() as { port: number }).port;
     // One update at a time: with more on the connection, those sent when it is cut are of unknown outcome.
-    const result = await runMain(['--retries', '0', 'set', '-', '--concurrency', '1', '--pipelining', '1'], {
-      env: {
-        PETINV_CONFIG_DIR: temporaryDirectory(),
-        PETINV_ENV: 'local',
-        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
-        PETINV_API_KEY: 'k',
-      },
-      input: lines(100),
-    });
+    const result = await runAgainst(port);
     dying.closeAllConnections();
     // The sixth update may be sent on the one connection just before the service cuts it: its outcome is
     // then unknown, the summary says so, and the run ends with the broken-response status (8), else 7.
@@ -305,18 +308,7 @@ describe('a bulk run stops early when every request would fail', () => {
     });
     await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
     const port = (failing.address() as { port: number }).port;
-    const result = await runMain(
-      ['--retries', '0', '--json', 'set', '-', '--concurrency', '1', '--pipelining', '1'],
-      {
-        env: {
-          PETINV_CONFIG_DIR: temporaryDirectory(),
-          PETINV_ENV: 'local',
-          PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
-          PETINV_API_KEY: 'k',
-        },
-        input: lines(100),
-      },
-    );
+    const result = await runAgainst(port, ['--json']);
     failing.closeAllConnections();
     failing.close();
     expect(result.code).toBe(8);
@@ -347,18 +339,7 @@ describe('a bulk run stops early when every request would fail', () => {
       });
       await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
       const port = (refusing.address() as { port: number }).port;
-      const result = await runMain(
-        ['--retries', '0', '--json', 'set', '-', '--concurrency', '1', '--pipelining', '1'],
-        {
-          env: {
-            PETINV_CONFIG_DIR: temporaryDirectory(),
-            PETINV_ENV: 'local',
-            PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
-            PETINV_API_KEY: 'k',
-          },
-          input: lines(100),
-        },
-      );
+      const result = await runAgainst(port, ['--json']);
       refusing.closeAllConnections();
       refusing.close();
       expect(patches).toBe(10);

@@ -375,100 +375,78 @@ describe('history and undo', () => {
   });
 });
 
+/**
+ * A service holding pets 1 (10) and 2 (20) that answers a PATCH of pet 2 with `hello`, not the item, while
+ * `hostile` is set; `appliesHostile` says whether it applied that update first. Resolves with the env that
+ * reaches it, its stock, and a switch.
+ */
+async function startUnbelievableService(key: string, appliesHostile: boolean) {
+  const { createServer } = await import('node:http');
+  const stock = new Map([
+    [1, 10],
+    [2, 20],
+  ]);
+  const state = { hostile: false };
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      const answer = (text: string) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(text);
+      };
+      if (request.method === 'GET')
+        return answer(
+          JSON.stringify([...stock].map(([petId, quantity]) => ({ petId, quantity, status: 'available' }))),
+        );
+      const petId = Number(request.url?.split('/').at(-1));
+      const { quantity } = JSON.parse(body) as { quantity: number };
+      const hostile = state.hostile && petId === 2;
+      if (!hostile || appliesHostile) stock.set(petId, quantity);
+      answer(hostile ? 'hello' : JSON.stringify({ petId, quantity, status: 'available' }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  const env = {
+    PETINV_CONFIG_DIR: temporaryDirectory(),
+    XDG_STATE_HOME: temporaryDirectory(),
+    PETINV_ENV: 'staging',
+    PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+    PETINV_API_KEY: key,
+  };
+  return { env, stock, state, close: () => server.close() };
+}
+
 describe('an undo whose write-backs were answered with a success that was not the item', () => {
   it('says to run that undo again, not to apply an input it never had', async () => {
-    const { createServer } = await import('node:http');
-    const stock = new Map([
-      [1, 10],
-      [2, 20],
-    ]);
-    let hostile = false;
-    const server = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk) => {
-        body += chunk;
-      });
-      request.on('end', () => {
-        const answer = (text: string) => {
-          response.writeHead(200, { 'content-type': 'application/json' });
-          response.end(text);
-        };
-        if (request.method === 'GET')
-          return answer(
-            JSON.stringify([...stock].map(([petId, quantity]) => ({ petId, quantity, status: 'available' }))),
-          );
-        const petId = Number(request.url?.split('/').at(-1));
-        const { quantity } = JSON.parse(body) as { quantity: number };
-        if (hostile && petId === 2) return answer('hello');
-        stock.set(petId, quantity);
-        answer(JSON.stringify({ petId, quantity, status: 'available' }));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const service = await startUnbelievableService('undo-test-key', false);
     try {
-      const { port } = server.address() as { port: number };
-      const own = {
-        PETINV_CONFIG_DIR: temporaryDirectory(),
-        XDG_STATE_HOME: temporaryDirectory(),
-        PETINV_ENV: 'staging',
-        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
-        PETINV_API_KEY: 'undo-test-key',
-      };
+      const own = service.env;
       expect((await runMain(['set', '-'], { env: own, input: '1 11\n2 21\n' })).code).toBe(0);
       const history = await runMain(['history', '--json'], { env: own });
       const [run] = JSON.parse(history.stdout) as { id: string }[];
-      hostile = true;
+      service.state.hostile = true;
       const undo = await runMain(['undo'], { env: own });
       expect(undo.code).toBe(8);
       expect(undo.stderr).toContain(
         `answered with a success that could not be taken for the item sent; it may have been applied: run petinv undo ${run?.id} again (the quantities are absolute, so that is safe)`,
       );
     } finally {
-      server.close();
+      service.close();
     }
   });
 });
 
 describe('a bulk write answered with a success that was not the item, which the service did apply', () => {
   it('is in the history with the quantity sent, so undo takes it back too', async () => {
-    const { createServer } = await import('node:http');
-    const stock = new Map([
-      [1, 10],
-      [2, 20],
-    ]);
-    let hostile = true;
-    const server = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk) => {
-        body += chunk;
-      });
-      request.on('end', () => {
-        const answer = (text: string) => {
-          response.writeHead(200, { 'content-type': 'application/json' });
-          response.end(text);
-        };
-        if (request.method === 'GET')
-          return answer(
-            JSON.stringify([...stock].map(([petId, quantity]) => ({ petId, quantity, status: 'available' }))),
-          );
-        const petId = Number(request.url?.split('/').at(-1));
-        const { quantity } = JSON.parse(body) as { quantity: number };
-        stock.set(petId, quantity);
-        // Applied, and answered with something that is not the item.
-        if (hostile && petId === 2) return answer('hello');
-        answer(JSON.stringify({ petId, quantity, status: 'available' }));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    // Applied, and answered with something that is not the item.
+    const service = await startUnbelievableService('maybe-applied-key', true);
+    service.state.hostile = true;
     try {
-      const { port } = server.address() as { port: number };
-      const own = {
-        PETINV_CONFIG_DIR: temporaryDirectory(),
-        XDG_STATE_HOME: temporaryDirectory(),
-        PETINV_ENV: 'staging',
-        PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
-        PETINV_API_KEY: 'maybe-applied-key',
-      };
+      const own = service.env;
       const set = await runMain(['set', '-'], { env: own, input: '1 11\n2 21\n' });
       expect(set.code).toBe(8);
       expect(set.stderr).toContain('1 changed, 0 already right, 1 failed (1 with outcome unknown');
@@ -478,15 +456,15 @@ describe('a bulk write answered with a success that was not the item, which the 
         { petId: 1, before: 10, after: 11 },
         { petId: 2, before: 20, after: 21 },
       ]);
-      hostile = false;
+      service.state.hostile = false;
       const undo = await runMain(['undo'], { env: own });
       expect(undo.code, undo.stderr).toBe(0);
-      expect([...stock]).toEqual([
+      expect([...service.stock]).toEqual([
         [1, 10],
         [2, 20],
       ]);
     } finally {
-      server.close();
+      service.close();
     }
   });
 });

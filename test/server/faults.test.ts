@@ -31,6 +31,24 @@ function leftovers(directory: string): string[] {
   return readdirSync(directory).filter((name) => name.endsWith('.tmp'));
 }
 
+/** The torn last commit the tests below leave, as a crash in the middle of its write would. */
+const TORN_COMMIT = '2 0badf00d [{"petId":2,"quan';
+
+/**
+ * A data file in a directory of its own whose journal holds one sound commit (pet 1 to 11), then
+ * TORN_COMMIT; and the journal's sound bytes, before the torn ones.
+ */
+async function journalEndingTorn(): Promise<{ directory: string; path: string; sound: Buffer }> {
+  const directory = temporaryDirectory();
+  const path = join(directory, 'inventory.json');
+  const { file, store } = await openStore(path, new FaultyFiles());
+  await store.setQuantity(1n, 11);
+  await file.close();
+  const sound = readFileSync(`${path}.journal`);
+  appendFileSync(`${path}.journal`, TORN_COMMIT);
+  return { directory, path, sound };
+}
+
 describe('the data file under faults', () => {
   it('completes short writes, in the journal and the snapshot', async () => {
     const directory = temporaryDirectory();
@@ -162,14 +180,8 @@ describe('the data file under faults', () => {
   });
 
   it('starts on a full disk with a torn last commit: its bytes go to the notice, as no file of them can be written', async () => {
-    const directory = temporaryDirectory();
-    const path = join(directory, 'inventory.json');
-    const { file, store } = await openStore(path, new FaultyFiles());
-    await store.setQuantity(1n, 11);
-    await file.close();
-    const torn = '2 0badf00d [{"petId":2,"quan';
-    const sound = readFileSync(`${path}.journal`);
-    appendFileSync(`${path}.journal`, torn);
+    const { directory, path, sound } = await journalEndingTorn();
+    const torn = TORN_COMMIT;
     const names = readdirSync(directory).sort();
     const files = new FaultyFiles();
     files.spaceLeft = 5;
@@ -186,12 +198,7 @@ describe('the data file under faults', () => {
   });
 
   it('refuses the start when a torn last commit cannot be kept aside for another reason, and changes nothing', async () => {
-    const directory = temporaryDirectory();
-    const path = join(directory, 'inventory.json');
-    const { file, store } = await openStore(path, new FaultyFiles());
-    await store.setQuantity(1n, 11);
-    await file.close();
-    appendFileSync(`${path}.journal`, '2 0badf00d [{"petId":2,"quan');
+    const { directory, path } = await journalEndingTorn();
     const journal = readFileSync(`${path}.journal`);
     const names = readdirSync(directory).sort();
     const files = new FaultyFiles();
@@ -205,7 +212,7 @@ describe('the data file under faults', () => {
     expect(readdirSync(directory).sort()).toEqual(names);
     // With the device sound again, the start keeps it aside and goes on.
     const reopened = await InventoryFile.open(path, seed);
-    expect(reopened.journal.torn?.bytes).toBe('2 0badf00d [{"petId":2,"quan'.length);
+    expect(reopened.journal.torn?.bytes).toBe(TORN_COMMIT.length);
     await reopened.file.close();
   });
 
@@ -457,13 +464,8 @@ describe('petinv serve with a full disk', () => {
   });
 
   it('a start refused for its port after cutting a torn last commit it had no room to keep names those bytes', async () => {
-    const directory = temporaryDirectory();
-    const path = join(directory, 'inventory.json');
-    const { file, store } = await openStore(path, new FaultyFiles());
-    await store.setQuantity(1n, 11);
-    await file.close();
-    const torn = '2 0badf00d [{"petId":2,"quan';
-    appendFileSync(`${path}.journal`, torn);
+    const { path } = await journalEndingTorn();
+    const torn = TORN_COMMIT;
     const busy = createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     const { port } = busy.address() as AddressInfo;

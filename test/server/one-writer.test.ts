@@ -67,6 +67,15 @@ async function withFileBindMount(
   }
 }
 
+/** A hard link made now to the data file this process holds is refused: the lock claims its identity. */
+async function expectNewLinkRefused(data: string): Promise<void> {
+  const link = join(temporaryDirectory(), 'after-snapshot.json');
+  linkSync(data, link);
+  await expect(lockDataFile(link)).rejects.toThrow(
+    `is in use by another petinv serve (pid ${process.pid}), which reaches the same file as ${data}`,
+  );
+}
+
 describe('a second serve on the same data file by another name', () => {
   it.each([
     ['a hard link in another directory', () => join(temporaryDirectory(), 'elsewhere.json')],
@@ -122,11 +131,7 @@ describe('a second serve on the same data file by another name', () => {
       await file.writeSnapshot(Buffer.from(serializeItems(seedInventory(4))));
       expect(statSync(data).ino).not.toBe(before);
       await followed;
-      const link = join(temporaryDirectory(), 'after-snapshot.json');
-      linkSync(data, link);
-      await expect(lockDataFile(link)).rejects.toThrow(
-        `is in use by another petinv serve (pid ${process.pid}), which reaches the same file as ${data}`,
-      );
+      await expectNewLinkRefused(data);
     } finally {
       await file.close();
       await lock.release();
@@ -155,11 +160,7 @@ describe('a second serve on the same data file by another name', () => {
       // Renamed all the same: the name now reaches the new file, which must be claimed as the old one was.
       expect(statSync(data).ino).not.toBe(before);
       await followed;
-      const link = join(temporaryDirectory(), 'after-snapshot.json');
-      linkSync(data, link);
-      await expect(lockDataFile(link)).rejects.toThrow(
-        `is in use by another petinv serve (pid ${process.pid}), which reaches the same file as ${data}`,
-      );
+      await expectNewLinkRefused(data);
     } finally {
       await file.close();
       await lock.release();
