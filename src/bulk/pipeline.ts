@@ -233,7 +233,8 @@ function rehearse(
   const steps: PlannedChange[] = [];
   for (let index = 0; index < plan.send.length; index++) {
     const entry = plan.send.at(index);
-    if (entry) steps.push({ petId: entry.petId, to: entry.quantity, before: plan.before[index] });
+    if (entry)
+      steps.push({ petId: entry.petId, to: entry.quantity, before: plan.before[index], from: entry.from });
   }
   // A conflict is no step of the plan (it would not be sent): it is said on stderr, a line each, or with
   // --json beside the error on its one line (a rehearsal with any fails).

@@ -100,7 +100,7 @@ export async function readSheet(source: SheetSource, context: CommandContext): P
 
 /** What a run will do, decided against one read of the current inventory. */
 export interface SheetPlan extends PlannedRun {
-  /** The updates to send, each with its row's own `from` (none with --force): checked again as it is sent. */
+  /** The updates to send, each with its row's own `from`: checked again as it is sent (unless forced). */
   send: EntryStore;
   /** The current item of each update to send; undefined for a pet that is not in the inventory. */
   before: (InventoryItem | undefined)[];
@@ -160,7 +160,7 @@ export function planSheet(
     if (decision === 'alreadyRight' || decision === 'alreadyRightSent') plan.alreadyRight++;
     if (typeof decision === 'object') plan.conflicts.push(decision);
     else if (decision !== 'alreadyRight') {
-      plan.send.push(entry.line, entry.petId, entry.quantity, options.force ? undefined : entry.from);
+      plan.send.push(entry.line, entry.petId, entry.quantity, entry.from);
       plan.before.push(item);
     }
   }
