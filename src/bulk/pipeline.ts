@@ -1,6 +1,7 @@
 import type { InventoryClient } from '../client/client';
 import { maybeApplied, quantityLeftBy } from '../client/write-outcome';
 import { stringifyJson } from '../contract/json';
+import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import type { History, HistoryChange } from '../history/store';
 import type { OutputChoice } from '../output/choose';
@@ -54,19 +55,21 @@ export interface PipelineOptions {
   again: string;
   /** What settles the updates whose outcome is unknown (`apply the same input again`): sends them once more. */
   resend: string;
-  /** Where the run is recorded; none, and nothing is. */
-  history?: History;
+  /** Where the run is recorded, opened once the service was read (it may say which store it is); none, and nothing is. */
+  history?: () => History;
 }
 
 export interface PipelineTarget {
   client: InventoryClient;
   envName: string;
+  /** The list as the command read it already (undo), and when that read was sent. */
+  first?: { items: readonly InventoryItem[]; sentAt: number };
 }
 
 /** Reads the sheet, then runs it: `connect` is called only once the sheet was read and found good. */
 export async function runSheet(
   source: SheetSource,
-  connect: () => Promise<PipelineTarget & { history?: History }>,
+  connect: () => Promise<PipelineTarget & { history?: () => History }>,
   options: Omit<PipelineOptions, 'history'>,
   context: CommandContext,
 ): Promise<void> {
@@ -86,7 +89,8 @@ export async function runPipeline(
   // The plan is made against one read of the list (a 304 where the list cache allows); each update is
   // checked again against a read at most CHECK_WINDOW_MS old as it is sent (fresh.ts).
   const sentAt = performance.now();
-  const inventory = new FreshInventory(client, { items: await client.listInventory(), sentAt });
+  const first = target.first ?? { items: await client.listInventory(), sentAt };
+  const inventory = new FreshInventory(client, first);
   const plan = planSheet(input.entries, inventory.first, options);
   if (plan.statusDiffers > 0)
     writeNotice(
@@ -100,6 +104,7 @@ export async function runPipeline(
   writeConflicts(plan.conflicts, input.unit, options, context, envName);
   if (plan.send.length > 0) await options.confirm(options.question(plan.send.length));
 
+  const history = options.history?.();
   const changes: HistoryChange[] = [];
   // Updates whose outcome is unknown, or answered with another quantity: in the history too, with what
   // they may have left (an undo of one not applied finds it already right), but not counted as changed.
@@ -125,7 +130,7 @@ export async function runPipeline(
   const record = async () => {
     if (recorded) return undefined;
     recorded = true;
-    return options.history?.record({
+    return history?.record({
       env: envName,
       command: options.command,
       changes: [...changes, ...maybeChanges],

@@ -21,6 +21,7 @@ import { JOURNAL_HEADER } from './journal-format';
 import type { JournalReport } from './journal-open';
 import { API_PREFIX } from './routes';
 import { InventoryStore, seedInventory } from './store';
+import { openStoreId } from './store-id';
 
 export const DEFAULT_SEED_COUNT = 12;
 
@@ -367,7 +368,8 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
 
   let baseUrl = DEFAULT_BASE_URL;
   // The served OpenAPI document names the address really bound, known once listening.
-  const app = createInventoryApp({ ...options, store, baseUrl: () => baseUrl });
+  const storeId = openStoreId(dataFile, readOnly, options.files);
+  const app = createInventoryApp({ ...options, store, storeId, baseUrl: () => baseUrl });
   const edge = createHttpEdge(app, options);
   try {
     await listen(edge.server, host, port);
