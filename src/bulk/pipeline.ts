@@ -90,7 +90,12 @@ export async function runPipeline(
   // checked again against a read at most CHECK_WINDOW_MS old as it is sent (fresh.ts).
   const sentAt = performance.now();
   const first = target.first ?? { items: await client.listInventory(), sentAt };
-  const inventory = new FreshInventory(client, first);
+  // Updates sent and not yet answered: a read of the list waits until there are none (fresh.ts).
+  let sending = 0;
+  let whenIdle: (() => void) | undefined;
+  const idle = () =>
+    sending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (whenIdle = resolve));
+  const inventory = new FreshInventory(client, first, idle);
   const plan = planSheet(input.entries, inventory.first, options);
   if (plan.statusDiffers > 0)
     writeNotice(
@@ -122,18 +127,22 @@ export async function runPipeline(
     }
     if (decision === 'alreadyRight' || typeof decision === 'object') return false;
     befores.set(entry.petId, item?.quantity ?? null);
+    sending++;
     return true;
   };
   const beforeOf = (petId: bigint) => befores.get(petId) ?? null;
   // A second Ctrl-C, SIGTERM or SIGHUP quits before the run's end: what was written so far is recorded then.
   let recorded = false;
-  const record = async () => {
+  const record = async (stopped: boolean) => {
     if (recorded) return undefined;
     recorded = true;
+    const failed = failedRows.refused.length + failedRows.maybeApplied.length > 0;
+    const marks = [stopped && 'interrupted', options.force && 'forced', failed && 'failed'] as const;
     return history?.record({
       env: envName,
       command: options.command,
       changes: [...changes, ...maybeChanges],
+      marks: marks.filter((mark) => mark !== false),
     });
   };
   const { outcome, seconds } = await applyBulk(
@@ -147,6 +156,7 @@ export async function runPipeline(
       onResult: (result) => {
         const before = beforeOf(result.petId);
         befores.delete(result.petId);
+        if (--sending === 0) whenIdle?.();
         if (!result.ok) {
           const row = { input: result.line, petId: result.petId };
           (maybeApplied(result.error) ? failedRows.maybeApplied : failedRows.refused).push(row);
@@ -167,7 +177,7 @@ export async function runPipeline(
           if (before !== entry.quantity)
             maybeChanges.push({ petId: entry.petId, before, after: entry.quantity });
         }
-        const kept = await record();
+        const kept = await record(true);
         const what =
           written === 0
             ? 'no pet was written'
@@ -187,7 +197,7 @@ export async function runPipeline(
     context,
   );
   // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
-  await record();
+  await record(outcome.stop !== undefined);
   reportBulk(
     outcome,
     input,
