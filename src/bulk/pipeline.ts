@@ -13,6 +13,7 @@ import { applyBulk } from './apply';
 import { FreshInventory } from './fresh';
 import type { BulkEntry, BulkInput } from './input';
 import { decideRow, planSheet, readSheet, type SheetPlan, type SheetSource, writeNotice } from './plan';
+import { type NotApplied, reportBulk } from './report';
 import {
   type BulkRow,
   type Conflict,
@@ -20,10 +21,8 @@ import {
   conflictMessage,
   conflictResult,
   conflictRow,
-  type NotApplied,
-  reportBulk,
   skippedResult,
-} from './report';
+} from './results';
 
 /**
  * A bulk run, one pipeline: read the sheet, plan it against one read of the current inventory, confirm,
@@ -159,7 +158,9 @@ export async function runPipeline(
         if (--sending === 0) whenIdle?.();
         if (!result.ok) {
           const row = { input: result.line, petId: result.petId };
-          (maybeApplied(result.error) ? failedRows.maybeApplied : failedRows.refused).push(row);
+          // Answered with another quantity, the pet was changed: never "not applied" (counted as mismatched).
+          if (result.error.kind !== 'mismatch')
+            (maybeApplied(result.error) ? failedRows.maybeApplied : failedRows.refused).push(row);
           // Maybe applied, or answered with another quantity: kept with what it may have left.
           const left = quantityLeftBy(result.error, result.quantity);
           if (left !== undefined && before !== left)

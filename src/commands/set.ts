@@ -1,5 +1,5 @@
 import { runSheet } from '../bulk/pipeline';
-import { resultExporter } from '../bulk/report';
+import { resultExporter } from '../bulk/results';
 import type { InventoryClient } from '../client/client';
 import { TransportError } from '../client/transport-error';
 import { quantityLeftBy } from '../client/write-outcome';
