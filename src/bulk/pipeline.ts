@@ -102,7 +102,7 @@ export async function runPipeline(
       context,
     );
   if (options.dryRun) {
-    rehearse(input, plan, options, context, envName);
+    rehearse(input, plan, options, context, envName, client.storeId !== undefined);
     return;
   }
   writeConflicts(plan.conflicts, input.unit, options, context, envName);
@@ -245,11 +245,20 @@ function rehearse(
   options: PipelineOptions,
   context: CommandContext,
   envName: string,
+  /** The service is a petinv serve (it said its store): its rules are known, and a row it would refuse is failed here. */
+  serve: boolean,
 ) {
   const steps: PlannedChange[] = [];
+  let refused = 0;
   for (let index = 0; index < plan.send.length; index++) {
-    const entry = plan.send.at(index);
-    if (entry)
+    const entry = plan.send.at(index) as BulkEntry;
+    if (serve && entry.quantity < 0) {
+      refused++;
+      if (!context.json)
+        context.stderr.write(
+          `petinv: ${input.unit} ${entry.line}: pet ${entry.petId}: ${envName} (a petinv serve) refuses a negative quantity (${entry.quantity}): the run would fail this row\n`,
+        );
+    } else
       steps.push({ petId: entry.petId, to: entry.quantity, before: plan.before[index], from: entry.from });
   }
   // A conflict is no step of the plan (it would not be sent): it is said on stderr, a line each, or with
@@ -265,7 +274,7 @@ function rehearse(
   // with 404, or in exit 11 for its conflicts: so must its rehearsal, or `--dry-run && set` goes ahead.
   const skipped = input.problems.length;
   const { unknown } = plan;
-  const failing = skipped > 0 || unknown > 0 || plan.conflicts.length > 0;
+  const failing = skipped > 0 || unknown > 0 || refused > 0 || plan.conflicts.length > 0;
   // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already). A
   // failing rehearsal's summary goes on its one error line.
   const summary = writePlan(
@@ -278,8 +287,9 @@ function rehearse(
     { alreadyRight: plan.alreadyRight, conflicts: plan.conflicts.length },
     { summary: !(failing && context.json) },
   );
-  if (skipped > 0 || unknown > 0) {
+  if (skipped > 0 || unknown > 0 || refused > 0) {
     const problems = [
+      ...(refused > 0 ? [`${plural(refused, 'update')} would be refused (a negative quantity)`] : []),
       ...(unknown > 0
         ? [`${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`]
         : []),
