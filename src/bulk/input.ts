@@ -89,12 +89,12 @@ export class BulkInputReader {
         );
     } else if (this.head) {
       this.head.push(chunk);
-      if (this.bytes >= SNIFF_BYTES) this.startText();
+      if (this.bytes >= SNIFF_BYTES) this.sniffHead();
     } else this.pushText((this.decoder as TextInputDecoder).decode(chunk));
   }
 
   end(): BulkInput {
-    if (this.head) this.startText();
+    this.sniffHead();
     if (this.zip) throw usageError('bulk input: a workbook is read by readBulkInput');
     this.pushText((this.decoder as TextInputDecoder).decode(Buffer.alloc(0), true), true);
     const notice = this.decoder?.notice;
@@ -102,7 +102,9 @@ export class BulkInputReader {
     return this.mode === 'json' ? this.endJson() : this.rows.finish(this.unit);
   }
 
-  private startText() {
+  /** Tells a zip (a workbook, perhaps) from text once the first bytes are in, and starts reading text. */
+  sniffHead() {
+    if (!this.head) return;
     const head = Buffer.concat(this.head as Buffer[]);
     this.head = undefined;
     if (sniff(head) === 'zip') this.zip = [head];
@@ -329,6 +331,7 @@ const notJson = (error: unknown) => `not valid JSON: ${printable((error as Error
 export async function readBulkInput(source: AsyncIterable<Buffer | string>): Promise<BulkInput> {
   const reader = new BulkInputReader();
   for await (const chunk of source) reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  reader.sniffHead();
   if (!reader.zip) return reader.end();
   const { readWorkbook } = await import('./xlsx');
   return readWorkbook(Buffer.concat(reader.zip));

@@ -3,7 +3,8 @@ import { readShortGroup } from '../short-options';
 import type { CommandContext } from './context';
 
 /** What -o takes. This module stays light: src/program/build.ts loads it at every start for the parsers below. */
-export const OUTPUT_FORMATS = ['table', 'tsv', 'csv', 'json', 'ndjson'] as const;
+/** xlsx: a workbook, which only `list --count-sheet` writes (src/output/count-sheet.ts). */
+export const OUTPUT_FORMATS = ['table', 'tsv', 'csv', 'json', 'ndjson', 'xlsx'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 export function parseOutputFormat(text: string, flag: string): OutputFormat {
@@ -86,6 +87,7 @@ export function chooseOutput(
   const formats = new Set(given.map(([format]) => format));
   if (formats.size > 1) throw usageError(`choose one of ${given.map(([, flag]) => flag).join(', ')}`);
   const format = given[0]?.[0] ?? fallback;
+  if (format === 'xlsx') throw usageError('-o xlsx: only petinv list --count-sheet writes a workbook');
   return {
     format,
     fields: flags.fields,

@@ -25,6 +25,10 @@ const declareList = (program: Program) =>
     .option('--table', 'a table even in a pipe (for less -R, say)')
     .option('--ndjson', 'one JSON item per line')
     .option('--csv', 'CSV with a header line')
+    .option(
+      '--count-sheet',
+      'the sheet a stock-take fills in: petId,status,expected,counted (CSV; -o xlsx: a workbook); read back by set --file',
+    )
     .option('--status <list>', 'only these statuses, comma-separated (available,pending,sold)')
     .addOption(wholeNumber('--low <n>', 'only pets with a quantity of at most N', 0, Number.MAX_SAFE_INTEGER))
     .option('--sort <key>', "sort by petId, quantity or status (default: the service's order)")
