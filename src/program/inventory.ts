@@ -76,7 +76,7 @@ const declareSet = (program: Program) =>
     )
     .option(
       '--file <file>',
-      'bulk updates: a sheet (CSV or TSV with a header: petId, quantity or to, from, status), lines "petId quantity", NDJSON items, or a JSON array',
+      'bulk updates: a sheet (CSV, TSV or .xlsx, read by its header), lines "petId quantity", NDJSON items, or a JSON array',
     )
     .option('--strict', 'bulk: send nothing if any line is bad')
     .option('--all', 'bulk: send also the rows already right')
