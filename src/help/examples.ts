@@ -16,7 +16,7 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'petinv set 42 7',
     'petinv list --count-sheet > count.csv  # fill in the counted column',
     'petinv set --file count.csv --dry-run  # review what would change',
-    'petinv set --file count.csv          # pets changed since export: kept, exit 11',
+    'petinv set --file count.csv          # pets changed since export: kept (11)',
     "petinv list --json | jq 'map(.quantity = 0)' | petinv set -",
   ],
   history: ['petinv history                       # the newest run first', 'petinv history --json'],
