@@ -1,11 +1,16 @@
-import { CsvError, Parser } from 'csv-parse';
-import { parseInventoryJson } from '../contract/json';
 import { usageError } from '../errors';
-import { plural } from '../output/plural';
-import { printable } from '../printable';
+import { type CsvEngine, csvEngine, csvFailure } from './csv';
 import { SNIFF_BYTES, sniff, TextInputDecoder } from './decode';
 import type { BulkInput } from './entries';
-import { fromCells, fromFields, fromObject, InputCollector, type ReadRow, readsAsData } from './rows';
+import {
+  fromCells,
+  fromFields,
+  fromJsonLine,
+  InputCollector,
+  type ReadRow,
+  readJsonArray,
+  readsAsData,
+} from './rows';
 import {
   type Delimiter,
   delimiterLine,
@@ -29,21 +34,6 @@ export const MAX_JSON_INPUT_BYTES = 256 * 1024 * 1024;
 /** A workbook is read whole; a million rows are about 20 MiB zipped. */
 export const MAX_WORKBOOK_BYTES = 64 * 1024 * 1024;
 
-/**
- * The engine of csv-parse's stream reader (what its Transform calls with each chunk; on the instance as
- * `api`, untyped), driven here chunk by chunk so that push() and end() stay synchronous. Its live
- * `info.lines` is read as each record arrives: the `info` option, a copy per record, doubled the time.
- */
-interface CsvEngine {
-  parse(
-    chunk: Buffer | undefined,
-    end: boolean,
-    push: (record: string[]) => void,
-    close: () => void,
-  ): Error | undefined;
-  info: { lines: number };
-}
-
 /** A line end: LF, CRLF, or a CR alone (Excel for Mac's "CSV (Macintosh)"). */
 const LINE_END = /\r\n?|\n/g;
 const NUMBER_CELL = /^\s*[+-]?\d/;
@@ -64,7 +54,6 @@ export class BulkInputReader {
   private mode: 'start' | 'json' | 'lines' | 'csv' = 'start';
   /** Before the input's kind is known, its text; in JSON mode, the array's. */
   private held: string[] = [];
-  private heldLength = 0;
   /** The text of a line not yet ended. */
   private carry = '';
   private lineNumber = 0;
@@ -99,7 +88,7 @@ export class BulkInputReader {
     this.pushText((this.decoder as TextInputDecoder).decode(Buffer.alloc(0), true), true);
     const notice = this.decoder?.notice;
     if (notice) this.rows.notices.unshift(notice);
-    return this.mode === 'json' ? this.endJson() : this.rows.finish(this.unit);
+    return this.mode === 'json' ? readJsonArray(this.held.join(''), this.rows) : this.rows.finish(this.unit);
   }
 
   /** Tells a zip (a workbook, perhaps) from text once the first bytes are in, and starts reading text. */
@@ -117,10 +106,9 @@ export class BulkInputReader {
   private pushText(text: string, end = false) {
     if (this.mode === 'csv') return this.parse(text, end);
     if (this.mode === 'lines') return this.split(text, end);
-    this.heldLength += text.length;
     this.held.push(text);
     if (this.mode === 'json') {
-      if (this.heldLength > MAX_JSON_INPUT_BYTES)
+      if (this.bytes > MAX_JSON_INPUT_BYTES)
         throw usageError(
           `bulk input: a JSON array larger than ${MAX_JSON_INPUT_BYTES / 2 ** 20} MiB; split it, or give it as lines (NDJSON)`,
         );
@@ -184,15 +172,7 @@ export class BulkInputReader {
       if (begun !== 'data') return begun;
     }
     if (trimmed.startsWith('#')) return;
-    if (trimmed.startsWith('{')) {
-      let raw: unknown;
-      try {
-        raw = parseInventoryJson(trimmed);
-      } catch (error) {
-        return void this.rows.add(line, { problem: notJson(error) });
-      }
-      return void this.rows.add(line, fromObject(raw));
-    }
+    if (trimmed.startsWith('{')) return void this.rows.add(line, fromJsonLine(trimmed));
     const fields = trimmed.split(/[\s,]+/);
     this.rows.add(line, this.lateHeader(fields, line) ?? fromFields(fields));
   }
@@ -215,14 +195,7 @@ export class BulkInputReader {
     const delimiter = this.delimiter ?? findDelimiter(line);
     this.delimiter = delimiter;
     if (delimiter === 'space') return void this.setHeader(readHeader(line.split(/[ \t]+/), delimiter));
-    const parser = new Parser({
-      delimiter,
-      record_delimiter: ['\r\n', '\n', '\r'],
-      relax_quotes: true,
-      relax_column_count: true,
-      max_record_size: MAX_UNENDED_LINE_BYTES,
-    });
-    this.csv = (parser as unknown as { api: CsvEngine }).api;
+    this.csv = csvEngine(delimiter);
     this.mode = 'csv';
     return 'csv';
   }
@@ -258,7 +231,10 @@ export class BulkInputReader {
       if (!this.header) this.setHeader(readHeader(cells, this.delimiter as Delimiter));
       else this.rows.add(row, this.sheetRow(cells, row));
     }
-    if (error) this.parseFailed(error);
+    if (error) {
+      const next = { line: this.last.line + 1, row: this.last.row + 1 };
+      this.rows.add(next.row, { problem: csvFailure(error, next, this.headerLine) });
+    }
   }
 
   private sheetRow(cells: string[], row: number): ReadRow {
@@ -289,43 +265,7 @@ export class BulkInputReader {
       `bulk input: ${this.unit} ${position} names its columns (a header), but it is not the first line, so the rows below it could be read as other pets' numbers; put the header on the first line (remove a title row above it), or apply each sheet on its own. Nothing was sent`,
     );
   }
-
-  private parseFailed(error: Error) {
-    const code = error instanceof CsvError ? error.code : undefined;
-    const next = { line: this.last.line + 1, row: this.last.row + 1 };
-    if (code === 'CSV_QUOTE_NOT_CLOSED') {
-      const below = this.headerLine - 1 + ((error as { lines?: number }).lines ?? 0) - next.line;
-      const taken =
-        below <= 0
-          ? ''
-          : `, so the ${plural(below, 'line')} below it ${below === 1 ? 'was' : 'were'} read into its cell, not as rows`;
-      this.rows.add(next.row, { problem: `a quote opened in this row is never closed${taken}` });
-      return;
-    }
-    if (code === 'CSV_MAX_RECORD_SIZE')
-      throw usageError(
-        `bulk input: row ${next.row} runs on for more than ${MAX_UNENDED_LINE_BYTES / 2 ** 20} MiB; is a quote missing? Nothing was sent`,
-      );
-    throw usageError(`bulk input: not valid CSV: ${printable(error.message, 120)}`);
-  }
-
-  private endJson(): BulkInput {
-    const text = this.held.join('');
-    this.held = [];
-    let items: unknown;
-    try {
-      items = parseInventoryJson(text);
-    } catch (error) {
-      this.rows.add(1, { problem: notJson(error) });
-    }
-    if (items !== undefined && !Array.isArray(items)) this.rows.add(1, { problem: 'expected a JSON array' });
-    if (Array.isArray(items))
-      for (const [index, item] of items.entries()) this.rows.add(index + 1, fromObject(item));
-    return this.rows.finish('item');
-  }
 }
-
-const notJson = (error: unknown) => `not valid JSON: ${printable((error as Error).message, 120)}`;
 
 /** Reads bulk updates from a stream (stdin, a file) as they arrive; see BulkInputReader. A workbook is read whole. */
 export async function readBulkInput(source: AsyncIterable<Buffer | string>): Promise<BulkInput> {

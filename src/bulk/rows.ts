@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { parseInventoryJson } from '../contract/json';
 import { describeIssues, PET_STATUSES, PetId, QuantityValue } from '../contract/schemas';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
@@ -97,6 +98,31 @@ export function fromCells(cells: readonly string[], header: SheetHeader): ReadRo
   const status = cell(header.status);
   if (status !== '') update.status = status;
   return update;
+}
+
+const notJson = (error: unknown) => `not valid JSON: ${printable((error as Error).message, 120)}`;
+
+/** An NDJSON line. */
+export function fromJsonLine(text: string): ReadRow {
+  try {
+    return fromObject(parseInventoryJson(text));
+  } catch (error) {
+    return { problem: notJson(error) };
+  }
+}
+
+/** A JSON array, read whole (its bound is the reader's): an item a row. */
+export function readJsonArray(text: string, rows: InputCollector): BulkInput {
+  let items: unknown;
+  try {
+    items = parseInventoryJson(text);
+  } catch (error) {
+    rows.add(1, { problem: notJson(error) });
+  }
+  if (items !== undefined && !Array.isArray(items)) rows.add(1, { problem: 'expected a JSON array' });
+  if (Array.isArray(items))
+    for (const [index, item] of items.entries()) rows.add(index + 1, fromObject(item));
+  return rows.finish('item');
 }
 
 /** Gathers a reader's rows into the run's input: its entries, problems and notices. */
