@@ -30,12 +30,13 @@ export function sniff(head: Buffer): 'zip' | 'text' {
   return 'text';
 }
 
-/** A zip that is no .xlsx workbook, named by the parts it holds (their names are plain text in a zip). */
-export function refuseZip(bytes: Buffer): never {
+/** A zip's bytes if they are an .xlsx workbook; any other zip is named by the parts it holds (plain text in a zip). */
+export function checkWorkbook(bytes: Buffer): Buffer {
   const has = (part: string) => bytes.includes(part, 0, 'latin1');
   if (has('application/vnd.oasis.opendocument.spreadsheet'))
     refuse('is an OpenDocument spreadsheet (.ods, LibreOffice)');
   if (has('Index/Document.iwa')) refuse('is an Apple Numbers document (.numbers)');
+  if (has('xl/workbook.xml')) return bytes;
   if (has('word/document.xml')) refuse('is a Word document (.docx)');
   refuse('is a zip archive, not a workbook petinv reads');
 }

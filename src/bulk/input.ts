@@ -1,6 +1,6 @@
 import { usageError } from '../errors';
 import { type CsvEngine, csvEngine, csvFailure } from './csv';
-import { SNIFF_BYTES, sniff, TextInputDecoder } from './decode';
+import { checkWorkbook, SNIFF_BYTES, sniff, TextInputDecoder } from './decode';
 import type { BulkInput } from './entries';
 import {
   fromCells,
@@ -84,7 +84,10 @@ export class BulkInputReader {
 
   end(): BulkInput {
     this.sniffHead();
-    if (this.zip) throw usageError('bulk input: a workbook is read by readBulkInput');
+    if (this.zip) {
+      checkWorkbook(Buffer.concat(this.zip));
+      throw usageError('bulk input: a workbook is read by readBulkInput, not from text');
+    }
     this.pushText((this.decoder as TextInputDecoder).decode(Buffer.alloc(0), true), true);
     const notice = this.decoder?.notice;
     if (notice) this.rows.notices.unshift(notice);
@@ -273,8 +276,9 @@ export async function readBulkInput(source: AsyncIterable<Buffer | string>): Pro
   for await (const chunk of source) reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   reader.sniffHead();
   if (!reader.zip) return reader.end();
+  const workbook = checkWorkbook(Buffer.concat(reader.zip));
   const { readWorkbook } = await import('./xlsx');
-  return readWorkbook(Buffer.concat(reader.zip));
+  return readWorkbook(workbook);
 }
 
 /** The same for input already in memory. */

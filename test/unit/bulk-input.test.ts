@@ -144,16 +144,16 @@ describe('BulkInputReader: input read as a stream', () => {
     expect(() => {
       reader.push(Buffer.from('1 1\n2 2\n3 3\n4 4\n'));
       reader.end();
-    }).toThrow(
-      'bulk input: more than 3 lines; split it into several runs',
-    );
+    }).toThrow('bulk input: more than 3 lines; split it into several runs');
   });
 
   it('echoes bad input only as a short printable quote', () => {
     const input = parseBulkInput(`1 1\n\u001b]0;pwned\u0007\u001b[2J 5\n1 ${'7'.repeat(100)}x\n`);
     expect(input.problems[0]?.message).toBe('petId "" is not a whole number');
     expect(input.problems[1]?.message).toBe(`quantity "${'7'.repeat(39)}…" is not a whole number`);
-    expect(() => parseBulkInput('\u001b]0;pwned\u0007 5\n')).toThrow(/^bulk input: the first line reads as a header [^\p{Cc}]*$/u);
+    expect(() => parseBulkInput('\u001b]0;pwned\u0007 5\n')).toThrow(
+      /^bulk input: the first line reads as a header [^\p{Cc}]*$/u,
+    );
     const json = parseBulkInput('{"petId":1,\u001b[2J\n').problems[0]?.message ?? '';
     expect(json).toMatch(/^not valid JSON: /);
     expect(json).not.toMatch(/\p{Cc}/u);

@@ -136,15 +136,16 @@ describe('a sheet: columns chosen by the header', () => {
       { line: 7, message: "3 cells, more than the header's 2 columns", pet: '4' },
       {
         line: 8,
-        message: 'a quote opened in this row is never closed, so the 1 line below it was read into its cell, not as rows',
+        message:
+          'a quote opened in this row is never closed, so the 1 line below it was read into its cell, not as rows',
       },
     ]);
     expect(input.unit).toBe('row');
   });
 
-  it("says what a spreadsheet did to a number: decimals, separators, formulas, exponents", () => {
+  it('says what a spreadsheet did to a number: decimals, separators, formulas, exponents', () => {
     const input = parseBulkInput(
-      "Pet's ID,Counted\n1,12.5\n2,\"1,000\"\n3,=5+2\n4,12.0\n9.00719925474099E+015,3\n5,+4\n99999999999999999999,1\n",
+      'Pet\'s ID,Counted\n1,12.5\n2,"1,000"\n3,=5+2\n4,12.0\n9.00719925474099E+015,3\n5,+4\n99999999999999999999,1\n',
     );
     expect(input.problems.map(({ line, message, pet }) => `${line} ${pet}: ${message}`)).toEqual([
       '2 1: counted "12.5" is not a whole number',
@@ -167,7 +168,8 @@ describe('a sheet: columns chosen by the header', () => {
     expect(result.problems).toEqual([
       {
         line: 4,
-        message: 'a quote opened in this row is never closed, so the 1 line below it was read into its cell, not as rows',
+        message:
+          'a quote opened in this row is never closed, so the 1 line below it was read into its cell, not as rows',
       },
     ]);
     expect(read('petId,quantity\n1,"5\n2,6\n3,7\n').problems).toEqual([
@@ -187,7 +189,9 @@ describe('a sheet: columns chosen by the header', () => {
       [2, 1n, 81],
       [4, 5n, 85],
     ]);
-    expect(result.problems).toEqual([{ line: 3, message: expect.stringContaining('runs on over the lines below it') }]);
+    expect(result.problems).toEqual([
+      { line: 3, message: expect.stringContaining('runs on over the lines below it') },
+    ]);
     // A note on several lines, closed as RFC 4180 closes it, is a note; so is a stray quote on one line.
     expect(pairs('petId,quantity,notes\n1,5,"two\nlines"\n2,6,"x" y\n')).toEqual([
       [1n, 5],
@@ -236,7 +240,9 @@ describe('a sheet: columns chosen by the header', () => {
     expect(() => parseBulkInput('pet,amount\n1,5\n')).toThrow(
       /columns "pet", "amount", but none of them holds the counted quantity; petinv reads a pet column \(petid, id/,
     );
-    expect(() => parseBulkInput('Quantity\n5\n7\n')).toThrow(/columns "Quantity", but none of them names the pet/);
+    expect(() => parseBulkInput('Quantity\n5\n7\n')).toThrow(
+      /columns "Quantity", but none of them names the pet/,
+    );
     expect(() => parseBulkInput('petId,quantity,counted\n1,2,3\n')).toThrow(
       /two counted columns, "quantity" and "counted"/,
     );
@@ -277,5 +283,57 @@ describe('a sheet: columns chosen by the header', () => {
     expect(read('{"petId":1,"quantity":2,"to":4}\n').problems).toEqual([
       { line: 1, message: 'has both quantity and to; give one' },
     ]);
+  });
+});
+
+describe('encodings and files that are no text', () => {
+  const readChunks = (bytes: Buffer, size: number) => {
+    const reader = new BulkInputReader();
+    for (let start = 0; start < bytes.length; start += size) reader.push(bytes.subarray(start, start + size));
+    return reader.end();
+  };
+
+  it('reads what is not UTF-8 as Windows-1252, in chunks of any size, and says so', () => {
+    const bytes = Buffer.from('Quantité comptée;Animal;Notiz\r\n5;1;Grün\r\n€7;2;\r\n', 'latin1');
+    bytes[bytes.indexOf('€'.charCodeAt(0) & 0xff)] = 0x80; // Windows-1252's euro sign
+    for (const size of [1, 2, 5, 4096]) {
+      const input = readChunks(bytes, size);
+      expect(Array.from(input.entries, (entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
+        [2, 1n, 5],
+      ]);
+      expect(input.problems).toEqual([
+        { line: 3, message: 'quantité comptée "€7" is not a whole number', pet: '2' },
+      ]);
+      expect(input.notices).toEqual([
+        expect.stringMatching(/^the input is not valid UTF-8: read as Windows-1252/),
+        expect.stringContaining('"Notiz"'),
+      ]);
+    }
+    // Valid UTF-8 first, then a byte that is not: said where.
+    const utf8 = Buffer.from(`petId,counted,note\n1,5,Grün\n${'3,7,\n'.repeat(1000)}`);
+    const mixed = readChunks(Buffer.concat([utf8, Buffer.from([0x32, 0x2c, 0x36, 0x2c, 0xfc, 0x0a])]), 4096);
+    expect(mixed.entries.length).toBe(3);
+    expect(mixed.notices[0]).toMatch(/^the input is not valid UTF-8 after byte \d+: read as Windows-1252/);
+  });
+
+  it('refuses binary files by what they are, and a sheet whose quoted cell runs on past 1 MiB', () => {
+    const refused = (bytes: Buffer) => () => readChunks(bytes, 1000);
+    expect(refused(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))).toThrow(
+      /old Excel workbook \(\.xls\)/,
+    );
+    expect(refused(Buffer.from('%PDF-1.4\n'))).toThrow(/is a PDF document/);
+    expect(
+      refused(Buffer.from('PK\u0003\u0004mimetypeapplication/vnd.oasis.opendocument.spreadsheet')),
+    ).toThrow(/OpenDocument/);
+    expect(refused(Buffer.from('1 5\n2 6\u0000\n'))).toThrow(/binary file, not text/);
+    expect(() => parseBulkInput(`petId,counted,note\n1,5,"${'x'.repeat(1024 * 1024 + 1)}\n`)).toThrow(
+      'bulk input: row 2 runs on for more than 1 MiB; is a quote missing? Nothing was sent',
+    );
+  });
+
+  it('ends a headerless line at a CRLF split between chunks once', () => {
+    const reader = new BulkInputReader();
+    for (const piece of ['1 5\r', '\n2 6\r', '\n\r', '3 7']) reader.push(Buffer.from(piece));
+    expect(Array.from(reader.end().entries, (entry) => entry.line)).toEqual([1, 2, 4]);
   });
 });
