@@ -13,6 +13,8 @@ export {
 export {
   bootId,
   describeLockOwner,
+  isRunning,
+  isSameProcess,
   isZombie,
   LockHeldError,
   type LockOwner,
