@@ -3,10 +3,10 @@ import { serializeItems } from '../contract/json';
 import { comparePetIds, type InventoryItem } from '../contract/schemas';
 import { moveDurably } from '../files/atomic-write';
 import { describeFileSystemError, type FileSystem, isOutOfSpace, JOURNAL_WRITE } from '../files/file-system';
-import type { JournalState } from './data-load';
 import { ServeError } from './errors';
 import { Journal } from './journal';
-import { JOURNAL_HEADER } from './journal-format';
+import { JOURNAL_HEADER, type JournalDamage } from './journal-format';
+import type { JournalState } from './journal-replay';
 import { closeQuietly, createJournal, replaceSnapshot, syncDirectory, writeNewFile } from './snapshot-file';
 
 /**
@@ -36,6 +36,17 @@ export interface JournalReport {
     updatesLost: number;
   };
 }
+
+/** What --recover started from, and what it could not replay; `keptAt`: where the damaged journal went. */
+export const recoveredReport = (state: JournalState, damage: JournalDamage, keptAt?: string) => ({
+  offset: damage.offset,
+  reason: damage.reason,
+  ...(keptAt === undefined ? {} : { keptAt }),
+  commitsReplayed: state.commits,
+  updatesReplayed: state.entries,
+  commitsLost: damage.commitsAfter,
+  updatesLost: damage.updatesAfter,
+});
 
 /** `FILE.journal.<what>-20261125T180512Z` (then `-2`, `-3`, ...): a name beside the journal not yet taken. */
 function asideName(journalPath: string, what: string, taken: (path: string) => boolean): string {
@@ -187,15 +198,7 @@ export async function openJournal(
       await replaceSnapshot(files, dataPath, snapshotBody(items));
       const keptAt = asideName(journalPath, 'damaged', exists);
       await moveDurably(files, journalPath, keptAt);
-      report.recovered = {
-        offset: damage.offset,
-        reason: damage.reason,
-        keptAt,
-        commitsReplayed: state.commits,
-        updatesReplayed: state.entries,
-        commitsLost: damage.commitsAfter,
-        updatesLost: damage.updatesAfter,
-      };
+      report.recovered = recoveredReport(state, damage, keptAt);
     }
     await createJournal(files, dataPath, journalPath);
   } catch (error) {
