@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { writeFileAtomicSync } from '../files/atomic-write';
-import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
+import { makeDirectories, quietly, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { bootId, isRunning, isSameProcess, processStartTime } from '../files/lock';
 import { serveRecordDirectory } from './paths';
 import type { RunningServe } from './settings';
@@ -201,13 +201,7 @@ function pruneStaleRecords(directory: string): void {
     const path = join(directory, name);
     const { record } = readRecord(path);
     // Only records this host can judge: another host's serve may be alive (a shared home directory).
-    if (record && record.host === hostname() && !stillRunning(record)) {
-      try {
-        unlinkSync(path);
-      } catch {
-        // Removed by someone else meanwhile.
-      }
-    }
+    if (record && record.host === hostname() && !stillRunning(record)) quietly(() => unlinkSync(path));
   }
 }
 
@@ -247,11 +241,8 @@ export function registerServe(announcement: ServeAnnouncement, env: NodeJS.Proce
     unregister() {
       if (!registered) return;
       registered = false;
-      try {
-        unlinkSync(path);
-      } catch {
-        // Already gone (the directory was cleared, as a logout clears XDG_RUNTIME_DIR).
-      }
+      // Perhaps gone already: a logout clears XDG_RUNTIME_DIR.
+      quietly(() => unlinkSync(path));
     },
   };
 }

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
 import { writeFileAtomicSync } from './atomic-write';
-import { CREATE_EXCLUSIVE, type FileSystem, nodeFileSystem, READ_NO_FOLLOW } from './file-system';
+import { CREATE_EXCLUSIVE, type FileSystem, nodeFileSystem, quietly, READ_NO_FOLLOW } from './file-system';
 import {
   describeLockOwner,
   isForeign,
@@ -102,14 +102,6 @@ function readLock(lockPath: string): FoundLock | undefined {
   }
 }
 
-function unlinkQuietly(files: FileSystem, path: string): void {
-  try {
-    files.unlinkSync(path);
-  } catch {
-    // Already gone.
-  }
-}
-
 /** Removes the lock at `lockPath` if it is still the one with `identity`, holding the breaker lock. */
 function breakStaleLock(lockPath: string, identity: string, files: FileSystem, options: LockOptions): void {
   const breaker = `${lockPath}.break`;
@@ -121,13 +113,13 @@ function breakStaleLock(lockPath: string, identity: string, files: FileSystem, o
     const stat = lstatSync(breaker, { throwIfNoEntry: false });
     // A caller holding serve's claims races no other breaker of this petinv: one left is a killed one's.
     const abandoned = options.tornIsStale === true || (stat && Date.now() - stat.mtimeMs > BREAKER_STALE_MS);
-    if (stat && abandoned) unlinkQuietly(files, breaker);
+    if (stat && abandoned) quietly(() => files.unlinkSync(breaker));
     return;
   }
   try {
     if (readLock(lockPath)?.identity === identity) files.unlinkSync(lockPath);
   } finally {
-    unlinkQuietly(files, breaker);
+    quietly(() => files.unlinkSync(breaker));
   }
 }
 
@@ -155,7 +147,7 @@ export function tryLock(lockPath: string, options: LockOptions = {}): LockAttemp
         release: () => {
           held.delete(lockPath);
           // Only our own lock is removed: nobody breaks a live owner's, so it is still ours.
-          if (readLock(lockPath)?.identity === identity) unlinkQuietly(files, lockPath);
+          if (readLock(lockPath)?.identity === identity) quietly(() => files.unlinkSync(lockPath));
         },
       };
     }
@@ -176,7 +168,7 @@ export function removeStaleLock(lockPath: string, options: LockOptions): void {
     return;
   }
   if (found && isStale(found, lockPath, { ...options, tornIsStale: true }))
-    unlinkQuietly(options.files ?? nodeFileSystem, lockPath);
+    quietly(() => (options.files ?? nodeFileSystem).unlinkSync(lockPath));
 }
 
 /** A lock file as a start found it (one a killed serve left, say): its bytes and mode. */
@@ -217,10 +209,6 @@ export function putBackLockFile(
   kept: KeptLockFile | undefined,
   files = nodeFileSystem,
 ): void {
-  if (!kept) return;
-  try {
-    linkRecord(lockPath, kept.bytes, kept.mode, files);
-  } catch {
-    // No room: no lock file is put back, which no start minds.
-  }
+  // No room: no lock file is put back, which no start minds.
+  if (kept) quietly(() => linkRecord(lockPath, kept.bytes, kept.mode, files));
 }
