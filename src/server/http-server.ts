@@ -4,6 +4,7 @@ import type { AppHandler, AppOptions } from './app';
 import { answerBelowTheApp, type Timeouts } from './protocol-errors';
 import { holdContinue } from './request';
 import { inOrderPerConnection } from './request-order';
+import { closeAfter } from './respond';
 
 /**
  * The HTTP layer under the app: requests answered in order per connection, connections counted and capped,
@@ -134,10 +135,7 @@ function trackConnections(
 function closeAfterTheirAnswers(connections: Set<Socket>, latestResponse: WeakMap<Socket, ServerResponse>) {
   for (const socket of connections) {
     const res = latestResponse.get(socket);
-    if (!res || res.writableFinished) continue; // idle: server.close() closes it
-    if (!res.headersSent)
-      res.shouldKeepAlive = false; // this answer says Connection: close and ends it
-    else res.once('finish', () => socket.destroySoon());
+    if (res && !res.writableFinished) closeAfter(res, socket); // idle: server.close() closes it
   }
 }
 
