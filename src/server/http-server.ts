@@ -73,34 +73,6 @@ export function clientOf(address: string | undefined): string | undefined {
 }
 
 /**
- * Past --max-connections-per-client open connections from one client, its new ones are closed at once,
- * so that no one client can hold every connection the server allows. Said at most once a second, per
- * client refused.
- */
-function capConnectionsPerClient(server: Server, limit: number, log: HttpEdgeOptions['log']) {
-  const open = new Map<string, number>();
-  const refused = refusalReporter((client, count) =>
-    log?.({ event: 'client_connections_refused', client, count, limit }),
-  );
-  server.on('connection', (socket: Socket) => {
-    const client = clientOf(socket.remoteAddress);
-    if (client === undefined) return; // Already gone.
-    const count = open.get(client) ?? 0;
-    if (count >= limit) {
-      socket.destroy();
-      refused(client);
-      return;
-    }
-    open.set(client, count + 1);
-    socket.once('close', () => {
-      const left = (open.get(client) ?? 1) - 1;
-      if (left > 0) open.set(client, left);
-      else open.delete(client);
-    });
-  });
-}
-
-/**
  * A request that arrived on a kept-alive connection after the stop began is not started (RFC 9112
  * section 9.6): the connection closes after the answers before it, and the client may retry elsewhere.
  */
@@ -110,33 +82,53 @@ function refuse(res: ServerResponse) {
 }
 
 /**
- * Keeps `connections` up to date. node:http's own closeIdleConnections also cuts a connection whose last
- * answer is ended but still being written (a large list to a slow reader) when the server stops; this one
- * closes only connections with nothing under way.
+ * Counts the open connections, all and per client: past --max-connections-per-client a client's new ones
+ * are closed at once, so that no one client holds every connection the server allows. At a stop, node:http's
+ * own closeIdleConnections would also cut a connection whose last answer is ended but still being written
+ * (a large list to a slow reader): this one closes only connections with nothing under way, and the
+ * returned drain closes the others once their answer is out.
  */
-function trackConnections(
+function manageConnections(
   server: Server,
-  connections: Set<Socket>,
+  limit: number,
+  log: HttpEdgeOptions['log'],
   latestResponse: WeakMap<Socket, ServerResponse>,
-) {
+): () => void {
+  const connections = new Set<Socket>();
+  const perClient = new Map<string, number>();
+  const refused = refusalReporter((client, count) =>
+    log?.({ event: 'client_connections_refused', client, count, limit }),
+  );
+  server.on('connection', (socket: Socket) => {
+    const client = clientOf(socket.remoteAddress);
+    if (client === undefined) return; // Already gone.
+    const count = perClient.get(client) ?? 0;
+    if (count >= limit) {
+      socket.destroy();
+      refused(client);
+      return;
+    }
+    perClient.set(client, count + 1);
+    connections.add(socket);
+    socket.once('close', () => {
+      connections.delete(socket);
+      const left = (perClient.get(client) ?? 1) - 1;
+      if (left > 0) perClient.set(client, left);
+      else perClient.delete(client);
+    });
+  });
   server.closeIdleConnections = () => {
     for (const socket of connections) {
       const res = latestResponse.get(socket);
       if (!res || res.writableFinished) socket.destroy();
     }
   };
-  server.on('connection', (socket: Socket) => {
-    connections.add(socket);
-    socket.once('close', () => connections.delete(socket));
-  });
-}
-
-/** On a stop, every connection with an answer under way closes once that answer is out. */
-function closeAfterTheirAnswers(connections: Set<Socket>, latestResponse: WeakMap<Socket, ServerResponse>) {
-  for (const socket of connections) {
-    const res = latestResponse.get(socket);
-    if (res && !res.writableFinished) closeAfter(res, socket); // idle: server.close() closes it
-  }
+  return () => {
+    for (const socket of connections) {
+      const res = latestResponse.get(socket);
+      if (res && !res.writableFinished) closeAfter(res, socket); // idle: server.close() closes it
+    }
+  };
 }
 
 export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpEdge {
@@ -149,7 +141,6 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
   const maxConnectionsPerClient = options.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
 
   let draining = false;
-  const connections = new Set<Socket>();
   /** The response of the latest request each connection started; a connection without one is fresh. */
   const latestResponse = new WeakMap<Socket, ServerResponse>();
   const handle = inOrderPerConnection(app, log);
@@ -187,8 +178,7 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
     onRequest(req, res);
   });
 
-  capConnectionsPerClient(server, maxConnectionsPerClient, log);
-  trackConnections(server, connections, latestResponse);
+  const closeBusyConnections = manageConnections(server, maxConnectionsPerClient, log, latestResponse);
   answerBelowTheApp(server, timeouts, log, latestResponse);
   // Past --max-connections node:net closes new connections at once.
   const refused = refusalReporter((_, count) =>
@@ -198,7 +188,7 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
 
   function drain() {
     draining = true;
-    closeAfterTheirAnswers(connections, latestResponse);
+    closeBusyConnections();
   }
 
   return { server, drain };
