@@ -139,9 +139,9 @@ export default defineConfig([
     // launch.cjs, small, loads cli.cjs with the code V8 compiled for it last time (see src/launch.ts).
     entry: { cli: 'src/cli.ts', launch: 'src/launch.ts' },
     format: ['cjs'],
-    // No import() left in the bundle: launch.ts compiles it with node:vm, whose import() callback V8 loses
-    // when the code comes from its cache (Node 20). undici's full package, CommonJS, is required instead,
-    // and conf, an ES module only, is bundled on its own (confInItsOwnFile, and the build below).
+    // No import() left in the bundle: launch.ts compiles it with node:vm, where import() needs a flag or an
+    // experimental loader that prints a warning (src/launch.ts). undici's full package, CommonJS, is
+    // required instead, and conf, an ES module only, is bundled on its own (confInItsOwnFile, and below).
     esbuildPlugins: [...shared.esbuildPlugins, confInItsOwnFile],
     esbuildOptions(options) {
       options.supported = { ...options.supported, 'dynamic-import': false };

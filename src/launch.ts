@@ -83,8 +83,8 @@ export function loadCli(
   // `petinv serve` loading a million pets and raised its peak memory by 100 MB (measured 2026-11-25).
   const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
     filename: path,
-    // No importModuleDynamically: V8 drops that callback from code it takes from the cache (Node 20), so
-    // the bundle is built without import() (tsup.config.ts).
+    // No importModuleDynamically, so the bundle is built without import() (tsup.config.ts): on 22 and 24 a
+    // callback needs --experimental-vm-modules, and the main context's loader prints an ExperimentalWarning.
     cachedData: kept,
   });
   const module = { exports: {} as CliModule };
@@ -214,7 +214,7 @@ function readPrivateFile(directory: string, file: string, largest: number): Buff
 
 /** Written atomically (files/atomic-write.ts): a reader sees all of it or none; a full disk leaves nothing half-written. */
 function writePrivateFile(directory: string, file: string, bytes: Buffer): void {
-  // Not Node 20's recursive mkdirSync, which never returns for a path it cannot make (under /proc).
+  // Not Node's recursive mkdirSync, which never returns for a path it cannot make (under /proc; 20 to 24).
   makeDirectories(directory, 0o700);
   if (!privateDirectory(directory)) return;
   writeFileAtomicSync(join(directory, file), bytes, {
