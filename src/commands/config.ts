@@ -1,11 +1,11 @@
 import { configFilePath } from '../config/paths';
 import { displayUrl, maskKey, type Resolved } from '../config/settings';
+import { loadSettings } from '../config/target';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { SETTING_COLUMNS, settingRow } from '../output/settings';
-import { loadSettings } from './connect';
 import type { GlobalFlags } from './flags';
 
 /** Shows the settings a command would use and where each came from; the key only masked. */
@@ -13,7 +13,7 @@ export function runConfigShow(flags: GlobalFlags, context: CommandContext) {
   const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
   refuseFieldsInJson(output, 'config');
   if (output.explicit && output.format !== 'json') chooseColumns(SETTING_COLUMNS, output.fields);
-  const settings = loadSettings(flags, context);
+  const settings = loadSettings(flags, context.env);
   const path = configFilePath(context.env);
   const describe = (
     resolved: Resolved<string | undefined>,

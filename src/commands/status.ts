@@ -3,7 +3,8 @@ import { TransportError } from '../client/transport-error';
 import { readConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { findRunningServe } from '../config/serve-records';
-import { displayUrl, maskKey, type Resolved, storedEnvironment } from '../config/settings';
+import { displayUrl, maskKey, type Resolved, type Settings, storedEnvironment } from '../config/settings';
+import { loadSettings } from '../config/target';
 import { PetinvError, type ServiceErrorBody } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
@@ -11,7 +12,7 @@ import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
 import { type DescribedSetting, SETTING_COLUMNS, type SettingRow, settingRow } from '../output/settings';
-import { connect, loadSettings } from './connect';
+import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 
 type Answer = { ok: true; ms: number; pets: number } | { ok: false; error: ServiceErrorBody };
@@ -20,9 +21,10 @@ type Answer = { ok: true; ms: number; pets: number } | { ok: false; error: Servi
 async function askService(
   flags: GlobalFlags,
   context: CommandContext,
+  settings: Settings,
 ): Promise<{ answer: Answer; failure?: PetinvError }> {
   try {
-    const { client } = await connect(flags, context);
+    const { client } = await connect(flags, context, { settings });
     // The spec has no lighter request that proves the key: the list is the one read it offers.
     const started = performance.now();
     const items = await client.listInventory();
@@ -102,12 +104,12 @@ export async function runStatus(flags: GlobalFlags, context: CommandContext) {
   const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
   refuseFieldsInJson(output, 'status');
   if (output.explicit && output.format !== 'json') chooseColumns(SETTING_COLUMNS, output.fields);
-  const settings = loadSettings(flags, context);
+  const settings = loadSettings(flags, context.env);
   const envName = settings.env.value;
   const configFile = configFilePath(context.env);
   const stored = storedEnvironment(readConfigFile(context.env), envName)?.apiKey !== undefined;
   const ignored = envName === 'local' ? findRunningServe(context.env).ignored : [];
-  const { answer, failure } = await askService(flags, context);
+  const { answer, failure } = await askService(flags, context, settings);
 
   const describe = (resolved: Resolved<string | undefined>, show: (value: string) => string) => ({
     value: resolved.value === undefined ? null : show(resolved.value),
