@@ -11,6 +11,7 @@ import {
 import * as z from 'zod/mini';
 import { describeIssues } from '../contract/issues';
 import { configError, PetinvError } from '../errors';
+import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories } from '../files/file-system';
 import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
 import { printable } from '../printable';
@@ -148,10 +149,7 @@ function parseConfigText(text: string, path: string): ConfigFile {
   return parsed.data;
 }
 
-/**
- * Reads and validates the config file; an absent file is an empty config. Reading does not go
- * through conf: conf loads ajv (about 140 ms), and every command reads the file, while only a few write it.
- */
+/** Reads and validates the config file; an absent file is an empty config. */
 export function readConfigFile(env: NodeJS.ProcessEnv): ConfigFile {
   const path = configFilePath(env);
   if (!checkDirectory(configDirectory(env))) return { environments: {} };
@@ -227,31 +225,19 @@ function refuseSymlink(path: string) {
 }
 
 /**
- * Writes the whole config through conf, the config store petinv is built on, readable by its owner
- * alone. conf writes atomically itself (through the `atomically` package: a temporary file, fsynced,
- * renamed into place); it is the one writer that does not go through files/atomic-write.ts, since the
- * config file is conf's. Call it holding the config lock.
+ * Writes the whole config, readable by its owner alone, through files/atomic-write.ts as every file petinv
+ * replaces is (fsynced, then renamed into place), in the form conf wrote it (tab-indented JSON). Call it
+ * holding the config lock.
  */
-function writeConfigUnlocked(
-  config: ConfigFile,
-  env: NodeJS.ProcessEnv,
-  Conf: typeof import('conf').default,
-): string {
+function writeConfigUnlocked(config: ConfigFile, env: NodeJS.ProcessEnv): string {
   const path = configFilePath(env);
   refuseSymlink(path);
   try {
-    const store = new Conf<ConfigFile>({
-      projectName: 'petinv',
-      cwd: configDirectory(env),
-      configName: 'config',
-      configFileMode: 0o600,
-      // petinv validates with its own zod schema; conf must not wipe a file it cannot read.
-      clearInvalidConfig: false,
-    });
-    store.store = configFileSchema().parse(config);
+    const text = JSON.stringify(configFileSchema().parse(config), undefined, '\t');
+    writeFileAtomicSync(path, text, { mode: 0o600, fsync: true });
     // The umask may narrow a new file's mode, never widen it: this makes it exactly the owner's.
-    chmodSync(store.path, 0o600);
-    return store.path;
+    chmodSync(path, 0o600);
+    return path;
   } catch (error) {
     throw writeFailure('config file', path, error);
   }
@@ -265,14 +251,11 @@ export async function updateConfigFile(
   change: (config: ConfigFile) => void,
   env: NodeJS.ProcessEnv,
 ): Promise<string> {
-  // conf is loaded before the lock is taken: its loading need not hold up other writers.
-  const { default: Conf } = await import('conf');
-  const directory = configDirectory(env);
-  prepareDirectory(directory);
+  prepareDirectory(configDirectory(env));
   return withConfigLock(`${configFilePath(env)}.lock`, () => {
     const config = readConfigFile(env);
     change(config);
-    return writeConfigUnlocked(config, env, Conf);
+    return writeConfigUnlocked(config, env);
   });
 }
 
