@@ -56,11 +56,7 @@ async function optionValues(option: Option, current: string, env: NodeJS.Process
       ),
     };
   }
-  if (long === '--sort') return { files: false, candidates: values((await import('./list')).SORT_KEYS) };
-  if (long === '--output')
-    return { files: false, candidates: values((await import('../output/choose')).OUTPUT_FORMATS) };
-  const choices = (option as { argChoices?: string[] }).argChoices;
-  return { files: false, candidates: values(choices ?? []) };
+  return { files: false, candidates: values(option.argChoices ?? []) };
 }
 
 /**

@@ -7,9 +7,9 @@ import {
   DEFAULT_TIMEOUT_MS,
 } from '../client/defaults';
 import { parseBodySize, parseRetryWait } from '../commands/limits';
-import { byDefault, nonEmptyText, parsedOption, wholeNumber } from '../commands/options';
+import { byDefault, choiceOption, nonEmptyText, parsedOption, wholeNumber } from '../commands/options';
 import { HELP_TOPIC_NAMES } from '../help/topics';
-import { OUTPUT_FORMATS, parseFields, parseOutputFormat } from '../output/choose';
+import { OUTPUT_FORMATS, parseFields } from '../output/choose';
 import type { CommandContext } from '../output/context';
 
 /**
@@ -69,10 +69,10 @@ function declareGlobalOptions() {
       .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
       .option('--json', 'print data, and failures, as JSON (-o json)')
       .addOption(
-        parsedOption(
+        choiceOption(
           '-o, --output <format>',
           `how data is printed: ${OUTPUT_FORMATS.join(', ')} (default: a table on a terminal, else tsv)`,
-          parseOutputFormat,
+          OUTPUT_FORMATS,
         ),
       )
       .addOption(
