@@ -137,7 +137,7 @@ const declareSummary = (program: Program) =>
       wholeNumber('--top <n>', 'how many of the largest stocks to show', 0, 1000).default(...byDefault(5)),
     );
 
-export const INVENTORY_COMMANDS: CommandTable = {
+export const INVENTORY_COMMANDS = {
   list: (program, context) =>
     declareList(program).action(async (_flags, command) =>
       (await import('../commands/list')).runList(command.optsWithGlobals(), context(command)),
@@ -171,7 +171,7 @@ export const INVENTORY_COMMANDS: CommandTable = {
     declareSummary(program).action(async (_flags, command) =>
       (await import('../commands/summary')).runSummary(command.optsWithGlobals(), context(command)),
     ),
-};
+} satisfies Partial<CommandTable>;
 
 /** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const INVENTORY_FLAGS_MATCH: [

@@ -73,12 +73,12 @@ const declareServe = (program: Program) =>
     )
     .option('--quiet', 'no request log; faults are still logged');
 
-export const SERVE_COMMANDS: CommandTable = {
+export const SERVE_COMMANDS = {
   serve: (program, context) =>
     declareServe(program).action(async (flags, command) =>
       (await import('../commands/serve')).runServe(flags, context(command)),
     ),
-};
+} satisfies Partial<CommandTable>;
 
 /** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const SERVE_FLAGS_MATCH: [
