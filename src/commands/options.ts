@@ -117,12 +117,3 @@ export const bulkShape = (concurrency?: number, pipelining?: number) => ({
   connections: concurrency ?? DEFAULT_CONCURRENCY,
   pipelining: pipelining ?? DEFAULT_PIPELINING,
 });
-
-/** What serve passes to the server when no option says otherwise; test/cli/serve.test.ts checks them against the server's own. */
-export const SERVE_DEFAULTS = {
-  seed: 12,
-  headersTimeout: 10_000,
-  requestTimeout: 30_000,
-  maxConnections: 1024,
-  maxConnectionsPerClient: 256,
-};

@@ -15,14 +15,13 @@ import {
   resolveDataPath,
   updatesText,
 } from './data-load';
+import { DEFAULT_SEED_COUNT } from './defaults';
 import { ServeError } from './errors';
 import { createHttpEdge, type HttpEdge, type HttpEdgeOptions } from './http-server';
 import { JOURNAL_HEADER } from './journal-format';
 import type { JournalReport } from './journal-open';
 import { API_PREFIX } from './routes';
 import { InventoryStore, seedInventory } from './store';
-
-export const DEFAULT_SEED_COUNT = 12;
 
 export interface ServeOptions extends FaultOptions {
   host?: string;
