@@ -1,6 +1,6 @@
 import type { CommandUnknownOpts as Command, Option } from '@commander-js/extra-typings';
 import type { OutputStream } from '../output/context';
-import { readShortGroup } from '../short-options';
+import { findOption, shortGroup, takesValue, walkWords } from './usage';
 
 /**
  * `petinv __complete WORD... CURRENT`: what the shell scripts of `petinv completion` ask on each TAB. It
@@ -106,26 +106,6 @@ function optionsOf(command: Command): Option[] {
   return all;
 }
 
-const takesValue = (option: Option) => option.required || option.optional;
-
-function findOption(command: Command, word: string): Option | undefined {
-  return optionsOf(command).find((option) => option.long === word || option.short === word);
-}
-
-/**
- * In a word of short options written together (`-vo`, `-vojs`, `-oj`), the first that takes a value, and
- * the text after it in the word: its value, or '' when the value is the next word.
- */
-function shortGroup(command: Command, word: string): { option: Option; value: string } | undefined {
-  const { valued } =
-    readShortGroup(word, (flag) => {
-      const option = findOption(command, flag);
-      return option === undefined ? undefined : takesValue(option);
-    }) ?? {};
-  const option = valued && findOption(command, valued.flag);
-  return option ? { option, value: valued.rest } : undefined;
-}
-
 /** The options `command` offers that are not typed yet, then --help. */
 function optionCandidates(command: Command, used: ReadonlySet<string>): Candidate[] {
   return [
@@ -143,38 +123,7 @@ export async function completeWords(
   current: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Answer> {
-  let command = program;
-  let pending: Option | undefined;
-  let positionals = 0;
-  const helpNames: string[] = [];
-  let onlyArguments = false;
-  const used = new Set<string>();
-  for (const word of before) {
-    if (pending) {
-      pending = undefined;
-    } else if (!onlyArguments && word === '--') {
-      onlyArguments = true;
-    } else if (!onlyArguments && word.startsWith('-') && word.length > 1) {
-      const option = findOption(command, word.split('=')[0] ?? word);
-      if (option === undefined) {
-        // Short options written together, as commander splits them: `-vo json` is -v -o json.
-        const grouped = shortGroup(command, word);
-        if (grouped && grouped.value === '') pending = grouped.option;
-        continue;
-      }
-      used.add(option.long ?? option.short ?? word);
-      if (takesValue(option) && !word.includes('=')) pending = option;
-    } else {
-      const sub =
-        positionals === 0 ? command.commands.find((candidate) => candidate.name() === word) : undefined;
-      if (sub) command = sub;
-      else {
-        positionals++;
-        helpNames.push(word);
-      }
-    }
-  }
-
+  const { command, pending, positionals, used, onlyArguments } = walkWords(program, before);
   if (pending) return optionValues(pending, current, env);
   // `--env=NAME` in one word (zsh and fish keep it so; so does bash without = in COMP_WORDBREAKS).
   const joined = onlyArguments ? null : /^(-[^=]+)=(.*)$/s.exec(current);
@@ -203,16 +152,16 @@ export async function completeWords(
   }
   const isHelp = command.name() === 'help' && command.parent === program;
   if (isHelp && !current.startsWith('-'))
-    return { files: false, candidates: await helpValues(program, helpNames) };
+    return { files: false, candidates: await helpValues(program, positionals) };
   if (current.startsWith('-') && !onlyArguments)
     return { files: false, candidates: optionCandidates(command, used) };
-  if (positionals === 0 && command.commands.some(isVisible)) {
+  if (positionals.length === 0 && command.commands.some(isVisible)) {
     return {
       files: false,
       candidates: [...subcommands(command), ...(await argumentValues(command, 0, env))],
     };
   }
-  return { files: false, candidates: await argumentValues(command, positionals, env) };
+  return { files: false, candidates: await argumentValues(command, positionals.length, env) };
 }
 
 /** Answers one `petinv __complete` call on stdout. */
