@@ -11,6 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readConfigFile, updateConfigFile, withConfigLock } from '../../src/config/file';
 import { locateJsonSyntaxError } from '../../src/config/json-position';
@@ -60,6 +61,48 @@ describe('locateJsonSyntaxError', () => {
       expect(located).toEqual({ line: expected[0], column: expected[1], problem: expected[2] });
       expect(() => JSON.parse(text)).toThrow();
     }
+  });
+});
+
+describe('locateJsonSyntaxError against JSON.parse', () => {
+  it('finds a problem exactly when JSON.parse refuses the text', () => {
+    const piece = fc.constantFrom(
+      '{',
+      '}',
+      '[',
+      ']',
+      ':',
+      ',',
+      ' ',
+      '\n',
+      '\f',
+      '"a"',
+      '"\\q"',
+      '"\t"',
+      '"',
+      '1',
+      '-0.5e3',
+      '01',
+      'true',
+      'nul',
+      'x',
+    );
+    const text = fc.oneof(
+      fc.json(),
+      fc.array(piece, { maxLength: 12 }).map((parts) => parts.join('')),
+    );
+    fc.assert(
+      fc.property(text, (candidate) => {
+        let valid = true;
+        try {
+          JSON.parse(candidate);
+        } catch {
+          valid = false;
+        }
+        expect(locateJsonSyntaxError(candidate) === undefined).toBe(valid);
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
 
