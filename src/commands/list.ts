@@ -1,8 +1,9 @@
+import { once } from 'node:events';
 import { comparePetIds, PET_STATUSES, type PetStatus } from '../contract/rules';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
 import { chooseOutput } from '../output/choose';
-import type { CommandContext, OutputStream } from '../output/context';
+import type { CommandContext } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { checkItemFields, itemExporter } from '../output/inventory';
 import { plural } from '../output/plural';
@@ -78,19 +79,6 @@ function selectItems(items: InventoryItem[], options: ListOptions): InventoryIte
   return options.limit === undefined ? chosen : chosen.slice(0, options.limit);
 }
 
-/** Resolves once the stream can take more, or once it was closed (the entry then decides the status). */
-function drained(stream: OutputStream, closed: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('drain', done);
-      closed?.removeEventListener('abort', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    closed?.addEventListener('abort', done);
-  });
-}
-
 /**
  * Writes the list as the answer arrives, one batch of items at a time, when nothing needs the whole list
  * first (--sort and --reverse do, and the table, for its widths). Memory then holds a batch, whatever
@@ -121,7 +109,9 @@ async function writeList(
     const text = exporter.rows(items);
     if (context.outputClosed?.aborted) return;
     progress.written += items.length;
-    if (text !== '' && !context.stdout.write(text)) await drained(context.stdout, context.outputClosed);
+    // Until the stream can take more, or was closed (the entry then decides the status).
+    if (text !== '' && !context.stdout.write(text))
+      await once(context.stdout, 'drain', { signal: context.outputClosed }).catch(() => {});
     if (left === 0 || context.outputClosed?.aborted) break;
   }
   if (wholeList)

@@ -161,31 +161,21 @@ export function resolveSettings(
   );
   // A running serve is local's address unless the user gave one, and its key goes with it (and only to it).
   const serve = baseUrl.source === 'default' && envName.value === 'local' ? options.findServe?.() : undefined;
-  if (serve) {
-    const fromServe = { source: 'running serve', origin: serve.description } as const;
-    return {
-      env: envName,
-      baseUrl: { value: serve.baseUrl, ...fromServe },
-      apiKey: pick([[env.PETINV_API_KEY, 'environment variable', 'PETINV_API_KEY']], {
-        value: serve.apiKey,
-        ...fromServe,
-      }),
-      keyBaseUrl: serve.baseUrl,
-      serve,
-    };
-  }
-
+  const fromServe = serve && ({ source: 'running serve', origin: serve.description } as const);
   return {
     env: envName,
-    baseUrl,
+    baseUrl: fromServe ? { value: serve.baseUrl, ...fromServe } : baseUrl,
     apiKey: pick(
       [
         [env.PETINV_API_KEY, 'environment variable', 'PETINV_API_KEY'],
-        [stored?.apiKey, 'config file', configPath],
+        [serve ? undefined : stored?.apiKey, 'config file', configPath],
       ],
-      { value: undefined, source: 'default', origin: 'none' },
+      fromServe
+        ? { value: serve.apiKey, ...fromServe }
+        : { value: undefined, source: 'default', origin: 'none' },
     ),
-    keyBaseUrl: stored?.baseUrl ?? builtinUrl,
+    keyBaseUrl: serve ? serve.baseUrl : (stored?.baseUrl ?? builtinUrl),
+    serve,
   };
 }
 
