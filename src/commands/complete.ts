@@ -19,11 +19,17 @@ interface Candidate {
 
 type Answer = { files: true } | { files: false; candidates: Candidate[] };
 
-/** Options whose value is a file name: the only places where the shell completes files. */
-const FILE_OPTIONS = new Set(['--file', '--data', '--api-key-file']);
-
 const values = (names: readonly string[], description = ''): Candidate[] =>
   names.map((value) => ({ value, description }));
+
+/** The answer with `prefix` before each candidate: what is typed before the value in the same word. */
+const withPrefix = (answer: Answer, prefix: string): Answer =>
+  answer.files
+    ? answer
+    : {
+        files: false,
+        candidates: answer.candidates.map((candidate) => ({ ...candidate, value: prefix + candidate.value })),
+      };
 
 /** The environments a name may choose: built in, and any in the config file (a broken one adds none). */
 async function environmentNames(env: NodeJS.ProcessEnv, storedOnly = false): Promise<string[]> {
@@ -42,7 +48,8 @@ async function environmentNames(env: NodeJS.ProcessEnv, storedOnly = false): Pro
 /** The candidates for the value of `option`, or files. `current` is what is typed of it so far. */
 async function optionValues(option: Option, current: string, env: NodeJS.ProcessEnv): Promise<Answer> {
   const long = option.long ?? '';
-  if (FILE_OPTIONS.has(long)) return { files: true };
+  // An option declared to take a `<file>` is the only place where the shell completes file names.
+  if (option.flags.endsWith('<file>')) return { files: true };
   if (long === '--env') return { files: false, candidates: values(await environmentNames(env)) };
   if (long === '--status') {
     // A comma-separated list: complete its last item, keeping those before it.
@@ -128,27 +135,17 @@ export async function completeWords(
   // `--env=NAME` in one word (zsh and fish keep it so; so does bash without = in COMP_WORDBREAKS).
   const joined = onlyArguments ? null : /^(-[^=]+)=(.*)$/s.exec(current);
   const joinedOption = joined ? findOption(command, joined[1] ?? '') : undefined;
-  if (joined && joinedOption && takesValue(joinedOption)) {
-    const answer = await optionValues(joinedOption, joined[2] ?? '', env);
-    if (answer.files) return answer;
-    const prefix = `${joined[1]}=`;
-    return {
-      files: false,
-      candidates: answer.candidates.map((candidate) => ({ ...candidate, value: prefix + candidate.value })),
-    };
-  }
+  if (joined && joinedOption && takesValue(joinedOption))
+    return withPrefix(await optionValues(joinedOption, joined[2] ?? '', env), `${joined[1]}=`);
   // A short option's value written on it, alone or after others: `-oj`, `-voj`, `-vo=j` (commander hands
   // -o `=j`, and its parser drops the =).
   const grouped = onlyArguments || joinedOption ? undefined : shortGroup(command, current);
   if (grouped && grouped.value !== '') {
     const value = grouped.value.replace(/^=/, '');
-    const answer = await optionValues(grouped.option, value, env);
-    if (answer.files) return answer;
-    const prefix = current.slice(0, current.length - value.length);
-    return {
-      files: false,
-      candidates: answer.candidates.map((candidate) => ({ ...candidate, value: prefix + candidate.value })),
-    };
+    return withPrefix(
+      await optionValues(grouped.option, value, env),
+      current.slice(0, current.length - value.length),
+    );
   }
   const isHelp = command.name() === 'help' && command.parent === program;
   if (isHelp && !current.startsWith('-'))
