@@ -14,7 +14,7 @@ import type { CommandContext } from '../output/context';
 import { createHttpTrace, traceLevel } from '../output/http-trace';
 import type { GlobalFlags } from './flags';
 import { type ClientLimits, resolveLimits } from './limits';
-import { historyFor } from './record';
+import { historyFor, writeWarning } from './record';
 
 /** What a command works with, resolved once from its flags: the service, its client and its history. */
 export interface Connection extends Target {
@@ -133,10 +133,7 @@ export async function connect(
     transport,
     userAgent: `petinv/${version}`,
     // With --json, a warning is a JSON line, as the failure after it may be, so that a script reads both.
-    onWarning: (message) =>
-      context.stderr.write(
-        context.json ? `${JSON.stringify({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
-      ),
+    onWarning: (message) => writeWarning(context, message),
     refusedKeyAdvice: target.refusedKeyAdvice,
     listCache:
       flags.cache === false

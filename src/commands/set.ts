@@ -16,7 +16,7 @@ import { connect } from './connect';
 import { readCurrent } from './current';
 import type { GlobalFlags } from './flags';
 import { bulkShape } from './options';
-import { historyWarning } from './record';
+import { writeWarning } from './record';
 
 /** set's flags (declared for commander in src/program/inventory.ts). */
 export interface SetFlags extends GlobalFlags {
@@ -83,7 +83,7 @@ export async function runSet(
       throw error;
     }
     if (before instanceof PetinvError)
-      historyWarning(
+      writeWarning(
         context,
         `pet ${petId}'s quantity before this write could not be read (${before.body.code}); this run is not recorded, so petinv undo will not know it`,
       );
