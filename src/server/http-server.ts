@@ -1,6 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AppHandler, AppOptions } from './app';
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+} from './defaults';
 import { answerBelowTheApp, type Timeouts } from './protocol-errors';
 import { holdContinue } from './request';
 import { inOrderPerConnection } from './request-order';
@@ -12,16 +18,6 @@ import { closeAfter } from './respond';
  * itself is answered with the same Error bodies as every route (protocol-errors.ts).
  */
 
-export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-/** Far below the usual file-descriptor limits, far above what one machine's scripts open. */
-export const DEFAULT_MAX_CONNECTIONS = 1024;
-/**
- * A quarter of the total: one client (an address; an IPv6 /64) holding connections open, idle or sending
- * its headers slowly, leaves the other three quarters to everyone else. As many as petinv's own bulk run
- * opens at its highest --concurrency.
- */
-export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 256;
 const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 export interface HttpEdgeOptions {

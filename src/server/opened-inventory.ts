@@ -7,11 +7,10 @@ import { InventoryFile } from './data-file';
 import type { DataFileFormat } from './data-format';
 import { readInventoryFile } from './data-load';
 import { createDataDirectory } from './data-path';
+import { DEFAULT_SEED_COUNT } from './defaults';
 import { ServeError } from './errors';
 import { type JournalReport, recoveredReport } from './journal-open';
 import { InventoryStore, seedInventory } from './store';
-
-export const DEFAULT_SEED_COUNT = 12;
 
 /** What a start is told of the inventory it opens. */
 export interface InventoryOptions {

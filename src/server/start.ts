@@ -11,8 +11,6 @@ import { commitsText, updatesText } from './journal-replay';
 import { type InventoryOptions, type OpenedInventory, openInventory } from './opened-inventory';
 import { API_PREFIX } from './routes';
 
-export { DEFAULT_SEED_COUNT } from './opened-inventory';
-
 export interface ServeOptions extends FaultOptions, InventoryOptions {
   host?: string;
   /** Headers must arrive within this many ms of a request's first byte (default 10000). */

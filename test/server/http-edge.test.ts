@@ -4,7 +4,8 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/contract/schemas';
 import type { RequestLogEntry } from '../../src/server/app';
-import { clientOf, DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from '../../src/server/http-server';
+import { DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from '../../src/server/defaults';
+import { clientOf } from '../../src/server/http-server';
 import {
   MAX_STARTED_WRITES_PER_CONNECTION,
   MAX_WAITING_PER_CONNECTION,
