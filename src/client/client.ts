@@ -21,10 +21,11 @@ import {
 
 export type { InventoryPoll } from './list-read';
 
-import { createCall, type RetryWait } from './request';
+import { createCall } from './request';
+import type { RetryWait } from './retry';
 import type { Transport } from './transport';
 
-export { type RetryWait, retryDelayMs } from './request';
+export { type RetryWait, retryDelayMs } from './retry';
 
 export interface ClientOptions {
   /** The service's base address, ending in /v1. */
