@@ -45,7 +45,7 @@ export interface ClientOptions {
   /** Further attempts after a network error, a timeout, 429, 502, 503 or 504. */
   retries?: number;
   userAgent?: string;
-  /** How requests travel: undiciTransport in petinv, fetchTransport where fetch is intercepted. */
+  /** How requests travel: undiciTransport (over an Agent, a ProxyAgent or undici's MockAgent), or a caller's own. */
   transport: Transport;
   /** A response body larger than this is cut off with an error (default DEFAULT_MAX_BODY_BYTES). */
   maxBodyBytes?: number;
