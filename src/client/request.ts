@@ -1,5 +1,5 @@
 import { headerText } from '../printable';
-import { type ClientErrors, confirms, StaleTagError } from './client-errors';
+import type { ClientErrors } from './client-errors';
 import { type Attempts, type RetryPolicy, retrying } from './retry';
 import { isSuccessStatus, type Transport, TransportError, type TransportResponse } from './transport';
 import { refusesTheRequestItself } from './write-outcome';
@@ -183,8 +183,8 @@ export function createCall(settings: RequestSettings): Call {
     /** One attempt: the answer, read within the attempt when it is one to read, so a body that breaks is retried. */
     const attempt = async (): Promise<TransportResponse & { value?: T }> => {
       const response = await transport(request);
+      // A 304 is an answer to read only when the request was conditional (the reader checks its ETag).
       const notModified = response.status === 304 && ifNoneMatch !== undefined;
-      if (notModified && !confirms(response.header('etag'), ifNoneMatch)) throw new StaleTagError(operation);
       if (!read || !(notModified || isSuccessStatus(response.status))) return response;
       return { ...response, value: await read(response) };
     };
