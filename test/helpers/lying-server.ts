@@ -89,6 +89,15 @@ export const endless =
     pump();
   };
 
+/** A 200 that promises `length` bytes, sends `partial`, then loses its connection. */
+export const cutShort =
+  (partial: string, length = 1000): Handler =>
+  (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(length) });
+    res.write(partial);
+    setTimeout(() => res.socket?.destroy(), 5);
+  };
+
 /** A 200 whose headers come at once, then a space every 20 ms, for ever: no read waits long. */
 export const trickle: Handler = (_req, res) => {
   res.writeHead(200, { 'Content-Type': 'application/json' });
