@@ -154,7 +154,10 @@ export const BREAKS: Record<string, (socket: Socket) => void> = {
     ),
 };
 
-/** A TCP server that reads each request whole (head and Content-Length body) and hands it to `respond`. */
+/**
+ * A TCP server that reads each request whole (head and Content-Length body) and hands it to `respond`,
+ * which answers on the socket as it likes.
+ */
 export async function startRawServer(respond: (request: RawRequest) => void) {
   const counts = new Map<string, number>();
   const sockets = new Set<Socket>();
@@ -165,18 +168,21 @@ export async function startRawServer(respond: (request: RawRequest) => void) {
     socket.on('error', () => {});
     socket.on('data', (chunk) => {
       buffered = Buffer.concat([buffered, chunk]);
-      const end = buffered.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const head = buffered.subarray(0, end).toString('latin1');
-      const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-      if (buffered.length < end + 4 + length) return;
-      const [method = '', path = ''] = head.split(' ');
-      const body = buffered.subarray(end + 4, end + 4 + length).toString();
-      buffered = Buffer.alloc(0);
-      const scenario = path.split('/')[1] ?? '';
-      const seen = counts.get(scenario) ?? 0;
-      counts.set(scenario, seen + 1);
-      respond({ method, path, body, socket, seen });
+      // Each request whole as it arrives, pipelined ones too.
+      for (;;) {
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = buffered.subarray(0, end).toString('latin1');
+        const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        if (buffered.length < end + 4 + length) return;
+        const [method = '', path = ''] = head.split(' ');
+        const body = buffered.subarray(end + 4, end + 4 + length).toString();
+        buffered = buffered.subarray(end + 4 + length);
+        const scenario = path.split('/')[1] ?? '';
+        const seen = counts.get(scenario) ?? 0;
+        counts.set(scenario, seen + 1);
+        respond({ method, path, body, socket, seen });
+      }
     });
   });
   const port = await listening(server);

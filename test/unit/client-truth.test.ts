@@ -114,7 +114,7 @@ describe('updateInventory', () => {
       [401, 4],
       [404, 5],
       [422, 6],
-    ]) {
+    ] as const) {
       script = [reset, reply(status, { code: 'no', message: 'no', status })];
       const error = await failure(makeClient().client.updateInventory(5n, 7));
       expect(error.exitCode).toBe(exitCode);
