@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 
@@ -13,7 +14,7 @@ export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export interface FakeServer {
   server: Server;
   port: number;
-  /** http://127.0.0.1:PORT */
+  /** http://127.0.0.1:PORT, or https:// with a certificate */
   origin: string;
   /** Stops it, cutting the connections it holds. */
   close(): Promise<void>;
@@ -24,14 +25,17 @@ async function listening<S extends Server | NetServer>(server: S): Promise<numbe
   return (server.address() as { port: number }).port;
 }
 
-/** An HTTP server answering with `handler`. */
-export async function startFakeServer(handler: Handler = () => {}): Promise<FakeServer> {
-  const server = createServer(handler);
+/** An HTTP server answering with `handler`; HTTPS with a certificate (test/helpers/tls.ts makes them). */
+export async function startFakeServer(
+  handler: Handler = () => {},
+  tls?: { key: string; cert: string },
+): Promise<FakeServer> {
+  const server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert }, handler) : createServer(handler);
   const port = await listening(server);
   return {
     server,
     port,
-    origin: `http://127.0.0.1:${port}`,
+    origin: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     close() {
       server.closeAllConnections();
       return new Promise((resolve) => server.close(() => resolve()));
