@@ -54,7 +54,7 @@ const lazyCommanderChildProcess = replaceLine(
   'petinv-lazy-commander-child-process',
   /commander[\\/]lib[\\/]command\.js$/,
   {
-    from: "const childProcess = require('node:child_process');",
+    from: "import childProcess from 'node:child_process';",
     to: "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };",
   },
 );
@@ -86,10 +86,32 @@ const confInItsOwnFile: Plugin = {
   },
 };
 
+/**
+ * The library is an ES module, and on Node 22 and later an ES module `import` of node:http reads its lazy
+ * WebSocket getters, which load Node's internal undici and node:http2 (nodejs/node#57649): 30 ms of every
+ * `import 'petinv'`, measured on Node 24. A `require` of node:http reads none of them, so the library
+ * requires it (through the banner's createRequire) wherever its sources import it.
+ */
+const httpByRequire: Plugin = {
+  name: 'petinv-http-by-require',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?http$/ }, ({ kind }) =>
+      kind === 'import-statement' ? { path: 'node:http', namespace: 'petinv-http-by-require' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'petinv-http-by-require' }, () => ({
+      contents: "module.exports = require('node:http');",
+      loader: 'js',
+    }));
+  },
+};
+
 /** What both builds bundle, and how. */
 const shared = {
-  target: 'node20',
+  target: 'node22',
   platform: 'node',
+  // Built-ins keep their `node:` prefix (tsup strips it by default, for Node versions before 14.18), and
+  // httpByRequire below sees them.
+  removeNodeProtocol: false,
   // Bundling what the commands load saves resolving and reading dozens of files at each start.
   noExternal: [
     'commander',
@@ -117,9 +139,9 @@ export default defineConfig([
     // launch.cjs, small, loads cli.cjs with the code V8 compiled for it last time (see src/launch.ts).
     entry: { cli: 'src/cli.ts', launch: 'src/launch.ts' },
     format: ['cjs'],
-    // No import() left in the bundle: launch.ts compiles it with node:vm, whose import() callback V8 loses
-    // when the code comes from its cache (Node 20). undici's full package, CommonJS, is required instead,
-    // and conf, an ES module only, is bundled on its own (confInItsOwnFile, and the build below).
+    // No import() left in the bundle: launch.ts compiles it with node:vm, where import() needs a flag or an
+    // experimental loader that prints a warning (src/launch.ts). undici's full package, CommonJS, is
+    // required instead, and conf, an ES module only, is bundled on its own (confInItsOwnFile, and below).
     esbuildPlugins: [...shared.esbuildPlugins, confInItsOwnFile],
     esbuildOptions(options) {
       options.supported = { ...options.supported, 'dynamic-import': false };
@@ -152,6 +174,7 @@ export default defineConfig([
     splitting: false,
     clean: ['index.*', 'help'],
     dts: { entry: 'src/index.ts' },
+    esbuildPlugins: [...shared.esbuildPlugins, httpByRequire],
     // commander and undici are CommonJS; inside an ES module bundle their require() of node built-ins needs this.
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",

@@ -125,7 +125,7 @@ function usableDirectory(context: CacheContext, create: boolean): boolean {
     const stat = lstatSync(context.directory, { throwIfNoEntry: false });
     if (!stat) {
       if (!create) return false;
-      // Not Node 20's recursive mkdirSync, which never returns for a path it cannot make (under /proc).
+      // Not Node's recursive mkdirSync, which never returns for a path it cannot make (under /proc; 20 to 24).
       makeDirectories(context.directory, 0o700);
       return usableDirectory(context, false);
     }

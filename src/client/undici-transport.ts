@@ -6,7 +6,7 @@ import {
   type TransportResponse,
   transportError,
 } from './transport';
-import { type Dispatcher, noticeRequestSent } from './undici';
+import type { Dispatcher } from './undici';
 
 /** The origin and the path of an absolute URL, as a dispatcher wants them. */
 function splitUrl(url: string): { origin: string; path: string } {
@@ -355,7 +355,7 @@ export function undiciTransport(
               body,
               ...(pipelines && { idempotent: true, blocking: false }),
             },
-            noticeRequestSent(exchange),
+            exchange,
           );
         } catch (error) {
           // A request the dispatcher refuses outright (a closed agent, an invalid header).

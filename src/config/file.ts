@@ -194,7 +194,7 @@ function writeFailure(what: string, path: string, error: unknown) {
 
 function prepareDirectory(directory: string) {
   try {
-    // Not Node 20's recursive mkdirSync, which never returns for a path it cannot make (under /proc).
+    // Not Node's recursive mkdirSync, which never returns for a path it cannot make (under /proc; 20 to 24).
     makeDirectories(directory, 0o700);
   } catch (error) {
     throw writeFailure('config directory', directory, error);

@@ -1,6 +1,6 @@
 /**
  * Where a JSON text first goes wrong, as line and column, with a problem that quotes none of the text.
- * The config file holds API keys, and Node 20's JSON.parse messages quote the text they choke on
+ * The config file holds API keys, and Node's JSON.parse messages quote the text they choke on
  * (`Unexpected token 'o', "nope" is not valid JSON`), so a config error cannot pass them on.
  */
 export interface JsonSyntaxError {

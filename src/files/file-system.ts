@@ -73,7 +73,7 @@ export const nodeFileSystem: FileSystem = {
 };
 
 /**
- * mkdir -p, one level at a time. Node 20's recursive mkdirSync never returns when a directory cannot
+ * mkdir -p, one level at a time. Node's recursive mkdirSync (20 to 24) never returns when a directory cannot
  * be made in a parent that exists (ENOENT under /proc, say); this fails with that error instead. Each
  * directory it creates gets `mode` exactly: mkdir's mode is narrowed by the umask (a umask of 0777 would
  * leave 0000, one of 0 leaves it as asked), so it is set again once the directory exists. A directory

@@ -5,8 +5,8 @@ import { createAgent } from '../../src/client/undici';
 import { undiciTransport } from '../../src/client/undici-transport';
 
 /**
- * undici's onRequestSent reaches petinv's handler only through src/client/undici.ts, which wraps it in one
- * of undici's internal classes: an upgrade that moves it fails here, rather than every unknown outcome
+ * undici 8 calls onRequestSent on the handler petinv dispatches with (undici 7 wrapped it in a class that
+ * dropped the call): an upgrade that stops calling it fails here, rather than every unknown outcome
  * turning silently into "cannot reach" (issue 21).
  */
 let server: Server;

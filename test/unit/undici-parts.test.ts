@@ -14,7 +14,7 @@ import { undiciTransport } from '../../src/client/undici-transport';
  */
 
 /** The major whose internal layout src/client/undici.ts and src/client/undici-parts.d.ts were written against. */
-const CHECKED_MAJOR = 7;
+const CHECKED_MAJOR = 8;
 
 const SOURCE = join(import.meta.dirname, '../../src');
 
