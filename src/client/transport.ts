@@ -1,4 +1,3 @@
-import { StringDecoder } from 'node:string_decoder';
 import { TransportError } from './transport-error';
 
 export { TransportError } from './transport-error';
@@ -19,7 +18,7 @@ export interface TransportRequest {
    */
   origin?: string;
   path?: string;
-  /** Hand a 2xx answer's body over unread, as `body` (see body-stream.ts); other answers are read as text. */
+  /** Hand a 2xx answer's body over as it arrives, as `body` (see exchange.ts); other answers are read as text. */
   stream?: boolean;
   /**
    * Sent twice, it has the effect of once: it may be pipelined behind another request on a connection
@@ -48,29 +47,6 @@ export type Transport = (request: TransportRequest) => Promise<TransportResponse
 /** Whether an answer's status, when there was one, says the service did what was asked (2xx). */
 export const isSuccessStatus = (status: number | null | undefined): status is number =>
   status !== null && status !== undefined && status >= 200 && status <= 299;
-
-/**
- * A body decoded to text as it arrives, bounded: nothing is copied whole more than once (the pieces,
- * then the text). A StringDecoder, unlike a TextDecoder, costs next to nothing to make for each answer.
- */
-export class BodyText {
-  private readonly decoder = new StringDecoder('utf8');
-  private readonly pieces: string[] = [];
-  private size = 0;
-
-  /** Takes one more chunk; false (and nothing kept) once the body passes `limit` bytes. */
-  add(chunk: Uint8Array, limit: number): boolean {
-    this.size += chunk.byteLength;
-    if (this.size > limit) return false;
-    this.pieces.push(this.decoder.write(chunk));
-    return true;
-  }
-
-  text(): string {
-    this.pieces.push(this.decoder.end());
-    return this.pieces.length === 2 ? `${this.pieces[0]}${this.pieces[1]}` : this.pieces.join('');
-  }
-}
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 /** Failures to open a connection at all: through a proxy, the connection that failed is the proxy's. */
