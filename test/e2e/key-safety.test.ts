@@ -22,7 +22,7 @@ const freshEnv = (extra: NodeJS.ProcessEnv = {}) => ({ PETINV_CONFIG_DIR: tempor
 describe.skipIf(!hasOpenssl)('TLS failures', () => {
   const serve = async (cert: { key: string; cert: string }) => {
     let connections = 0;
-    const server = await startFakeServer(recordingHandler([]), cert);
+    const server = await startFakeServer(recordingHandler([]), { tls: cert });
     server.server.on('connection', () => connections++);
     return { ...server, connections: () => connections };
   };
@@ -141,7 +141,7 @@ describe('proxies', () => {
     async () => {
       const cert = makeCertificate(['inventory.test']);
       const tlsSeen: string[] = [];
-      const secure = await startFakeServer(recordingHandler(tlsSeen), cert);
+      const secure = await startFakeServer(recordingHandler(tlsSeen), { tls: cert });
       const securePort = secure.port;
       proxy.reset();
       const result = await run([], {

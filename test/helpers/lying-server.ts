@@ -20,18 +20,24 @@ export interface FakeServer {
   close(): Promise<void>;
 }
 
-async function listening<S extends Server | NetServer>(server: S): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+async function listening<S extends Server | NetServer>(server: S, port = 0): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
   return (server.address() as { port: number }).port;
 }
 
-/** An HTTP server answering with `handler`; HTTPS with a certificate (test/helpers/tls.ts makes them). */
+/**
+ * An HTTP server answering with `handler`: HTTPS with a certificate (test/helpers/tls.ts makes them), on
+ * a given port when a test must hold that one (it rejects when the port is taken).
+ */
 export async function startFakeServer(
   handler: Handler = () => {},
-  tls?: { key: string; cert: string },
+  { tls, port: wanted }: { tls?: { key: string; cert: string }; port?: number } = {},
 ): Promise<FakeServer> {
   const server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert }, handler) : createServer(handler);
-  const port = await listening(server);
+  const port = await listening(server, wanted);
   return {
     server,
     port,
