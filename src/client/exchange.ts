@@ -1,5 +1,5 @@
 import { BodyQueue, BodyText } from './answer-body';
-import { createDeadline, type Deadline } from './deadline';
+import { Deadline } from './deadline';
 import type { Pipelining, RawHeaders } from './pipelining';
 import { TransportError, type TransportResponse, transportError } from './transport';
 import type { Dispatcher } from './undici';
@@ -22,9 +22,11 @@ export class Exchange implements Dispatcher.DispatchHandler {
   private status = 0;
   private headers: RawHeaders = {};
   private readonly body = new BodyText();
-  private readonly timer: NodeJS.Timeout | undefined;
-  /** For a streamed body: a deadline that counts only the time spent waiting for the service. */
-  private readonly deadline: Deadline | undefined;
+  /**
+   * One deadline for the whole attempt, the body included: undici's own per-phase timers are too coarse
+   * below a second. A request still waiting for a connection fails at once and is dropped when it gets one.
+   */
+  private readonly deadline: Deadline;
   private queue: BodyQueue | undefined;
   /** The request was written whole (undici's onRequestSent): from then on, a write may have been applied. */
   private sent = false;
@@ -35,11 +37,11 @@ export class Exchange implements Dispatcher.DispatchHandler {
     private readonly resolve: (response: TransportResponse) => void,
     private readonly reject: (error: TransportError) => void,
     private readonly proxy: string | undefined,
-    stream: boolean,
+    private readonly stream: boolean,
     /** What this exchange teaches the transport's Pipelining, and whether it was pipelined. */
     private readonly pipelining?: { learn: Pipelining; pipelined: boolean },
   ) {
-    const timedOut = () =>
+    this.deadline = new Deadline(timeoutMs, () =>
       this.fail(
         new TransportError(
           'timeout',
@@ -49,18 +51,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
           this.status !== 0,
           this.sent && this.status === 0,
         ),
-      );
-    // One deadline for the whole attempt, the body included; undici's own per-phase timers are too coarse
-    // below a second. A request still waiting for a connection fails at once and is dropped when it gets one.
-    if (stream) {
-      this.deadline = createDeadline(timeoutMs);
-      this.deadline.signal.addEventListener('abort', timedOut, { once: true });
-    } else this.timer = setTimeout(timedOut, timeoutMs);
-  }
-
-  private stopClock() {
-    clearTimeout(this.timer);
-    this.deadline?.clear();
+      ),
+    );
   }
 
   private fail(error: TransportError) {
@@ -72,7 +64,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     }
     if (this.settled) return;
     this.settled = true;
-    this.stopClock();
+    this.deadline.clear();
     this.controller?.abort(error);
     this.reject(error);
   }
@@ -104,11 +96,11 @@ export class Exchange implements Dispatcher.DispatchHandler {
     const declared = headers['content-length'];
     // Left unread, the body would hold the connection, and petinv's exit, until the deadline.
     if (typeof declared === 'string' && Number(declared) > this.maxBodyBytes) return this.tooLarge();
-    if (this.deadline && statusCode < 300) this.startStream(controller);
+    if (this.stream && statusCode < 300) this.startStream(controller);
   }
 
   private startStream(controller: Dispatcher.DispatchController) {
-    this.queue = new BodyQueue(controller, this.deadline as Deadline, this.maxBodyBytes, () =>
+    this.queue = new BodyQueue(controller, this.deadline, this.maxBodyBytes, () =>
       controller.abort(new TransportError('network', 'not read')),
     );
     this.settled = true;
@@ -125,7 +117,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (this.queue) return this.queue.end();
     if (this.settled) return;
     this.settled = true;
-    this.stopClock();
+    this.deadline.clear();
     const pipelining = this.pipelining;
     this.resolve({
       status: this.status,
