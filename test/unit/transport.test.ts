@@ -2,7 +2,7 @@ import { Agent, MockAgent, ProxyAgent } from 'undici';
 import { describe, expect, it, vi } from 'vitest';
 import { TransportError } from '../../src/client/transport';
 import { undiciTransport } from '../../src/client/undici-transport';
-import { answer, byScenario, endless, trickle, useFakeServer } from '../helpers/lying-server';
+import { answer, byScenario, endless, inTurn, trickle, useFakeServer } from '../helpers/lying-server';
 import { closedPort } from '../helpers/serve';
 
 describe('undiciTransport with MockAgent', () => {
@@ -130,6 +130,7 @@ describe('undiciTransport against hostile servers', () => {
       endless: endless(' '),
       trickle,
       declared: answer(200, '[]'.padEnd(4096)),
+      pieces: inTurn(['[1', ',2', ']', (r) => r.end()]),
     })(req, res);
   });
   const get = (path: string, timeoutMs: number, maxBodyBytes?: number) =>
@@ -161,5 +162,36 @@ describe('undiciTransport against hostile servers', () => {
   it('ends a trickling body within the timeout: the deadline covers reading the body', async () => {
     expect(await get('/trickle', 200)).toMatchObject({ reason: 'timeout' });
     await vi.waitFor(() => expect(closedEarly).toContain('/trickle'));
+  });
+
+  it('streams a body to its reader, not counting the time the reader holds a chunk against the timeout', async () => {
+    const response = await undiciTransport(new Agent())({
+      method: 'GET',
+      url: `${hostile.origin}/pieces`,
+      headers: {},
+      timeoutMs: 300,
+      stream: true,
+    });
+    const pieces: string[] = [];
+    for await (const chunk of response.body ?? []) {
+      pieces.push(Buffer.from(chunk).toString());
+      // Longer than the whole timeout: a slow reader of petinv's output is not a slow service.
+      if (pieces.length === 1) await new Promise((resolve) => setTimeout(resolve, 400));
+    }
+    expect(pieces.join('')).toBe('[1,2]');
+  });
+
+  it('still ends a streamed body whose service stops sending, at the timeout', async () => {
+    const response = await undiciTransport(new Agent())({
+      method: 'GET',
+      url: `${hostile.origin}/trickle`,
+      headers: {},
+      timeoutMs: 200,
+      stream: true,
+    });
+    const read = async () => {
+      for await (const _chunk of response.body ?? []);
+    };
+    expect(await read().catch((caught) => caught)).toMatchObject({ reason: 'timeout', brokeOff: true });
   });
 });
