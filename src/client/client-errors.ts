@@ -280,21 +280,3 @@ export class ClientErrors {
     );
   }
 }
-
-/** Weak comparison (RFC 9110 8.8.3.2): W/"x" and "x" name the same list. */
-const opaqueTag = (etag: string) => etag.trim().replace(/^W\//, '');
-
-/**
- * Whether a 304 confirms the list held under `sent`: one that names another ETag speaks of another list
- * (RFC 9111 4.3.4), so the list held is not used. A 304 that names none refers to the request's.
- */
-export function confirms(answered: string | null, sent: string): boolean {
-  return answered === null || opaqueTag(answered) === opaqueTag(sent);
-}
-
-/** A 304 that names another ETag than the one asked about: the list is asked for again, whole. */
-export class StaleTagError extends Error {
-  constructor(operation: string) {
-    super(`${operation}: a 304 Not Modified that names another ETag than the one asked about`);
-  }
-}

@@ -21,10 +21,11 @@ import {
 
 export type { InventoryPoll } from './list-read';
 
-import { createCall, type RetryWait } from './request';
+import { createCall } from './request';
+import type { RetryWait } from './retry';
 import type { Transport } from './transport';
 
-export { type RetryWait, retryDelayMs } from './request';
+export { type RetryWait, retryDelayMs } from './retry';
 
 export interface ClientOptions {
   /** The service's base address, ending in /v1. */
@@ -44,7 +45,7 @@ export interface ClientOptions {
   /** Further attempts after a network error, a timeout, 429, 502, 503 or 504. */
   retries?: number;
   userAgent?: string;
-  /** How requests travel: undiciTransport in petinv, fetchTransport where fetch is intercepted. */
+  /** How requests travel: undiciTransport (over an Agent, a ProxyAgent or undici's MockAgent), or a caller's own. */
   transport: Transport;
   /** A response body larger than this is cut off with an error (default DEFAULT_MAX_BODY_BYTES). */
   maxBodyBytes?: number;

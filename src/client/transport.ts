@@ -1,5 +1,3 @@
-import { StringDecoder } from 'node:string_decoder';
-import { createDeadline, meteredBody } from './body-stream';
 import { TransportError } from './transport-error';
 
 export { TransportError } from './transport-error';
@@ -20,7 +18,7 @@ export interface TransportRequest {
    */
   origin?: string;
   path?: string;
-  /** Hand a 2xx answer's body over unread, as `body` (see body-stream.ts); other answers are read as text. */
+  /** Hand a 2xx answer's body over as it arrives, as `body` (see exchange.ts); other answers are read as text. */
   stream?: boolean;
   /**
    * Sent twice, it has the effect of once: it may be pipelined behind another request on a connection
@@ -49,55 +47,6 @@ export type Transport = (request: TransportRequest) => Promise<TransportResponse
 /** Whether an answer's status, when there was one, says the service did what was asked (2xx). */
 export const isSuccessStatus = (status: number | null | undefined): status is number =>
   status !== null && status !== undefined && status >= 200 && status <= 299;
-
-/**
- * A body decoded to text as it arrives, bounded: nothing is copied whole more than once (the pieces,
- * then the text). A StringDecoder, unlike a TextDecoder, costs next to nothing to make for each answer.
- */
-export class BodyText {
-  private readonly decoder = new StringDecoder('utf8');
-  private readonly pieces: string[] = [];
-  private size = 0;
-
-  /** Takes one more chunk; false (and nothing kept) once the body passes `limit` bytes. */
-  add(chunk: Uint8Array, limit: number): boolean {
-    this.size += chunk.byteLength;
-    if (this.size > limit) return false;
-    this.pieces.push(this.decoder.write(chunk));
-    return true;
-  }
-
-  text(): string {
-    this.pieces.push(this.decoder.end());
-    return this.pieces.length === 2 ? `${this.pieces[0]}${this.pieces[1]}` : this.pieces.join('');
-  }
-}
-
-/**
- * Reads a body as text, chunk by chunk, stopping as soon as it passes the limit: a huge or endless
- * body costs at most the limit.
- */
-async function readText(
-  chunks: AsyncIterable<Uint8Array>,
-  declaredLength: string | null,
-  limit: number,
-  /** Drops a body that will not be read. */
-  discard: () => void,
-  status: number,
-): Promise<string> {
-  const tooLarge = () => new TransportError('too large', String(limit), undefined, false, false, status);
-  if (declaredLength !== null && Number(declaredLength) > limit) {
-    // Left unread, the body would hold the connection, and petinv's exit, until the deadline.
-    discard();
-    throw tooLarge();
-  }
-  const body = new BodyText();
-  for await (const chunk of chunks) {
-    // Leaving the loop cancels the body: the rest is never read.
-    if (!body.add(chunk, limit)) throw tooLarge();
-  }
-  return body.text();
-}
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 /** Failures to open a connection at all: through a proxy, the connection that failed is the proxy's. */
@@ -140,7 +89,7 @@ export function transportError(
   if (name === 'TimeoutError') return new TransportError('timeout', name, undefined, false, unanswered);
   if (code && TIMEOUT_CODES.has(code))
     return new TransportError('timeout', code, undefined, false, unanswered);
-  // undici wraps a failed TLS handshake with an https proxy; fetch wraps everything in `cause`.
+  // undici wraps a failed TLS handshake with an https proxy, and some failures without a code, in `cause`.
   const rootCode = code === 'UND_ERR_PRX_TLS' || code === undefined ? (cause?.code ?? code) : code;
   const tls = rootCode ? tlsProblem(rootCode) : undefined;
   if (tls) return new TransportError('tls', tls, code === 'UND_ERR_PRX_TLS' ? proxy : undefined);
@@ -151,67 +100,4 @@ export function transportError(
   }
   const detail = cause?.code ?? code ?? cause?.message ?? message ?? String(error);
   return new TransportError('network', detail, undefined, afterHeaders, unanswered);
-}
-
-/**
- * The same exchange over a WHATWG fetch: for runtimes and tests that intercept fetch (nock does; it
- * cannot see undici's request API).
- */
-export function fetchTransport(fetchImpl: typeof fetch = globalThis.fetch): Transport {
-  return async ({
-    method,
-    url,
-    headers,
-    body,
-    timeoutMs,
-    maxBodyBytes = Number.POSITIVE_INFINITY,
-    stream,
-  }) => {
-    const deadline = stream ? createDeadline(timeoutMs) : undefined;
-    const signal = deadline?.signal ?? AbortSignal.timeout(timeoutMs);
-    let answered = false;
-    try {
-      const response = await fetchImpl(url, {
-        method,
-        headers,
-        body,
-        signal,
-        // Never followed: the Authorization header would go along to wherever the redirect points.
-        redirect: 'manual',
-      });
-      answered = true;
-      const header = (name: string) => response.headers.get(name);
-      if (deadline && response.ok && response.body) {
-        const chunks = meteredBody(response.body as unknown as AsyncIterable<Uint8Array>, {
-          declaredLength: header('content-length'),
-          limit: maxBodyBytes,
-          deadline,
-          discard: () => void response.body?.cancel().catch(() => {}),
-          describe: (error) => transportError(signal.aborted ? signal.reason : error, undefined, true),
-        });
-        return { status: response.status, header, text: '', body: chunks };
-      }
-      const text = response.body
-        ? await readText(
-            response.body as unknown as AsyncIterable<Uint8Array>,
-            header('content-length'),
-            maxBodyBytes,
-            () => void response.body?.cancel().catch(() => {}),
-            response.status,
-          )
-        : '';
-      deadline?.clear();
-      return { status: response.status, header, text };
-    } catch (error) {
-      deadline?.clear();
-      // fetch says nothing of when the request was written: unless the connection itself failed (refused,
-      // no such host, TLS), a request with a body may have reached the service.
-      const { code, cause } = error as { code?: unknown; cause?: { code?: unknown } };
-      // A DOMException (the timeout's) has a numeric code of its own.
-      const rootCode = cause?.code ?? code;
-      const connectFailed =
-        typeof rootCode === 'string' && (CONNECT_CODES.has(rootCode) || tlsProblem(rootCode) !== undefined);
-      throw transportError(error, undefined, answered, !answered && body !== undefined && !connectFailed);
-    }
-  };
 }
