@@ -2,16 +2,9 @@ import { usageError } from '../errors';
 import { readShortGroup } from '../short-options';
 import type { CommandContext } from './context';
 
-/** What -o takes. This module stays light: src/program/build.ts loads it at every start for the parsers below. */
+/** What -o takes (its declaration in src/program/global-options.ts). This module stays light: the program loads it at every start. */
 export const OUTPUT_FORMATS = ['table', 'tsv', 'csv', 'json', 'ndjson'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-
-export function parseOutputFormat(text: string, flag: string): OutputFormat {
-  if (text === '') throw usageError(`${flag} is empty: give it one of ${OUTPUT_FORMATS.join(', ')}`);
-  if (!(OUTPUT_FORMATS as readonly string[]).includes(text))
-    throw usageError(`${flag} ${text}: must be one of ${OUTPUT_FORMATS.join(', ')}`);
-  return text as OutputFormat;
-}
 
 /** `--fields petId,quantity`: names, in order; each command checks them against its own columns. */
 export function parseFields(text: string, flag: string): string[] {
