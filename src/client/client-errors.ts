@@ -5,7 +5,6 @@ import { InventoryStreamError } from './inventory-stream';
 import { NoAnswerErrors } from './no-answer-errors';
 import { TransportError, type TransportResponse } from './transport';
 
-
 function kindOfStatus(status: number): ErrorKind {
   if (status === 401 || status === 403) return 'auth';
   if (status === 404) return 'notFound';
