@@ -1,8 +1,9 @@
 import { BodyQueue, BodyText } from './answer-body';
 import { Deadline } from './deadline';
 import type { Pipelining, RawHeaders } from './pipelining';
-import { TransportError, type TransportResponse, transportError } from './transport';
+import { TransportError, type TransportResponse } from './transport';
 import type { Dispatcher } from './undici';
+import { transportError } from './undici-errors';
 
 /** A header by name, repeated values joined as HTTP allows. */
 const headerReader = (headers: RawHeaders) => (name: string) => {

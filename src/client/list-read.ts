@@ -14,14 +14,6 @@ const OPERATION = 'GET /inventory';
 /** Weak comparison (RFC 9110 8.8.3.2): W/"x" and "x" name the same list. */
 const opaqueTag = (etag: string) => etag.trim().replace(/^W\//, '');
 
-/**
- * Whether a 304 confirms the list held under `sent`: one that names another ETag speaks of another list
- * (RFC 9111 4.3.4), so the list held is not used. A 304 that names none refers to the request's.
- */
-function confirms(answered: string | null, sent: string): boolean {
-  return answered === null || opaqueTag(answered) === opaqueTag(sent);
-}
-
 /** A 304 that names another ETag than the one asked about: the list is asked for again, whole. */
 class StaleTagError extends Error {
   constructor() {
@@ -53,9 +45,13 @@ function refuseOtherSuccess(errors: ClientErrors, response: TransportResponse) {
     );
 }
 
-/** Refuses a 304 that names another ETag than the one asked about (`sent`). */
+/**
+ * Refuses a 304 that names another ETag than the one asked about (`sent`): it speaks of another list (RFC
+ * 9111 4.3.4), so the list held is not used. A 304 that names none refers to the request's.
+ */
 function checkNotModified(response: TransportResponse, sent: string): void {
-  if (!confirms(response.header('etag'), sent)) throw new StaleTagError();
+  const answered = response.header('etag');
+  if (answered !== null && opaqueTag(answered) !== opaqueTag(sent)) throw new StaleTagError();
 }
 
 /** The list's batches from a body: the answer's as it arrives, or the kept one after a 304. */

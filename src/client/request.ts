@@ -1,7 +1,7 @@
 import { headerText } from '../printable';
 import type { ClientErrors } from './client-errors';
 import { type Attempts, type RetryPolicy, retrying } from './retry';
-import { isSuccessStatus, type Transport, TransportError, type TransportResponse } from './transport';
+import { isSuccessStatus, type Transport, type TransportError, type TransportResponse } from './transport';
 import { refusesTheRequestItself } from './write-outcome';
 
 /**
@@ -128,41 +128,6 @@ function requestBuilder({ baseUrl, apiKey, userAgent, timeoutMs, maxBodyBytes }:
   });
 }
 
-/**
- * What the retry layer's last TransportError means to the user: when it was a write that may have been
- * applied, that its outcome is unknown (issue 21); else what failed, and where.
- */
-function describeFailure(
-  error: unknown,
-  { errors }: RequestSettings,
-  operation: string,
-  url: string,
-  attempts: Attempts,
-  unknownOutcome: CallOptions<unknown>['unknownOutcome'],
-): unknown {
-  if (!(error instanceof TransportError)) return error;
-  // The same certificate will be presented again: it was not retried.
-  if (error.reason === 'tls') return errors.untrusted(error, url);
-  // A write answered with a success whose body is too large to read may have been applied (issue 21).
-  if (error.reason === 'too large')
-    return errors.tooLarge(
-      operation,
-      unknownOutcome && isSuccessStatus(error.status)
-        ? { status: error.status, advice: unknownOutcome.advice() }
-        : undefined,
-    );
-  const after = attempts.made === 1 ? '' : ` after ${attempts.made} attempts`;
-  // Once a write may have been applied, "cannot reach" (or any other failure of a later attempt) would
-  // say less than the truth: the outcome is unknown (issue 21).
-  if (unknownOutcome && attempts.lost)
-    return errors.outcomeUnknown(operation, attempts.lost, after, unknownOutcome.advice());
-  // The service was reached: "cannot reach" would send the user looking in the wrong place.
-  if (error.reason === 'network' && error.brokeOff) return errors.brokenAnswer(operation, error, after);
-  if (error.reason === 'network' && error.sent && !error.unreachable)
-    return errors.brokeAfterSending(operation, error, after);
-  return errors.unreachable(error, url, after);
-}
-
 /** The requests of one client: auth, timeouts, retries, and one warning per Deprecation header. */
 export function createCall(settings: RequestSettings): Call {
   const { errors, maxRetryWaitMs } = settings;
@@ -192,7 +157,7 @@ export function createCall(settings: RequestSettings): Call {
     try {
       response = await retrying(settings, operation, attempt, attempts);
     } catch (error) {
-      throw describeFailure(error, settings, operation, url, attempts, unknownOutcome);
+      throw errors.afterAttempts(error, operation, url, attempts, unknownOutcome);
     }
     const { status } = response;
     // An earlier attempt may have been applied: unless this answer is a refusal that would have met it too

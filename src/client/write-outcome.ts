@@ -20,7 +20,7 @@ export const refusesTheRequestItself = (status: number) => REFUSES_THE_REQUEST_I
 /**
  * A failure whose update may still have been applied although an answer came: a success status with a
  * body that is not the item sent (not JSON, another pet) or too large to read, which the client reports as
- * invalid_response or body_too_large with the answer's status (client.ts, request.ts).
+ * invalid_response or body_too_large with the answer's status (client.ts, no-answer-errors.ts).
  */
 function answeredUnbelievably(error: PetinvError): boolean {
   const { code, status } = error.body;

@@ -10,8 +10,8 @@ import { temporaryDirectory } from '../helpers/serve';
 
 /** Conventions people bring from gh, kubectl and clig.dev: parseable failures, typos, Ctrl-C, TERM=dumb. */
 
-/** A config directory of its own, removed after the tests. */
-const configDir = (): NodeJS.ProcessEnv => ({ PETINV_CONFIG_DIR: temporaryDirectory() });
+/** A config directory of its own, removed after the file. */
+const configDir = (): NodeJS.ProcessEnv => ({ PETINV_CONFIG_DIR: temporaryDirectory('petinv-conventions-') });
 
 const KEY = 'conventions-key';
 const served = useInventoryServer(KEY);
