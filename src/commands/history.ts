@@ -1,9 +1,9 @@
+import { loadSettings, noBaseUrlError } from '../config/target';
 import type { HistoryRun } from '../history/store';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, exportRows, jsonDocument } from '../output/exporter';
 import { plural } from '../output/plural';
-import { loadSettings, noBaseUrlError } from './connect';
 import type { GlobalFlags } from './flags';
 import { historyFor } from './record';
 
@@ -31,7 +31,7 @@ const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
 
 /** The base URL of the chosen environment, whose history is meant; no key is needed to read it. */
 export function historyServiceUrl(flags: HistoryFlags, context: CommandContext): string {
-  const settings = loadSettings(flags, context);
+  const settings = loadSettings(flags, context.env);
   const baseUrl = settings.baseUrl.value;
   if (baseUrl === undefined) throw noBaseUrlError(settings.env.value, context.env, ', so no history to show');
   return baseUrl;

@@ -1,13 +1,15 @@
+import { once } from 'node:events';
 import { comparePetIds, PET_STATUSES, type PetStatus } from '../contract/rules';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
 import { chooseOutput, type OutputChoice } from '../output/choose';
-import type { CommandContext, OutputStream } from '../output/context';
+import type { CommandContext } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { checkItemFields, itemExporter } from '../output/inventory';
 import { plural } from '../output/plural';
 import { connect } from './connect';
 import type { GlobalFlags } from './flags';
+import type { SORT_KEYS } from './options';
 
 /** list's flags (declared for commander in src/program/inventory.ts). */
 export interface ListFlags extends GlobalFlags {
@@ -16,7 +18,7 @@ export interface ListFlags extends GlobalFlags {
   csv?: boolean;
   status?: string;
   low?: number;
-  sort?: string;
+  sort?: SortKey;
   reverse?: boolean;
   limit?: number;
   watch?: boolean;
@@ -25,7 +27,6 @@ export interface ListFlags extends GlobalFlags {
   countSheet?: boolean;
 }
 
-export const SORT_KEYS = ['petId', 'quantity', 'status'] as const;
 type SortKey = (typeof SORT_KEYS)[number];
 
 const compareBy: Record<SortKey, (a: InventoryItem, b: InventoryItem) => number> = {
@@ -42,9 +43,6 @@ function parseListOptions(flags: ListFlags, context: CommandContext) {
       throw usageError(`--status ${flags.status}: "${status}" is not one of ${PET_STATUSES.join(', ')}`);
     }
   }
-  const sort = flags.sort;
-  if (sort !== undefined && !(SORT_KEYS as readonly string[]).includes(sort))
-    throw usageError(`--sort ${sort}: must be one of ${SORT_KEYS.join(', ')}`);
   const countSheet = flags.countSheet ? countSheetFormat(flags, context) : undefined;
   const output: OutputChoice = countSheet
     ? { format: 'csv', headers: true, color: false, pretty: false, explicit: true }
@@ -61,7 +59,7 @@ function parseListOptions(flags: ListFlags, context: CommandContext) {
   return {
     statuses: statuses && new Set(statuses as PetStatus[]),
     low: flags.low,
-    sort: sort as SortKey | undefined,
+    sort: flags.sort,
     reverse: flags.reverse === true,
     limit: flags.limit,
     output,
@@ -103,19 +101,6 @@ function selectItems(items: InventoryItem[], options: ListOptions): InventoryIte
   return options.limit === undefined ? chosen : chosen.slice(0, options.limit);
 }
 
-/** Resolves once the stream can take more, or once it was closed (the entry then decides the status). */
-function drained(stream: OutputStream, closed: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('drain', done);
-      closed?.removeEventListener('abort', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    closed?.addEventListener('abort', done);
-  });
-}
-
 /**
  * Writes the list as the answer arrives, one batch of items at a time, when nothing needs the whole list
  * first (--sort and --reverse do, and the table, for its widths). Memory then holds a batch, whatever
@@ -146,7 +131,9 @@ async function writeList(
     const text = exporter.rows(items);
     if (context.outputClosed?.aborted) return;
     progress.written += items.length;
-    if (text !== '' && !context.stdout.write(text)) await drained(context.stdout, context.outputClosed);
+    // Until the stream can take more, or was closed (the entry then decides the status).
+    if (text !== '' && !context.stdout.write(text))
+      await once(context.stdout, 'drain', { signal: context.outputClosed }).catch(() => {});
     if (left === 0 || context.outputClosed?.aborted) break;
   }
   if (wholeList)

@@ -4,10 +4,12 @@ import type { HistoryFlags } from '../commands/history';
 import type { ListFlags } from '../commands/list';
 import {
   byDefault,
+  choiceOption,
   DEFAULT_CONCURRENCY,
   DEFAULT_PIPELINING,
   parsedOption,
   parseIntervalSeconds,
+  SORT_KEYS,
   wholeNumber,
 } from '../commands/options';
 import type { SetFlags } from '../commands/set';
@@ -31,7 +33,13 @@ const declareList = (program: Program) =>
     )
     .option('--status <list>', 'only these statuses, comma-separated (available,pending,sold)')
     .addOption(wholeNumber('--low <n>', 'only pets with a quantity of at most N', 0, Number.MAX_SAFE_INTEGER))
-    .option('--sort <key>', "sort by petId, quantity or status (default: the service's order)")
+    .addOption(
+      choiceOption(
+        '--sort <key>',
+        `sort by ${SORT_KEYS.join(', ')} (default: the service's order)`,
+        SORT_KEYS,
+      ),
+    )
     .option('--reverse', 'reverse the order')
     .addOption(wholeNumber('--limit <n>', 'at most N pets', 0, Number.MAX_SAFE_INTEGER))
     .option(
@@ -133,7 +141,7 @@ const declareSummary = (program: Program) =>
       wholeNumber('--top <n>', 'how many of the largest stocks to show', 0, 1000).default(...byDefault(5)),
     );
 
-export const INVENTORY_COMMANDS: CommandTable = {
+export const INVENTORY_COMMANDS = {
   list: (program, context) =>
     declareList(program).action(async (_flags, command) =>
       (await import('../commands/list')).runList(command.optsWithGlobals(), context(command)),
@@ -167,7 +175,7 @@ export const INVENTORY_COMMANDS: CommandTable = {
     declareSummary(program).action(async (_flags, command) =>
       (await import('../commands/summary')).runSummary(command.optsWithGlobals(), context(command)),
     ),
-};
+} satisfies Partial<CommandTable>;
 
 /** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const INVENTORY_FLAGS_MATCH: [
