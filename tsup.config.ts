@@ -92,6 +92,25 @@ const httpByRequire: Plugin = {
   },
 };
 
+/**
+ * The workbook libraries (read and written only by workbook commands, src/bulk/xlsx.ts and
+ * src/output/count-sheet.ts) write non-ASCII characters in `//` comments (an em dash, CJK date tokens),
+ * which esbuild keeps; the bundle must stay ASCII (src/launch.ts reads it as Latin-1). Only what follows
+ * a `//` is touched: esbuild escapes non-ASCII in strings itself, and no string of theirs with non-ASCII
+ * holds a `//`.
+ */
+const asciiWorkbookComments: Plugin = {
+  name: 'petinv-ascii-workbook-comments',
+  setup(build) {
+    build.onLoad({ filter: /[\\/](read|write)-excel-file[\\/].*\.js$/ }, async ({ path }) => ({
+      contents: (await readFile(path, 'utf8')).replace(/\/\/.*$/gm, (comment) =>
+        comment.replace(/[^\x00-\x7f]/g, '?'),
+      ),
+      loader: 'js',
+    }));
+  },
+};
+
 /** What both builds bundle, and how. */
 const shared = {
   target: 'node22',
@@ -111,7 +130,7 @@ const shared = {
     'csv-parse',
   ],
   sourcemap: false,
-  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess],
+  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess, asciiWorkbookComments],
 } satisfies Options;
 
 export default defineConfig([

@@ -1,13 +1,9 @@
-import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
 import { readSheet } from 'read-excel-file/universal';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import writeXlsxFile from 'write-excel-file/node';
-import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
-import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
+import { useSheetService } from '../helpers/sheet-service';
 
 /**
  * The count sheet, end to end against a real petinv serve: exported, filled in, reviewed and applied,
@@ -16,44 +12,18 @@ import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
 const KEY = 'count-sheet-key';
 const BIG = '9223372036854775807';
 const ROUNDED = '9007199254740993';
-const dataFile = join(temporaryDirectory(), 'inventory.json');
-writeFileSync(
-  dataFile,
-  `{"format":"petinv-inventory","version":1,"items":[${[
-    '{"petId":1,"quantity":5,"status":"available"}',
-    '{"petId":2,"quantity":3,"status":"sold"}',
-    '{"petId":11,"quantity":10,"status":"available"}',
-    '{"petId":12,"quantity":4,"status":"pending"}',
-    `{"petId":${ROUNDED},"quantity":1,"status":"sold"}`,
-    `{"petId":${BIG},"quantity":2,"status":"pending"}`,
-  ].join(',')}]}`,
-);
-const served = useInventoryServer(KEY, { dataFile });
-let env: NodeJS.ProcessEnv;
-let files: string;
-beforeAll(() => {
-  files = temporaryDirectory();
-  env = { ...served.env, XDG_STATE_HOME: temporaryDirectory() };
-});
-
-const petinv = (args: string[], input?: string) => runMain(args, { env, input });
+const { served, petinv, petinvBytes, file, env } = useSheetService(KEY, [
+  { petId: '1', quantity: 5, status: 'available' },
+  { petId: '2', quantity: 3, status: 'sold' },
+  { petId: '11', quantity: 10, status: 'available' },
+  { petId: '12', quantity: 4, status: 'pending' },
+  { petId: ROUNDED, quantity: 1, status: 'sold' },
+  { petId: BIG, quantity: 2, status: 'pending' },
+]);
 const patches = () => served.requests.filter((request) => request.startsWith('PATCH')).sort();
-const file = (name: string, content: string | Buffer) => {
-  const path = join(files, name);
-  writeFileSync(path, content);
-  return path;
-};
 async function quantities(): Promise<Record<string, number>> {
   const list = (await petinv(['list'])).stdout.trim().split('\n');
   return Object.fromEntries(list.map((line) => [line.split('\t')[0], Number(line.split('\t')[2])]));
-}
-/** The built CLI's stdout as bytes: a workbook is no text. */
-async function petinvBytes(args: string[]): Promise<Buffer> {
-  const { stdout } = await promisify(execFile)(process.execPath, [PETINV_BIN, ...args], {
-    env: { ...cleanEnv(), ...env },
-    encoding: 'buffer',
-  });
-  return stdout;
 }
 /** The counted cells filled in, by petId, in a CSV count sheet. */
 const fill = (sheet: string, counts: Record<string, number>) =>
@@ -76,7 +46,7 @@ describe('list --count-sheet', () => {
       expect(refused.code, args.join(' ')).toBe(2);
       expect(refused.stderr, args.join(' ')).toContain('--count-sheet ');
     }
-    const terminal = await runMain(['list', '--count-sheet', '-o', 'xlsx'], { env, tty: true });
+    const terminal = await runMain(['list', '--count-sheet', '-o', 'xlsx'], { env: env(), tty: true });
     expect(terminal).toMatchObject({ code: 2, stdout: '' });
     expect(terminal.stderr).toContain('-o xlsx writes a workbook, which a terminal cannot show');
     expect((await petinv(['list', '-o', 'xlsx'])).stderr).toContain(

@@ -1,11 +1,10 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { useInventoryServer } from '../helpers/inventory-server';
-import { runMain } from '../helpers/main';
-import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
+import { describe, expect, it } from 'vitest';
+import { temporaryDirectory } from '../helpers/serve';
+import { useSheetService } from '../helpers/sheet-service';
 
 /**
  * Workbooks another program wrote or reads: Python's openpyxl and LibreOffice, when installed (Debian:
@@ -19,29 +18,12 @@ const soffice = spawnSync('soffice', ['--version'], { stdio: 'ignore' }).status 
 
 const KEY = 'interop-key';
 const BIG = '9223372036854775807';
-const dataFile = join(temporaryDirectory(), 'inventory.json');
-writeFileSync(
-  dataFile,
-  `{"format":"petinv-inventory","version":1,"items":[{"petId":1,"quantity":5,"status":"available"},{"petId":${BIG},"quantity":2,"status":"pending"}]}`,
-);
-const served = useInventoryServer(KEY, { dataFile });
-let env: NodeJS.ProcessEnv;
-let files: string;
-beforeAll(() => {
-  files = temporaryDirectory();
-  env = { ...served.env, XDG_STATE_HOME: temporaryDirectory() };
-});
-const petinv = (args: string[]) => runMain(args, { env });
-async function exportWorkbook(name: string): Promise<string> {
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [PETINV_BIN, 'list', '--count-sheet', '-o', 'xlsx'],
-    { env: { ...cleanEnv(), ...env }, encoding: 'buffer' },
-  );
-  const path = join(files, name);
-  writeFileSync(path, stdout);
-  return path;
-}
+const { served, petinv, petinvBytes, file, directory } = useSheetService(KEY, [
+  { petId: '1', quantity: 5, status: 'available' },
+  { petId: BIG, quantity: 2, status: 'pending' },
+]);
+const exportWorkbook = async (name: string) =>
+  file(name, await petinvBytes(['list', '--count-sheet', '-o', 'xlsx']));
 const runPython = (script: string, ...args: string[]) =>
   promisify(execFile)(python as string, ['-c', script, ...args], { encoding: 'utf8' });
 
@@ -59,7 +41,7 @@ print(json.dumps([[c.value for c in row] + [row[0].data_type] for row in sheet.i
       ['1', 'available', 5, null, 's'],
       [BIG, 'pending', 2, null, 's'],
     ]);
-    const filled = join(files, 'filled.xlsx');
+    const filled = join(directory(), 'filled.xlsx');
     await runPython(
       `import openpyxl, sys
 book = openpyxl.load_workbook(sys.argv[1])
@@ -78,16 +60,20 @@ book.save(sys.argv[2])`,
 
 describe.skipIf(!soffice)('LibreOffice (skipped: libreoffice-calc-nogui is not installed)', () => {
   const convert = (path: string, to: string) =>
-    promisify(execFile)('soffice', ['--headless', '--convert-to', to, '--outdir', join(files, to), path], {
-      env: { ...process.env, HOME: temporaryDirectory() },
-    });
+    promisify(execFile)(
+      'soffice',
+      ['--headless', '--convert-to', to, '--outdir', join(directory(), to), path],
+      {
+        env: { ...process.env, HOME: temporaryDirectory() },
+      },
+    );
 
   it('a workbook LibreOffice saved is read; its .ods is refused in a line, nothing sent', {
     timeout: 120_000,
   }, async () => {
     const exported = await exportWorkbook('count.xlsx');
     await convert(exported, 'xlsx');
-    const resaved = join(files, 'xlsx', 'count.xlsx');
+    const resaved = join(directory(), 'xlsx', 'count.xlsx');
     expect(readFileSync(resaved).equals(readFileSync(exported))).toBe(false);
     const review = await petinv(['set', '--file', resaved, '--dry-run']);
     // Nothing counted yet: every row is left uncounted, and nothing would be sent.
@@ -95,7 +81,7 @@ describe.skipIf(!soffice)('LibreOffice (skipped: libreoffice-calc-nogui is not i
     expect(review.stderr).not.toContain('rounded');
     await convert(exported, 'ods');
     served.requests.length = 0;
-    const ods = await petinv(['set', '--file', join(files, 'ods', 'count.ods')]);
+    const ods = await petinv(['set', '--file', join(directory(), 'ods', 'count.ods')]);
     expect(ods.code).toBe(2);
     expect(ods.stderr).toMatch(
       /^petinv: bulk input is an OpenDocument spreadsheet \(\.ods, LibreOffice\): save it as CSV/,
