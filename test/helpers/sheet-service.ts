@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -30,6 +30,16 @@ export function useSheetService(
   return {
     served,
     petinv: (args: string[], input?: string) => runMain(args, { env, input }),
+    /** The built CLI with these bytes on stdin (a workbook is no text), as a person pipes a file in. */
+    petinvWithInput: (args: string[], input: Buffer) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [PETINV_BIN, ...args], { env: { ...cleanEnv(), ...env } });
+        let stderr = '';
+        child.stderr.on('data', (chunk) => (stderr += chunk));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stderr }));
+        child.stdin.end(input);
+      }),
     /** The built CLI's stdout as bytes: a workbook is no text. */
     petinvBytes: async (args: string[]): Promise<Buffer> =>
       (
