@@ -140,6 +140,12 @@ export class InputCollector {
   }
 
   finish(unit: BulkInput['unit']): BulkInput {
+    const { notCounted } = this.entries;
+    // Said before a dry run too, whose summary has no such count.
+    if (notCounted > 0)
+      this.notices.push(
+        `${plural(notCounted, 'row')} left uncounted (counted is empty): nothing is sent for ${notCounted === 1 ? 'it' : 'them'}`,
+      );
     this.entries.removeDuplicates(unit, this.problems);
     this.problems.sort((a, b) => a.line - b.line);
     return { entries: this.entries, problems: this.problems, notices: this.notices, unit };

@@ -65,6 +65,9 @@ describe('list --count-sheet', () => {
     expect(review.code, review.stderr).toBe(11);
     expect(review.stderr).toContain('pet 11 holds 15 in local, not 10 as expected');
     expect(review.stderr).toContain('pet 12 holds 0 in local, not 4 as expected');
+    expect(review.stderr).toContain(
+      'petinv: note: 2 rows left uncounted (counted is empty): nothing is sent for them\n',
+    );
     expect(patches()).toEqual([]);
     const applied = await petinv(['set', '--file', sheet]);
     expect(applied.code, applied.stderr).toBe(11);
