@@ -1,10 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runMain } from '../helpers/main';
-import { PETINV_BIN } from '../helpers/serve';
+import { PETINV_BIN, temporaryDirectory } from '../helpers/serve';
 
 /**
  * The completion scripts in real shells, calling the built bin's `__complete` as a TAB would. bash is
@@ -19,7 +18,7 @@ let env: NodeJS.ProcessEnv;
 const script: Record<string, string> = {};
 
 beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), 'petinv-completion-'));
+  home = temporaryDirectory('petinv-completion-');
   env = { PETINV_CONFIG_DIR: join(home, 'config'), HOME: home, ZDOTDIR: home };
   expect((await runMain(['env', 'set-url', 'qa-east', 'https://qa.example/v1'], { env })).code).toBe(0);
   for (const shell of ['bash', 'zsh', 'fish']) {
@@ -29,7 +28,6 @@ beforeAll(async () => {
     script[shell] = join(home, `petinv.${shell}`);
   }
 });
-afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 /** Runs a shell script with `petinv` standing for the built bin; stdout, stderr and status. */
 function shell(name: string, args: string[], text: string) {

@@ -1,10 +1,7 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, PETINV_BIN } from '../helpers/serve';
+import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
 
 /** Ctrl-C is exit 130: a command waiting on the service dies of SIGINT, which a shell shows as 130. */
 
@@ -14,13 +11,12 @@ const arrived: Array<(request: IncomingMessage) => void> = [];
 const silent = createServer((request) => arrived.shift()?.(request));
 
 beforeAll(async () => {
-  directory = mkdtempSync(join(tmpdir(), 'petinv-interrupt-'));
+  directory = temporaryDirectory('petinv-interrupt-');
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
 });
 afterAll(async () => {
   silent.closeAllConnections();
   await new Promise((resolve) => silent.close(resolve));
-  rmSync(directory, { recursive: true, force: true });
 });
 
 describe('Ctrl-C', () => {

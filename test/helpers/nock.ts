@@ -22,11 +22,3 @@ export function useNock(): void {
     nock.restore();
   });
 }
-
-/**
- * A socket error for nock's replyWithError. An Error, not a plain object: nock 15 hands fetch a plain
- * object that never settles the request (nock/nock#2789).
- */
-export function socketError(code: string, message = 'socket hang up'): Error {
-  return Object.assign(new Error(message), { code });
-}

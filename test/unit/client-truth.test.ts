@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/client';
 import { fetchTransport } from '../../src/client/transport';
 import { PetinvError } from '../../src/errors';
-import { socketError, useNock } from '../helpers/nock';
+import { useNock } from '../helpers/nock';
 
 /** The client's side of issue 21, through the fetch transport and nock (the CLI tests use real sockets). */
 
@@ -49,7 +49,7 @@ describe('updateInventory', () => {
   });
 
   it('a reset after sending, then a success: the item, and a warning that the first may have been applied', async () => {
-    nock(BASE).patch('/inventory/5').replyWithError(socketError('ECONNRESET'));
+    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
     nock(BASE).patch('/inventory/5').reply(200, item(5, 7));
     const { client, warnings } = makeClient();
     expect(await client.updateInventory(5n, 7)).toEqual({ petId: 5n, quantity: 7, status: 'sold' });
@@ -59,7 +59,10 @@ describe('updateInventory', () => {
   });
 
   it('resets on every attempt: outcome unknown (exit 8), never "cannot reach"', async () => {
-    nock(BASE).patch('/inventory/5').times(3).replyWithError(socketError('ECONNRESET'));
+    nock(BASE)
+      .patch('/inventory/5')
+      .times(3)
+      .replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
     const error = await failure(makeClient().client.updateInventory(5n, 7));
     expect(error.exitCode).toBe(8);
     expect(error.body.code).toBe('outcome_unknown');
@@ -69,7 +72,7 @@ describe('updateInventory', () => {
   });
 
   it('a lost attempt, then a 503 on every retry: still unknown', async () => {
-    nock(BASE).patch('/inventory/5').replyWithError(socketError('ECONNRESET'));
+    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
     nock(BASE).patch('/inventory/5').times(2).reply(503, { code: 'down', message: 'down', status: 503 });
     const error = await failure(makeClient().client.updateInventory(5n, 7));
     expect(error.body.code).toBe('outcome_unknown');
@@ -77,14 +80,14 @@ describe('updateInventory', () => {
   });
 
   it('a lost attempt, then a 400: the service refuses the request itself, as it would have the first', async () => {
-    nock(BASE).patch('/inventory/5').replyWithError(socketError('ECONNRESET'));
+    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
     nock(BASE).patch('/inventory/5').reply(400, { code: 'bad', message: 'no', status: 400 });
     const error = await failure(makeClient().client.updateInventory(5n, 7));
     expect(error.exitCode).toBe(6);
   });
 
   it('a lost attempt, then a 409: the conflict may be with what the first one did, so still unknown', async () => {
-    nock(BASE).patch('/inventory/5').replyWithError(socketError('ECONNRESET'));
+    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
     nock(BASE).patch('/inventory/5').reply(409, { code: 'conflict', message: 'busy', status: 409 });
     const error = await failure(makeClient().client.updateInventory(5n, 7));
     expect(error.exitCode).toBe(8);
@@ -93,7 +96,7 @@ describe('updateInventory', () => {
   });
 
   it('a lost attempt, then a redirect: the first may have been applied before the answers moved, so still unknown', async () => {
-    nock(BASE).patch('/inventory/5').replyWithError(socketError('ECONNRESET'));
+    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
     nock(BASE).patch('/inventory/5').reply(307, '', { Location: 'http://elsewhere.example/v1/inventory/5' });
     const error = await failure(makeClient().client.updateInventory(5n, 7));
     expect(error.exitCode).toBe(8);
@@ -107,7 +110,7 @@ describe('updateInventory', () => {
       [404, 5],
       [422, 6],
     ]) {
-      nock(BASE).patch('/inventory/5').replyWithError(socketError('ECONNRESET'));
+      nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
       nock(BASE).patch('/inventory/5').reply(status, { code: 'no', message: 'no', status });
       const error = await failure(makeClient().client.updateInventory(5n, 7));
       expect(error.exitCode).toBe(exitCode);
@@ -115,14 +118,14 @@ describe('updateInventory', () => {
   });
 
   it('a connection refused sent nothing: "cannot reach" (exit 7)', async () => {
-    nock(BASE).patch('/inventory/5').replyWithError(socketError('ECONNREFUSED', 'refused'));
+    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNREFUSED', message: 'refused' });
     const error = await failure(makeClient(0).client.updateInventory(5n, 7));
     expect(error.exitCode).toBe(7);
     expect(error.message).toContain('cannot reach');
   });
 
   it('a GET whose connection breaks is not a write: its failure is as before', async () => {
-    nock(BASE).get('/inventory').replyWithError(socketError('ECONNRESET'));
+    nock(BASE).get('/inventory').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
     const error = await failure(makeClient(0).client.listInventory());
     expect(error.body.code).toBe('network');
   });

@@ -160,7 +160,7 @@ describe('the list cache', () => {
 });
 
 describe('a cache directory that cannot be made', () => {
-  it('is skipped at once: under /proc, Node's recursive mkdir would never return', () => {
+  it("is skipped at once: under /proc, Node's recursive mkdir would never return", () => {
     const cache = createListCache({
       directory: '/proc/petinv-no-such-dir/petinv',
       envName: 'local',
