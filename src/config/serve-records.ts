@@ -48,12 +48,7 @@ const serveRecordSchema = () => (builtServeRecordSchema ??= buildServeRecordSche
 export type ServeRecord = z.output<ReturnType<typeof serveRecordSchema>>;
 
 /** What a serve tells about itself; the rest (pid, host, boot, start time) is the process's own. */
-export interface ServeAnnouncement {
-  baseUrl: string;
-  apiKey: string;
-  dataFile: string | null;
-  readOnly: boolean;
-}
+export type ServeAnnouncement = Pick<ServeRecord, 'baseUrl' | 'apiKey' | 'dataFile' | 'readOnly'>;
 
 export interface FoundServe extends ServeRecord {
   path: string;

@@ -48,7 +48,7 @@ export async function lockDataFile(path: string, files?: FileSystem): Promise<He
  * whose fifth field is each mount point, with octal escapes for space, tab, newline and backslash);
  * false where that cannot be read.
  */
-export function isMountPoint(path: string): boolean {
+function isMountPoint(path: string): boolean {
   let mounts: string;
   try {
     mounts = readFileSync('/proc/self/mountinfo', 'utf8');
@@ -68,7 +68,7 @@ export function isMountPoint(path: string): boolean {
  * one an earlier petinv kept there, serving through the mount. Every update it made since is there and
  * nowhere else, and a serve on the data file's directory, as the refusal advises, never reads it.
  */
-export function journalBesideMount(dataFile: string): string {
+function journalBesideMount(dataFile: string): string {
   const journal = `${dataFile}.journal`;
   let size: number;
   try {
@@ -87,7 +87,7 @@ export function journalBesideMount(dataFile: string): string {
  * writes that go their own way. The name a serve wrote through has its journal; a copy made with a link (a
  * backup) has none, and is refused until it is a copy of its own.
  */
-export function linkedElsewhere(dataFile: string): string | undefined {
+function linkedElsewhere(dataFile: string): string | undefined {
   let links: number;
   try {
     links = statSync(dataFile).nlink;
@@ -96,4 +96,14 @@ export function linkedElsewhere(dataFile: string): string | undefined {
   }
   if (links <= 1 || existsSync(`${dataFile}.journal`)) return undefined;
   return `data file ${dataFile} has ${links - 1} other name${links === 2 ? '' : 's'} (hard links) and no journal beside this one: a serve started through another name keeps its journal beside that name, so this start would serve the data file without the updates that journal holds; start serve through the name it was started with, or make this one a copy of its own (cp, not ln)`;
+}
+
+/** Refuses a data file that other names reach in a way serve cannot keep durable (see above). */
+export function refuseOtherNames(dataFile: string): void {
+  if (isMountPoint(dataFile))
+    throw new ServeError(
+      `data file ${dataFile} is a mount point of its own (a single-file bind mount): no snapshot can replace it (each is a new file renamed into place), and its journal would be kept beside the mount, not beside the file, where a serve on the file itself never sees it; bind-mount the data file's directory instead${journalBesideMount(dataFile)}`,
+    );
+  const otherName = linkedElsewhere(dataFile);
+  if (otherName) throw new ServeError(otherName);
 }

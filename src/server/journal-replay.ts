@@ -94,6 +94,20 @@ function legacyChange(line: string): JournalChange | { invalid: string } {
   }
 }
 
+/** What follows the sound lines of the previous version's journal; `after`: the valid lines after it. */
+const lineDamage = (
+  kind: JournalDamage['kind'],
+  offset: number,
+  reason: string,
+  after = 0,
+): JournalDamage => ({
+  kind,
+  offset,
+  reason,
+  commitsAfter: after,
+  updatesAfter: after,
+});
+
 /**
  * The previous version's journal, read as that version read it (it has no checksums to check). A line
  * that is not a change, or bytes after a stretch of zeros that no crash leaves, refuse the start, unless
@@ -117,13 +131,7 @@ function replayJournalLines(
     const change = legacyChange(line);
     if ('invalid' in change) {
       const after = lines.slice(index + 1).filter((rest) => !('invalid' in legacyChange(rest))).length;
-      damage = {
-        kind: 'damaged',
-        offset,
-        reason: `line ${index + 1} is invalid (${change.invalid})`,
-        commitsAfter: after,
-        updatesAfter: after,
-      };
+      damage = lineDamage('damaged', offset, `line ${index + 1} is invalid (${change.invalid})`, after);
       break;
     }
     applyChanges([change], items, positions, `journal ${path} line ${index + 1}`);
@@ -131,13 +139,11 @@ function replayJournalLines(
     offset += Buffer.byteLength(line) + 1;
   }
   if (!damage && strayBytesAt !== undefined)
-    damage = {
-      kind: 'damaged',
-      offset: linesEnd,
-      reason: `a stretch of zeros, then bytes at offset ${strayBytesAt}, which no write cut short by a crash leaves`,
-      commitsAfter: 0,
-      updatesAfter: 0,
-    };
+    damage = lineDamage(
+      'damaged',
+      linesEnd,
+      `a stretch of zeros, then bytes at offset ${strayBytesAt}, which no write cut short by a crash leaves`,
+    );
   if (damage && !recover)
     throw new ServeError(
       `journal ${path}, written by an earlier petinv, is damaged at byte offset ${damage.offset} (${damage.reason}); every file was left as it is. Keep a copy of it, then start with --recover to serve everything before the damage (the journal is moved aside, not removed)`,
@@ -148,18 +154,6 @@ function replayJournalLines(
     soundEnd: damage ? damage.offset : linesEnd,
     commits: entries,
     entries,
-    ...(damage
-      ? { damage }
-      : unfinishedBytes > 0
-        ? {
-            damage: {
-              kind: 'torn' as const,
-              offset: linesEnd,
-              reason: 'an incomplete line',
-              commitsAfter: 0,
-              updatesAfter: 0,
-            },
-          }
-        : {}),
+    damage: damage ?? (unfinishedBytes > 0 ? lineDamage('torn', linesEnd, 'an incomplete line') : undefined),
   };
 }

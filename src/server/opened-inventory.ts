@@ -2,13 +2,12 @@ import type { FileSystem } from '../files/file-system';
 import { describeFileSystemError } from '../files/file-system';
 import { keepLockFile, putBackLockFile } from '../files/lock';
 import type { AppOptions } from './app';
-import { isMountPoint, journalBesideMount, linkedElsewhere, lockDataFile } from './data-claim';
+import { lockDataFile, refuseOtherNames } from './data-claim';
 import { InventoryFile } from './data-file';
 import type { DataFileFormat } from './data-format';
 import { readInventoryFile } from './data-load';
 import { createDataDirectory } from './data-path';
 import { DEFAULT_SEED_COUNT } from './defaults';
-import { ServeError } from './errors';
 import { type JournalReport, recoveredReport } from './journal-open';
 import { InventoryStore, seedInventory } from './store';
 
@@ -78,19 +77,6 @@ export async function openInventory(
   const foundLock = keepLockFile(lockPath);
   const lock = await lockDataFile(dataFile, options.files);
   const unlock = () => lock.release();
-  if (isMountPoint(dataFile)) {
-    await unlock();
-    putBackLockFile(lockPath, foundLock);
-    throw new ServeError(
-      `data file ${dataFile} is a mount point of its own (a single-file bind mount): no snapshot can replace it (each is a new file renamed into place), and its journal would be kept beside the mount, not beside the file, where a serve on the file itself never sees it; bind-mount the data file's directory instead${journalBesideMount(dataFile)}`,
-    );
-  }
-  const otherName = linkedElsewhere(dataFile);
-  if (otherName) {
-    await unlock();
-    putBackLockFile(lockPath, foundLock);
-    throw new ServeError(otherName);
-  }
   const warnings = lock.recordProblem
     ? [
         `the lock record ${dataFile}.lock could not be written (${describeFileSystemError(lock.recordProblem)}); this serve still holds the data file, by its identity`,
@@ -99,6 +85,7 @@ export async function openInventory(
   const logFault = (fault: string) => options.log?.({ method: '-', path: dataFile, fault });
   let file: InventoryFile | undefined;
   try {
+    refuseOtherNames(dataFile);
     const opened = await InventoryFile.open(dataFile, seed, {
       files: options.files,
       // A snapshot is a new file renamed into place: the lock follows it to its new identity.

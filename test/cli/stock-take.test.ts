@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useInventoryServer } from '../helpers/inventory-server';
+import { answer, startFakeServer } from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -381,40 +382,34 @@ describe('history and undo', () => {
  * reaches it, its stock, and a switch.
  */
 async function startUnbelievableService(key: string, appliesHostile: boolean) {
-  const { createServer } = await import('node:http');
   const stock = new Map([
     [1, 10],
     [2, 20],
   ]);
   const state = { hostile: false };
-  const server = createServer((request, response) => {
+  const server = await startFakeServer((request, response) => {
     let body = '';
     request.on('data', (chunk) => {
       body += chunk;
     });
     request.on('end', () => {
-      const answer = (text: string) => {
-        response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(text);
-      };
+      const reply = (text: string) => answer(200, text)(request, response);
       if (request.method === 'GET')
-        return answer(
+        return reply(
           JSON.stringify([...stock].map(([petId, quantity]) => ({ petId, quantity, status: 'available' }))),
         );
       const petId = Number(request.url?.split('/').at(-1));
       const { quantity } = JSON.parse(body) as { quantity: number };
       const hostile = state.hostile && petId === 2;
       if (!hostile || appliesHostile) stock.set(petId, quantity);
-      answer(hostile ? 'hello' : JSON.stringify({ petId, quantity, status: 'available' }));
+      reply(hostile ? 'hello' : JSON.stringify({ petId, quantity, status: 'available' }));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
   const env = {
     PETINV_CONFIG_DIR: temporaryDirectory(),
     XDG_STATE_HOME: temporaryDirectory(),
     PETINV_ENV: 'staging',
-    PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+    PETINV_BASE_URL: `${server.origin}/v1`,
     PETINV_API_KEY: key,
   };
   return { env, stock, state, close: () => server.close() };
