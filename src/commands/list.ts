@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { comparePetIds, PET_STATUSES, type PetStatus } from '../contract/rules';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
-import { chooseOutput } from '../output/choose';
+import { chooseOutput, type OutputChoice } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { checkItemFields, itemExporter } from '../output/inventory';
@@ -24,6 +24,7 @@ export interface ListFlags extends GlobalFlags {
   watch?: boolean;
   interval?: number;
   initial?: boolean;
+  countSheet?: boolean;
 }
 
 type SortKey = (typeof SORT_KEYS)[number];
@@ -42,12 +43,15 @@ function parseListOptions(flags: ListFlags, context: CommandContext) {
       throw usageError(`--status ${flags.status}: "${status}" is not one of ${PET_STATUSES.join(', ')}`);
     }
   }
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv', [
-    [flags.ndjson, 'ndjson', '--ndjson'],
-    [flags.csv, 'csv', '--csv'],
-    [flags.table, 'table', '--table'],
-  ]);
-  checkItemFields(output);
+  const countSheet = flags.countSheet ? countSheetFormat(flags, context) : undefined;
+  const output: OutputChoice = countSheet
+    ? { format: 'csv', headers: true, color: false, pretty: false, explicit: true }
+    : chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv', [
+        [flags.ndjson, 'ndjson', '--ndjson'],
+        [flags.csv, 'csv', '--csv'],
+        [flags.table, 'table', '--table'],
+      ]);
+  if (!countSheet) checkItemFields(output);
   if (flags.watch && output.format === 'csv')
     throw usageError('--watch prints a table on a terminal, else JSON lines; not --csv');
   if (!flags.watch && (flags.interval !== undefined || flags.initial))
@@ -59,7 +63,25 @@ function parseListOptions(flags: ListFlags, context: CommandContext) {
     reverse: flags.reverse === true,
     limit: flags.limit,
     output,
+    countSheet,
   };
+}
+
+/** --count-sheet's columns are fixed, for set --file to read back: CSV, or a workbook with -o xlsx. */
+function countSheetFormat(flags: ListFlags, context: CommandContext): 'csv' | 'xlsx' {
+  const format =
+    flags.output ?? (flags.json ? 'json' : flags.ndjson ? 'ndjson' : flags.table ? 'table' : 'csv');
+  if (format !== 'csv' && format !== 'xlsx')
+    throw usageError(`--count-sheet writes CSV, or an Excel workbook with -o xlsx; not ${format}`);
+  if (flags.fields || flags.headers === false || flags.watch)
+    throw usageError(
+      '--count-sheet has its own columns (petId,status,expected,counted): not with --fields, --no-headers or --watch',
+    );
+  if (format === 'xlsx' && context.stdout.isTTY)
+    throw usageError(
+      '-o xlsx writes a workbook, which a terminal cannot show: redirect it to a file (petinv list --count-sheet -o xlsx > count.xlsx)',
+    );
+  return format;
 }
 type ListOptions = ReturnType<typeof parseListOptions>;
 
@@ -138,7 +160,16 @@ export async function runList(flags: ListFlags, context: CommandContext): Promis
       context,
     );
   }
-  const exporter = itemExporter(options.output, where);
+  if (options.countSheet === 'xlsx') {
+    const { countSheetWorkbook } = await import('../output/count-sheet');
+    const items: InventoryItem[] = [];
+    for await (const batch of client.streamInventory()) for (const item of batch) items.push(item);
+    context.stdout.write(await countSheetWorkbook(selectItems(items, options)));
+    return;
+  }
+  const exporter = options.countSheet
+    ? (await import('../output/count-sheet')).countSheetCsv()
+    : itemExporter(options.output, where);
   const progress = { written: 0 };
   try {
     await writeList(client.streamInventory(), options, exporter, context, progress);

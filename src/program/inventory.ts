@@ -27,6 +27,10 @@ const declareList = (program: Program) =>
     .option('--table', 'a table even in a pipe (for less -R, say)')
     .option('--ndjson', 'one JSON item per line')
     .option('--csv', 'CSV with a header line')
+    .option(
+      '--count-sheet',
+      'the sheet a stock-take fills in: petId,status,expected,counted (CSV; -o xlsx: a workbook); read back by set --file',
+    )
     .option('--status <list>', 'only these statuses, comma-separated (available,pending,sold)')
     .addOption(wholeNumber('--low <n>', 'only pets with a quantity of at most N', 0, Number.MAX_SAFE_INTEGER))
     .addOption(
@@ -80,7 +84,7 @@ const declareSet = (program: Program) =>
     )
     .option(
       '--file <file>',
-      'bulk updates: a sheet (CSV or TSV with a header: petId, quantity or to, from, status), lines "petId quantity", NDJSON items, or a JSON array',
+      'bulk updates: a sheet (CSV, TSV or .xlsx, read by its header), lines "petId quantity", NDJSON items, or a JSON array',
     )
     .option('--strict', 'bulk: send nothing if any line is bad')
     .option('--all', 'bulk: send also the rows already right')

@@ -193,12 +193,12 @@ describe('what reaches the terminal', () => {
 
   it('a bulk line echoed in an error', async () => {
     const result = await petinv('endless', ['set', '-', '--strict'], {
-      input: '\u001b[2J\u001b]0;pwned\u0007x\u009b31m 5\n',
+      input: '1 1\n\u001b[2J\u001b]0;pwned\u0007x\u009b31m 5\n',
     });
     expect(result.code).toBe(2);
     expect(controlCharacters(result.stderr)).toEqual([]);
     expect(result.stderr).toBe(
-      'petinv: line 1: petId "x" is not an integer within int64\npetinv: --strict: 1 bad line; nothing was sent (run petinv help set)\n',
+      'petinv: line 2: petId "x" is not a whole number\npetinv: --strict: 1 bad line; nothing was sent (run petinv help set)\n',
     );
   });
 });

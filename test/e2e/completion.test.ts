@@ -97,7 +97,7 @@ describe('petinv __complete answers from the declarations', () => {
   });
 
   it('the value of every option with a fixed set, as --option VALUE and as --option=VALUE', async () => {
-    const formats = ['table', 'tsv', 'csv', 'json', 'ndjson'];
+    const formats = ['table', 'tsv', 'csv', 'json', 'ndjson', 'xlsx'];
     expect((await complete('list', '-o', '')).values).toEqual(formats);
     expect((await complete('--output', 'n')).values).toEqual(['ndjson']);
     expect((await complete('env', '-o', 't')).values).toEqual(['table', 'tsv']);
@@ -188,7 +188,7 @@ describe.skipIf(!installed('bash'))('bash (skipped when bash is not installed)',
       [['petinv', 'set', 'petinv.z'], []],
       [
         ['petinv', 'list', '-o', ''],
-        ['table', 'tsv', 'csv', 'json', 'ndjson'],
+        ['table', 'tsv', 'csv', 'json', 'ndjson', 'xlsx'],
       ],
       [['petinv', '--output', 'n'], ['ndjson']],
       // bash splits `--env=NAME` at the = (COMP_WORDBREAKS), and completes the word after it.
