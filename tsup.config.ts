@@ -92,6 +92,25 @@ const httpByRequire: Plugin = {
   },
 };
 
+/**
+ * The workbook packages write words beyond ASCII in their comments (an em dash), which esbuild keeps. Each
+ * such character becomes its `\u` escape, which means the same character in a comment, a string, a regular
+ * expression or a name, so the bundle stays ASCII for the launcher (see legalComments below).
+ */
+const workbooksInAscii: Plugin = {
+  name: 'petinv-workbooks-in-ascii',
+  setup(build) {
+    build.onLoad({ filter: /(read|write)-excel-file[\\/].*\.js$/ }, async ({ path }) => {
+      const source = await readFile(path, 'utf8');
+      const ascii = source.replace(
+        /[^ -~\t\n\r]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      );
+      return { contents: ascii, loader: 'js' };
+    });
+  },
+};
+
 /** What both builds bundle, and how. */
 const shared = {
   target: 'node22',
@@ -111,7 +130,7 @@ const shared = {
     'csv-parse',
   ],
   sourcemap: false,
-  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess],
+  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess, workbooksInAscii],
 } satisfies Options;
 
 export default defineConfig([

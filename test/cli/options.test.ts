@@ -95,7 +95,7 @@ describe('option declarations', () => {
     // -o too: never "--output : must be one of".
     for (const empty of [['-o='], ['-o', ''], ['--output=']])
       expect((await runMain(['config', ...empty])).stderr, empty.join(' ')).toBe(
-        'petinv: --output is empty: give it one of table, tsv, csv, json, ndjson (run petinv help config)\n',
+        'petinv: --output is empty: give it one of table, tsv, csv, json, ndjson, xlsx (run petinv help config)\n',
       );
   });
 
