@@ -93,21 +93,21 @@ const httpByRequire: Plugin = {
 };
 
 /**
- * The workbook libraries (read and written only by workbook commands, src/bulk/xlsx.ts and
- * src/output/count-sheet.ts) write non-ASCII characters in `//` comments (an em dash, CJK date tokens),
- * which esbuild keeps; the bundle must stay ASCII (src/launch.ts reads it as Latin-1). Only what follows
- * a `//` is touched: esbuild escapes non-ASCII in strings itself, and no string of theirs with non-ASCII
- * holds a `//`.
+ * The workbook packages write words beyond ASCII in their comments (an em dash), which esbuild keeps. Each
+ * such character becomes its `\u` escape, which means the same character in a comment, a string, a regular
+ * expression or a name, so the bundle stays ASCII for the launcher (see legalComments below).
  */
-const asciiWorkbookComments: Plugin = {
-  name: 'petinv-ascii-workbook-comments',
+const workbooksInAscii: Plugin = {
+  name: 'petinv-workbooks-in-ascii',
   setup(build) {
-    build.onLoad({ filter: /[\\/](read|write)-excel-file[\\/].*\.js$/ }, async ({ path }) => ({
-      contents: (await readFile(path, 'utf8')).replace(/\/\/.*$/gm, (comment) =>
-        comment.replace(/[^\x00-\x7f]/g, '?'),
-      ),
-      loader: 'js',
-    }));
+    build.onLoad({ filter: /(read|write)-excel-file[\\/].*\.js$/ }, async ({ path }) => {
+      const source = await readFile(path, 'utf8');
+      const ascii = source.replace(
+        /[^ -~\t\n\r]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      );
+      return { contents: ascii, loader: 'js' };
+    });
   },
 };
 
@@ -130,7 +130,7 @@ const shared = {
     'csv-parse',
   ],
   sourcemap: false,
-  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess, asciiWorkbookComments],
+  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess, workbooksInAscii],
 } satisfies Options;
 
 export default defineConfig([

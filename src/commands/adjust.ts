@@ -9,6 +9,7 @@ import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './argum
 import { connect } from './connect';
 import { readCurrent } from './current';
 import type { GlobalFlags } from './flags';
+import { historyFor } from './record';
 
 /** adjust's flags (declared for commander in src/program/inventory.ts). */
 export interface AdjustFlags extends GlobalFlags {
@@ -56,7 +57,7 @@ export async function runAdjust(
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
   else chooseColumns(ADJUSTED_COLUMNS, output.fields, output.format);
   // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
-  const { client, envName, where, history } = await connect(flags, context);
+  const { client, envName, baseUrl, where } = await connect(flags, context);
   const current = await readCurrent(client, petId, where);
   const target = current.quantity + delta;
   if (!Number.isSafeInteger(target))
@@ -74,7 +75,7 @@ export async function runAdjust(
   );
   const command = `adjust ${petId} ${deltaText}`;
   const record = (after: number) =>
-    history.record({
+    historyFor(baseUrl, context).record({
       env: where,
       command,
       changes: [{ petId, before: current.quantity, after }],

@@ -9,18 +9,17 @@ import { chooseProxy, describeProxy } from '../config/proxy';
 import { isLoopback, type Settings } from '../config/settings';
 import { loadSettings, resolveTarget, START_SERVE, type Target } from '../config/target';
 import { configError, PetinvError } from '../errors';
-import type { History } from '../history/store';
 import type { CommandContext } from '../output/context';
 import { createHttpTrace, traceLevel } from '../output/http-trace';
 import type { GlobalFlags } from './flags';
 import { type ClientLimits, resolveLimits } from './limits';
-import { historyFor, writeWarning } from './record';
 
-/** What a command works with, resolved once from its flags: the service, its client and its history. */
+/**
+ * What a command works with, resolved once from its flags: the service and its client. A command that
+ * writes opens the service's history from `baseUrl` (record.ts), which a read never loads.
+ */
 export interface Connection extends Target {
   client: InventoryClient;
-  /** The record of write runs against this service (set, adjust, undo). */
-  history: History;
 }
 
 /**
@@ -133,7 +132,10 @@ export async function connect(
     transport,
     userAgent: `petinv/${version}`,
     // With --json, a warning is a JSON line, as the failure after it may be, so that a script reads both.
-    onWarning: (message) => writeWarning(context, message),
+    onWarning: (message) =>
+      context.stderr.write(
+        context.json ? `${JSON.stringify({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
+      ),
     refusedKeyAdvice: target.refusedKeyAdvice,
     listCache:
       flags.cache === false
@@ -145,9 +147,5 @@ export async function connect(
             maxBodyBytes: limits.maxBodyBytes,
           }),
   });
-  return {
-    ...target,
-    client: target.noServe ? explainNoServe(client, baseUrl) : client,
-    history: historyFor(baseUrl, context),
-  };
+  return { ...target, client: target.noServe ? explainNoServe(client, baseUrl) : client };
 }

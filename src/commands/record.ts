@@ -11,12 +11,12 @@ export function historyFor(baseUrl: string, context: CommandContext): History {
   return openHistory({
     directory: stateDirectory(context.env),
     baseUrl,
-    warn: (message) => writeWarning(context, message),
+    warn: (message) => historyWarning(context, message),
   });
 }
 
-/** A warning on stderr (about the history, the service's answers): a JSON line with --json. */
-export function writeWarning(context: CommandContext, message: string): void {
+/** A warning about the history on stderr: a JSON line with --json. */
+export function historyWarning(context: CommandContext, message: string): void {
   context.stderr.write(
     context.json ? `${stringifyJson({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
   );

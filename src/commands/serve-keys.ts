@@ -31,14 +31,15 @@ const KEY_FILE_LIMIT = 1024 * 1024;
 
 /** Keys one per line; blank lines (and so a trailing newline) are skipped, and a CR before a LF too. */
 async function readKeyFile(path: string): Promise<string[]> {
-  let bytes: Buffer;
+  const chunks: Buffer[] = [];
   try {
     // One byte past the limit at most: a file that large is refused, and /dev/zero ends there too.
-    bytes = Buffer.concat(await Array.fromAsync(createReadStream(path, { end: KEY_FILE_LIMIT })));
+    for await (const chunk of createReadStream(path, { end: KEY_FILE_LIMIT })) chunks.push(chunk);
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     throw configError(`cannot read --api-key-file ${path} (${code ?? (error as Error).message})`);
   }
+  const bytes = Buffer.concat(chunks);
   if (bytes.length > KEY_FILE_LIMIT) throw usageError(`--api-key-file ${path}: larger than 1 MiB`);
   const text = bytes.toString('utf8');
   const keys: string[] = [];

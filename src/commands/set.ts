@@ -16,7 +16,7 @@ import { connect } from './connect';
 import { readCurrent } from './current';
 import type { GlobalFlags } from './flags';
 import { bulkShape } from './options';
-import { writeWarning } from './record';
+import { historyFor, historyWarning } from './record';
 
 /** set's flags (declared for commander in src/program/inventory.ts). */
 export interface SetFlags extends GlobalFlags {
@@ -57,7 +57,7 @@ export async function runSet(
       chooseColumns(PLAN_COLUMNS, output.fields, output.format);
     } else checkItemFields(output);
     // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
-    const { client, envName, where, history } = await connect(flags, context);
+    const { client, envName, baseUrl, where } = await connect(flags, context);
     if (flags.dryRun) {
       const before = await readCurrent(client, petId, where);
       writePlan([{ petId, to: quantity, before }], 'single', output, context, where);
@@ -75,7 +75,7 @@ export async function runSet(
       // it may have left, so that undo takes it back; then it fails as it would have.
       const left = quantityLeftBy(error, quantity);
       if (left !== undefined && !(before instanceof PetinvError) && before !== left)
-        await history.record({
+        await historyFor(baseUrl, context).record({
           env: where,
           command,
           changes: [{ petId, before: before ?? null, after: left }],
@@ -83,12 +83,12 @@ export async function runSet(
       throw error;
     }
     if (before instanceof PetinvError)
-      writeWarning(
+      historyWarning(
         context,
         `pet ${petId}'s quantity before this write could not be read (${before.body.code}); this run is not recorded, so petinv undo will not know it`,
       );
     else if (before !== item.quantity)
-      await history.record({
+      await historyFor(baseUrl, context).record({
         env: where,
         command,
         changes: [{ petId, before: before ?? null, after: item.quantity }],
@@ -179,7 +179,7 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
       envName = connection.envName;
       where = connection.where;
       // Messages (and the history) name the environment, or the URL when --base-url or PETINV_BASE_URL chose it.
-      return { ...connection, envName: connection.where };
+      return { ...connection, envName: connection.where, history: historyFor(connection.baseUrl, context) };
     },
     {
       dryRun: given.dryRun === true,

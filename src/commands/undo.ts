@@ -12,6 +12,7 @@ import { confirmChange } from './arguments';
 import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 import { bulkShape } from './options';
+import { historyFor } from './record';
 
 /** undo's flags (declared for commander in src/program/inventory.ts). */
 export interface UndoFlags extends GlobalFlags {
@@ -49,7 +50,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
   const shape = bulkShape(flags.concurrency, flags.pipelining);
   const connection = await connect(flags, context, { shape });
-  const { history } = connection;
+  const history = historyFor(connection.baseUrl, context);
   const run = chooseRun(history.read(), name, history.file);
   const entries = new EntryStore();
   let unknown = 0;

@@ -13,7 +13,13 @@ import {
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readConfigFile, updateConfigFile, withConfigLock } from '../../src/config/file';
+import {
+  checkConfigFile,
+  readConfigFile,
+  updateConfigFile,
+  usualConfigFile,
+  withConfigLock,
+} from '../../src/config/file';
 import { locateJsonSyntaxError } from '../../src/config/json-position';
 import { PetinvError } from '../../src/errors';
 import { describeLockOwner } from '../../src/files/lock';
@@ -298,5 +304,81 @@ describe('the config lock', () => {
       `the config file is locked by pid ${live.pid} on ${hostname()} (${lock}); try again, or delete the lock file if no petinv is running`,
     );
     mkdirSync(join(dir, 'unused'));
+  });
+});
+describe('the config file checked by hand', () => {
+  const name = fc.oneof(
+    fc.constantFrom('production', 'staging', 'local', 'my-env_2', 'x'.repeat(40)),
+    fc.constantFrom('', 'a b', 'x'.repeat(41), '__proto__', 'constructor', 'toString', 'é', 'a\u200b'),
+    fc.string({ maxLength: 6 }),
+  );
+  const baseUrl = fc.constantFrom(
+    'https://petstore.example.com/v1',
+    'http://127.0.0.1:8080/v1/',
+    'https://x.example/api/v1//',
+    'ftp://x.example/v1',
+    'https://user:pw@x.example/v1',
+    'https://x.example/v2',
+    'https://x.example/v1?',
+    'https://x.example/v1#top',
+    'not a url',
+    '',
+  );
+  const value = fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.constant(null), fc.boolean());
+  const environment = fc.oneof(
+    fc.record(
+      { baseUrl: fc.oneof(baseUrl, value), apiKey: fc.oneof(fc.constantFrom('k', 'sk_live_1'), value) },
+      { requiredKeys: [] },
+    ),
+    fc.dictionary(fc.constantFrom('baseUrl', 'apiKey', 'other'), fc.oneof(baseUrl, value)),
+    value,
+    fc.array(value, { maxLength: 2 }),
+  );
+  const file = fc.oneof(
+    fc.record(
+      {
+        currentEnv: fc.oneof(name, value),
+        environments: fc.oneof(fc.dictionary(name, environment, { maxKeys: 4 }), value),
+      },
+      { requiredKeys: [] },
+    ),
+    fc.dictionary(fc.constantFrom('currentEnv', 'environments', 'extra'), fc.oneof(name, value)),
+    value,
+    fc.array(value, { maxLength: 2 }),
+  );
+
+  it('accepts only what the schema accepts, and gives what it gives', () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(file, (raw) => {
+        // As read from a file: what JSON.parse makes of it (a __proto__ key becomes a property).
+        const parsed: unknown = JSON.parse(JSON.stringify(raw));
+        const usual = usualConfigFile(parsed);
+        const schema = checkConfigFile(parsed);
+        if (usual === undefined) return;
+        accepted++;
+        expect(schema.success).toBe(true);
+        // Not toStrictEqual: it compares .constructor, which an environment named "constructor" replaces.
+        expect(usual).toEqual(schema.data);
+        expect(JSON.stringify(usual)).toBe(JSON.stringify(schema.data));
+      }),
+      { numRuns: 3000 },
+    );
+    // The generator reaches the files it takes, not only the ones it leaves to the schema.
+    expect(accepted).toBeGreaterThan(100);
+  });
+
+  it('takes the files petinv writes without the schema', () => {
+    const written = {
+      currentEnv: 'staging',
+      environments: {
+        production: { baseUrl: 'https://petstore.example.com/v1', apiKey: 'k1' },
+        staging: { baseUrl: 'https://staging.example.com/v1' },
+        local: { apiKey: 'k2' },
+      },
+    };
+    expect(usualConfigFile(written)).toStrictEqual(written);
+    expect(usualConfigFile({})).toStrictEqual({ environments: {} });
+    expect(usualConfigFile({ environments: { local: {} } })).toStrictEqual({ environments: { local: {} } });
   });
 });
