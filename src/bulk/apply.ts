@@ -13,6 +13,8 @@ export interface ApplyOptions {
   ndjson: boolean;
   /** -o table|tsv|csv: a row per result as it completes (the table waits for the end). */
   rows?: Exporter<BulkRow>;
+  /** Asked just before each update is sent: false holds it back (a conflict found at that moment). */
+  check?: (entry: BulkEntry) => Promise<boolean>;
   /** Told each result as it completes, before it is printed (the history keeps what was written). */
   onResult?: (result: BulkResult) => void;
   /**
@@ -86,6 +88,7 @@ export async function applyBulk(
     const outcome = await runBulk(input.entries, {
       concurrency,
       update: async (entry: BulkEntry) => {
+        if (options.check && !(await options.check(entry))) return undefined;
         inFlight.add(entry);
         try {
           return await client.updateInventory(entry.petId, entry.quantity);

@@ -1,6 +1,7 @@
 import { describeIssues } from '../contract/issues';
 import { parseInventoryJson, readCanonicalItem, serializeUpdate } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
+import { isStoreId, STORE_HEADER } from '../contract/store-id';
 import { PetinvError } from '../errors';
 import { ClientErrors } from './client-errors';
 import {
@@ -84,6 +85,8 @@ export interface InventoryClient {
   streamInventory(): AsyncIterable<InventoryItem[]>;
   /** PATCH /inventory/{petId}: sets an absolute quantity, so a retry cannot double-count. */
   updateInventory(petId: bigint, quantity: number): Promise<InventoryItem>;
+  /** The store the service said it serves (Petinv-Store) on its last read; undefined if it never said. */
+  readonly storeId: string | undefined;
 }
 
 /**
@@ -120,6 +123,7 @@ export function createClient(options: ClientOptions): InventoryClient {
     timeoutMs,
     maxBodyBytes,
   });
+  let storeId: string | undefined;
   const call = createCall({
     baseUrl,
     apiKey: options.apiKey,
@@ -129,7 +133,12 @@ export function createClient(options: ClientOptions): InventoryClient {
     retries: options.retries ?? DEFAULT_RETRIES,
     maxBodyBytes,
     maxRetryWaitMs: options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS,
-    transport: options.transport,
+    transport: async (request) => {
+      const response = await options.transport(request);
+      const id = request.method === 'GET' ? response.header(STORE_HEADER) : null;
+      if (isStoreId(id)) storeId = id;
+      return response;
+    },
     sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     random: options.random ?? Math.random,
     onRetryWait: options.onRetryWait,
@@ -139,6 +148,9 @@ export function createClient(options: ClientOptions): InventoryClient {
   const reading: ListReading = { call, errors, url: `${baseUrl}/inventory`, listCache: options.listCache };
 
   return {
+    get storeId() {
+      return storeId;
+    },
     streamInventory: () => streamInventory(reading),
     async listInventory() {
       const items: InventoryItem[] = [];

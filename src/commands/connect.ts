@@ -37,6 +37,9 @@ function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClie
     throw error;
   };
   return {
+    get storeId() {
+      return client.storeId;
+    },
     async *streamInventory() {
       try {
         yield* client.streamInventory();

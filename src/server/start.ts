@@ -10,6 +10,7 @@ import type { JournalReport } from './journal-open';
 import { commitsText, updatesText } from './journal-replay';
 import { type InventoryOptions, type OpenedInventory, openInventory } from './opened-inventory';
 import { API_PREFIX } from './routes';
+import { openStoreId } from './store-id';
 
 export interface ServeOptions extends FaultOptions, InventoryOptions {
   host?: string;
@@ -138,8 +139,9 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
   const { store } = inventory;
 
   let baseUrl = DEFAULT_BASE_URL;
+  const storeId = openStoreId(dataFile, readOnly, options.files);
   // The served OpenAPI document names the address really bound, known once listening.
-  const app = createInventoryApp({ ...options, store, baseUrl: () => baseUrl });
+  const app = createInventoryApp({ ...options, store, storeId, baseUrl: () => baseUrl });
   const edge = createHttpEdge(app, options);
   try {
     await listen(edge.server, host, port);

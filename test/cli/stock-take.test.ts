@@ -287,7 +287,7 @@ describe('history and undo', () => {
     const start = await quantities();
     expect((await petinv(['set', '--file', file('u.csv', 'petId,quantity\n40,440\n41,441\n')])).code).toBe(0);
     const folder = join(stateHome, 'petinv', 'history');
-    const [name] = readdirSync(folder);
+    const name = readdirSync(folder).find((entry) => entry.endsWith('.jsonl'));
     expect(statSync(join(folder, name as string)).mode & 0o777).toBe(0o600);
     const listed = JSON.parse((await petinv(['history', '--json'])).stdout);
     expect(listed[0]).toMatchObject({
@@ -358,7 +358,7 @@ describe('history and undo', () => {
 
   it('a damaged history is reported, never a reason for a write to fail', async () => {
     const folder = join(stateHome, 'petinv', 'history');
-    const path = join(folder, readdirSync(folder)[0] as string);
+    const path = join(folder, readdirSync(folder).find((entry) => entry.endsWith('.jsonl')) as string);
     writeFileSync(path, `${readFileSync(path, 'utf8')}{not json\n`, { mode: 0o600 });
     const write = await petinv(['set', '44', '444']);
     expect(write.code).toBe(0);
