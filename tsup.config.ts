@@ -54,7 +54,7 @@ const lazyCommanderChildProcess = replaceLine(
   'petinv-lazy-commander-child-process',
   /commander[\\/]lib[\\/]command\.js$/,
   {
-    from: "const childProcess = require('node:child_process');",
+    from: "import childProcess from 'node:child_process';",
     to: "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };",
   },
 );
@@ -74,22 +74,50 @@ const undiciIndexOnDisk: Plugin = {
 };
 
 /**
- * conf, with ajv and the rest of what it brings (about 400 KB, a quarter of the CLI), is its own file,
- * dist/conf.cjs, which the commands that write the config (login, env, serve storing its key) require when
- * they first write: every other command's cold start reads and loads a quarter less.
- * Measured 2026-11-25: see docs/performance.md.
+ * The library is an ES module, and on Node 22 and later an ES module `import` of node:http reads its lazy
+ * WebSocket getters, which load Node's internal undici and node:http2 (nodejs/node#57649): 30 ms of every
+ * `import 'petinv'`, measured on Node 24. A `require` of node:http reads none of them, so the library
+ * requires it (through the banner's createRequire) wherever its sources import it.
  */
-const confInItsOwnFile: Plugin = {
-  name: 'petinv-conf-in-its-own-file',
+const httpByRequire: Plugin = {
+  name: 'petinv-http-by-require',
   setup(build) {
-    build.onResolve({ filter: /^conf$/ }, () => ({ path: './conf.cjs', external: true }));
+    build.onResolve({ filter: /^(node:)?http$/ }, ({ kind }) =>
+      kind === 'import-statement' ? { path: 'node:http', namespace: 'petinv-http-by-require' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'petinv-http-by-require' }, () => ({
+      contents: "module.exports = require('node:http');",
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * The workbook packages write words beyond ASCII in their comments (an em dash), which esbuild keeps. Each
+ * such character becomes its `\u` escape, which means the same character in a comment, a string, a regular
+ * expression or a name, so the bundle stays ASCII for the launcher (see legalComments below).
+ */
+const workbooksInAscii: Plugin = {
+  name: 'petinv-workbooks-in-ascii',
+  setup(build) {
+    build.onLoad({ filter: /(read|write)-excel-file[\\/].*\.js$/ }, async ({ path }) => {
+      const source = await readFile(path, 'utf8');
+      const ascii = source.replace(
+        /[^ -~\t\n\r]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      );
+      return { contents: ascii, loader: 'js' };
+    });
   },
 };
 
 /** What both builds bundle, and how. */
 const shared = {
-  target: 'node20',
+  target: 'node22',
   platform: 'node',
+  // Built-ins keep their `node:` prefix (tsup strips it by default, for Node versions before 14.18), and
+  // httpByRequire below sees them.
+  removeNodeProtocol: false,
   // Bundling what the commands load saves resolving and reading dozens of files at each start.
   noExternal: [
     'commander',
@@ -102,7 +130,7 @@ const shared = {
     'csv-parse',
   ],
   sourcemap: false,
-  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess],
+  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess, workbooksInAscii],
 } satisfies Options;
 
 export default defineConfig([
@@ -117,10 +145,9 @@ export default defineConfig([
     // launch.cjs, small, loads cli.cjs with the code V8 compiled for it last time (see src/launch.ts).
     entry: { cli: 'src/cli.ts', launch: 'src/launch.ts' },
     format: ['cjs'],
-    // No import() left in the bundle: launch.ts compiles it with node:vm, whose import() callback V8 loses
-    // when the code comes from its cache (Node 20). undici's full package, CommonJS, is required instead,
-    // and conf, an ES module only, is bundled on its own (confInItsOwnFile, and the build below).
-    esbuildPlugins: [...shared.esbuildPlugins, confInItsOwnFile],
+    // No import() left in the bundle: launch.ts compiles it with node:vm, where import() needs a flag or an
+    // experimental loader that prints a warning (src/launch.ts). undici's full package, CommonJS, is
+    // required instead.
     esbuildOptions(options) {
       options.supported = { ...options.supported, 'dynamic-import': false };
       // License comments go to cli.cjs.LEGAL.txt beside the bundle, which stays ASCII: the launcher reads
@@ -129,19 +156,7 @@ export default defineConfig([
     },
     splitting: false,
     // The two builds run at once: each cleans its own files only (cli.js is what earlier builds made).
-    clean: ['cli.cjs', 'launch.cjs', 'cli.js'],
-  },
-  {
-    ...shared,
-    // conf, for the CLI's config writes (confInItsOwnFile): an ES module only, bundled as CommonJS.
-    entry: { conf: 'src/config/conf-module.ts' },
-    format: ['cjs'],
-    noExternal: ['conf'],
-    // The file's module.exports is conf's class itself: the CLI's `import('conf')`, bundled as a require
-    // of this file, takes module.exports as the default export, as Node does for CommonJS.
-    footer: { js: 'module.exports = module.exports.default;' },
-    splitting: false,
-    clean: ['conf.cjs'],
+    clean: ['cli.cjs', 'launch.cjs', 'cli.js', 'conf.cjs'],
   },
   {
     ...shared,
@@ -152,6 +167,7 @@ export default defineConfig([
     splitting: false,
     clean: ['index.*', 'help'],
     dts: { entry: 'src/index.ts' },
+    esbuildPlugins: [...shared.esbuildPlugins, httpByRequire],
     // commander and undici are CommonJS; inside an ES module bundle their require() of node built-ins needs this.
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",

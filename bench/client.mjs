@@ -54,11 +54,35 @@ const PEAK_PRELOAD = `data:text/javascript,${encodeURIComponent(
 )}`;
 
 /**
+ * A baseline script, written to a file as a user's script would be, and CommonJS: on Node 22 and later an
+ * ES module's `import` of node:http loads Node's internal undici and http2 as well (about 30 ms), which
+ * would flatter petinv. It GETs `url` with node:http and hands the body to `onBody`, a function's source.
+ */
+function baselineScript(name, url, onBody) {
+  const file = join(temporaryDirectory(), `${name}.cjs`);
+  writeFileSync(
+    file,
+    `require('node:http').get(${JSON.stringify(url)}, { headers: { authorization: 'Bearer ${KEY}' } }, (res) => {
+  let body = '';
+  res.setEncoding('utf8');
+  res.on('data', (chunk) => (body += chunk));
+  res.on('end', () => (${onBody})(body));
+});
+`,
+  );
+  return file;
+}
+
+/**
  * The least a node client can do for the list into a pipe: one node:http GET, JSON.parse, TSV lines.
  * JSON.parse rounds petIds above 2^53, which the bench's ids never reach; petinv must not.
  */
-const minimalListClient = (url, key) =>
-  `require('node:http').get(${JSON.stringify(url)}, { headers: { authorization: 'Bearer ${key}' } }, (res) => { let body = ''; res.setEncoding('utf8'); res.on('data', (chunk) => (body += chunk)); res.on('end', () => { const items = JSON.parse(body); let out = ''; for (const item of items) out += item.petId + '\\t' + item.status + '\\t' + item.quantity + '\\n'; process.stdout.write(out); }); });`;
+const minimalListClient = (url) =>
+  baselineScript(
+    'minimal-list-client',
+    url,
+    `(body) => { let out = ''; for (const item of JSON.parse(body)) out += item.petId + '\\t' + item.status + '\\t' + item.quantity + '\\n'; process.stdout.write(out); }`,
+  );
 
 /** The list of a million pets into a pipe, in each streamed format, against the minimal client. */
 export async function benchList() {
@@ -72,7 +96,7 @@ export async function benchList() {
     PETINV_BASE_URL: server.baseUrl,
     PETINV_API_KEY: KEY,
   };
-  const baseline = ['-e', minimalListClient(`${server.baseUrl}/inventory`, KEY)];
+  const baseline = [minimalListClient(`${server.baseUrl}/inventory`)];
   const runs = Number(process.env.BENCH_LIST_RUNS ?? 3);
   for (const [name, args] of [
     ['TSV', ['--no-cache']],
@@ -128,11 +152,14 @@ async function pairs(a, b, runs = RUNS) {
   };
 }
 
-export async function benchClient() {
-  const rows = [['measure', 'petinv', 'baseline', 'ratio', 'target']];
-  const fmt = (ms) => `${ms.toFixed(0)} ms`;
+const fmt = (ms) => `${ms.toFixed(0)} ms`;
 
-  // Cold start: `petinv list` against a plain node:http script making the same request.
+/**
+ * Cold start: `petinv list` of 12 pets against a CommonJS node:http script making the same request, A and
+ * B in turn. petinv's code kept by the launcher from the first run (src/launch.ts), as for a user's every
+ * run after their first; the list cache in a directory of its own, as the baseline keeps none either way.
+ */
+export async function benchColdStart() {
   const small = await startPetinv(['--seed', '12', '--in-memory']);
   const env = {
     PETINV_CONFIG_DIR: temporaryDirectory(),
@@ -141,7 +168,11 @@ export async function benchClient() {
     PETINV_BASE_URL: small.baseUrl,
     PETINV_API_KEY: KEY,
   };
-  const plainScript = `require('node:http').get(${JSON.stringify(`${small.baseUrl}/inventory`)}, { headers: { authorization: 'Bearer ${KEY}' } }, (res) => { let body = ''; res.setEncoding('utf8'); res.on('data', (chunk) => (body += chunk)); res.on('end', () => process.stdout.write(body)); });`;
+  const plainScript = baselineScript(
+    'plain',
+    `${small.baseUrl}/inventory`,
+    '(body) => process.stdout.write(body)',
+  );
   // Wall time is the measure; CPU time (user+sys, every thread) beside it says how much of a slow run was
   // the shared machine's load rather than petinv.
   const coldRuns = { a: [], b: [] };
@@ -150,24 +181,38 @@ export async function benchClient() {
     runs.push(run);
     return run.ms;
   };
-  const cold = await pairs(timed(coldRuns.a, [petinvBin, 'list']), timed(coldRuns.b, ['-e', plainScript]));
-  // pairs() runs one warm-up of each first; the CPU figures skip it too.
-  const cpuRatio = median(coldRuns.a.slice(1).map((run, i) => run.cpu / coldRuns.b[i + 1].cpu));
-  rows.push([
-    `cold start: petinv list (median of ${RUNS})`,
-    fmt(cold.a),
-    `${fmt(cold.b)} node:http script`,
-    cold.ratio.toFixed(2),
-    '<= 1.30',
-  ]);
-  rows.push([
-    '  the same, CPU time (user+sys)',
-    fmt(median(coldRuns.a.slice(1).map((run) => run.cpu * 1000))),
-    `${fmt(median(coldRuns.b.slice(1).map((run) => run.cpu * 1000)))} node:http script`,
-    cpuRatio.toFixed(2),
-    '',
-  ]);
+  const cold = await pairs(timed(coldRuns.a, [petinvBin, 'list']), timed(coldRuns.b, [plainScript]));
   await small.stop();
+  // pairs() runs one warm-up of each first; the CPU figures skip it too.
+  const cpu = (runs) => runs.slice(1).map((run) => run.cpu * 1000);
+  const cpuRatio = median(cpu(coldRuns.a).map((ms, i) => ms / cpu(coldRuns.b)[i]));
+  const rows = [
+    [
+      `cold start: petinv list (median of ${RUNS})`,
+      fmt(cold.a),
+      `${fmt(cold.b)} node:http script (CommonJS)`,
+      cold.ratio.toFixed(2),
+      '<= 1.30',
+    ],
+    [
+      '  the same, CPU time (user+sys)',
+      fmt(median(cpu(coldRuns.a))),
+      `${fmt(median(cpu(coldRuns.b)))} node:http script (CommonJS)`,
+      cpuRatio.toFixed(2),
+      '',
+    ],
+  ];
+  if (process.argv[2] === 'cold')
+    printTable('Cold start (whole processes; ratios are petinv / baseline)', [
+      ['measure', 'petinv', 'baseline', 'ratio', 'target'],
+      ...rows,
+    ]);
+  return { rows, env };
+}
+
+export async function benchClient() {
+  const { rows: coldRows, env } = await benchColdStart();
+  const rows = [['measure', 'petinv', 'baseline', 'ratio', 'target'], ...coldRows];
 
   // 100,000 pets as a table against the same rows as tab-separated text.
   const large = await startPetinv(['--seed', '100000', '--in-memory']);
@@ -338,7 +383,7 @@ export async function benchBulk(env) {
     `${middle('bulk').toFixed(0)} updates/s`,
     `${middle('raw').toFixed(0)} req/s raw durable PATCH, ${hasWrk ? 'wrk' : 'autocannon'} -c${BULK_CONCURRENCY}`,
     middle('ratio').toFixed(2),
-    '>= 0.70',
+    '>= 0.90',
   ];
 }
 

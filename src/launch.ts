@@ -83,13 +83,13 @@ export function loadCli(
   // `petinv serve` loading a million pets and raised its peak memory by 100 MB (measured 2026-11-25).
   const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
     filename: path,
-    // No importModuleDynamically: V8 drops that callback from code it takes from the cache (Node 20), so
-    // the bundle is built without import() (tsup.config.ts).
+    // No importModuleDynamically, so the bundle is built without import() (tsup.config.ts): on 22 and 24 a
+    // callback needs --experimental-vm-modules, and the main context's loader prints an ExperimentalWarning.
     cachedData: kept,
   });
   const module = { exports: {} as CliModule };
-  // launch.cjs is beside cli.cjs in dist/, so its own require resolves what the bundle requires (./conf.cjs,
-  // undici) as it would for cli.cjs; node:module's createRequire would load Node's ES module loader too.
+  // launch.cjs is beside cli.cjs in dist/, so its own require resolves what the bundle requires (undici)
+  // as it would for cli.cjs; node:module's createRequire would load Node's ES module loader too.
   script.runInThisContext()(module.exports, require, module, path, dirname(path));
   return {
     cli: module.exports,
@@ -109,9 +109,12 @@ export function loadCli(
 /** The channel undici publishes each request on as it creates it, before it connects for it. */
 const REQUEST_CREATED = 'undici:request:create';
 /**
- * What --liftoff-only changes: it implies these two off (V8's flag-definitions.h), and V8 refuses kept code
- * unless every flag is as it was, so putting it back takes all three.
+ * Liftoff only, and no tier-up. --liftoff-only implies the other two at start (V8's flag-definitions.h), but
+ * set at run time on Node 24 it no longer does: undici's parser was re-optimised during a 400,000-pet list,
+ * V8's peak malloc 26 MB against 3 MB with all three (measured 2026-11-28, Node 24.21). V8 refuses kept
+ * code unless every flag is as it was, so putting them back takes all three too.
  */
+const LIFTOFF_ONLY = ['--liftoff-only', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
 const LIFTOFF_ONLY_UNDONE = ['--no-liftoff-only', '--wasm-tier-up', '--wasm-dynamic-tiering'];
 
 /**
@@ -132,7 +135,7 @@ function liftoffOnlyFromFirstRequest(): { asAtStart<T>(run: () => T): T } {
   };
   const onFirstRequest = () => {
     unsubscribe(REQUEST_CREATED, onFirstRequest);
-    setFlags(['--liftoff-only']);
+    setFlags(LIFTOFF_ONLY);
     thrown = true;
   };
   subscribe(REQUEST_CREATED, onFirstRequest);
@@ -143,7 +146,7 @@ function liftoffOnlyFromFirstRequest(): { asAtStart<T>(run: () => T): T } {
       try {
         return run();
       } finally {
-        setFlags(['--liftoff-only']);
+        setFlags(LIFTOFF_ONLY);
       }
     },
   };
@@ -211,7 +214,7 @@ function readPrivateFile(directory: string, file: string, largest: number): Buff
 
 /** Written atomically (files/atomic-write.ts): a reader sees all of it or none; a full disk leaves nothing half-written. */
 function writePrivateFile(directory: string, file: string, bytes: Buffer): void {
-  // Not Node 20's recursive mkdirSync, which never returns for a path it cannot make (under /proc).
+  // Not Node's recursive mkdirSync, which never returns for a path it cannot make (under /proc; 20 to 24).
   makeDirectories(directory, 0o700);
   if (!privateDirectory(directory)) return;
   writeFileAtomicSync(join(directory, file), bytes, {

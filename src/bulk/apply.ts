@@ -2,7 +2,7 @@ import type { InventoryClient } from '../client/client';
 import type { CommandContext, StopSignal } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { createProgress } from '../output/progress';
-import type { BulkEntries, BulkEntry } from './input';
+import type { BulkEntries, BulkEntry, BulkInput } from './input';
 import { type BulkRow, resultJson, resultRow } from './results';
 import { type BulkOutcome, type BulkResult, runBulk } from './run';
 
@@ -40,7 +40,7 @@ export interface AppliedBulk {
  * petinv at once, as the signal does, once onQuit has recorded what was written.
  */
 export async function applyBulk(
-  input: { entries: BulkEntries; unit: 'line' | 'item' },
+  input: { entries: BulkEntries; unit: BulkInput['unit'] },
   client: InventoryClient,
   options: ApplyOptions,
   context: CommandContext,

@@ -4,7 +4,7 @@ import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
-import { EntryStore } from './entries';
+import { EntryStore, problemPlace } from './entries';
 import { type BulkEntry, type BulkInput, readBulkInput } from './input';
 import { type Conflict, type PlannedRun, skippedJson, skippedResult } from './results';
 
@@ -73,7 +73,7 @@ function reportProblems(input: BulkInput, source: SheetSource, context: CommandC
     } else if (context.json) context.stderr.write(`${skippedJson(problem)}\n`);
     else
       context.stderr.write(
-        `petinv: ${input.unit} ${problem.line}: ${problem.message}${source.strict ? '' : ' (skipped)'}\n`,
+        `petinv: ${problemPlace(input.unit, problem)}: ${problem.message}${source.strict ? '' : ' (skipped)'}\n`,
       );
   }
   if (refused) {

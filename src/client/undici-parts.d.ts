@@ -3,11 +3,3 @@ declare module 'undici/lib/dispatcher/agent.js' {
   import { Agent } from 'undici';
   export default Agent;
 }
-
-declare module 'undici/lib/handler/unwrap-handler.js' {
-  import type { Dispatcher } from 'undici';
-  /** undici's adapter from the current handler API to the one its core calls (onConnect, onHeaders, ...). */
-  export default class UnwrapHandler {
-    constructor(handler: Dispatcher.DispatchHandler);
-  }
-}

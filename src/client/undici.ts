@@ -1,6 +1,5 @@
 import type { Dispatcher } from 'undici';
 import Agent from 'undici/lib/dispatcher/agent.js';
-import UnwrapHandler from 'undici/lib/handler/unwrap-handler.js';
 
 /**
  * The undici modules petinv needs, imported one by one: undici's index loads every dispatcher, mock
@@ -36,21 +35,11 @@ export async function createProxyAgent(
   const undici = (await import('undici')) as unknown as { default: typeof import('undici') };
   const { ProxyAgent } = undici.default;
   // The shape is the tunnels': each is a connection to the service, which the proxy only relays.
-  return new ProxyAgent({ uri: proxyUrl, connect: { timeout: connectTimeoutMs }, ...shape });
-}
-
-/**
- * A dispatch handler that also hears when the request was written whole. undici calls onRequestSent on
- * the handler it holds, and wraps a handler of the current API (onRequestStart, ...) in an UnwrapHandler
- * that does not pass it on; this one is that wrapper, passing it on. A connection that breaks after it
- * leaves the outcome of a write unknown, where before it the write was surely not applied (issue 21).
- */
-export function noticeRequestSent<T extends Dispatcher.DispatchHandler & { onRequestSent(): void }>(
-  handler: T,
-): Dispatcher.DispatchHandler {
-  const unwrapped = new UnwrapHandler(handler) as unknown as Dispatcher.DispatchHandler & {
-    onRequestSent?: () => void;
-  };
-  unwrapped.onRequestSent = () => handler.onRequestSent();
-  return unwrapped;
+  // proxyTunnel: a CONNECT tunnel for http services too, as for https (undici 8 forwards plain HTTP by default).
+  return new ProxyAgent({
+    uri: proxyUrl,
+    proxyTunnel: true,
+    connect: { timeout: connectTimeoutMs },
+    ...shape,
+  });
 }

@@ -8,9 +8,20 @@ import { isSuccessStatus } from './transport';
  */
 
 /**
+ * Refusals of the request itself (its form, target, size or media type): the same request, sent before and
+ * lost, would have been refused alike, so after a lost attempt they still mean "not applied". Any other
+ * refusal (a 401 or 403: the key may have been revoked after the lost attempt was applied; 409, 412, an
+ * unknown 4xx, a 5xx) may be about what happened since, and a redirect says nothing of what became of the
+ * lost attempt (it may have been applied before the move).
+ */
+const REFUSES_THE_REQUEST_ITSELF = new Set([400, 404, 405, 406, 411, 413, 414, 415, 422, 431]);
+
+export const refusesTheRequestItself = (status: number) => REFUSES_THE_REQUEST_ITSELF.has(status);
+
+/**
  * A failure whose update may still have been applied although an answer came: a success status with a
  * body that is not the item sent (not JSON, another pet) or too large to read, which the client reports as
- * invalid_response or body_too_large with the answer's status (client.ts, request.ts).
+ * invalid_response or body_too_large with the answer's status (client.ts, no-answer-errors.ts).
  */
 function answeredUnbelievably(error: PetinvError): boolean {
   const { code, status } = error.body;

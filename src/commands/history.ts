@@ -1,10 +1,11 @@
 import { stateDirectory } from '../config/paths';
+import { loadSettings, noBaseUrlError } from '../config/target';
 import { type HistoryRun, linkedStore } from '../history/store';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, exportRows, jsonDocument } from '../output/exporter';
 import { plural } from '../output/plural';
-import { connect, loadSettings, noBaseUrlError } from './connect';
+import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 import { historyFor } from './record';
 
@@ -34,7 +35,7 @@ const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
 
 /** The base URL of the chosen environment, whose history is meant; no key is needed to read it. */
 export function historyServiceUrl(flags: HistoryFlags, context: CommandContext): string {
-  const settings = loadSettings(flags, context);
+  const settings = loadSettings(flags, context.env);
   const baseUrl = settings.baseUrl.value;
   if (baseUrl === undefined) throw noBaseUrlError(settings.env.value, context.env, ', so no history to show');
   return baseUrl;
@@ -48,7 +49,7 @@ const ASK_TIMEOUT_MS = 2000;
  * a key is at hand; undefined when it cannot be asked.
  */
 async function askStore(flags: HistoryFlags, context: CommandContext): Promise<string | null | undefined> {
-  if (loadSettings(flags, context).apiKey.value === undefined) return undefined;
+  if (loadSettings(flags, context.env).apiKey.value === undefined) return undefined;
   try {
     const timeout = Math.min(flags.timeout ?? ASK_TIMEOUT_MS, ASK_TIMEOUT_MS);
     const { client } = await connect({ ...flags, retries: 0, timeout }, context);

@@ -73,7 +73,7 @@ export const nodeFileSystem: FileSystem = {
 };
 
 /**
- * mkdir -p, one level at a time. Node 20's recursive mkdirSync never returns when a directory cannot
+ * mkdir -p, one level at a time. Node's recursive mkdirSync (20 to 24) never returns when a directory cannot
  * be made in a parent that exists (ENOENT under /proc, say); this fails with that error instead. Each
  * directory it creates gets `mode` exactly: mkdir's mode is narrowed by the umask (a umask of 0777 would
  * leave 0000, one of 0 leaves it as asked), so it is set again once the directory exists. A directory
@@ -108,6 +108,18 @@ export const JOURNAL_WRITE = O_WRONLY | O_CREAT | O_NOFOLLOW | O_DSYNC;
  * block the open until someone writes to it (a regular file ignores O_NONBLOCK). Callers check fstat.
  */
 export const READ_NO_FOLLOW = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+
+/**
+ * Runs a clean-up step whose failure changes nothing: closing after a failure that is already being
+ * reported, removing what may be gone already.
+ */
+export function quietly(step: () => void): void {
+  try {
+    step();
+  } catch {
+    // Nothing to do: see above.
+  }
+}
 
 /** Writes every byte, however many calls the kernel needs; throws what the first failing call throws. */
 export function writeFully(files: FileSystem, fd: number, buffer: Uint8Array, position?: number): void {

@@ -7,7 +7,7 @@ let chalkModule: typeof import('chalk') | undefined;
  * here, when first asked for, not imported: chalk detects the terminal's colours as it loads (loading
  * node:tty), which petinv never uses, and a command that prints no colour (a list into a pipe) then does
  * not pay for it. The bundle resolves the require at build time (the tests, run from the sources, use
- * Node's own require of an ES module, which Node 20.19 and later have).
+ * Node's own require of an ES module).
  */
 export function paint(color: boolean): ChalkInstance {
   chalkModule ??= require('chalk') as typeof import('chalk');
