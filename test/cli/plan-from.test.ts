@@ -81,7 +81,7 @@ describe('a dry run applies the rules it knows petinv serve applies', () => {
     const dry = await petinv(['set', '--file', sheet, '--dry-run']);
     expect(dry.code).toBe(9);
     expect(dry.stdout).toBe(`6: ${(await quantities()).get(6)} → 20\n`);
-    expect(dry.stderr).toContain('line 3: pet 7: local (a petinv serve) refuses a negative quantity (-3)');
+    expect(dry.stderr).toContain('3: pet 7: local (a petinv serve) refuses a negative quantity (-3)');
     expect(dry.stderr).toContain('1 update would be refused (a negative quantity)');
     const real = await petinv(['set', '--file', sheet]);
     expect(real.code).toBe(9);
