@@ -371,7 +371,13 @@ describe('exit codes', () => {
     ).toEqual([
       {
         error: expect.objectContaining({ code: 'partial_failure' }),
-        summary: bulkSummary({ updated: 1, changed: 1, failed: 1, skipped: 1 }),
+        summary: bulkSummary({
+          updated: 1,
+          changed: 1,
+          failed: 1,
+          skipped: 1,
+          notApplied: [{ input: 3, petId: 424242 }],
+        }),
       },
     ]);
     expect((await petinv(['list'])).stdout).toMatch(/^5\t\w+\t55$/m);
