@@ -221,7 +221,7 @@ describe('Ctrl-C during a bulk run', () => {
       env: processEnv,
       encoding: 'utf8',
     });
-    const runs = JSON.parse(history.stdout) as Array<{ command: string; pets: number }>;
+    const runs = JSON.parse(history.stdout) as Array<{ command: string; pets: number; marks: string[] }>;
     return { end, stderr, runs, sent: received - before };
   }
 
@@ -238,7 +238,7 @@ describe('Ctrl-C during a bulk run', () => {
     expect(stderr).toContain(
       `the ${sent - written} updates in flight may have been applied or not (in the history too`,
     );
-    expect(runs).toEqual([expect.objectContaining({ command: 'set -', pets: sent })]);
+    expect(runs).toEqual([expect.objectContaining({ command: 'set -', pets: sent, marks: ['interrupted'] })]);
   });
 
   it.each(['SIGTERM', 'SIGHUP'] as const)(
