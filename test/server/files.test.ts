@@ -175,7 +175,7 @@ describe('fixtures for testing scripts', () => {
     );
     await server.close();
     expect(readFileSync(path)).toEqual(pristine);
-    expect(readdirSync(directory)).toEqual(['fixture.json', 'fixture.json.journal']);
+    expect(readdirSync(directory)).toEqual(['fixture.json', 'fixture.json.journal', 'fixture.json.store-id']);
     await expect(
       start({ apiKeys: [KEY], dataFile: join(directory, 'absent.json'), inMemory: true }),
     ).rejects.toThrow(/does not exist/);
@@ -208,7 +208,7 @@ describe('fixtures for testing scripts', () => {
     await server.close();
     expect(readFileSync(path)).toEqual(pristine);
     expect(readFileSync(`${path}.journal`)).toEqual(journal);
-    expect(readdirSync(directory)).toEqual(['fixture.json', 'fixture.json.journal']);
+    expect(readdirSync(directory)).toEqual(['fixture.json', 'fixture.json.journal', 'fixture.json.store-id']);
   });
 
   it('loads a plain JSON array, int64 petIds exact, and rewrites it in its own format only when it saves', async () => {
