@@ -3,7 +3,7 @@ import type { CommandContext, StopSignal } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { createProgress } from '../output/progress';
 import type { BulkEntries, BulkEntry, BulkInput } from './input';
-import { type BulkRow, resultJson, resultRow } from './report';
+import { type BulkRow, resultJson, resultRow } from './results';
 import { type BulkOutcome, type BulkResult, runBulk } from './run';
 
 export interface ApplyOptions {

@@ -8,9 +8,13 @@ import type { InventoryItem } from '../contract/schemas';
  */
 export const CHECK_WINDOW_MS = 1000;
 
+/** A read older than this is read again before the next write: a write then goes on a read under the window. */
+const READ_AGAIN_AT_MS = CHECK_WINDOW_MS * 0.75;
+
 /**
- * The inventory as a run last read it, read again (a conditional GET: a 304 when nothing changed) once
- * the read is older than the window. A new read starts at half the window, so writes seldom wait for it.
+ * The inventory as a run last read it, read again (a conditional GET: a 304 when nothing changed) before
+ * the next write once the read is READ_AGAIN_AT_MS old. Writes wait while it is read, and it is sent once
+ * the updates in flight are answered (`idle`): a list read pipelined among updates stalled the run.
  */
 export class FreshInventory {
   private items: Map<bigint, InventoryItem>;
@@ -24,6 +28,7 @@ export class FreshInventory {
   constructor(
     private readonly client: Pick<InventoryClient, 'pollInventory'>,
     first: { items: readonly InventoryItem[]; etag?: string; sentAt: number },
+    private readonly idle: () => Promise<void> = async () => {},
     private readonly now = () => performance.now(),
   ) {
     this.items = new Map(first.items.map((item) => [item.petId, item]));
@@ -38,19 +43,15 @@ export class FreshInventory {
 
   /** The items as the service held them no more than CHECK_WINDOW_MS ago (or one read's time, if longer). */
   async current(): Promise<ReadonlyMap<bigint, InventoryItem>> {
-    const age = this.now() - this.sentAt;
-    if (age > CHECK_WINDOW_MS / 2 && !this.reading) {
-      this.reading = this.readAgain();
-      // Started ahead of need: a failure is met by the write that waits for it, or by the next read.
-      this.reading.catch(() => {});
-    }
-    if (age > CHECK_WINDOW_MS) await this.reading;
+    if (!this.reading && this.now() - this.sentAt > READ_AGAIN_AT_MS) this.reading = this.readAgain();
+    await this.reading;
     return this.items;
   }
 
   private async readAgain(): Promise<void> {
-    const sentAt = this.now();
     try {
+      await this.idle();
+      const sentAt = this.now();
       const poll = await this.client.pollInventory(this.etag);
       this.reads.again++;
       if (poll.changed) {

@@ -13,6 +13,7 @@ import { applyBulk } from './apply';
 import { FreshInventory } from './fresh';
 import type { BulkEntry, BulkInput } from './input';
 import { decideRow, planSheet, readSheet, type SheetPlan, type SheetSource, writeNotice } from './plan';
+import { type NotApplied, reportBulk } from './report';
 import {
   type BulkRow,
   type Conflict,
@@ -20,10 +21,8 @@ import {
   conflictMessage,
   conflictResult,
   conflictRow,
-  type NotApplied,
-  reportBulk,
   skippedResult,
-} from './report';
+} from './results';
 
 /**
  * A bulk run, one pipeline: read the sheet, plan it against one read of the current inventory, confirm,
@@ -90,7 +89,12 @@ export async function runPipeline(
   // checked again against a read at most CHECK_WINDOW_MS old as it is sent (fresh.ts).
   const sentAt = performance.now();
   const first = target.first ?? { items: await client.listInventory(), sentAt };
-  const inventory = new FreshInventory(client, first);
+  // Updates sent and not yet answered: a read of the list waits until there are none (fresh.ts).
+  let sending = 0;
+  let whenIdle: (() => void) | undefined;
+  const idle = () =>
+    sending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (whenIdle = resolve));
+  const inventory = new FreshInventory(client, first, idle);
   const plan = planSheet(input.entries, inventory.first, options);
   if (plan.statusDiffers > 0)
     writeNotice(
@@ -98,7 +102,7 @@ export async function runPipeline(
       context,
     );
   if (options.dryRun) {
-    rehearse(input, plan, options, context, envName);
+    rehearse(input, plan, options, context, envName, client.storeId !== undefined);
     return;
   }
   writeConflicts(plan.conflicts, input.unit, options, context, envName);
@@ -122,18 +126,22 @@ export async function runPipeline(
     }
     if (decision === 'alreadyRight' || typeof decision === 'object') return false;
     befores.set(entry.petId, item?.quantity ?? null);
+    sending++;
     return true;
   };
   const beforeOf = (petId: bigint) => befores.get(petId) ?? null;
   // A second Ctrl-C, SIGTERM or SIGHUP quits before the run's end: what was written so far is recorded then.
   let recorded = false;
-  const record = async () => {
+  const record = async (stopped: boolean) => {
     if (recorded) return undefined;
     recorded = true;
+    const failed = failedRows.refused.length + failedRows.maybeApplied.length > 0;
+    const marks = [stopped && 'interrupted', options.force && 'forced', failed && 'failed'] as const;
     return history?.record({
       env: envName,
       command: options.command,
       changes: [...changes, ...maybeChanges],
+      marks: marks.filter((mark) => mark !== false),
     });
   };
   const { outcome, seconds } = await applyBulk(
@@ -147,9 +155,12 @@ export async function runPipeline(
       onResult: (result) => {
         const before = beforeOf(result.petId);
         befores.delete(result.petId);
+        if (--sending === 0) whenIdle?.();
         if (!result.ok) {
           const row = { input: result.line, petId: result.petId };
-          (maybeApplied(result.error) ? failedRows.maybeApplied : failedRows.refused).push(row);
+          // Answered with another quantity, the pet was changed: never "not applied" (counted as mismatched).
+          if (result.error.kind !== 'mismatch')
+            (maybeApplied(result.error) ? failedRows.maybeApplied : failedRows.refused).push(row);
           // Maybe applied, or answered with another quantity: kept with what it may have left.
           const left = quantityLeftBy(result.error, result.quantity);
           if (left !== undefined && before !== left)
@@ -167,7 +178,7 @@ export async function runPipeline(
           if (before !== entry.quantity)
             maybeChanges.push({ petId: entry.petId, before, after: entry.quantity });
         }
-        const kept = await record();
+        const kept = await record(true);
         const what =
           written === 0
             ? 'no pet was written'
@@ -187,7 +198,7 @@ export async function runPipeline(
     context,
   );
   // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
-  await record();
+  await record(outcome.stop !== undefined);
   reportBulk(
     outcome,
     input,
@@ -234,11 +245,20 @@ function rehearse(
   options: PipelineOptions,
   context: CommandContext,
   envName: string,
+  /** The service is a petinv serve (it said its store): its rules are known, and a row it would refuse is failed here. */
+  serve: boolean,
 ) {
   const steps: PlannedChange[] = [];
+  let refused = 0;
   for (let index = 0; index < plan.send.length; index++) {
-    const entry = plan.send.at(index);
-    if (entry)
+    const entry = plan.send.at(index) as BulkEntry;
+    if (serve && entry.quantity < 0) {
+      refused++;
+      if (!context.json)
+        context.stderr.write(
+          `petinv: ${input.unit} ${entry.line}: pet ${entry.petId}: ${envName} (a petinv serve) refuses a negative quantity (${entry.quantity}): the run would fail this row\n`,
+        );
+    } else
       steps.push({ petId: entry.petId, to: entry.quantity, before: plan.before[index], from: entry.from });
   }
   // A conflict is no step of the plan (it would not be sent): it is said on stderr, a line each, or with
@@ -254,7 +274,7 @@ function rehearse(
   // with 404, or in exit 11 for its conflicts: so must its rehearsal, or `--dry-run && set` goes ahead.
   const skipped = input.problems.length;
   const { unknown } = plan;
-  const failing = skipped > 0 || unknown > 0 || plan.conflicts.length > 0;
+  const failing = skipped > 0 || unknown > 0 || refused > 0 || plan.conflicts.length > 0;
   // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already). A
   // failing rehearsal's summary goes on its one error line.
   const summary = writePlan(
@@ -267,8 +287,9 @@ function rehearse(
     { alreadyRight: plan.alreadyRight, conflicts: plan.conflicts.length },
     { summary: !(failing && context.json) },
   );
-  if (skipped > 0 || unknown > 0) {
+  if (skipped > 0 || unknown > 0 || refused > 0) {
     const problems = [
+      ...(refused > 0 ? [`${plural(refused, 'update')} would be refused (a negative quantity)`] : []),
       ...(unknown > 0
         ? [`${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`]
         : []),

@@ -1,169 +1,24 @@
-import { maybeApplied } from '../client/write-outcome';
 import { stringifyJson } from '../contract/json';
-import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
-import type { OutputChoice } from '../output/choose';
 import type { CommandContext } from '../output/context';
-import { type Column, createExporter, type Exporter } from '../output/exporter';
+import type { Exporter } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
-import type { BulkEntries } from './entries';
-import type { BulkEntry, BulkInput, BulkProblem } from './input';
-import { type BulkOutcome, type BulkResult, type BulkStop, FAILING_STREAK, UNREACHABLE_STREAK } from './run';
+import type { BulkEntry, BulkInput } from './input';
+import {
+  type BulkRow,
+  type Conflict,
+  conflictError,
+  conflictResult,
+  notSentJson,
+  notSentRow,
+  type PlannedRun,
+  resultJson,
+  skippedJson,
+} from './results';
+import { type BulkOutcome, type BulkStop, FAILING_STREAK, UNREACHABLE_STREAK } from './run';
 
-/** An item as JSON values, in the service's field order whatever order its object has. */
-const itemValue = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
-
-/**
- * One result of a bulk run as JSON. `input` is where the entry stood in the input (its line, or its
- * position in a JSON array); `item` is the updated item as the service returned it.
- */
-export function resultJson(result: BulkResult): string {
-  return stringifyJson(
-    result.ok
-      ? { input: result.line, ok: true, item: itemValue(result.item) }
-      : {
-          input: result.line,
-          ok: false,
-          ...(maybeApplied(result.error) && { maybeApplied: true }),
-          petId: result.petId,
-          quantity: result.quantity,
-          error: result.error.body,
-        },
-  );
-}
-
-/** A skipped input line as a result (a JSON value: --json heads its array with these). */
-export function skippedResult(problem: BulkProblem) {
-  return {
-    input: problem.line,
-    ok: false,
-    skipped: true,
-    error: { code: 'bad_input', message: problem.message, status: null },
-  };
-}
-
-export const skippedJson = (problem: BulkProblem): string => stringifyJson(skippedResult(problem));
-
-/** An entry a run that stopped early never sent. */
-function notSentJson(entry: BulkEntry): string {
-  return stringifyJson({
-    input: entry.line,
-    ok: false,
-    notSent: true,
-    petId: entry.petId,
-    quantity: entry.quantity,
-  });
-}
-
-/** A result, or an entry never sent, as a row of -o table|tsv|csv. */
-export interface BulkRow {
-  input: number;
-  result: 'updated' | 'failed' | 'maybe applied' | 'not sent' | 'conflict';
-  petId: bigint;
-  quantity: number;
-  status: string | null;
-  error: string | null;
-  message: string | null;
-}
-
-const BULK_COLUMNS: readonly Column<BulkRow>[] = [
-  { key: 'input', heading: 'INPUT', value: (row) => row.input, align: 'right' },
-  { key: 'result', heading: 'RESULT', value: (row) => row.result },
-  { key: 'petId', heading: 'PET ID', value: (row) => row.petId, align: 'right' },
-  { key: 'quantity', heading: 'QUANTITY', value: (row) => row.quantity, align: 'right' },
-  { key: 'status', heading: 'STATUS', value: (row) => row.status },
-  { key: 'error', heading: 'ERROR', value: (row) => row.error },
-  { key: 'message', heading: 'MESSAGE', value: (row) => row.message },
-];
-
-export function resultRow(result: BulkResult): BulkRow {
-  const { line: input, petId } = result;
-  return result.ok
-    ? {
-        input,
-        result: 'updated',
-        petId,
-        quantity: result.item.quantity,
-        status: result.item.status,
-        error: null,
-        message: null,
-      }
-    : {
-        input,
-        result: maybeApplied(result.error) ? 'maybe applied' : 'failed',
-        petId,
-        quantity: result.quantity,
-        status: null,
-        error: result.error.body.code,
-        message: result.error.body.message,
-      };
-}
-
-const notSentRow = (entry: BulkEntry): BulkRow => ({
-  input: entry.line,
-  result: 'not sent',
-  petId: entry.petId,
-  quantity: entry.quantity,
-  status: null,
-  error: null,
-  message: null,
-});
-
-/** A row whose `from` no longer matches the pet's quantity: someone changed it since the sheet was read. */
-export interface Conflict {
-  line: number;
-  petId: bigint;
-  from: number;
-  current: number;
-  wanted: number;
-}
-
-/** What the plan decided, as the report tells it. */
-export interface PlannedRun {
-  /** The updates sent (or to send), in input order. */
-  send: BulkEntries;
-  /** Rows whose pet already holds the quantity wanted: not sent (with --all, sent all the same). */
-  alreadyRight: number;
-  conflicts: readonly Conflict[];
-}
-
-/** A conflict as a result (a JSON value: --json's array holds these, --ndjson prints each). */
-export function conflictResult(conflict: Conflict, envName: string) {
-  return {
-    input: conflict.line,
-    ok: false,
-    conflict: true,
-    petId: conflict.petId,
-    from: conflict.from,
-    current: conflict.current,
-    quantity: conflict.wanted,
-    error: { code: 'conflict', message: conflictMessage(conflict, envName), status: null },
-  };
-}
-
-export function conflictMessage(conflict: Conflict, envName: string): string {
-  return `pet ${conflict.petId} holds ${conflict.current} in ${envName}, not ${conflict.from} as expected (its from): someone changed it since; not set to ${conflict.wanted} (--force sets it anyway)`;
-}
-
-/** A conflict as a row: its wanted quantity, and the message with from and current. */
-export const conflictRow = (conflict: Conflict, message: string): BulkRow => ({
-  input: conflict.line,
-  result: 'conflict',
-  petId: conflict.petId,
-  quantity: conflict.wanted,
-  status: null,
-  error: 'conflict',
-  message,
-});
-
-/**
- * The results of a run as rows in a text format (-o table|tsv|csv, --fields): each as it completes, the
- * entries never sent last; skipped input lines stay on stderr, as without -o.
- */
-export function resultExporter(output: OutputChoice): Exporter<BulkRow> {
-  return createExporter(BULK_COLUMNS, output);
-}
+/** The end of a bulk run: its summary, the rows it left unsettled, and the failure that gives its exit status. */
 
 /** The entries never sent: the last `notSent` of those sent, since entries are sent in input order. */
 function* notSentEntries(input: Pick<BulkInput, 'entries'>, outcome: BulkOutcome): Generator<BulkEntry> {
@@ -234,8 +89,8 @@ function summaryJson(
     notCounted: input.entries.notCounted ?? 0,
     notSent,
     stopped: stop?.reason ?? null,
-    notApplied: stop ? unsettled.notApplied : [],
-    maybeApplied: stop ? unsettled.maybeApplied : [],
+    notApplied: unsettled.notApplied,
+    maybeApplied: unsettled.maybeApplied,
   };
 }
 
@@ -272,7 +127,6 @@ function writeSummary(
   context.stderr.write(
     `petinv: ${failed || skipped || stop || conflicts ? chalk.yellow(summary) : summary}\n`,
   );
-  if (!stop) return;
   const { notApplied, maybeApplied } = unsettled;
   if (notApplied.length > 0)
     context.stderr.write(`petinv: not applied: ${nameRows(notApplied, input.unit)}; ${again}\n`);
@@ -409,8 +263,9 @@ function stoppedRunError(
   envName: string,
   again: string,
 ): PetinvError {
-  const { unknown, failed, notSent } = outcome;
-  const notApplied = failed - unknown + notSent;
+  const { unknown, failed, notSent, mismatched } = outcome;
+  // Answered with another quantity, the service changed the pet: neither applied as asked nor not applied.
+  const notApplied = failed - unknown - mismatched + notSent;
   const maybe = unknown > 0 ? ` and ${plural(unknown, 'update')} of unknown outcome (maybe applied)` : '';
   const last = stop.error;
   const message = `stopped early in ${envName}, ${stopReason(stop)}: ${plural(notApplied, 'update')} not applied${maybe}; ${again}. The last failure: ${last.message}`;
@@ -425,18 +280,4 @@ function conflictsKept(conflicts: readonly Conflict[]): string {
   const pets = conflicts.slice(0, 10).map((conflict) => conflict.petId);
   const more = conflicts.length > 10 ? ` and ${conflicts.length - 10} more` : '';
   return `; ${plural(conflicts.length, 'conflict')} kept (pet ${pets.join(', ')}${more})`;
-}
-
-/** Conflicts end a run with their own exit status: nothing failed, but not everything was written. */
-export function conflictError(conflicts: readonly Conflict[], envName: string): PetinvError {
-  const pets = conflicts
-    .slice(0, 10)
-    .map((conflict) => conflict.petId)
-    .join(', ');
-  const more = conflicts.length > 10 ? ` and ${conflicts.length - 10} more` : '';
-  return new PetinvError(
-    'conflict',
-    `${plural(conflicts.length, 'conflict')} in ${envName}: pet ${pets}${more} changed since the input was read, and kept ${conflicts.length === 1 ? 'its' : 'their'} quantity; check them, or pass --force to write anyway`,
-    { code: 'conflict' },
-  );
 }

@@ -8,12 +8,13 @@ import { isSuccessStatus } from './transport';
  */
 
 /**
- * Refusals of the request itself (its form, key, target, size or media type): the same request, sent
- * before and lost, would have been refused alike, so after a lost attempt they still mean "not applied".
- * Any other refusal (409 Conflict, 412, an unknown 4xx, a 5xx) may be about state the lost attempt changed,
- * and a redirect says nothing of what became of the lost attempt (it may have been applied before the move).
+ * Refusals of the request itself (its form, target, size or media type): the same request, sent before and
+ * lost, would have been refused alike, so after a lost attempt they still mean "not applied". Any other
+ * refusal (a 401 or 403: the key may have been revoked after the lost attempt was applied; 409, 412, an
+ * unknown 4xx, a 5xx) may be about what happened since, and a redirect says nothing of what became of the
+ * lost attempt (it may have been applied before the move).
  */
-const REFUSES_THE_REQUEST_ITSELF = new Set([400, 401, 403, 404, 405, 406, 411, 413, 414, 415, 422, 431]);
+const REFUSES_THE_REQUEST_ITSELF = new Set([400, 404, 405, 406, 411, 413, 414, 415, 422, 431]);
 
 export const refusesTheRequestItself = (status: number) => REFUSES_THE_REQUEST_ITSELF.has(status);
 

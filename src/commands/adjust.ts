@@ -7,7 +7,7 @@ import { type Column, chooseColumns, exportRows } from '../output/exporter';
 import { PLAN_COLUMNS, writePlan } from '../output/plan';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
 import { connect } from './connect';
-import { readCurrent } from './current';
+import { readCurrent, rehearseServeRules } from './current';
 import type { GlobalFlags } from './flags';
 import { historyFor } from './record';
 
@@ -63,6 +63,7 @@ export async function runAdjust(
   if (!Number.isSafeInteger(target))
     throw usageError(`pet ${petId}: ${current.quantity} ${deltaText} is out of range`);
   if (flags.dryRun) {
+    rehearseServeRules(client, petId, target, where);
     writePlan([{ petId, to: target, before: current }], 'single', output, context, where);
     return;
   }

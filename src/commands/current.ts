@@ -15,3 +15,16 @@ export async function readCurrent(
     code: 'pet_not_found',
   });
 }
+
+/**
+ * A dry run applies the rules it knows the service applies: a service that said which store it is is a
+ * petinv serve (src/contract/store-id.ts), which refuses a negative quantity with 400, as the write would.
+ */
+export function rehearseServeRules(client: InventoryClient, petId: bigint, quantity: number, where: string) {
+  if (quantity < 0 && client.storeId !== undefined)
+    throw new PetinvError(
+      'rejected',
+      `dry run: ${where} (a petinv serve) refuses a negative quantity (${quantity}) for pet ${petId}; nothing was written`,
+      { code: 'invalid_body', status: 400 },
+    );
+}

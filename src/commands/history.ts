@@ -20,6 +20,7 @@ export const runValue = (run: HistoryRun) => ({
   service: run.service,
   command: run.command,
   pets: run.changes.length,
+  marks: run.marks ?? [],
   changes: run.changes.map(({ petId, before, after }) => ({ petId, before, after })),
 });
 
@@ -29,6 +30,7 @@ const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
   { key: 'env', heading: 'ENV', value: (run) => run.env },
   { key: 'command', heading: 'COMMAND', value: (run) => run.command },
   { key: 'pets', heading: 'PETS', value: (run) => run.changes.length, align: 'right' },
+  { key: 'marks', heading: 'MARKS', value: (run) => (run.marks ?? []).join(' ') },
 ];
 
 /** The base URL of the chosen environment, whose history is meant; no key is needed to read it. */

@@ -1,5 +1,6 @@
 import { stateDirectory } from '../config/paths';
 import { stringifyJson } from '../contract/json';
+import { terminalSession } from '../history/session';
 import { type History, openHistory } from '../history/store';
 import type { CommandContext } from '../output/context';
 
@@ -13,6 +14,7 @@ export function historyFor(baseUrl: string, context: CommandContext, storeId?: s
     directory: stateDirectory(context.env),
     baseUrl,
     storeId,
+    session: terminalSession(),
     warn: (message) => historyWarning(context, message),
   });
 }

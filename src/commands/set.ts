@@ -1,5 +1,5 @@
 import { runSheet } from '../bulk/pipeline';
-import { resultExporter } from '../bulk/report';
+import { resultExporter } from '../bulk/results';
 import type { InventoryClient } from '../client/client';
 import { TransportError } from '../client/transport-error';
 import { quantityLeftBy } from '../client/write-outcome';
@@ -13,7 +13,7 @@ import { PLAN_COLUMNS, writePlan } from '../output/plan';
 import { plural } from '../output/plural';
 import { confirmChange, parsePetIdArgument, parseQuantityArgument } from './arguments';
 import { connect } from './connect';
-import { readCurrent } from './current';
+import { readCurrent, rehearseServeRules } from './current';
 import type { GlobalFlags } from './flags';
 import { bulkShape } from './options';
 import { historyFor, historyWarning } from './record';
@@ -60,6 +60,7 @@ export async function runSet(
     const { client, envName, baseUrl, where } = await connect(flags, context);
     if (flags.dryRun) {
       const before = await readCurrent(client, petId, where);
+      rehearseServeRules(client, petId, quantity, where);
       writePlan([{ petId, to: quantity, before }], 'single', output, context, where);
       return;
     }

@@ -1,7 +1,9 @@
 import { EntryStore } from '../bulk/entries';
 import { runPipeline } from '../bulk/pipeline';
 import { writeNotice } from '../bulk/plan';
+import { stringifyJson } from '../contract/json';
 import { usageError } from '../errors';
+import { terminalSession } from '../history/session';
 import type { HistoryRun } from '../history/store';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
@@ -23,15 +25,30 @@ export interface UndoFlags extends GlobalFlags {
   yes?: boolean;
 }
 
-/** The run named (its id, or a prefix only it has), else the newest. */
-function chooseRun(runs: readonly HistoryRun[], name: string | undefined, file: string): HistoryRun {
+/** A run as undo names it: `run ID (COMMAND, at WHEN UTC, N pets)`. */
+export const describeRun = (run: HistoryRun) =>
+  `run ${run.id} (${run.command}, at ${run.at.replace('T', ' ').replace(/\.\d+Z$|Z$/, '')} UTC, ${plural(run.changes.length, 'pet')})`;
+
+/**
+ * The run named (its id, or a prefix only it has), else the newest made in this terminal session: a run
+ * made since in another terminal (a colleague's, with the same account) is passed over with a notice
+ * naming it, and when this session made none, undo refuses and names the newest run.
+ */
+function chooseRun(runs: readonly HistoryRun[], name: string | undefined, file: string, session: string) {
   if (runs.length === 0)
     throw usageError(`nothing to undo: no write run is recorded for this service (${file})`);
-  if (name === undefined) return runs.at(-1) as HistoryRun;
+  if (name === undefined) {
+    const index = runs.findLastIndex((run) => run.session === session);
+    const newest = runs.at(-1) as HistoryRun;
+    if (index === -1)
+      throw usageError(
+        `the newest ${describeRun(newest)} was made in another terminal, and none in this one; petinv undo ${newest.id} takes it back`,
+      );
+    return { run: runs[index] as HistoryRun, passedOver: runs.slice(index + 1) };
+  }
   const exact = runs.find((run) => run.id === name);
-  if (exact) return exact;
-  const matches = runs.filter((run) => run.id.startsWith(name));
-  if (matches.length === 1) return matches[0] as HistoryRun;
+  const matches = exact ? [exact] : runs.filter((run) => run.id.startsWith(name));
+  if (matches.length === 1) return { run: matches[0] as HistoryRun, passedOver: [] };
   throw usageError(
     matches.length === 0
       ? `no run ${JSON.stringify(name)} in the history of this service; see petinv history`
@@ -54,7 +71,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
   const sentAt = performance.now();
   const items = await connection.client.listInventory();
   const history = historyFor(connection.baseUrl, context, connection.client.storeId ?? null);
-  const run = chooseRun(history.read(), name, history.file);
+  const { run, passedOver } = chooseRun(history.read(), name, history.file, terminalSession());
   const entries = new EntryStore();
   let unknown = 0;
   run.changes.forEach(({ petId, before, after }, index) => {
@@ -70,7 +87,17 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       : [];
   if (run.env !== connection.where)
     notices.push(`run ${run.id} was made through ${run.env}; undoing it through ${connection.where}`);
+  for (const other of passedOver)
+    notices.push(
+      `passing over ${describeRun(other)}, made in another terminal: petinv undo ${other.id} takes it back`,
+    );
   for (const notice of notices) writeNotice(notice, context);
+  // What it takes back, said before anything is planned or asked: a line, or with --json a JSON line.
+  context.stderr.write(
+    context.json
+      ? `${stringifyJson({ undo: { id: run.id, command: run.command, at: run.at, pets: run.changes.length } })}\n`
+      : `petinv: undoing ${describeRun(run)}\n`,
+  );
   await runPipeline(
     { entries, problems: [], notices, unit: 'item' },
     // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
@@ -84,7 +111,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       output,
       confirm: (question) =>
         confirmChange(connection.envName, connection.where, question, flags.yes, context),
-      question: (updates) => `Undo run ${run.id} (${run.command}): ${plural(updates, 'update')}`,
+      question: (updates) => `Undo ${describeRun(run)}: ${plural(updates, 'update')}`,
       command: `undo ${run.id}`,
       again: `run petinv undo ${run.id} again to send them (pets already back are skipped)`,
       resend: `run petinv undo ${run.id} again`,

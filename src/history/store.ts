@@ -9,13 +9,14 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
-import * as z from 'zod/mini';
-import { describeIssues } from '../contract/issues';
 import { isStoreId } from '../contract/store-id';
 import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { tryLock } from '../files/lock';
 import { printable } from '../printable';
+import { type HistoryChange, type HistoryMark, type HistoryRun, parseHistory, serialize } from './runs';
+
+export type { HistoryChange, HistoryMark, HistoryRun } from './runs';
 
 /**
  * The local history of write runs (set, adjust, a bulk run, an undo), one JSON line a run, in one file
@@ -32,37 +33,6 @@ export const MAX_HISTORY_RUNS = 100;
  */
 export const MAX_HISTORY_BYTES = 8 * 1024 * 1024;
 
-/** One pet a run wrote: its quantity before (null: not in the inventory then) and after. */
-export interface HistoryChange {
-  petId: bigint;
-  before: number | null;
-  after: number;
-}
-
-export interface HistoryRun {
-  /** Its name for `petinv undo RUN`: when it ran, and four random hex digits. */
-  id: string;
-  /** ISO 8601, UTC. */
-  at: string;
-  env: string;
-  /** The service's base URL. */
-  service: string;
-  /** What ran: `set`, `adjust`, `set --file counts.csv`, `undo ID`. */
-  command: string;
-  changes: HistoryChange[];
-}
-
-const Quantity = z.number().check(z.refine(Number.isSafeInteger, 'must be an integer'));
-const HistoryLine = z.object({
-  id: z.string(),
-  at: z.string(),
-  env: z.string(),
-  service: z.string(),
-  command: z.string(),
-  // [petId as decimal text, before, after]: compact, a run may write ten thousand pets.
-  changes: z.array(z.tuple([z.string().check(z.regex(/^-?\d{1,20}$/)), z.nullable(Quantity), Quantity])),
-});
-
 export interface HistoryOptions {
   /** The state directory (`$XDG_STATE_HOME/petinv`); the history is in its `history` folder. */
   directory: string;
@@ -72,6 +42,8 @@ export interface HistoryOptions {
    * it. null: the service said none, so by origin; undefined (not asked): as linkedStore says.
    */
   storeId?: string | null;
+  /** The terminal session this petinv runs in (session.ts), kept with each run. */
+  session?: string;
   /** Told what went wrong with the history, once each, as a person should hear it. */
   warn: (message: string) => void;
   now?: () => Date;
@@ -87,6 +59,7 @@ export interface History {
     env: string;
     command: string;
     changes: readonly HistoryChange[];
+    marks?: readonly HistoryMark[];
   }): Promise<HistoryRun | undefined>;
 }
 
@@ -117,38 +90,6 @@ function runId(at: Date): string {
 }
 
 const describe = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-
-function serialize(run: HistoryRun): string {
-  const changes = run.changes.map((change) => [String(change.petId), change.before, change.after]);
-  return `${JSON.stringify({ ...run, changes })}\n`;
-}
-
-/** The runs of a history file's text; each damaged line is told to `damaged` by its number. */
-export function parseHistory(text: string, damaged: (line: number, why: string) => void): HistoryRun[] {
-  const runs: HistoryRun[] = [];
-  const lines = text.split('\n');
-  lines.forEach((line, index) => {
-    if (line.trim() === '') return;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch {
-      damaged(index + 1, 'not JSON');
-      return;
-    }
-    const parsed = HistoryLine.safeParse(raw);
-    if (!parsed.success) {
-      damaged(index + 1, describeIssues(parsed.error, [], 'the line'));
-      return;
-    }
-    const { changes, ...run } = parsed.data;
-    runs.push({
-      ...run,
-      changes: changes.map(([petId, before, after]) => ({ petId: BigInt(petId), before, after })),
-    });
-  });
-  return runs;
-}
 
 /** How long a run waits for another petinv's hold on the history (a few milliseconds each) before giving up. */
 const LOCK_WAIT_MS = 3000;
@@ -254,7 +195,7 @@ export function openHistory(options: HistoryOptions): History {
   return {
     file,
     read,
-    async record({ env, command, changes }) {
+    async record({ env, command, changes, marks = [] }) {
       if (changes.length === 0) return undefined;
       const at = now();
       const run: HistoryRun = {
@@ -264,6 +205,8 @@ export function openHistory(options: HistoryOptions): History {
         service: options.baseUrl,
         command: printable(command, 200),
         changes: [...changes],
+        ...(options.session && { session: options.session }),
+        ...(marks.length > 0 && { marks: [...marks] }),
       };
       let release: (() => void) | undefined;
       try {

@@ -74,3 +74,19 @@ describe('export, count, plan, apply with colleagues changing pets between the s
     expect((await quantities()).get(5)).toBe(77);
   });
 });
+
+describe('a dry run applies the rules it knows petinv serve applies', () => {
+  it('a negative quantity is refused in the dry run as in the run: exit 9 in bulk, 6 for one pet', async () => {
+    const sheet = file('negative.csv', 'petId,quantity\n6,20\n7,-3\n');
+    const dry = await petinv(['set', '--file', sheet, '--dry-run']);
+    expect(dry.code).toBe(9);
+    expect(dry.stdout).toBe(`6: ${(await quantities()).get(6)} → 20\n`);
+    expect(dry.stderr).toContain('3: pet 7: local (a petinv serve) refuses a negative quantity (-3)');
+    expect(dry.stderr).toContain('1 update would be refused (a negative quantity)');
+    const real = await petinv(['set', '--file', sheet]);
+    expect(real.code).toBe(9);
+    expect((await petinv(['set', '7', '-3', '--dry-run'])).code).toBe(6);
+    expect((await petinv(['set', '7', '-3'])).code).toBe(6);
+    expect((await petinv(['adjust', '7', '-100000', '--dry-run'])).code).toBe(6);
+  });
+});

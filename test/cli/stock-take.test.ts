@@ -298,7 +298,7 @@ describe('history and undo', () => {
     });
     const tsv = await petinv(['history']);
     expect(tsv.stdout.split('\n')[0]).toBe(
-      [listed[0].id, listed[0].at, 'local', listed[0].command, '2'].join('\t'),
+      [listed[0].id, listed[0].at, 'local', listed[0].command, '2', ''].join('\t'),
     );
     const table = await runMain(['history', '--no-color'], { env, tty: true, columns: 160 });
     expect(table.stdout).toMatch(/RUN +WHEN \(UTC\) +ENV +COMMAND +PETS/);
@@ -349,7 +349,9 @@ describe('history and undo', () => {
     requests.length = 0;
     const refused = await runMain(['undo'], { env: production, stdinTty: true, input: 'n\n' });
     expect(refused.code).toBe(10);
-    expect(refused.stderr).toMatch(/Undo run \S+ \(set 45 445\): 1 update in production\?/);
+    expect(refused.stderr).toMatch(
+      /Undo run \S+ \(set 45 445, at [\d-]+ [\d:]+ UTC, 1 pet\): 1 update in production\?/,
+    );
     expect(patches()).toEqual([]);
     const confirmed = await runMain(['undo', '--yes'], { env: production, stdinTty: true });
     expect(confirmed.code, confirmed.stderr).toBe(0);

@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useInventoryServer } from '../helpers/inventory-server';
+import { runMain } from '../helpers/main';
+import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
+
+/** A bare undo says which run it takes back, and passes over a colleague's run from another terminal. */
+const KEY = 'undo-names-key';
+const served = useInventoryServer(KEY, { seed: 20 });
+let env: NodeJS.ProcessEnv;
+beforeEach(() => {
+  env = { ...served.env, XDG_STATE_HOME: temporaryDirectory() };
+});
+const petinv = (args: string[], input?: string) => runMain(args, { env, input });
+const quantity = async (petId: number) =>
+  (JSON.parse((await petinv(['list', '--json'])).stdout) as { petId: number; quantity: number }[]).find(
+    (item) => item.petId === petId,
+  )?.quantity;
+
+/** `petinv ARGS` as a process in a session of its own, as a command typed in another terminal is. */
+function inAnotherTerminal(args: string[]): Promise<number | null> {
+  const child = spawn(process.execPath, [PETINV_BIN, ...args], {
+    env: { ...cleanEnv(), ...env },
+    detached: true,
+    stdio: 'ignore',
+  });
+  return new Promise((resolve) => child.on('close', resolve));
+}
+
+describe('a bare undo names the run it takes back', () => {
+  it('in --dry-run, in the production prompt, and in its result, as text and as JSON', async () => {
+    expect((await petinv(['set', '-'], '1 101\n2 102\n')).code).toBe(0);
+    const [run] = JSON.parse((await petinv(['history', '--json'])).stdout);
+    const named = `run ${run.id} (set -, at ${run.at.replace('T', ' ').replace(/\.\d+Z$|Z$/, '')} UTC, 2 pets)`;
+    const dry = await petinv(['undo', '--dry-run']);
+    expect(dry.stderr).toContain(`petinv: undoing ${named}\n`);
+    const json = await petinv(['--json', 'undo', '--dry-run']);
+    expect(JSON.parse(json.stderr.split('\n')[0] as string)).toEqual({
+      undo: { id: run.id, command: 'set -', at: run.at, pets: 2 },
+    });
+    const production = { ...env, PETINV_ENV: 'production' };
+    const refused = await runMain(['undo'], { env: production, stdinTty: true, input: 'n\n' });
+    expect(refused.code).toBe(10);
+    expect(refused.stderr).toContain(`Undo ${named}: 2 updates in production?`);
+    const done = await petinv(['undo']);
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stderr).toContain(`petinv: undoing ${named}\n`);
+  });
+
+  it('history marks forced and partly failed runs', async () => {
+    await petinv(['set', '-', '--force'], '3 103\n');
+    await petinv(['set', '-'], '4 104\n999999 1\n');
+    const runs = JSON.parse((await petinv(['history', '--json'])).stdout);
+    expect(runs.map((run: { marks: string[] }) => run.marks)).toEqual([['failed'], ['forced']]);
+    const tsv = (await petinv(['history'])).stdout.split('\n');
+    expect(tsv[0]?.split('\t').at(-1)).toBe('failed');
+  });
+});
+
+describe("a colleague's run from another terminal, with the same account", () => {
+  it('is passed over by a bare undo, with a notice naming it; theirs is kept', async () => {
+    expect((await petinv(['set', '5', '505'])).code).toBe(0);
+    expect(await inAnotherTerminal(['adjust', '6', '+4'])).toBe(0);
+    const six = await quantity(6);
+    const [theirs] = JSON.parse((await petinv(['history', '--json'])).stdout);
+    expect(theirs.command).toBe('adjust 6 +4');
+    const undone = await petinv(['undo']);
+    expect(undone.code, undone.stderr).toBe(0);
+    expect(undone.stderr).toContain(`passing over run ${theirs.id} (adjust 6 +4,`);
+    expect(undone.stderr).toContain('undoing run');
+    expect(undone.stderr).toContain('(set 5 505,');
+    expect(await quantity(6)).toBe(six);
+    expect(await quantity(5)).not.toBe(505);
+  });
+
+  it('when this terminal made no run, a bare undo refuses and names the newest', async () => {
+    expect(await inAnotherTerminal(['adjust', '7', '-1'])).toBe(0);
+    const seven = await quantity(7);
+    const refused = await petinv(['undo']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /^petinv: the newest run (\S+) \(adjust 7 -1, at .* UTC, 1 pet\) was made in another terminal, and none in this one; petinv undo \1 takes it back/,
+    );
+    expect(await quantity(7)).toBe(seven);
+  });
+});
