@@ -92,19 +92,6 @@ const unusedParsersOnDisk: Plugin = {
 };
 
 /**
- * conf, with ajv and the rest of what it brings (about 400 KB, a quarter of the CLI), is its own file,
- * dist/conf.cjs, which the commands that write the config (login, env, serve storing its key) require when
- * they first write: every other command's cold start reads and loads a quarter less.
- * Measured 2026-11-25: see docs/performance.md.
- */
-const confInItsOwnFile: Plugin = {
-  name: 'petinv-conf-in-its-own-file',
-  setup(build) {
-    build.onResolve({ filter: /^conf$/ }, () => ({ path: './conf.cjs', external: true }));
-  },
-};
-
-/**
  * The library is an ES module, and on Node 22 and later an ES module `import` of node:http reads its lazy
  * WebSocket getters, which load Node's internal undici and node:http2 (nodejs/node#57649): 30 ms of every
  * `import 'petinv'`, measured on Node 24. A `require` of node:http reads none of them, so the library
@@ -120,6 +107,25 @@ const httpByRequire: Plugin = {
       contents: "module.exports = require('node:http');",
       loader: 'js',
     }));
+  },
+};
+
+/**
+ * The workbook packages write words beyond ASCII in their comments (an em dash), which esbuild keeps. Each
+ * such character becomes its `\u` escape, which means the same character in a comment, a string, a regular
+ * expression or a name, so the bundle stays ASCII for the launcher (see legalComments below).
+ */
+const workbooksInAscii: Plugin = {
+  name: 'petinv-workbooks-in-ascii',
+  setup(build) {
+    build.onLoad({ filter: /(read|write)-excel-file[\\/].*\.js$/ }, async ({ path }) => {
+      const source = await readFile(path, 'utf8');
+      const ascii = source.replace(
+        /[^ -~\t\n\r]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      );
+      return { contents: ascii, loader: 'js' };
+    });
   },
 };
 
@@ -142,7 +148,13 @@ const shared = {
     'csv-parse',
   ],
   sourcemap: false,
-  esbuildPlugins: [undiciIndexOnDisk, unusedParsersOnDisk, lazyHttp2, lazyCommanderChildProcess],
+  esbuildPlugins: [
+    undiciIndexOnDisk,
+    unusedParsersOnDisk,
+    lazyHttp2,
+    lazyCommanderChildProcess,
+    workbooksInAscii,
+  ],
 } satisfies Options;
 
 export default defineConfig([
@@ -159,8 +171,7 @@ export default defineConfig([
     format: ['cjs'],
     // No import() left in the bundle: launch.ts compiles it with node:vm, where import() needs a flag or an
     // experimental loader that prints a warning (src/launch.ts). undici's full package, CommonJS, is
-    // required instead, and conf, an ES module only, is bundled on its own (confInItsOwnFile, and below).
-    esbuildPlugins: [...shared.esbuildPlugins, confInItsOwnFile],
+    // required instead.
     esbuildOptions(options) {
       options.supported = { ...options.supported, 'dynamic-import': false };
       // License comments go to cli.cjs.LEGAL.txt beside the bundle, which stays ASCII: the launcher reads
@@ -169,19 +180,7 @@ export default defineConfig([
     },
     splitting: false,
     // The two builds run at once: each cleans its own files only (cli.js is what earlier builds made).
-    clean: ['cli.cjs', 'launch.cjs', 'cli.js'],
-  },
-  {
-    ...shared,
-    // conf, for the CLI's config writes (confInItsOwnFile): an ES module only, bundled as CommonJS.
-    entry: { conf: 'src/config/conf-module.ts' },
-    format: ['cjs'],
-    noExternal: ['conf'],
-    // The file's module.exports is conf's class itself: the CLI's `import('conf')`, bundled as a require
-    // of this file, takes module.exports as the default export, as Node does for CommonJS.
-    footer: { js: 'module.exports = module.exports.default;' },
-    splitting: false,
-    clean: ['conf.cjs'],
+    clean: ['cli.cjs', 'launch.cjs', 'cli.js', 'conf.cjs'],
   },
   {
     ...shared,

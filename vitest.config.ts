@@ -12,8 +12,8 @@ export default defineConfig({
     hookTimeout: 20_000,
     // Test files share a worker process rather than starting one each (a fork per file cost more CPU than
     // the tests themselves): each file still gets its own temporary and cache directories from the setup
-    // files, and a file that changes a global (nock) puts it back. Most of a worker's time is spent waiting
-    // on the real servers and CLIs it spawns, so two workers per core keep the cores busy.
+    // files, and a file that changes a global (process.env, a clock) puts it back. Most of a worker's time is
+    // spent waiting on the real servers and CLIs it spawns, so two workers per core keep the cores busy.
     isolate: false,
     maxWorkers: availableParallelism() * 2,
     // .ci/run reads the counts from this report to print its closing line.

@@ -25,7 +25,6 @@ try {
     'bin/petinv.cjs',
     'dist/cli.cjs',
     'dist/launch.cjs',
-    'dist/conf.cjs',
     'dist/index.d.ts',
     'man/petinv.1',
   ])

@@ -1,7 +1,6 @@
 /** The library surface: what a script author imports. No process, no console. */
 export { type ClientOptions, createClient, type InventoryClient } from './client/client';
 export {
-  fetchTransport,
   type Transport,
   TransportError,
   type TransportRequest,

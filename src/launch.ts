@@ -88,8 +88,8 @@ export function loadCli(
     cachedData: kept,
   });
   const module = { exports: {} as CliModule };
-  // launch.cjs is beside cli.cjs in dist/, so its own require resolves what the bundle requires (./conf.cjs,
-  // undici) as it would for cli.cjs; node:module's createRequire would load Node's ES module loader too.
+  // launch.cjs is beside cli.cjs in dist/, so its own require resolves what the bundle requires (undici)
+  // as it would for cli.cjs; node:module's createRequire would load Node's ES module loader too.
   script.runInThisContext()(module.exports, require, module, path, dirname(path));
   return {
     cli: module.exports,

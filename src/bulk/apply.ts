@@ -2,7 +2,7 @@ import type { InventoryClient } from '../client/client';
 import type { CommandContext, StopSignal } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { createProgress } from '../output/progress';
-import type { BulkEntries, BulkEntry } from './input';
+import type { BulkEntries, BulkEntry, BulkInput } from './input';
 import { type BulkRow, resultJson, resultRow } from './report';
 import { type BulkOutcome, type BulkResult, runBulk } from './run';
 
@@ -13,6 +13,8 @@ export interface ApplyOptions {
   ndjson: boolean;
   /** -o table|tsv|csv: a row per result as it completes (the table waits for the end). */
   rows?: Exporter<BulkRow>;
+  /** Asked just before each update is sent: false holds it back (a conflict found at that moment). */
+  check?: (entry: BulkEntry) => Promise<boolean>;
   /** Told each result as it completes, before it is printed (the history keeps what was written). */
   onResult?: (result: BulkResult) => void;
   /**
@@ -38,7 +40,7 @@ export interface AppliedBulk {
  * petinv at once, as the signal does, once onQuit has recorded what was written.
  */
 export async function applyBulk(
-  input: { entries: BulkEntries; unit: 'line' | 'item' },
+  input: { entries: BulkEntries; unit: BulkInput['unit'] },
   client: InventoryClient,
   options: ApplyOptions,
   context: CommandContext,
@@ -86,6 +88,7 @@ export async function applyBulk(
     const outcome = await runBulk(input.entries, {
       concurrency,
       update: async (entry: BulkEntry) => {
+        if (options.check && !(await options.check(entry))) return undefined;
         inFlight.add(entry);
         try {
           return await client.updateInventory(entry.petId, entry.quantity);

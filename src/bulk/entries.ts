@@ -15,11 +15,28 @@ export interface BulkEntry {
 export interface BulkProblem {
   line: number;
   message: string;
+  /** The row's pet as written (printable), when that much of it was read. */
+  pet?: string;
 }
+
+export interface BulkInput {
+  entries: BulkEntries;
+  problems: BulkProblem[];
+  /** What the reader noticed and a person should hear once (the columns of a sheet nobody reads). */
+  notices: string[];
+  /** What the problems and results call a position: a sheet's row (its header is row 1), a line, a JSON item. */
+  unit: 'row' | 'line' | 'item';
+}
+
+/** Where a problem is, for a person: `row 7 (pet 12)`. */
+export const problemPlace = (unit: string, problem: BulkProblem) =>
+  `${unit} ${problem.line}${problem.pet === undefined ? '' : ` (pet ${problem.pet})`}`;
 
 /** The entries of a run, in input order, held compactly (20 bytes each) for inputs of millions of lines. */
 export interface BulkEntries extends Iterable<BulkEntry> {
   readonly length: number;
+  /** A count sheet's rows left without a count: nothing is sent for them. */
+  readonly notCounted?: number;
   at(index: number): BulkEntry | undefined;
 }
 
@@ -36,6 +53,7 @@ export class EntryStore implements BulkEntries {
   private statuses = new Uint8Array(1024);
   private lines = new Uint32Array(1024);
   length = 0;
+  notCounted = 0;
 
   push(line: number, petId: bigint, quantity: number, from?: number, status?: string) {
     if (this.length === this.lines.length) {

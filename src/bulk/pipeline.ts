@@ -10,10 +10,12 @@ import type { Exporter } from '../output/exporter';
 import { type PlannedChange, writePlan } from '../output/plan';
 import { plural } from '../output/plural';
 import { applyBulk } from './apply';
-import type { BulkInput } from './input';
-import { planSheet, readSheet, type SheetPlan, type SheetSource, writeNotice } from './plan';
+import { FreshInventory } from './fresh';
+import type { BulkEntry, BulkInput } from './input';
+import { decideRow, planSheet, readSheet, type SheetPlan, type SheetSource, writeNotice } from './plan';
 import {
   type BulkRow,
+  type Conflict,
   conflictError,
   conflictMessage,
   conflictResult,
@@ -53,19 +55,21 @@ export interface PipelineOptions {
   again: string;
   /** What settles the updates whose outcome is unknown (`apply the same input again`): sends them once more. */
   resend: string;
-  /** Where the run is recorded; none, and nothing is. */
-  history?: History;
+  /** Where the run is recorded, opened once the service was read (it may say which store it is); none, and nothing is. */
+  history?: () => History;
 }
 
 export interface PipelineTarget {
   client: InventoryClient;
   envName: string;
+  /** The list as the command read it already (undo), and when that read was sent. */
+  first?: { items: readonly InventoryItem[]; sentAt: number };
 }
 
 /** Reads the sheet, then runs it: `connect` is called only once the sheet was read and found good. */
 export async function runSheet(
   source: SheetSource,
-  connect: () => Promise<PipelineTarget & { history?: History }>,
+  connect: () => Promise<PipelineTarget & { history?: () => History }>,
   options: Omit<PipelineOptions, 'history'>,
   context: CommandContext,
 ): Promise<void> {
@@ -82,10 +86,12 @@ export async function runPipeline(
   context: CommandContext,
 ): Promise<void> {
   const { client, envName } = target;
-  // One read of the list for the whole run, revalidated against the list cache where it can be.
-  const current = new Map<bigint, InventoryItem>();
-  for (const item of await client.listInventory()) current.set(item.petId, item);
-  const plan = planSheet(input.entries, current, options);
+  // The plan is made against one read of the list (a 304 where the list cache allows); each update is
+  // checked again against a read at most CHECK_WINDOW_MS old as it is sent (fresh.ts).
+  const sentAt = performance.now();
+  const first = target.first ?? { items: await client.listInventory(), sentAt };
+  const inventory = new FreshInventory(client, first);
+  const plan = planSheet(input.entries, inventory.first, options);
   if (plan.statusDiffers > 0)
     writeNotice(
       `${plural(plan.statusDiffers, 'row')} ${plan.statusDiffers === 1 ? 'gives' : 'give'} a status other than the service's in ${envName}; status is never written (the service sets quantities only)`,
@@ -95,20 +101,36 @@ export async function runPipeline(
     rehearse(input, plan, options, context, envName);
     return;
   }
-  writeConflicts(plan, input.unit, options, context, envName);
+  writeConflicts(plan.conflicts, input.unit, options, context, envName);
   if (plan.send.length > 0) await options.confirm(options.question(plan.send.length));
 
+  const history = options.history?.();
   const changes: HistoryChange[] = [];
   // Updates whose outcome is unknown, or answered with another quantity: in the history too, with what
   // they may have left (an undo of one not applied finds it already right), but not counted as changed.
   const maybeChanges: HistoryChange[] = [];
   const failedRows = { refused: [] as NotApplied[], maybeApplied: [] as NotApplied[] };
+  // What each pet held when its update was sent (the history's before), kept until its answer.
+  const befores = new Map<bigint, number | null>();
+  const check = async (entry: BulkEntry) => {
+    const item = (await inventory.current()).get(entry.petId);
+    const decision = decideRow(entry, item, options);
+    if (decision === 'alreadyRight') plan.alreadyRight++;
+    if (typeof decision === 'object') {
+      plan.conflicts.push(decision);
+      writeConflicts([decision], input.unit, options, context, envName);
+    }
+    if (decision === 'alreadyRight' || typeof decision === 'object') return false;
+    befores.set(entry.petId, item?.quantity ?? null);
+    return true;
+  };
+  const beforeOf = (petId: bigint) => befores.get(petId) ?? null;
   // A second Ctrl-C, SIGTERM or SIGHUP quits before the run's end: what was written so far is recorded then.
   let recorded = false;
   const record = async () => {
     if (recorded) return undefined;
     recorded = true;
-    return options.history?.record({
+    return history?.record({
       env: envName,
       command: options.command,
       changes: [...changes, ...maybeChanges],
@@ -121,8 +143,10 @@ export async function runPipeline(
       concurrency: options.concurrency,
       ndjson: options.ndjson,
       rows: options.rows,
+      check,
       onResult: (result) => {
-        const before = current.get(result.petId)?.quantity ?? null;
+        const before = beforeOf(result.petId);
+        befores.delete(result.petId);
         if (!result.ok) {
           const row = { input: result.line, petId: result.petId };
           (maybeApplied(result.error) ? failedRows.maybeApplied : failedRows.refused).push(row);
@@ -139,7 +163,7 @@ export async function runPipeline(
         const written = changes.length;
         // Each update in flight may have been applied: kept with the quantity sent, as one of unknown outcome.
         for (const entry of unanswered) {
-          const before = current.get(entry.petId)?.quantity ?? null;
+          const before = beforeOf(entry.petId);
           if (before !== entry.quantity)
             maybeChanges.push({ petId: entry.petId, before, after: entry.quantity });
         }
@@ -182,24 +206,24 @@ export async function runPipeline(
 
 /** Each conflict: a line on stderr, or a result where results stream (--ndjson, rows); --json's array holds them at the end. */
 function writeConflicts(
-  plan: SheetPlan,
+  conflicts: readonly Conflict[],
   unit: BulkInput['unit'],
   options: PipelineOptions,
   context: CommandContext,
   envName: string,
 ) {
-  if (plan.conflicts.length === 0 || context.json) return;
+  if (conflicts.length === 0 || context.json) return;
   if (options.ndjson) {
-    for (const conflict of plan.conflicts)
+    for (const conflict of conflicts)
       context.stdout.write(`${stringifyJson(conflictResult(conflict, envName))}\n`);
     return;
   }
   // -o table|tsv|csv: a row each, as the results that follow; and a line each for a person on stderr.
   const text = options.rows?.rows(
-    plan.conflicts.map((conflict) => conflictRow(conflict, conflictMessage(conflict, envName))),
+    conflicts.map((conflict) => conflictRow(conflict, conflictMessage(conflict, envName))),
   );
   if (text) context.stdout.write(text);
-  for (const conflict of plan.conflicts)
+  for (const conflict of conflicts)
     context.stderr.write(`petinv: ${unit} ${conflict.line}: ${conflictMessage(conflict, envName)}\n`);
 }
 
@@ -214,7 +238,8 @@ function rehearse(
   const steps: PlannedChange[] = [];
   for (let index = 0; index < plan.send.length; index++) {
     const entry = plan.send.at(index);
-    if (entry) steps.push({ petId: entry.petId, to: entry.quantity, before: plan.before[index] });
+    if (entry)
+      steps.push({ petId: entry.petId, to: entry.quantity, before: plan.before[index], from: entry.from });
   }
   // A conflict is no step of the plan (it would not be sent): it is said on stderr, a line each, or with
   // --json beside the error on its one line (a rehearsal with any fails).

@@ -4,7 +4,7 @@ import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
-import { EntryStore } from './entries';
+import { EntryStore, problemPlace } from './entries';
 import { type BulkEntry, type BulkInput, readBulkInput } from './input';
 import { type Conflict, type PlannedRun, skippedJson, skippedResult } from './report';
 
@@ -73,7 +73,7 @@ function reportProblems(input: BulkInput, source: SheetSource, context: CommandC
     } else if (context.json) context.stderr.write(`${skippedJson(problem)}\n`);
     else
       context.stderr.write(
-        `petinv: ${input.unit} ${problem.line}: ${problem.message}${source.strict ? '' : ' (skipped)'}\n`,
+        `petinv: ${problemPlace(input.unit, problem)}: ${problem.message}${source.strict ? '' : ' (skipped)'}\n`,
       );
   }
   if (refused) {
@@ -100,7 +100,7 @@ export async function readSheet(source: SheetSource, context: CommandContext): P
 
 /** What a run will do, decided against one read of the current inventory. */
 export interface SheetPlan extends PlannedRun {
-  /** The updates to send, each with `from` set to the quantity the pet holds now (its before-value). */
+  /** The updates to send, each with its row's own `from`: checked again as it is sent (unless forced). */
   send: EntryStore;
   /** The current item of each update to send; undefined for a pet that is not in the inventory. */
   before: (InventoryItem | undefined)[];
@@ -119,10 +119,25 @@ export interface PlanOptions {
 }
 
 /**
+ * What to do with one row given the pet's item now: a row whose pet already holds its wanted quantity is
+ * already right whatever its `from` (that is how a sheet applied again after a stopped run picks up where
+ * it stopped), sent all the same with `all`; a row whose `from` no longer matches is a conflict.
+ */
+export function decideRow(
+  entry: BulkEntry,
+  item: InventoryItem | undefined,
+  options: PlanOptions,
+): 'send' | 'alreadyRight' | 'alreadyRightSent' | Conflict {
+  if (item === undefined) return 'send';
+  if (item.quantity === entry.quantity) return options.all ? 'alreadyRightSent' : 'alreadyRight';
+  if (entry.from === undefined || entry.from === item.quantity || options.force) return 'send';
+  const { line, petId, from, quantity: wanted } = entry;
+  return { line, petId, from, current: item.quantity, wanted };
+}
+
+/**
  * Plans the rows against the current inventory: only the rows that change something are sent (all of
  * them with `all`), and a row whose `from` no longer matches is a conflict, not sent (sent with `force`).
- * A row whose pet already holds its wanted quantity is already right whatever its `from`: that is how a
- * sheet applied again after a stopped run picks up where it stopped.
  */
 export function planSheet(
   entries: Iterable<BulkEntry>,
@@ -139,30 +154,15 @@ export function planSheet(
   };
   for (const entry of entries) {
     const item = current.get(entry.petId);
-    if (item === undefined) {
-      plan.unknown++;
-      plan.send.push(entry.line, entry.petId, entry.quantity);
-      plan.before.push(undefined);
-      continue;
+    if (item === undefined) plan.unknown++;
+    else if (entry.status !== undefined && entry.status !== item.status) plan.statusDiffers++;
+    const decision = decideRow(entry, item, options);
+    if (decision === 'alreadyRight' || decision === 'alreadyRightSent') plan.alreadyRight++;
+    if (typeof decision === 'object') plan.conflicts.push(decision);
+    else if (decision !== 'alreadyRight') {
+      plan.send.push(entry.line, entry.petId, entry.quantity, entry.from);
+      plan.before.push(item);
     }
-    if (entry.status !== undefined && entry.status !== item.status) plan.statusDiffers++;
-    const alreadyRight = item.quantity === entry.quantity;
-    if (alreadyRight) {
-      plan.alreadyRight++;
-      // --all sends it anyway; its from needs no check: the pet holds what the row wants.
-      if (options.all) {
-        plan.send.push(entry.line, entry.petId, entry.quantity, item.quantity);
-        plan.before.push(item);
-      }
-      continue;
-    }
-    if (entry.from !== undefined && entry.from !== item.quantity && !options.force) {
-      const { line, petId, from, quantity: wanted } = entry;
-      plan.conflicts.push({ line, petId, from, current: item.quantity, wanted });
-      continue;
-    }
-    plan.send.push(entry.line, entry.petId, entry.quantity, item.quantity);
-    plan.before.push(item);
   }
   return plan;
 }

@@ -231,6 +231,7 @@ function summaryJson(
     unknown,
     conflicts: plan.conflicts.length,
     skipped: input.problems.length,
+    notCounted: input.entries.notCounted ?? 0,
     notSent,
     stopped: stop?.reason ?? null,
     notApplied: stop ? unsettled.notApplied : [],
@@ -266,7 +267,7 @@ function writeSummary(
   ].filter(Boolean);
   const stopped = stop ? `stopped early, ${stopReason(stop)}: ` : '';
   const unsent = stop ? `, ${notSent} not sent` : '';
-  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${changed} changed, ${alreadyRight} already right, ${failed} failed${among.length > 0 ? ` (${among.join(', ')})` : ''}, ${plural(conflicts, 'conflict')}, ${plural(skipped, input.unit)} skipped${unsent}`;
+  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${changed} changed, ${alreadyRight} already right, ${failed} failed${among.length > 0 ? ` (${among.join(', ')})` : ''}, ${plural(conflicts, 'conflict')}, ${plural(skipped, input.unit)} skipped${input.entries.notCounted ? `, ${input.entries.notCounted} not counted` : ''}${unsent}`;
   const chalk = paint(context.color);
   context.stderr.write(
     `petinv: ${failed || skipped || stop || conflicts ? chalk.yellow(summary) : summary}\n`,

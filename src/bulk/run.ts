@@ -51,7 +51,8 @@ export const FAILING_STREAK = 10;
 
 export interface BulkRunOptions {
   concurrency: number;
-  update: (entry: BulkEntry) => Promise<InventoryItem>;
+  /** Sends the entry; undefined when a check at the moment of sending held it back (the caller reports it). */
+  update: (entry: BulkEntry) => Promise<InventoryItem | undefined>;
   onResult: (result: BulkResult) => void;
   /** Aborted when nobody reads the results any more (stdout closed). */
   outputClosed?: AbortSignal;
@@ -123,7 +124,8 @@ export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Pr
       const entry = entries.at(next++) as BulkEntry;
       const { line, petId, quantity } = entry;
       try {
-        record({ line, petId, quantity, ok: true, item: await update(entry) });
+        const item = await update(entry);
+        if (item) record({ line, petId, quantity, ok: true, item });
       } catch (error) {
         const failure =
           error instanceof PetinvError ? error : new PetinvError('internal', (error as Error).message);

@@ -1,40 +1,67 @@
-import { CsvError } from 'csv-parse';
-import { parse } from 'csv-parse/sync';
 import { usageError } from '../errors';
 import { printable } from '../printable';
 
 /**
- * A sheet: CSV or TSV with a header line, as a spreadsheet saves it or `petinv list --csv` prints it.
- * Columns are found by their names, in any order and any case; the delimiter by the header line.
+ * A sheet's header: which column holds what, found by the columns' names, in any order, case, spacing
+ * or punctuation, in the words a store uses (COLUMN_NAMES). A header petinv cannot map is refused.
  */
 
 /** `space`: a header such as `petId quantity`, its rows split on runs of spaces and tabs. */
 export type Delimiter = ',' | '\t' | ';' | 'space';
+
+export type ColumnRole = 'petId' | 'counted' | 'expected' | 'status';
 
 export interface SheetHeader {
   delimiter: Delimiter;
   /** The header's column names, as written (trimmed). */
   names: readonly string[];
   petId: number;
-  /** The new quantity: the `quantity` column, or a plan's `to`. */
-  quantity: number;
-  /** A plan's `from`: the quantity the row was read with. */
-  from?: number;
+  /** The quantity to set: `counted`, `quantity`, a plan's `to`, or another name for it. */
+  counted: number;
+  /** The quantity the row was read with (`expected`, a plan's `from`): written only while the pet holds it. */
+  expected?: number;
   status?: number;
   /** The columns read by nobody, named once in a notice. */
   ignored: readonly string[];
 }
 
-/** A column's name as it is compared: lower case, without spaces, underscores and dashes. */
-export const canonicalName = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');
+const words = (text: string) => text.split(' ');
 
-/** The columns petinv reads, by their canonical names. */
-export const READ_COLUMNS = ['petid', 'quantity', 'to', 'from', 'status'] as const;
+/**
+ * The names each column may go by, compared as canonicalName leaves them (`Pet #` is `pet`, `N°` is `n`,
+ * `Quantité comptée` is `quantitecomptee`). docs/stock-take.md lists them; keep the two alike.
+ */
+export const COLUMN_NAMES: Readonly<Record<ColumnRole, readonly string[]>> = {
+  petId: words(
+    'petid id pet petsid petno petnr petnumber animal animalid n no nr number # tier tiernr mascota',
+  ),
+  counted: words(
+    'counted quantity to count qty stock onhand countedqty countedquantity newquantity quantite ' +
+      'quantitecomptee anzahl menge bestand gezahlt cantidad cantidadcontada conteo quantita',
+  ),
+  expected: words('expected from expectedqty expectedquantity before attendu erwartet soll esperado'),
+  status: words('status state statut estado zustand stato'),
+};
 /** A dry run's own column (whether the pet was found): part of a plan, read by nobody, named by no notice. */
 const PLAN_ONLY_COLUMNS = new Set(['found']);
+const ROLE_OF = new Map(
+  Object.entries(COLUMN_NAMES).flatMap(([role, names]) => names.map((name) => [name, role as ColumnRole])),
+);
 
-/** What a column's name looks like: a word, perhaps with digits, spaces, dots or dashes after it. */
-const COLUMN_NAME = /^\p{L}[\p{L}\p{N} _.()-]*$/u;
+/**
+ * A column's name as it is compared: lower case, accents and every space and punctuation mark taken
+ * away (`Pet's ID` is `petsid`); a name of symbols only (`#`) stays itself.
+ */
+export function canonicalName(name: string): string {
+  const letters = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]/gu, '');
+  return letters === '' ? name.trim() : letters;
+}
+
+/** The role a column's name gives it, if petinv reads it. */
+export const roleOf = (name: string): ColumnRole | undefined => ROLE_OF.get(canonicalName(name));
 
 /** Excel's first line `sep=;`, which names the delimiter of the sheet below it. */
 export function delimiterLine(line: string): Delimiter | undefined {
@@ -55,140 +82,45 @@ export function findDelimiter(line: string): Delimiter {
   return counts[','] === count ? ',' : best;
 }
 
-/**
- * The cells of one record (RFC 4180: quoted cells, doubled quotes, delimiters and line breaks inside
- * quotes), or what is wrong with it. A record without quotes is split as it is, as csv-parse would.
- */
-export function splitRecord(text: string, delimiter: Delimiter): string[] | { problem: string } {
-  if (delimiter === 'space') return text.trim().split(/[ \t]+/);
-  if (!text.includes('"')) return text.split(delimiter);
-  try {
-    // relax_quotes: a quote inside an unquoted cell is text, as quotesClosed reads it.
-    const records = parse(text, {
-      delimiter,
-      relax_column_count: true,
-      relax_quotes: true,
-      bom: false,
-    }) as string[][];
-    if (records.length !== 1) return { problem: 'not one CSV record' };
-    return records[0] as string[];
-  } catch (error) {
-    if (error instanceof CsvError) return { problem: `not valid CSV: ${printable(error.message, 120)}` };
-    throw error;
-  }
-}
-
-/**
- * How a record's quotes read (RFC 4180): whether a quoted cell is still open at its end, so that a line
- * break inside quotes continues the record on the next line; and whether a quoted cell was closed by a
- * quote that text follows (`"a "b" c"`), which RFC 4180 does not allow (its quotes were not doubled, or one
- * is missing; read leniently, such a cell ends wherever the next quote happens to be, and one that spans
- * lines takes in the rows between as text). Only a quote that opens a cell opens quotes; a quote inside an
- * unquoted cell (`12" shelf`) is text, and a stray one never swallows the rows below it.
- */
-function readQuotes(text: string, delimiter: Delimiter): { open: boolean; closedOnText: boolean } {
-  let quoted = false;
-  let closedOnText = false;
-  let cellStart = true;
-  for (let index = 0; index < text.length; index++) {
-    const character = text[index];
-    if (quoted) {
-      if (character !== '"') continue;
-      if (text[index + 1] === '"') {
-        index++;
-        continue;
-      }
-      quoted = false;
-      // What may follow a closing quote: the delimiter, the end of the line or record, or blanks before one.
-      const rest = /^[ \t]*/.exec(text.slice(index + 1))?.[0].length ?? 0;
-      const next = text[index + 1 + rest];
-      if (next !== undefined && next !== delimiter && next !== '\n' && next !== '\r') closedOnText = true;
-    } else if (character === delimiter || character === '\n') cellStart = true;
-    else if (character === '"' && cellStart) {
-      quoted = true;
-      cellStart = false;
-    } else if (character !== ' ' && character !== '\t') cellStart = false;
-  }
-  return { open: quoted, closedOnText };
-}
-
-/** Whether a record is complete: no quoted cell is still open at its end (see readQuotes). */
-export function quotesClosed(text: string, delimiter: Delimiter): boolean {
-  if (delimiter === 'space' || !text.includes('"')) return true;
-  return !readQuotes(text, delimiter).open;
-}
-
-/** Whether a quoted cell is closed by a quote that text follows (see readQuotes). */
-export function closesOnText(text: string, delimiter: Delimiter): boolean {
-  if (delimiter === 'space' || !text.includes('"')) return false;
-  return readQuotes(text, delimiter).closedOnText;
-}
-
-/**
- * The first line of lines input, read as a header when it names a petId column, or when it holds only
- * names (a header petinv cannot use, refused): undefined when it is a row of data.
- */
-export function readHeader(line: string, lineNumber: number, given?: Delimiter): SheetHeader | undefined {
-  const delimiter = given ?? findDelimiter(line);
-  const cells = splitRecord(line, delimiter);
-  if (!Array.isArray(cells)) return undefined;
-  const names = cells.map((cell) => cell.trim());
-  // `PetId`, `PET ID` (the table's heading), `pet_id` and `pet-id` all name the petId column.
-  const lower = names.map(canonicalName);
-  const named = lower.includes('petid');
-  const known = new Set<string>(READ_COLUMNS);
-  const filled = names.filter((name) => name !== '');
-  // Without a petId column, only a line of two or more names, or one that petinv reads (`Quantity`), is
-  // taken for a header (to be refused): a line of data with a typo stays a bad line of data.
-  const allNames = filled.length > 0 && filled.every((name) => COLUMN_NAME.test(name));
-  if (
-    !named &&
-    !(allNames && (filled.length >= 2 || known.has(lower[names.indexOf(filled[0] as string)] as string)))
-  )
-    return undefined;
-
-  const where = `bulk input: the header (line ${lineNumber})`;
-  const found = filled.length === 0 ? 'no named columns' : `columns ${filled.map(quoted).join(', ')}`;
-  const need = 'it needs a petId column and a quantity (or to) column; from and status are read too';
-  const only = (name: string): number | undefined => {
-    const first = lower.indexOf(name);
-    if (first !== -1 && lower.indexOf(name, first + 1) !== -1)
-      throw usageError(
-        `${where} names ${name === 'petid' ? 'petId' : name} twice; which one is meant? Rename or remove one`,
-      );
-    return first === -1 ? undefined : first;
-  };
-  const petId = only('petid');
-  const quantity = only('quantity');
-  const to = only('to');
-  if (quantity !== undefined && to !== undefined)
-    throw usageError(
-      `${where} has both quantity and to; keep one, the column of the quantities to set (a plan's to)`,
-    );
-  const target = quantity ?? to;
-  if (petId === undefined || target === undefined)
-    throw usageError(`${where} has ${found}; ${need}. Nothing was sent`);
-  const ignored = names.filter(
-    (name, index) =>
-      name !== '' && !known.has(lower[index] as string) && !PLAN_ONLY_COLUMNS.has(lower[index] as string),
-  );
-  return {
-    delimiter,
-    names,
-    petId,
-    quantity: target,
-    from: only('from'),
-    status: only('status'),
-    ignored,
-  };
-}
-
 const quoted = (text: string) => `"${printable(text, 40)}"`;
+const KNOWN = `petinv reads a pet column (${COLUMN_NAMES.petId.slice(0, 4).join(', ')}, …) and a counted column (${COLUMN_NAMES.counted.slice(0, 5).join(', ')}, …), and expected (or from) and status; petinv help input lists every name`;
+
+/**
+ * Reads a header from its cells: each known name gives its column a role; a header without a pet column
+ * or a counted column, or naming one role twice, is refused before anything is sent (usage error).
+ */
+export function readHeader(cells: readonly string[], delimiter: Delimiter): SheetHeader {
+  const names = cells.map((cell) => cell.trim());
+  const filled = names.filter((name) => name !== '');
+  const found = filled.length === 0 ? 'no named columns' : `columns ${filled.map(quoted).join(', ')}`;
+  const columns: Partial<Record<ColumnRole, number>> = {};
+  const ignored: string[] = [];
+  names.forEach((name, index) => {
+    if (name === '') return;
+    const role = roleOf(name);
+    if (role === undefined) {
+      if (!PLAN_ONLY_COLUMNS.has(canonicalName(name))) ignored.push(name);
+      return;
+    }
+    const before = columns[role];
+    if (before !== undefined)
+      throw usageError(
+        `bulk input: the header has two ${role === 'petId' ? 'pet' : role} columns, ${quoted(names[before] as string)} and ${quoted(name)}; which one is meant? Keep one (a counted column beside the quantity now? name that one expected). Nothing was sent`,
+      );
+    columns[role] = index;
+  });
+  const { petId, counted, expected, status } = columns;
+  if (petId === undefined || counted === undefined)
+    throw usageError(
+      `bulk input: the first line reads as a header with ${found}, but ${petId === undefined ? 'none of them names the pet' : 'none of them holds the counted quantity'}; ${KNOWN}. The header must be the first line (no title row above it). Nothing was sent`,
+    );
+  return { delimiter, names, petId, counted, expected, status, ignored };
+}
 
 /** The header's notice: the columns nobody reads, named once. */
 export function ignoredColumnsNotice(header: SheetHeader): string | undefined {
   const { ignored } = header;
   if (ignored.length === 0) return undefined;
   const list = ignored.map(quoted).join(', ');
-  return `ignoring ${ignored.length === 1 ? 'column' : 'columns'} ${list}: petinv reads petId, quantity (or to), from and status`;
+  return `ignoring ${ignored.length === 1 ? 'column' : 'columns'} ${list}: petinv reads the pet, counted (or quantity), expected (or from) and status columns`;
 }

@@ -1,26 +1,9 @@
 import { type ErrorKind, MismatchError, PetinvError, type ServiceErrorBody } from '../errors';
-import { headerText, printableWithout } from '../printable';
+import { headerText } from '../printable';
 import { shellWord } from '../suggest';
-import { formatBytes } from './defaults';
 import { InventoryStreamError } from './inventory-stream';
+import { NoAnswerErrors } from './no-answer-errors';
 import { TransportError, type TransportResponse } from './transport';
-
-/** What every message of one client names: where it failed, and the limits it ran with. */
-export interface ErrorContext {
-  /** The environment's name, or the base URL when it has none. */
-  where: string;
-  /**
-   * An address (`--base-url`, `PETINV_BASE_URL`), not an environment, chose the service: `where` is then
-   * host:port, which is no environment's name, so no `--env`/`env set-url` of it is suggested (issue 21).
-   */
-  addressed?: boolean;
-  /** Never shown, should the service echo it: the API key. */
-  secrets: readonly string[];
-  /** What to do about a refused key, which depends on where the key came from. */
-  refusedKeyAdvice?: string;
-  timeoutMs: number;
-  maxBodyBytes: number;
-}
 
 function kindOfStatus(status: number): ErrorKind {
   if (status === 401 || status === 403) return 'auth';
@@ -29,15 +12,11 @@ function kindOfStatus(status: number): ErrorKind {
   return 'server';
 }
 
-/** The errors a client's user reads: each says what happened, in which environment, and what to do next. */
-export class ClientErrors {
-  constructor(private readonly context: ErrorContext) {}
-
-  /** The service's words as one bounded printable line, without the key. */
-  shown(text: string, maxLength?: number): string {
-    return printableWithout(text, this.context.secrets, maxLength);
-  }
-
+/**
+ * The errors a client's user reads: each says what happened, in which environment, and what to do next.
+ * These are about answers; those of requests that got none are NoAnswerErrors'.
+ */
+export class ClientErrors extends NoAnswerErrors {
   async failure(
     operation: string,
     status: number,
@@ -143,97 +122,6 @@ export class ClientErrors {
     );
   }
 
-  /** A certificate that cannot be trusted: the same one will be presented again, so it is never retried. */
-  untrusted(error: TransportError, url: string): PetinvError {
-    return new PetinvError(
-      'network',
-      `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${this.context.where}: it presented ${this.shown(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
-      { code: 'tls' },
-    );
-  }
-
-  /** `applied`: a write answered with a success, whose update may have been applied, and what to do then. */
-  tooLarge(operation: string, applied?: { status: number; advice: string }): PetinvError {
-    const maybe = applied
-      ? `; it answered ${applied.status}, so the update may have been applied; ${applied.advice}`
-      : '';
-    return new PetinvError(
-      'server',
-      `the answer from ${this.context.where} to ${operation} is larger than ${formatBytes(this.context.maxBodyBytes)}, the limit petinv reads; raise it with --max-body-size or PETINV_MAX_BODY_SIZE${maybe}`,
-      { code: 'body_too_large', status: applied?.status },
-    );
-  }
-
-  unreachable(error: TransportError, url: string, attempts: string): PetinvError {
-    if (error.reason === 'timeout') {
-      return new PetinvError(
-        'server',
-        `no answer from ${url} within ${this.context.timeoutMs} ms in ${this.context.where}${attempts}; raise --timeout or try again later`,
-        {
-          code: 'timeout',
-        },
-      );
-    }
-    const advice = error.unreachable
-      ? 'is the proxy up, and the proxy variable right?'
-      : 'is the service up and the base URL right? see petinv config';
-    const failure = new PetinvError(
-      'network',
-      `cannot reach ${error.unreachable ?? url} in ${this.context.where} (${this.shown(error.detail)})${attempts}; ${advice}`,
-      {
-        code: 'network',
-      },
-    );
-    // Whether the request was sent (src/commands/set.ts goes on to its write only when it was).
-    failure.cause = error;
-    return failure;
-  }
-
-  /**
-   * A write whose request was sent whole, and then no answer came (the connection broke, the status line
-   * was garbage, a header overflowed, a timeout): the service may have applied it. Never "cannot reach":
-   * the service was reached. `advice` says how to settle it (for a PATCH of an absolute quantity, sending
-   * the same again is safe).
-   */
-  outcomeUnknown(operation: string, error: TransportError, attempts: string, advice: string): PetinvError {
-    const what =
-      error.reason === 'timeout'
-        ? error.brokeOff
-          ? `its answer did not complete within ${this.context.timeoutMs} ms`
-          : `no answer came within ${this.context.timeoutMs} ms`
-        : error.brokeOff
-          ? `its answer broke off before it was complete (${this.shown(error.detail)})`
-          : `the connection broke before an answer came (${this.shown(error.detail)})`;
-    return new PetinvError(
-      'server',
-      `outcome unknown: ${operation} was sent to ${this.context.where} and ${what}${attempts}; the update may have been applied; ${advice}`,
-      { code: 'outcome_unknown' },
-    );
-  }
-
-  /**
-   * A read sent whole whose connection then broke before any answer (a reset, a garbage status line, a header
-   * block too large): the service was reached, so not "cannot reach"; still a network failure (exit 7).
-   */
-  brokeAfterSending(operation: string, error: TransportError, attempts: string): PetinvError {
-    const failure = new PetinvError(
-      'network',
-      `the connection to ${this.context.where} broke after ${operation} was sent, before an answer came (${this.shown(error.detail)})${attempts}; the service was reached: try again, and if it goes on, check the service, or a proxy on the way`,
-      { code: 'network' },
-    );
-    failure.cause = error;
-    return failure;
-  }
-
-  /** An answer whose body broke off before it was complete (the connection closed, say), on every attempt. */
-  brokenAnswer(operation: string, error: TransportError, attempts: string): PetinvError {
-    return new PetinvError(
-      'server',
-      `the answer from ${this.context.where} to ${operation} broke off before it was complete (${this.shown(error.detail)})${attempts}`,
-      { code: 'broken_response' },
-    );
-  }
-
   /**
    * A write answered as done with another value than the one sent: not "updated" (issue 21). Both numbers
    * are named, and the service's answer is not taken as the truth either way.
@@ -278,23 +166,5 @@ export class ClientErrors {
       `the answer from ${this.context.where} to ${operation} broke off after ${handedOut} ${handedOut === 1 ? 'item' : 'items'} (${this.shown(error.detail)})`,
       { code: 'broken_response' },
     );
-  }
-}
-
-/** Weak comparison (RFC 9110 8.8.3.2): W/"x" and "x" name the same list. */
-const opaqueTag = (etag: string) => etag.trim().replace(/^W\//, '');
-
-/**
- * Whether a 304 confirms the list held under `sent`: one that names another ETag speaks of another list
- * (RFC 9111 4.3.4), so the list held is not used. A 304 that names none refers to the request's.
- */
-export function confirms(answered: string | null, sent: string): boolean {
-  return answered === null || opaqueTag(answered) === opaqueTag(sent);
-}
-
-/** A 304 that names another ETag than the one asked about: the list is asked for again, whole. */
-export class StaleTagError extends Error {
-  constructor(operation: string) {
-    super(`${operation}: a 304 Not Modified that names another ETag than the one asked about`);
   }
 }

@@ -1,6 +1,7 @@
 import { describeIssues } from '../contract/issues';
 import { parseInventoryJson, readCanonicalItem, serializeUpdate } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
+import { isStoreId, STORE_HEADER } from '../contract/store-id';
 import { PetinvError } from '../errors';
 import { ClientErrors } from './client-errors';
 import {
@@ -21,10 +22,11 @@ import {
 
 export type { InventoryPoll } from './list-read';
 
-import { createCall, type RetryWait } from './request';
+import { createCall } from './request';
+import type { RetryWait } from './retry';
 import type { Transport } from './transport';
 
-export { type RetryWait, retryDelayMs } from './request';
+export { type RetryWait, retryDelayMs } from './retry';
 
 export interface ClientOptions {
   /** The service's base address, ending in /v1. */
@@ -44,7 +46,7 @@ export interface ClientOptions {
   /** Further attempts after a network error, a timeout, 429, 502, 503 or 504. */
   retries?: number;
   userAgent?: string;
-  /** How requests travel: undiciTransport in petinv, fetchTransport where fetch is intercepted. */
+  /** How requests travel: undiciTransport (over an Agent, a ProxyAgent or undici's MockAgent), or a caller's own. */
   transport: Transport;
   /** A response body larger than this is cut off with an error (default DEFAULT_MAX_BODY_BYTES). */
   maxBodyBytes?: number;
@@ -83,34 +85,24 @@ export interface InventoryClient {
   streamInventory(): AsyncIterable<InventoryItem[]>;
   /** PATCH /inventory/{petId}: sets an absolute quantity, so a retry cannot double-count. */
   updateInventory(petId: bigint, quantity: number): Promise<InventoryItem>;
+  /** The store the service said it serves (Petinv-Store) on its last read; undefined if it never said. */
+  readonly storeId: string | undefined;
 }
 
 /**
- * The contract's schema for one item, loaded only for an answer not written as serve writes one (see
- * readCanonicalItem): most never need it, and building every schema is about 1 ms of a cold start.
+ * An answer's item as the contract's schema reads it, or the contract error that names what is wrong with
+ * it. The schema is loaded only for an answer not written as serve writes one (see readCanonicalItem):
+ * most never need it, and building every schema is about 1 ms of a cold start.
  */
-async function itemResponseSchema() {
-  return (await import('../contract/schemas')).InventoryItemResponse;
-}
-
-/** The answer as `schema` describes it, or the contract error that names what is wrong with it. */
-function decode<T>(
-  errors: ClientErrors,
-  operation: string,
-  text: string,
-  schema: {
-    safeParse(
-      input: unknown,
-    ): { success: true; data: T } | { success: false; error: Parameters<typeof describeIssues>[0] };
-  },
-): T {
+async function decodeItem(errors: ClientErrors, operation: string, text: string): Promise<InventoryItem> {
+  const { InventoryItemResponse } = await import('../contract/schemas');
   let raw: unknown;
   try {
     raw = parseInventoryJson(text);
   } catch (error) {
     throw errors.contractError(operation, `not JSON (${(error as Error).message})`);
   }
-  const parsed = schema.safeParse(raw);
+  const parsed = InventoryItemResponse.safeParse(raw);
   if (!parsed.success) throw errors.contractError(operation, describeIssues(parsed.error));
   return parsed.data;
 }
@@ -131,6 +123,7 @@ export function createClient(options: ClientOptions): InventoryClient {
     timeoutMs,
     maxBodyBytes,
   });
+  let storeId: string | undefined;
   const call = createCall({
     baseUrl,
     apiKey: options.apiKey,
@@ -140,7 +133,12 @@ export function createClient(options: ClientOptions): InventoryClient {
     retries: options.retries ?? DEFAULT_RETRIES,
     maxBodyBytes,
     maxRetryWaitMs: options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS,
-    transport: options.transport,
+    transport: async (request) => {
+      const response = await options.transport(request);
+      const id = request.method === 'GET' ? response.header(STORE_HEADER) : null;
+      if (isStoreId(id)) storeId = id;
+      return response;
+    },
     sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     random: options.random ?? Math.random,
     onRetryWait: options.onRetryWait,
@@ -150,6 +148,9 @@ export function createClient(options: ClientOptions): InventoryClient {
   const reading: ListReading = { call, errors, url: `${baseUrl}/inventory`, listCache: options.listCache };
 
   return {
+    get storeId() {
+      return storeId;
+    },
     streamInventory: () => streamInventory(reading),
     async listInventory() {
       const items: InventoryItem[] = [];
@@ -203,7 +204,7 @@ export function createClient(options: ClientOptions): InventoryClient {
           : error;
       let item: InventoryItem;
       try {
-        item = readCanonicalItem(text) ?? decode(errors, operation, text, await itemResponseSchema());
+        item = readCanonicalItem(text) ?? (await decodeItem(errors, operation, text));
       } catch (error) {
         throw mayHaveApplied(error);
       }

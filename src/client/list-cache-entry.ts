@@ -7,9 +7,7 @@ import { closeSync, readSync } from 'node:fs';
 
 export interface CachedList {
   etag: string;
-  /** The cached body, read from the file opened by `open` (a concurrent replacement does not change it). */
-  readBody(): string;
-  /** The same, a piece at a time, for a reader that parses as it goes. */
+  /** The body a piece at a time, from the file `open` opened (a replacement since does not change it). */
   chunks(): Iterable<Uint8Array>;
   close(): void;
 }
@@ -59,16 +57,6 @@ export function cachedList(fd: number, header: Header, bodyStart: number): Cache
   let closed = false;
   return {
     etag: header.etag,
-    readBody() {
-      const body = Buffer.allocUnsafe(header.bytes);
-      let offset = 0;
-      while (offset < header.bytes) {
-        const read = readSync(fd, body, offset, header.bytes - offset, bodyStart + offset);
-        if (read === 0) throw new Error('the cached list ends early');
-        offset += read;
-      }
-      return body.toString('utf8');
-    },
     *chunks() {
       for (let offset = 0; offset < header.bytes; ) {
         const piece = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, header.bytes - offset));

@@ -20,8 +20,6 @@ export { type CachedList, isCacheableEtag };
 export interface ListCache {
   /** The entry for this environment and base URL, opened now; undefined when there is none usable. */
   open(): CachedList | undefined;
-  /** Replaces the entry with a body the service sent with this ETag. */
-  store(etag: string, body: string): void;
   /**
    * A new entry for a body the service is sending with this ETag, written as it arrives; it replaces the
    * entry only at `commit`, once the body was read whole and valid. Undefined when nothing can be kept.
@@ -103,12 +101,6 @@ export function createListCache(options: ListCacheOptions): ListCache {
   };
   return {
     open: () => openEntry(context),
-    store(etag, body) {
-      const writer = this.writer(etag);
-      if (!writer) return;
-      writer.add(Buffer.from(body, 'utf8'));
-      writer.commit();
-    },
     writer: (etag) => startEntry(context, etag),
     drop: () => dropEntry(context),
   };

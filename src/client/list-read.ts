@@ -1,6 +1,6 @@
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
-import { type ClientErrors, StaleTagError } from './client-errors';
+import type { ClientErrors } from './client-errors';
 import { InventoryStreamError, parseInventoryStream } from './inventory-stream';
 import { type CachedList, type CacheWriter, copiedInto, isCacheableEtag, type ListCache } from './list-cache';
 import type { Call } from './request';
@@ -10,6 +10,16 @@ import type { TransportResponse } from './transport';
 export type InventoryPoll = { changed: false } | { changed: true; items: InventoryItem[]; etag?: string };
 
 const OPERATION = 'GET /inventory';
+
+/** Weak comparison (RFC 9110 8.8.3.2): W/"x" and "x" name the same list. */
+const opaqueTag = (etag: string) => etag.trim().replace(/^W\//, '');
+
+/** A 304 that names another ETag than the one asked about: the list is asked for again, whole. */
+class StaleTagError extends Error {
+  constructor() {
+    super(`${OPERATION}: a 304 Not Modified that names another ETag than the one asked about`);
+  }
+}
 
 /** What reading the list needs of its client. */
 export interface ListReading {
@@ -35,6 +45,15 @@ function refuseOtherSuccess(errors: ClientErrors, response: TransportResponse) {
     );
 }
 
+/**
+ * Refuses a 304 that names another ETag than the one asked about (`sent`): it speaks of another list (RFC
+ * 9111 4.3.4), so the list held is not used. A 304 that names none refers to the request's.
+ */
+function checkNotModified(response: TransportResponse, sent: string): void {
+  const answered = response.header('etag');
+  if (answered !== null && opaqueTag(answered) !== opaqueTag(sent)) throw new StaleTagError();
+}
+
 /** The list's batches from a body: the answer's as it arrives, or the kept one after a 304. */
 function startList(errors: ClientErrors, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>) {
   const batches = parseInventoryStream(chunks);
@@ -56,8 +75,11 @@ async function openList({ call, errors, listCache }: ListReading, kept: CachedLi
   return call('GET', '/inventory', undefined, undefined, {
     ifNoneMatch: kept?.etag,
     read: async (response) => {
-      if (response.status === 304)
-        return { ...(await startList(errors, (kept as CachedList).chunks())), fromCache: true };
+      if (response.status === 304) {
+        const held = kept as CachedList;
+        checkNotModified(response, held.etag);
+        return { ...(await startList(errors, held.chunks())), fromCache: true };
+      }
       refuseOtherSuccess(errors, response);
       const etag = response.header('etag');
       const writer = isCacheableEtag(etag) ? listCache?.writer(etag) : undefined;
@@ -158,7 +180,10 @@ function poll({ call, errors }: ListReading, etag: string | undefined): Promise<
   return call('GET', '/inventory', undefined, undefined, {
     ifNoneMatch: etag,
     read: async (response): Promise<InventoryPoll> => {
-      if (response.status === 304) return { changed: false };
+      if (response.status === 304) {
+        checkNotModified(response, etag as string);
+        return { changed: false };
+      }
       refuseOtherSuccess(errors, response);
       const items: InventoryItem[] = [];
       try {

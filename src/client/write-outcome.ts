@@ -8,9 +8,19 @@ import { isSuccessStatus } from './transport';
  */
 
 /**
+ * Refusals of the request itself (its form, key, target, size or media type): the same request, sent
+ * before and lost, would have been refused alike, so after a lost attempt they still mean "not applied".
+ * Any other refusal (409 Conflict, 412, an unknown 4xx, a 5xx) may be about state the lost attempt changed,
+ * and a redirect says nothing of what became of the lost attempt (it may have been applied before the move).
+ */
+const REFUSES_THE_REQUEST_ITSELF = new Set([400, 401, 403, 404, 405, 406, 411, 413, 414, 415, 422, 431]);
+
+export const refusesTheRequestItself = (status: number) => REFUSES_THE_REQUEST_ITSELF.has(status);
+
+/**
  * A failure whose update may still have been applied although an answer came: a success status with a
  * body that is not the item sent (not JSON, another pet) or too large to read, which the client reports as
- * invalid_response or body_too_large with the answer's status (client.ts, request.ts).
+ * invalid_response or body_too_large with the answer's status (client.ts, no-answer-errors.ts).
  */
 function answeredUnbelievably(error: PetinvError): boolean {
   const { code, status } = error.body;

@@ -75,7 +75,7 @@ export async function runAdjust(
   );
   const command = `adjust ${petId} ${deltaText}`;
   const record = (after: number) =>
-    historyFor(baseUrl, context).record({
+    historyFor(baseUrl, context, client.storeId ?? null).record({
       env: where,
       command,
       changes: [{ petId, before: current.quantity, after }],

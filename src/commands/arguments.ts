@@ -1,4 +1,4 @@
-import { PET_ID_RULE, parsePetId, parseQuantity, QUANTITY_TEXT_RULE } from '../contract/rules';
+import { readPetId, readQuantity } from '../bulk/numbers';
 import { PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { confirm } from '../output/prompt';
@@ -6,14 +6,14 @@ import { confirm } from '../output/prompt';
 /** Checks shared by the commands that change stock: done before any request, so a typo sends nothing. */
 
 export function parsePetIdArgument(text: string): bigint {
-  const petId = parsePetId(text);
-  if (petId === undefined) throw usageError(`petId "${text}" is not ${PET_ID_RULE}`);
+  const petId = readPetId(text);
+  if (typeof petId === 'string') throw usageError(petId);
   return petId;
 }
 
 export function parseQuantityArgument(text: string): number {
-  const quantity = parseQuantity(text);
-  if (quantity === undefined) throw usageError(`quantity "${text}" is not ${QUANTITY_TEXT_RULE}`);
+  const quantity = readQuantity(text, 'quantity');
+  if (typeof quantity === 'string') throw usageError(quantity);
   return quantity;
 }
 

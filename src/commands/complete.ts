@@ -1,6 +1,6 @@
 import type { CommandUnknownOpts as Command, Option } from '@commander-js/extra-typings';
 import type { OutputStream } from '../output/context';
-import { readShortGroup } from '../short-options';
+import { findOption, shortGroup, takesValue, walkWords } from './usage';
 
 /**
  * `petinv __complete WORD... CURRENT`: what the shell scripts of `petinv completion` ask on each TAB. It
@@ -19,11 +19,17 @@ interface Candidate {
 
 type Answer = { files: true } | { files: false; candidates: Candidate[] };
 
-/** Options whose value is a file name: the only places where the shell completes files. */
-const FILE_OPTIONS = new Set(['--file', '--data', '--api-key-file']);
-
 const values = (names: readonly string[], description = ''): Candidate[] =>
   names.map((value) => ({ value, description }));
+
+/** The answer with `prefix` before each candidate: what is typed before the value in the same word. */
+const withPrefix = (answer: Answer, prefix: string): Answer =>
+  answer.files
+    ? answer
+    : {
+        files: false,
+        candidates: answer.candidates.map((candidate) => ({ ...candidate, value: prefix + candidate.value })),
+      };
 
 /** The environments a name may choose: built in, and any in the config file (a broken one adds none). */
 async function environmentNames(env: NodeJS.ProcessEnv, storedOnly = false): Promise<string[]> {
@@ -42,7 +48,8 @@ async function environmentNames(env: NodeJS.ProcessEnv, storedOnly = false): Pro
 /** The candidates for the value of `option`, or files. `current` is what is typed of it so far. */
 async function optionValues(option: Option, current: string, env: NodeJS.ProcessEnv): Promise<Answer> {
   const long = option.long ?? '';
-  if (FILE_OPTIONS.has(long)) return { files: true };
+  // An option declared to take a `<file>` is the only place where the shell completes file names.
+  if (option.flags.endsWith('<file>')) return { files: true };
   if (long === '--env') return { files: false, candidates: values(await environmentNames(env)) };
   if (long === '--status') {
     // A comma-separated list: complete its last item, keeping those before it.
@@ -56,11 +63,7 @@ async function optionValues(option: Option, current: string, env: NodeJS.Process
       ),
     };
   }
-  if (long === '--sort') return { files: false, candidates: values((await import('./list')).SORT_KEYS) };
-  if (long === '--output')
-    return { files: false, candidates: values((await import('../output/choose')).OUTPUT_FORMATS) };
-  const choices = (option as { argChoices?: string[] }).argChoices;
-  return { files: false, candidates: values(choices ?? []) };
+  return { files: false, candidates: values(option.argChoices ?? []) };
 }
 
 /**
@@ -110,26 +113,6 @@ function optionsOf(command: Command): Option[] {
   return all;
 }
 
-const takesValue = (option: Option) => option.required || option.optional;
-
-function findOption(command: Command, word: string): Option | undefined {
-  return optionsOf(command).find((option) => option.long === word || option.short === word);
-}
-
-/**
- * In a word of short options written together (`-vo`, `-vojs`, `-oj`), the first that takes a value, and
- * the text after it in the word: its value, or '' when the value is the next word.
- */
-function shortGroup(command: Command, word: string): { option: Option; value: string } | undefined {
-  const { valued } =
-    readShortGroup(word, (flag) => {
-      const option = findOption(command, flag);
-      return option === undefined ? undefined : takesValue(option);
-    }) ?? {};
-  const option = valued && findOption(command, valued.flag);
-  return option ? { option, value: valued.rest } : undefined;
-}
-
 /** The options `command` offers that are not typed yet, then --help. */
 function optionCandidates(command: Command, used: ReadonlySet<string>): Candidate[] {
   return [
@@ -147,76 +130,35 @@ export async function completeWords(
   current: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Answer> {
-  let command = program;
-  let pending: Option | undefined;
-  let positionals = 0;
-  const helpNames: string[] = [];
-  let onlyArguments = false;
-  const used = new Set<string>();
-  for (const word of before) {
-    if (pending) {
-      pending = undefined;
-    } else if (!onlyArguments && word === '--') {
-      onlyArguments = true;
-    } else if (!onlyArguments && word.startsWith('-') && word.length > 1) {
-      const option = findOption(command, word.split('=')[0] ?? word);
-      if (option === undefined) {
-        // Short options written together, as commander splits them: `-vo json` is -v -o json.
-        const grouped = shortGroup(command, word);
-        if (grouped && grouped.value === '') pending = grouped.option;
-        continue;
-      }
-      used.add(option.long ?? option.short ?? word);
-      if (takesValue(option) && !word.includes('=')) pending = option;
-    } else {
-      const sub =
-        positionals === 0 ? command.commands.find((candidate) => candidate.name() === word) : undefined;
-      if (sub) command = sub;
-      else {
-        positionals++;
-        helpNames.push(word);
-      }
-    }
-  }
-
+  const { command, pending, positionals, used, onlyArguments } = walkWords(program, before);
   if (pending) return optionValues(pending, current, env);
   // `--env=NAME` in one word (zsh and fish keep it so; so does bash without = in COMP_WORDBREAKS).
   const joined = onlyArguments ? null : /^(-[^=]+)=(.*)$/s.exec(current);
   const joinedOption = joined ? findOption(command, joined[1] ?? '') : undefined;
-  if (joined && joinedOption && takesValue(joinedOption)) {
-    const answer = await optionValues(joinedOption, joined[2] ?? '', env);
-    if (answer.files) return answer;
-    const prefix = `${joined[1]}=`;
-    return {
-      files: false,
-      candidates: answer.candidates.map((candidate) => ({ ...candidate, value: prefix + candidate.value })),
-    };
-  }
+  if (joined && joinedOption && takesValue(joinedOption))
+    return withPrefix(await optionValues(joinedOption, joined[2] ?? '', env), `${joined[1]}=`);
   // A short option's value written on it, alone or after others: `-oj`, `-voj`, `-vo=j` (commander hands
   // -o `=j`, and its parser drops the =).
   const grouped = onlyArguments || joinedOption ? undefined : shortGroup(command, current);
   if (grouped && grouped.value !== '') {
     const value = grouped.value.replace(/^=/, '');
-    const answer = await optionValues(grouped.option, value, env);
-    if (answer.files) return answer;
-    const prefix = current.slice(0, current.length - value.length);
-    return {
-      files: false,
-      candidates: answer.candidates.map((candidate) => ({ ...candidate, value: prefix + candidate.value })),
-    };
+    return withPrefix(
+      await optionValues(grouped.option, value, env),
+      current.slice(0, current.length - value.length),
+    );
   }
   const isHelp = command.name() === 'help' && command.parent === program;
   if (isHelp && !current.startsWith('-'))
-    return { files: false, candidates: await helpValues(program, helpNames) };
+    return { files: false, candidates: await helpValues(program, positionals) };
   if (current.startsWith('-') && !onlyArguments)
     return { files: false, candidates: optionCandidates(command, used) };
-  if (positionals === 0 && command.commands.some(isVisible)) {
+  if (positionals.length === 0 && command.commands.some(isVisible)) {
     return {
       files: false,
       candidates: [...subcommands(command), ...(await argumentValues(command, 0, env))],
     };
   }
-  return { files: false, candidates: await argumentValues(command, positionals, env) };
+  return { files: false, candidates: await argumentValues(command, positionals.length, env) };
 }
 
 /** Answers one `petinv __complete` call on stdout. */

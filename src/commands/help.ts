@@ -4,7 +4,7 @@ import { topicText } from '../help/render';
 import { findTopic, HELP_TOPIC_NAMES, OPTIONS_TOPIC } from '../help/topics';
 import type { CommandContext } from '../output/context';
 import { printable } from '../printable';
-import { unknownCommand } from './typos';
+import { commandAt } from './typos';
 
 /** `petinv help [NAME...]`: the program's help, a command's (`help env set-url`), or a help topic. */
 export function runHelp(names: readonly string[], program: CommandUnknownOpts, context: CommandContext) {
@@ -21,14 +21,9 @@ export function runHelp(names: readonly string[], program: CommandUnknownOpts, c
       `error: '${first}' is a help topic, with no '${printable(extra, 60)}' under it: petinv help ${first}`,
       { code: 'commander.unknownCommand' },
     );
-  let command = program;
-  for (const name of names) {
-    const next = command.commands.find((sub) => sub.name() === name || sub.aliases().includes(name));
-    if (!next) {
-      const topics = command === program ? HELP_TOPIC_NAMES.map(([known]) => known) : [];
-      unknownCommand(command, name, topics);
-    }
-    command = next;
-  }
-  command.outputHelp();
+  commandAt(
+    program,
+    names,
+    HELP_TOPIC_NAMES.map(([known]) => known),
+  ).outputHelp();
 }

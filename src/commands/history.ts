@@ -1,9 +1,11 @@
-import type { HistoryRun } from '../history/store';
+import { stateDirectory } from '../config/paths';
+import { loadSettings, noBaseUrlError } from '../config/target';
+import { type HistoryRun, linkedStore } from '../history/store';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, exportRows, jsonDocument } from '../output/exporter';
 import { plural } from '../output/plural';
-import { loadSettings, noBaseUrlError } from './connect';
+import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 import { historyFor } from './record';
 
@@ -31,10 +33,29 @@ const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
 
 /** The base URL of the chosen environment, whose history is meant; no key is needed to read it. */
 export function historyServiceUrl(flags: HistoryFlags, context: CommandContext): string {
-  const settings = loadSettings(flags, context);
+  const settings = loadSettings(flags, context.env);
   const baseUrl = settings.baseUrl.value;
   if (baseUrl === undefined) throw noBaseUrlError(settings.env.value, context.env, ', so no history to show');
   return baseUrl;
+}
+
+/** How long `history` waits for the service to say which store it is: a question, not the command's point. */
+const ASK_TIMEOUT_MS = 2000;
+
+/**
+ * The store the service says it serves, asked with one list read (a 304 where the list cache allows) when
+ * a key is at hand; undefined when it cannot be asked.
+ */
+async function askStore(flags: HistoryFlags, context: CommandContext): Promise<string | null | undefined> {
+  if (loadSettings(flags, context.env).apiKey.value === undefined) return undefined;
+  try {
+    const timeout = Math.min(flags.timeout ?? ASK_TIMEOUT_MS, ASK_TIMEOUT_MS);
+    const { client } = await connect({ ...flags, retries: 0, timeout }, context);
+    await client.listInventory();
+    return client.storeId ?? null;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -45,7 +66,13 @@ export async function runHistory(flags: HistoryFlags, context: CommandContext): 
   const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
   refuseFieldsInJson(output, 'history');
   const baseUrl = historyServiceUrl(flags, context);
-  const history = historyFor(baseUrl, context);
+  // The service is asked only at an address where no run was recorded yet (serve restarted on another port).
+  const linked = linkedStore(stateDirectory(context.env), baseUrl);
+  const history = historyFor(
+    baseUrl,
+    context,
+    linked === undefined ? await askStore(flags, context) : linked,
+  );
   const runs = history.read().reverse();
   if (output.format === 'json') {
     context.stdout.write(jsonDocument(runs.map(runValue), output));

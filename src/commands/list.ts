@@ -1,13 +1,15 @@
+import { once } from 'node:events';
 import { comparePetIds, PET_STATUSES, type PetStatus } from '../contract/rules';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
-import { chooseOutput } from '../output/choose';
-import type { CommandContext, OutputStream } from '../output/context';
+import { chooseOutput, type OutputChoice } from '../output/choose';
+import type { CommandContext } from '../output/context';
 import type { Exporter } from '../output/exporter';
 import { checkItemFields, itemExporter } from '../output/inventory';
 import { plural } from '../output/plural';
 import { connect } from './connect';
 import type { GlobalFlags } from './flags';
+import type { SORT_KEYS } from './options';
 
 /** list's flags (declared for commander in src/program/inventory.ts). */
 export interface ListFlags extends GlobalFlags {
@@ -16,15 +18,15 @@ export interface ListFlags extends GlobalFlags {
   csv?: boolean;
   status?: string;
   low?: number;
-  sort?: string;
+  sort?: SortKey;
   reverse?: boolean;
   limit?: number;
   watch?: boolean;
   interval?: number;
   initial?: boolean;
+  countSheet?: boolean;
 }
 
-export const SORT_KEYS = ['petId', 'quantity', 'status'] as const;
 type SortKey = (typeof SORT_KEYS)[number];
 
 const compareBy: Record<SortKey, (a: InventoryItem, b: InventoryItem) => number> = {
@@ -41,15 +43,15 @@ function parseListOptions(flags: ListFlags, context: CommandContext) {
       throw usageError(`--status ${flags.status}: "${status}" is not one of ${PET_STATUSES.join(', ')}`);
     }
   }
-  const sort = flags.sort;
-  if (sort !== undefined && !(SORT_KEYS as readonly string[]).includes(sort))
-    throw usageError(`--sort ${sort}: must be one of ${SORT_KEYS.join(', ')}`);
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv', [
-    [flags.ndjson, 'ndjson', '--ndjson'],
-    [flags.csv, 'csv', '--csv'],
-    [flags.table, 'table', '--table'],
-  ]);
-  checkItemFields(output);
+  const countSheet = flags.countSheet ? countSheetFormat(flags, context) : undefined;
+  const output: OutputChoice = countSheet
+    ? { format: 'csv', headers: true, color: false, pretty: false, explicit: true }
+    : chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv', [
+        [flags.ndjson, 'ndjson', '--ndjson'],
+        [flags.csv, 'csv', '--csv'],
+        [flags.table, 'table', '--table'],
+      ]);
+  if (!countSheet) checkItemFields(output);
   if (flags.watch && output.format === 'csv')
     throw usageError('--watch prints a table on a terminal, else JSON lines; not --csv');
   if (!flags.watch && (flags.interval !== undefined || flags.initial))
@@ -57,11 +59,29 @@ function parseListOptions(flags: ListFlags, context: CommandContext) {
   return {
     statuses: statuses && new Set(statuses as PetStatus[]),
     low: flags.low,
-    sort: sort as SortKey | undefined,
+    sort: flags.sort,
     reverse: flags.reverse === true,
     limit: flags.limit,
     output,
+    countSheet,
   };
+}
+
+/** --count-sheet's columns are fixed, for set --file to read back: CSV, or a workbook with -o xlsx. */
+function countSheetFormat(flags: ListFlags, context: CommandContext): 'csv' | 'xlsx' {
+  const format =
+    flags.output ?? (flags.json ? 'json' : flags.ndjson ? 'ndjson' : flags.table ? 'table' : 'csv');
+  if (format !== 'csv' && format !== 'xlsx')
+    throw usageError(`--count-sheet writes CSV, or an Excel workbook with -o xlsx; not ${format}`);
+  if (flags.fields || flags.headers === false || flags.watch)
+    throw usageError(
+      '--count-sheet has its own columns (petId,status,expected,counted): not with --fields, --no-headers or --watch',
+    );
+  if (format === 'xlsx' && context.stdout.isTTY)
+    throw usageError(
+      '-o xlsx writes a workbook, which a terminal cannot show: redirect it to a file (petinv list --count-sheet -o xlsx > count.xlsx)',
+    );
+  return format;
 }
 type ListOptions = ReturnType<typeof parseListOptions>;
 
@@ -79,19 +99,6 @@ function selectItems(items: InventoryItem[], options: ListOptions): InventoryIte
   if (options.sort) chosen.sort(compareBy[options.sort]);
   if (options.reverse) chosen.reverse();
   return options.limit === undefined ? chosen : chosen.slice(0, options.limit);
-}
-
-/** Resolves once the stream can take more, or once it was closed (the entry then decides the status). */
-function drained(stream: OutputStream, closed: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('drain', done);
-      closed?.removeEventListener('abort', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    closed?.addEventListener('abort', done);
-  });
 }
 
 /**
@@ -124,7 +131,9 @@ async function writeList(
     const text = exporter.rows(items);
     if (context.outputClosed?.aborted) return;
     progress.written += items.length;
-    if (text !== '' && !context.stdout.write(text)) await drained(context.stdout, context.outputClosed);
+    // Until the stream can take more, or was closed (the entry then decides the status).
+    if (text !== '' && !context.stdout.write(text))
+      await once(context.stdout, 'drain', { signal: context.outputClosed }).catch(() => {});
     if (left === 0 || context.outputClosed?.aborted) break;
   }
   if (wholeList)
@@ -151,7 +160,16 @@ export async function runList(flags: ListFlags, context: CommandContext): Promis
       context,
     );
   }
-  const exporter = itemExporter(options.output, where);
+  if (options.countSheet === 'xlsx') {
+    const { countSheetWorkbook } = await import('../output/count-sheet');
+    const items: InventoryItem[] = [];
+    for await (const batch of client.streamInventory()) for (const item of batch) items.push(item);
+    context.stdout.write(await countSheetWorkbook(selectItems(items, options)));
+    return;
+  }
+  const exporter = options.countSheet
+    ? (await import('../output/count-sheet')).countSheetCsv()
+    : itemExporter(options.output, where);
   const progress = { written: 0 };
   try {
     await writeList(client.streamInventory(), options, exporter, context, progress);

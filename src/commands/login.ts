@@ -5,14 +5,16 @@ import {
   knownEnvironments,
   MAX_API_KEY_LENGTH,
   maskKey,
+  type Settings,
   storedEnvironment,
 } from '../config/settings';
+import { loadSettings } from '../config/target';
 import { configError, PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import { confirm, readAll, readHidden } from '../output/prompt';
 import { didYouMean } from '../suggest';
-import { connect, loadSettings } from './connect';
+import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 
 /** login's flags (declared for commander in src/program/settings.ts). */
@@ -42,12 +44,15 @@ async function confirmEnvironmentWithoutUrl(envName: string, create: boolean, co
  * Asks the service, where the key would go once stored, whether it accepts the key: a refused key, or one
  * that cannot be checked, is not stored (`--no-verify` stores it anyway). Returns what to tell the user.
  */
-async function verifyKey(flags: GlobalFlags, context: CommandContext, envName: string, key: string) {
+async function verifyKey(flags: GlobalFlags, context: CommandContext, settings: Settings, key: string) {
+  const envName = settings.env.value;
   const unchecked = `store it unchecked: petinv login --env ${envName} --no-verify`;
-  if (loadSettings(flags, context, { allowUnknownEnvironment: true }).baseUrl.value === undefined)
+  if (settings.baseUrl.value === undefined)
     return `not checked: ${envName} has no URL yet (petinv env set-url ${envName} <url>)`;
   try {
-    const { client } = await connect(flags, context, { apiKey: key });
+    // The key as if it were stored for the environment: it goes only where a stored one would.
+    const apiKey = { value: key, source: 'config file', origin: 'petinv login' } as const;
+    const { client } = await connect(flags, context, { settings: { ...settings, apiKey } });
     const started = performance.now();
     const items = await client.listInventory();
     return `the service accepted it (${plural(items.length, 'pet')} in ${Math.round(performance.now() - started)} ms)`;
@@ -64,7 +69,7 @@ async function verifyKey(flags: GlobalFlags, context: CommandContext, envName: s
 
 /** Stores an API key for one environment. The key is read, never taken from the command line. */
 export async function runLogin(flags: LoginFlags, context: CommandContext) {
-  const settings = loadSettings(flags, context, { allowUnknownEnvironment: true });
+  const settings = loadSettings(flags, context.env, { allowUnknownEnvironment: true });
   const envName = settings.env.value;
   if (settings.keyBaseUrl === undefined)
     await confirmEnvironmentWithoutUrl(envName, flags.create === true, context);
@@ -80,7 +85,7 @@ export async function runLogin(flags: LoginFlags, context: CommandContext) {
   const problem = apiKeyProblem(trimmed);
   if (problem) throw configError(`the API key for ${envName} was not stored: it ${problem}`);
   const checked =
-    flags.verify === false ? 'not checked (--no-verify)' : await verifyKey(flags, context, envName, trimmed);
+    flags.verify === false ? 'not checked (--no-verify)' : await verifyKey(flags, context, settings, trimmed);
   const path = await updateConfigFile((config) => {
     config.environments[envName] = { ...storedEnvironment(config, envName), apiKey: trimmed };
   }, context.env);

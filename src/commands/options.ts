@@ -33,12 +33,37 @@ export function parsedOption<Usage extends string, T>(
   flags: Usage,
   description: string,
   parse: (text: string, flag: string) => T,
+  /** The values it takes, kept by commander for help and completion (choiceOption); `parse` checks them. */
+  choices?: readonly string[],
 ) {
   const option = new Option(flags, description);
+  if (choices) option.argChoices = [...choices];
   return option.argParser((text) =>
     parse(option.short !== undefined && text.startsWith('=') ? text.slice(1) : text, option.long ?? flags),
   );
 }
+
+/**
+ * An option that takes one of `choices`, declared once (gh's StringEnumFlag): commander keeps the list for
+ * help and completion, and the parser refuses anything else in petinv's words, before anything runs.
+ */
+export function choiceOption<Usage extends string, const T extends string>(
+  flags: Usage,
+  description: string,
+  choices: readonly T[],
+) {
+  const oneOf = choices.join(', ');
+  const check = (text: string, flag: string) => {
+    if (text === '') throw usageError(`${flag} is empty: give it one of ${oneOf}`);
+    if (!(choices as readonly string[]).includes(text))
+      throw usageError(`${flag} ${text}: must be one of ${oneOf}`);
+    return text as T;
+  };
+  return parsedOption(flags, description, check, choices);
+}
+
+/** What list's --sort takes; list.ts sorts by each. */
+export const SORT_KEYS = ['petId', 'quantity', 'status'] as const;
 
 export const wholeNumber = <Usage extends string>(
   flags: Usage,
@@ -92,12 +117,3 @@ export const bulkShape = (concurrency?: number, pipelining?: number) => ({
   connections: concurrency ?? DEFAULT_CONCURRENCY,
   pipelining: pipelining ?? DEFAULT_PIPELINING,
 });
-
-/** What serve passes to the server when no option says otherwise; test/cli/serve.test.ts checks them against the server's own. */
-export const SERVE_DEFAULTS = {
-  seed: 12,
-  headersTimeout: 10_000,
-  requestTimeout: 30_000,
-  maxConnections: 1024,
-  maxConnectionsPerClient: 256,
-};

@@ -4,13 +4,15 @@ import { type History, openHistory } from '../history/store';
 import type { CommandContext } from '../output/context';
 
 /**
- * The history of write runs for the service at `baseUrl` (src/history/store.ts). What goes wrong with it
- * is a warning on stderr (a JSON line with --json), never the command's failure.
+ * The history of write runs for the service at `baseUrl`, or of the store it said it serves (`storeId`,
+ * see src/history/store.ts). What goes wrong with it is a warning on stderr (a JSON line with --json),
+ * never the command's failure.
  */
-export function historyFor(baseUrl: string, context: CommandContext): History {
+export function historyFor(baseUrl: string, context: CommandContext, storeId?: string | null): History {
   return openHistory({
     directory: stateDirectory(context.env),
     baseUrl,
+    storeId,
     warn: (message) => historyWarning(context, message),
   });
 }

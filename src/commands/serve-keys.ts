@@ -1,17 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import { readConfigFile, updateConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { UNSENDABLE_KEY_CHARACTER } from '../config/settings';
-import { configError, PetinvError, usageError } from '../errors';
+import { configError, usageError } from '../errors';
 
 export interface ResolvedKeys {
   keys: string[];
   source: string;
   generated?: string;
 }
-
-/** What a client can send in `Authorization: Bearer <key>`: visible ASCII, nothing else. */
 
 /** Why no client could send this key, or undefined when one can; the key itself is never repeated. */
 function unsendable(key: string): string | undefined {
@@ -33,27 +31,17 @@ const KEY_FILE_LIMIT = 1024 * 1024;
 
 /** Keys one per line; blank lines (and so a trailing newline) are skipped, and a CR before a LF too. */
 async function readKeyFile(path: string): Promise<string[]> {
-  let text: string;
+  const chunks: Buffer[] = [];
   try {
-    const file = await open(path, 'r');
-    try {
-      const buffer = Buffer.alloc(KEY_FILE_LIMIT + 1);
-      let size = 0;
-      let bytesRead: number;
-      do {
-        ({ bytesRead } = await file.read(buffer, size, buffer.length - size));
-        size += bytesRead;
-      } while (bytesRead > 0 && size < buffer.length);
-      if (size > KEY_FILE_LIMIT) throw usageError(`--api-key-file ${path}: larger than 1 MiB`);
-      text = buffer.toString('utf8', 0, size);
-    } finally {
-      await file.close();
-    }
+    // One byte past the limit at most: a file that large is refused, and /dev/zero ends there too.
+    for await (const chunk of createReadStream(path, { end: KEY_FILE_LIMIT })) chunks.push(chunk);
   } catch (error) {
-    if (error instanceof PetinvError) throw error;
     const { code } = error as NodeJS.ErrnoException;
     throw configError(`cannot read --api-key-file ${path} (${code ?? (error as Error).message})`);
   }
+  const bytes = Buffer.concat(chunks);
+  if (bytes.length > KEY_FILE_LIMIT) throw usageError(`--api-key-file ${path}: larger than 1 MiB`);
+  const text = bytes.toString('utf8');
   const keys: string[] = [];
   for (const [index, raw] of text.split('\n').entries()) {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
@@ -65,16 +53,16 @@ async function readKeyFile(path: string): Promise<string[]> {
   return keys;
 }
 
-/**
- * --api-key and --api-key-file together, else PETINV_SERVE_API_KEY, else the key stored for `local`,
- * else a new one stored there. A key no client could send is refused before anything starts.
- */
 /** The flags of serve that name its keys. */
 export interface ServeKeyFlags {
   apiKey?: string[];
   apiKeyFile?: string;
 }
 
+/**
+ * --api-key and --api-key-file together, else PETINV_SERVE_API_KEY, else the key stored for `local`,
+ * else a new one stored there. A key no client could send is refused before anything starts.
+ */
 export async function resolveServeKeys(flags: ServeKeyFlags, env: NodeJS.ProcessEnv): Promise<ResolvedKeys> {
   const fromFlag = flags.apiKey ?? [];
   checkKeys(fromFlag, '--api-key');

@@ -75,7 +75,7 @@ export async function runSet(
       // it may have left, so that undo takes it back; then it fails as it would have.
       const left = quantityLeftBy(error, quantity);
       if (left !== undefined && !(before instanceof PetinvError) && before !== left)
-        await historyFor(baseUrl, context).record({
+        await historyFor(baseUrl, context, client.storeId ?? null).record({
           env: where,
           command,
           changes: [{ petId, before: before ?? null, after: left }],
@@ -88,7 +88,7 @@ export async function runSet(
         `pet ${petId}'s quantity before this write could not be read (${before.body.code}); this run is not recorded, so petinv undo will not know it`,
       );
     else if (before !== item.quantity)
-      await historyFor(baseUrl, context).record({
+      await historyFor(baseUrl, context, client.storeId ?? null).record({
         env: where,
         command,
         changes: [{ petId, before: before ?? null, after: item.quantity }],
@@ -179,7 +179,8 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
       envName = connection.envName;
       where = connection.where;
       // Messages (and the history) name the environment, or the URL when --base-url or PETINV_BASE_URL chose it.
-      return { ...connection, envName: connection.where, history: historyFor(connection.baseUrl, context) };
+      const history = () => historyFor(connection.baseUrl, context, connection.client.storeId ?? null);
+      return { ...connection, envName: connection.where, history };
     },
     {
       dryRun: given.dryRun === true,

@@ -3,15 +3,22 @@ import { TransportError } from '../client/transport-error';
 import { readConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { findRunningServe } from '../config/serve-records';
-import { displayUrl, maskKey, type Resolved, storedEnvironment } from '../config/settings';
+import { type Settings, storedEnvironment } from '../config/settings';
+import { loadSettings } from '../config/target';
 import { PetinvError, type ServiceErrorBody } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { chooseColumns, exportRows, jsonDocument } from '../output/exporter';
 import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
-import { type DescribedSetting, SETTING_COLUMNS, type SettingRow, settingRow } from '../output/settings';
-import { connect, loadSettings } from './connect';
+import {
+  describeSettings,
+  SETTING_COLUMNS,
+  type SettingRow,
+  settingLines,
+  settingRows,
+} from '../output/settings';
+import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 
 type Answer = { ok: true; ms: number; pets: number } | { ok: false; error: ServiceErrorBody };
@@ -20,9 +27,10 @@ type Answer = { ok: true; ms: number; pets: number } | { ok: false; error: Servi
 async function askService(
   flags: GlobalFlags,
   context: CommandContext,
+  settings: Settings,
 ): Promise<{ answer: Answer; failure?: PetinvError }> {
   try {
-    const { client } = await connect(flags, context);
+    const { client } = await connect(flags, context, { settings });
     // The spec has no lighter request that proves the key: the list is the one read it offers.
     const started = performance.now();
     const items = await client.listInventory();
@@ -34,10 +42,9 @@ async function askService(
   }
 }
 
-interface StatusReport {
-  env: DescribedSetting;
-  baseUrl: DescribedSetting;
-  apiKey: DescribedSetting & { stored: boolean };
+/** What status adds to the settings config shows. */
+interface StatusFacts {
+  keyStored: boolean;
   ignoredServeRecords: string[];
   configFile: string;
   service: Answer;
@@ -48,13 +55,11 @@ interface StatusReport {
  * ignored, the config file, and the service's answer (`ok`, or its error code, with the figures or the
  * message in `from`).
  */
-function statusRows(report: StatusReport): SettingRow[] {
+function statusRows(report: ReturnType<typeof describeSettings> & StatusFacts): SettingRow[] {
   const { service } = report;
   return [
-    settingRow('env', report.env),
-    settingRow('baseUrl', report.baseUrl),
-    settingRow('apiKey', report.apiKey),
-    { setting: 'keyStored', value: report.apiKey.stored, source: 'config file', from: report.configFile },
+    ...settingRows(report),
+    { setting: 'keyStored', value: report.keyStored, source: 'config file', from: report.configFile },
     ...report.ignoredServeRecords.map((reason) => ({
       setting: 'ignoredServeRecord',
       value: reason,
@@ -102,22 +107,17 @@ export async function runStatus(flags: GlobalFlags, context: CommandContext) {
   const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
   refuseFieldsInJson(output, 'status');
   if (output.explicit && output.format !== 'json') chooseColumns(SETTING_COLUMNS, output.fields);
-  const settings = loadSettings(flags, context);
+  const settings = loadSettings(flags, context.env);
   const envName = settings.env.value;
   const configFile = configFilePath(context.env);
   const stored = storedEnvironment(readConfigFile(context.env), envName)?.apiKey !== undefined;
   const ignored = envName === 'local' ? findRunningServe(context.env).ignored : [];
-  const { answer, failure } = await askService(flags, context);
+  const { answer, failure } = await askService(flags, context, settings);
 
-  const describe = (resolved: Resolved<string | undefined>, show: (value: string) => string) => ({
-    value: resolved.value === undefined ? null : show(resolved.value),
-    source: resolved.source,
-    from: resolved.origin,
-  });
+  const shown = describeSettings(settings);
   const report = {
-    env: describe(settings.env, (value) => value),
-    baseUrl: describe(settings.baseUrl, displayUrl),
-    apiKey: { ...describe(settings.apiKey, maskKey), stored },
+    ...shown,
+    apiKey: { ...shown.apiKey, stored },
     serve: settings.serve ? { description: settings.serve.description } : null,
     ignoredServeRecords: ignored,
     configFile,
@@ -127,15 +127,10 @@ export async function runStatus(flags: GlobalFlags, context: CommandContext) {
   if (output.format === 'json') {
     context.stdout.write(jsonDocument(report, output));
   } else if (output.explicit) {
-    context.stdout.write(exportRows(SETTING_COLUMNS, output, statusRows(report)));
+    context.stdout.write(exportRows(SETTING_COLUMNS, output, statusRows({ ...report, keyStored: stored })));
   } else {
     const chalk = paint(context.color);
-    const origin = (entry: { source: string; from: string }) =>
-      entry.source === 'default' && entry.from === 'none'
-        ? ''
-        : `  ${chalk.dim(`(${entry.source}${entry.from !== entry.source && entry.from !== configFile ? `: ${entry.from}` : ''})`)}`;
     const row = (name: string, text: string) => `${name.padEnd(10)}${text}\n`;
-    const none = chalk.dim('(none)');
     const storedText = stored ? `a key is stored for ${envName}` : `no key is stored for ${envName}`;
     const verdict = answer.ok
       ? chalk.green(`answers with this key: ${plural(answer.pets, 'pet')} in ${answer.ms} ms`)
@@ -145,9 +140,7 @@ export async function runStatus(flags: GlobalFlags, context: CommandContext) {
             : `${failureVerdict(failure)} (${answer.error.code}${answer.error.status ? `, HTTP ${answer.error.status}` : ''})`,
         );
     context.stdout.write(
-      row('env', `${report.env.value}${origin(report.env)}`) +
-        row('base URL', `${report.baseUrl.value ?? none}${origin(report.baseUrl)}`) +
-        row('API key', `${report.apiKey.value ?? none}${origin(report.apiKey)}; ${storedText}`) +
+      settingLines(shown, configFile, { color: context.color, width: 10, apiKeyNote: storedText }) +
         ignored.map((reason) => row('ignored', `serve record: ${reason}`)).join('') +
         row('file', configFile) +
         row('service', verdict),

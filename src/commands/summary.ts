@@ -9,7 +9,7 @@ import {
   summaryRows,
   summaryValue,
 } from '../output/summary';
-import { connect, targetWords } from './connect';
+import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 
 /** summary's flags (declared for commander in src/program/inventory.ts). */
@@ -26,7 +26,7 @@ export async function runSummary(flags: SummaryFlags, context: CommandContext): 
   const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
   refuseFieldsInJson(output, 'summary');
   if (output.explicit) chooseColumns(SUMMARY_COLUMNS, output.fields);
-  const { client, envName, where, settings, baseUrl } = await connect(flags, context);
+  const { client, envName, where, words } = await connect(flags, context);
   const summary = summarizeInventory(await client.listInventory(), flags.low, flags.top);
   const { stdout } = context;
   if (output.format === 'json') stdout.write(jsonDocument(summaryValue(summary, envName), output));
@@ -40,7 +40,7 @@ export async function runSummary(flags: SummaryFlags, context: CommandContext): 
         color: context.color,
         envName: where,
         columns: stdout.isTTY ? (stdout.columns ?? 80) : undefined,
-        target: targetWords(settings, baseUrl),
+        target: words,
       }),
     );
 }

@@ -1,6 +1,7 @@
 import type { CommandUnknownOpts as Command } from '@commander-js/extra-typings';
 import { printable } from '../printable';
 import { nearestName } from '../suggest';
+import { subcommandNamed } from './usage';
 
 /**
  * commander suggests a top-level command for a typo (`petinv lst`), but a command with both an action and
@@ -22,17 +23,20 @@ export function unknownCommand(parent: Command, name: string, alsoKnown: readonl
   );
 }
 
-/** Shows the help of the command `names` lead to from `start`, or says which name leads nowhere. */
-function showHelp(start: Command, names: readonly string[]): never {
+/**
+ * The command `names` lead to from `start` (`env set-url`), or commander's usage error for the first name
+ * that leads nowhere; `alsoKnown` are offered beside `start`'s own subcommands (the help topics).
+ */
+export function commandAt(
+  start: Command,
+  names: readonly string[],
+  alsoKnown: readonly string[] = [],
+): Command {
   let command = start;
-  for (const name of names) {
-    const sub = command.commands.find((candidate) =>
-      [candidate.name(), ...candidate.aliases()].includes(name),
-    );
-    if (sub === undefined) unknownCommand(command, name);
-    command = sub;
-  }
-  return command.help();
+  for (const name of names)
+    command =
+      subcommandNamed(command, name) ?? unknownCommand(command, name, command === start ? alsoKnown : []);
+  return command;
 }
 
 /** A word after `env` or `config` that names none of their subcommands is a typo, not an argument. */
@@ -47,7 +51,7 @@ export function catchSubcommandTypos(program: Command) {
       const [word, ...rest] = hooked.args;
       if (hooked !== acting || word === undefined) return;
       // `env help set-url`, as commander's own help command reads it under a command without an action.
-      if (word === 'help') showHelp(hooked, rest);
+      if (word === 'help') commandAt(hooked, rest).help();
       unknownCommand(hooked, word);
     });
   }

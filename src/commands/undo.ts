@@ -50,7 +50,10 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
   const shape = bulkShape(flags.concurrency, flags.pipelining);
   const connection = await connect(flags, context, { shape });
-  const history = historyFor(connection.baseUrl, context);
+  // Read first: the service may say which store it is, and the history is the store's (history/store.ts).
+  const sentAt = performance.now();
+  const items = await connection.client.listInventory();
+  const history = historyFor(connection.baseUrl, context, connection.client.storeId ?? null);
   const run = chooseRun(history.read(), name, history.file);
   const entries = new EntryStore();
   let unknown = 0;
@@ -71,7 +74,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
   await runPipeline(
     { entries, problems: [], notices, unit: 'item' },
     // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
-    { ...connection, envName: connection.where },
+    { ...connection, envName: connection.where, first: { items, sentAt } },
     {
       dryRun: flags.dryRun === true,
       all: false,
@@ -85,7 +88,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       command: `undo ${run.id}`,
       again: `run petinv undo ${run.id} again to send them (pets already back are skipped)`,
       resend: `run petinv undo ${run.id} again`,
-      history,
+      history: () => history,
     },
     context,
   );

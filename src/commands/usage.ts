@@ -2,48 +2,94 @@ import type { CommandUnknownOpts as Command, Option } from '@commander-js/extra-
 import { readShortGroup } from '../short-options';
 
 /**
- * Where a usage error sends its reader: `(run petinv help COMMAND)`, COMMAND being the command the words
- * chose (`env set-url`), or none for the program itself. The words are walked as commander reads them: an
- * option that takes a value takes the next word too (`--env local list` chose list), and the first word
- * that names no subcommand ends the walk.
+ * A command line read as commander reads it, for what must read one from the declarations without running
+ * it: the usage hint below and completion (complete.ts).
  */
-export function usageHint(program: Command, args: readonly string[]): string {
-  let command = program;
-  const path: string[] = [];
-  for (let index = 0; index < args.length; index++) {
-    const word = args[index] ?? '';
-    if (word === '--') break;
-    if (word.startsWith('-') && word.length > 1) {
-      const option = optionNamed(command, word.split('=')[0] ?? word);
-      if (option && (option.required || option.optional) && !word.includes('=')) index++;
-      else if (!option && !word.startsWith('--') && word.length > 2) {
-        // Short options written together: `-ve local` is -v -e local.
-        const group = readShortGroup(word, (flag) => {
-          const short = optionNamed(command, flag);
-          return short !== undefined && (short.required || short.optional);
-        });
-        if (group?.valued?.rest === '') index++;
-      }
-      continue;
-    }
-    const sub = command.commands.find((candidate) =>
-      [candidate.name(), ...candidate.aliases()].includes(word),
-    );
-    if (sub === undefined) break;
-    // `petinv help NAME...`: the help of the deepest command NAME... names is where to look.
-    if (command === program && sub.name() === 'help') continue;
-    path.push(sub.name());
-    command = sub;
-  }
-  return `(run ${['petinv help', ...path].join(' ')})`;
-}
 
-function optionNamed(command: Command, name: string): Option | undefined {
+export const subcommandNamed = (command: Command, name: string) =>
+  command.commands.find((sub) => sub.name() === name || sub.aliases().includes(name));
+
+/** The option `word` names (`--env`, `-e`) among those of `command` and every command above it. */
+export function findOption(command: Command, word: string): Option | undefined {
   for (let at: Command | null = command; at; at = at.parent) {
-    const option = (at.options as Option[]).find((each) => each.long === name || each.short === name);
+    const option = (at.options as Option[]).find((each) => each.long === word || each.short === word);
     if (option) return option;
   }
   return undefined;
+}
+
+export const takesValue = (option: Option) => option.required || option.optional;
+
+/**
+ * In a word of short options written together (`-vo`, `-vojs`, `-oj`), the first that takes a value, and
+ * the text after it in the word: its value, or '' when the value is the next word.
+ */
+export function shortGroup(command: Command, word: string): { option: Option; value: string } | undefined {
+  const { valued } =
+    readShortGroup(word, (flag) => {
+      const option = findOption(command, flag);
+      return option === undefined ? undefined : takesValue(option);
+    }) ?? {};
+  const option = valued && findOption(command, valued.flag);
+  return option ? { option, value: valued.rest } : undefined;
+}
+
+export interface WalkedWords {
+  /** The command the words chose (`env set-url`); an option that takes a value took the next word too. */
+  command: Command;
+  /** The option the last word left waiting for its value. */
+  pending?: Option;
+  /** The words after the command that are neither options nor their values. */
+  positionals: string[];
+  /** The options given, by their long names. */
+  used: Set<string>;
+  /** Whether a `--` made every word after it an argument. */
+  onlyArguments: boolean;
+}
+
+export function walkWords(program: Command, words: readonly string[]): WalkedWords {
+  const walked: WalkedWords = { command: program, positionals: [], used: new Set(), onlyArguments: false };
+  for (const word of words) {
+    if (walked.pending) walked.pending = undefined;
+    else if (!walked.onlyArguments && word === '--') walked.onlyArguments = true;
+    else if (!walked.onlyArguments && word.startsWith('-') && word.length > 1) {
+      const option = findOption(walked.command, word.split('=')[0] ?? word);
+      if (option === undefined) {
+        // Short options written together, as commander splits them: `-vo json` is -v -o json.
+        const grouped = shortGroup(walked.command, word);
+        if (grouped?.value === '') walked.pending = grouped.option;
+        continue;
+      }
+      walked.used.add(option.long ?? option.short ?? word);
+      if (takesValue(option) && !word.includes('=')) walked.pending = option;
+    } else {
+      const sub = walked.positionals.length === 0 ? subcommandNamed(walked.command, word) : undefined;
+      if (sub) walked.command = sub;
+      else walked.positionals.push(word);
+    }
+  }
+  return walked;
+}
+
+/**
+ * Where a usage error sends its reader: `(run petinv help COMMAND)`, COMMAND being the command the words
+ * chose (`env set-url`), or none for the program itself; after `petinv help`, the command its names lead to.
+ */
+export function usageHint(program: Command, args: readonly string[]): string {
+  const end = args.indexOf('--');
+  const { command, positionals } = walkWords(program, end === -1 ? args : args.slice(0, end));
+  let chosen = command;
+  if (command.parent === program && command.name() === 'help') {
+    chosen = program;
+    for (const name of positionals) {
+      const sub = subcommandNamed(chosen, name);
+      if (sub === undefined) break;
+      chosen = sub;
+    }
+  }
+  const path: string[] = [];
+  for (let at: Command | null = chosen; at?.parent; at = at.parent) path.unshift(at.name());
+  return `(run ${['petinv help', ...path].join(' ')})`;
 }
 
 /** commander's text for a usage error, as one line without its `error: ` (its "Did you mean" joined on). */

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { type InventoryClient, retryDelayMs } from '../client/client';
 import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
@@ -49,16 +50,8 @@ function watchStop(context: CommandContext) {
   for (const signal of signals) context.signals.on(signal, stop);
   context.outputClosed?.addEventListener('abort', stop);
   const stopped = new Promise<void>((resolve) => stopping.signal.addEventListener('abort', () => resolve()));
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        stopping.signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      stopping.signal.addEventListener('abort', done);
-    });
+  // A stop clears the timer, and the rejection it makes only ends the pause.
+  const pause = (ms: number) => delay(ms, undefined, { signal: stopping.signal }).catch(() => {});
   const release = () => {
     for (const signal of signals) context.signals.off(signal, stop);
     context.outputClosed?.removeEventListener('abort', stop);

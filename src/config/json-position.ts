@@ -9,143 +9,83 @@ export interface JsonSyntaxError {
   problem: string;
 }
 
-const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-const LITERAL = /true|false|null/y;
-const ESCAPE = /["\\/bfnrt]|u[0-9a-fA-F]{4}/y;
+const SPACE = /[ \t\n\r]*/y;
+const SCALAR = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a JSON string holds no control character
+const STRING_PART = /(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*/y;
 
-type Expected = 'value' | 'value or ]' | 'key' | 'key or }' | 'colon' | 'comma or end';
+type Expected = 'value' | 'value or ]' | 'key' | 'key or }' | 'colon' | 'comma or close' | 'end';
 
 /** The first syntax error of `text`, or undefined when it is valid JSON. */
 export function locateJsonSyntaxError(text: string): JsonSyntaxError | undefined {
-  const scanner = new JsonScanner(text);
-  const problem = scanner.run();
-  if (problem === undefined) return undefined;
-  const before = text.slice(0, scanner.at);
-  const line = before.split('\n').length;
-  return { line, column: scanner.at - (before.lastIndexOf('\n') + 1) + 1, problem };
-}
-
-/** One pass over the text as a state machine: each step takes the next token `expected` allows. */
-class JsonScanner {
-  at = 0;
+  let at = 0;
   // The closers of the arrays and objects still open; a stack, not recursion, so deep nesting is safe.
-  private readonly open: Array<']' | '}'> = [];
-  private expected: Expected = 'value';
-
-  constructor(private readonly text: string) {}
-
-  /** The problem at `at`, or undefined when the whole text is one JSON value. */
-  run(): string | undefined {
-    for (;;) {
-      while (this.at < this.text.length && ' \t\n\r'.includes(this.text.charAt(this.at))) this.at++;
-      if (this.at >= this.text.length) {
-        return this.expected === 'comma or end' && this.open.length === 0
-          ? undefined
-          : 'the file ends too early';
-      }
-      const problem = this.step(this.text.charAt(this.at));
-      if (problem !== undefined) return problem;
-    }
-  }
-
-  private step(char: string): string | undefined {
-    switch (this.expected) {
-      case 'value or ]':
-      case 'value':
-        return this.value(char);
-      case 'key or }':
-      case 'key':
-        return this.key(char);
-      case 'colon':
-        if (char !== ':') return '":" was expected after a property name';
-        this.at++;
-        this.expected = 'value';
-        return undefined;
-      case 'comma or end':
-        return this.commaOrEnd(char);
-    }
-  }
-
-  private close() {
-    this.open.pop();
-    this.at++;
-    this.expected = 'comma or end';
-  }
-
-  private value(char: string): string | undefined {
-    if (this.expected === 'value or ]' && char === ']') {
-      this.close();
-    } else if (char === '{' || char === '[') {
-      this.open.push(char === '{' ? '}' : ']');
-      this.at++;
-      this.expected = char === '{' ? 'key or }' : 'value or ]';
-    } else if (char === '"') {
-      const problem = this.scanString();
-      if (problem) return problem;
-      this.expected = 'comma or end';
-    } else {
-      NUMBER.lastIndex = this.at;
-      LITERAL.lastIndex = this.at;
-      const end = NUMBER.test(this.text)
-        ? NUMBER.lastIndex
-        : LITERAL.test(this.text)
-          ? LITERAL.lastIndex
-          : -1;
-      if (end === -1) return 'an unexpected character where a value should be';
-      this.at = end;
-      this.expected = 'comma or end';
-    }
-    return undefined;
-  }
-
-  private key(char: string): string | undefined {
-    if (this.expected === 'key or }' && char === '}') {
-      this.close();
+  const open: string[] = [];
+  let expected = 'value' as Expected;
+  const afterValue = () => {
+    expected = open.length === 0 ? 'end' : 'comma or close';
+  };
+  /** Moves `at` past the string that starts there, or to where it goes wrong, and says what. */
+  const string = (): string | undefined => {
+    STRING_PART.lastIndex = at + 1;
+    STRING_PART.test(text);
+    at = STRING_PART.lastIndex;
+    if (at >= text.length) return 'a string that never ends';
+    if (text[at] === '"') {
+      at++;
       return undefined;
     }
-    if (char !== '"') return 'a property name in double quotes was expected';
-    const problem = this.scanString();
-    if (problem) return problem;
-    this.expected = 'colon';
-    return undefined;
-  }
-
-  private commaOrEnd(char: string): string | undefined {
-    const closer = this.open.at(-1);
-    if (closer === undefined) return 'unexpected text after the end of the JSON value';
-    if (char === ',') {
-      this.at++;
-      this.expected = closer === '}' ? 'key' : 'value';
-    } else if (char === closer) {
-      this.close();
+    if (text[at] === '\\') {
+      at++;
+      return 'an invalid escape sequence';
+    }
+    return 'a control character inside a string';
+  };
+  /** Takes the token at `at` that `expected` allows, moving past it, or says what is wrong there. */
+  const step = (char: string): string | undefined => {
+    const closer = open.at(-1);
+    if (expected === 'end') return 'unexpected text after the end of the JSON value';
+    if (char === '"' && expected !== 'colon' && expected !== 'comma or close') {
+      const key = expected.startsWith('key');
+      const problem = string();
+      if (key) expected = 'colon';
+      else afterValue();
+      return problem;
+    }
+    if (expected === 'colon') {
+      if (char !== ':') return '":" was expected after a property name';
+      expected = 'value';
+    } else if (expected === 'comma or close') {
+      if (char !== ',' && char !== closer) return `"," or "${closer}" was expected`;
+      if (char === ',') expected = closer === '}' ? 'key' : 'value';
+      else {
+        open.pop();
+        afterValue();
+      }
+    } else if ((char === ']' && expected === 'value or ]') || (char === '}' && expected === 'key or }')) {
+      open.pop();
+      afterValue();
+    } else if (expected.startsWith('key')) return 'a property name in double quotes was expected';
+    else if (char === '{' || char === '[') {
+      open.push(char === '{' ? '}' : ']');
+      expected = char === '{' ? 'key or }' : 'value or ]';
     } else {
-      return `"," or "${closer}" was expected`;
+      SCALAR.lastIndex = at;
+      if (!SCALAR.test(text)) return 'an unexpected character where a value should be';
+      at = SCALAR.lastIndex - 1;
+      afterValue();
     }
+    at++;
     return undefined;
-  }
-
-  /** Returns a problem, or undefined once `at` is past the closing quote. */
-  private scanString(): string | undefined {
-    const { text } = this;
-    this.at++;
-    while (this.at < text.length) {
-      const code = text.charCodeAt(this.at);
-      if (code === 0x22) {
-        this.at++;
-        return undefined;
-      }
-      if (code < 0x20) return 'a control character inside a string';
-      if (code === 0x5c) {
-        ESCAPE.lastIndex = this.at + 1;
-        if (!ESCAPE.test(text)) {
-          this.at++;
-          return 'an invalid escape sequence';
-        }
-        this.at = ESCAPE.lastIndex;
-        continue;
-      }
-      this.at++;
-    }
-    return 'a string that never ends';
+  };
+  for (;;) {
+    SPACE.lastIndex = at;
+    SPACE.test(text);
+    at = SPACE.lastIndex;
+    if (at >= text.length && expected === 'end') return undefined;
+    const problem = at >= text.length ? 'the file ends too early' : step(text.charAt(at));
+    if (problem === undefined) continue;
+    const before = text.slice(0, at);
+    return { line: before.split('\n').length, column: at - before.lastIndexOf('\n'), problem };
   }
 }

@@ -85,12 +85,9 @@ export function environmentNameProblem(name: string): string | undefined {
     : 'is not an environment name: use letters, digits, - and _ (at most 40)';
 }
 
-/** Built-in base URLs: only `local` has one, `petinv serve`'s default address. */
-export const DEFAULT_BASE_URLS: Readonly<Record<string, string>> = { local: LOCAL_BASE_URL };
-
-/** The built-in URL of environment `name`, if it has one (never a member every object has, as `constructor`). */
+/** The built-in URL of environment `name`: only `local` has one, `petinv serve`'s default address. */
 export const builtinBaseUrl = (name: string): string | undefined =>
-  Object.hasOwn(DEFAULT_BASE_URLS, name) ? DEFAULT_BASE_URLS[name] : undefined;
+  name === 'local' ? LOCAL_BASE_URL : undefined;
 
 /** The first candidate that is set, in order of precedence, with where it came from; else the fallback. */
 function pick<T>(
@@ -161,31 +158,21 @@ export function resolveSettings(
   );
   // A running serve is local's address unless the user gave one, and its key goes with it (and only to it).
   const serve = baseUrl.source === 'default' && envName.value === 'local' ? options.findServe?.() : undefined;
-  if (serve) {
-    const fromServe = { source: 'running serve', origin: serve.description } as const;
-    return {
-      env: envName,
-      baseUrl: { value: serve.baseUrl, ...fromServe },
-      apiKey: pick([[env.PETINV_API_KEY, 'environment variable', 'PETINV_API_KEY']], {
-        value: serve.apiKey,
-        ...fromServe,
-      }),
-      keyBaseUrl: serve.baseUrl,
-      serve,
-    };
-  }
-
+  const fromServe = serve && ({ source: 'running serve', origin: serve.description } as const);
   return {
     env: envName,
-    baseUrl,
+    baseUrl: fromServe ? { value: serve.baseUrl, ...fromServe } : baseUrl,
     apiKey: pick(
       [
         [env.PETINV_API_KEY, 'environment variable', 'PETINV_API_KEY'],
-        [stored?.apiKey, 'config file', configPath],
+        [serve ? undefined : stored?.apiKey, 'config file', configPath],
       ],
-      { value: undefined, source: 'default', origin: 'none' },
+      fromServe
+        ? { value: serve.apiKey, ...fromServe }
+        : { value: undefined, source: 'default', origin: 'none' },
     ),
-    keyBaseUrl: stored?.baseUrl ?? builtinUrl,
+    keyBaseUrl: serve ? serve.baseUrl : (stored?.baseUrl ?? builtinUrl),
+    serve,
   };
 }
 
@@ -269,13 +256,13 @@ export function checkKeyDestination(settings: Settings, baseUrl: string) {
   }
 }
 
-/** Why a key cannot go in an Authorization header, without quoting it, or undefined. */
 /** Visible ASCII only: what a bearer token can hold, and what every HTTP stack carries unchanged. */
 export const UNSENDABLE_KEY_CHARACTER = /[^!-~]/;
 
 /** Far beyond any real key, far below what servers take in one header (8 KiB is a common limit). */
 export const MAX_API_KEY_LENGTH = 4096;
 
+/** Why a key cannot go in an Authorization header, without quoting it, or undefined. */
 export function apiKeyProblem(key: string): string | undefined {
   if (key.length > MAX_API_KEY_LENGTH)
     return `is longer than the ${MAX_API_KEY_LENGTH} characters an API key may have`;

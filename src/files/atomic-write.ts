@@ -1,6 +1,13 @@
 import { constants } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { CREATE_EXCLUSIVE, type FileSystem, nodeFileSystem, randomHex, writeFully } from './file-system';
+import {
+  CREATE_EXCLUSIVE,
+  type FileSystem,
+  nodeFileSystem,
+  quietly,
+  randomHex,
+  writeFully,
+} from './file-system';
 
 /**
  * The one way petinv replaces a file: written whole under a temporary name of its own in the same
@@ -67,19 +74,10 @@ export function createAtomicFile(path: string, options: AtomicWriteOptions = {})
   const abort = () => {
     if (state !== 'open') return;
     state = 'aborted';
-    if (fd !== undefined) {
-      try {
-        files.closeSync(fd);
-      } catch {
-        // Closing after a failure: the failure that matters is the one being reported.
-      }
-      fd = undefined;
-    }
-    try {
-      files.unlinkSync(temporary);
-    } catch {
-      // Already gone.
-    }
+    const open = fd;
+    fd = undefined;
+    if (open !== undefined) quietly(() => files.closeSync(open));
+    quietly(() => files.unlinkSync(temporary));
   };
   const rename = () => {
     files.closeSync(opened());
@@ -87,11 +85,8 @@ export function createAtomicFile(path: string, options: AtomicWriteOptions = {})
     if (options.replace === false) {
       files.linkSync(temporary, path);
       state = 'committed';
-      try {
-        files.unlinkSync(temporary);
-      } catch {
-        // In place already; a leftover name of the same bytes is harmless.
-      }
+      // In place already; a leftover name of the same bytes is harmless.
+      quietly(() => files.unlinkSync(temporary));
       return;
     }
     files.renameSync(temporary, path);

@@ -109,6 +109,18 @@ export const JOURNAL_WRITE = O_WRONLY | O_CREAT | O_NOFOLLOW | O_DSYNC;
  */
 export const READ_NO_FOLLOW = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 
+/**
+ * Runs a clean-up step whose failure changes nothing: closing after a failure that is already being
+ * reported, removing what may be gone already.
+ */
+export function quietly(step: () => void): void {
+  try {
+    step();
+  } catch {
+    // Nothing to do: see above.
+  }
+}
+
 /** Writes every byte, however many calls the kernel needs; throws what the first failing call throws. */
 export function writeFully(files: FileSystem, fd: number, buffer: Uint8Array, position?: number): void {
   let offset = 0;

@@ -1,12 +1,6 @@
 import { closeSync, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
-import {
-  CREATE_EXCLUSIVE,
-  type FileSystem,
-  nodeFileSystem,
-  READ_NO_FOLLOW,
-  randomHex,
-  writeFully,
-} from './file-system';
+import { writeFileAtomicSync } from './atomic-write';
+import { CREATE_EXCLUSIVE, type FileSystem, nodeFileSystem, quietly, READ_NO_FOLLOW } from './file-system';
 import {
   describeLockOwner,
   isForeign,
@@ -41,6 +35,20 @@ export interface LockOptions {
 export type LockAttempt =
   | { acquired: true; release: () => void }
   | { acquired: false /** Undefined when the lock names no owner (yet). */; heldBy: LockOwner | undefined };
+
+/**
+ * Puts `record` at `lockPath` whole (atomic-write.ts, never replacing): written under a private name,
+ * then linked into place, so that nobody finds it empty. False when a lock is there already.
+ */
+function linkRecord(lockPath: string, record: Buffer, mode: number, files: FileSystem): boolean {
+  try {
+    writeFileAtomicSync(lockPath, record, { files, mode, replace: false });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
 
 /** Paths this process holds: a second holder in the same process is refused too. */
 const held = new Set<string>();
@@ -94,14 +102,6 @@ function readLock(lockPath: string): FoundLock | undefined {
   }
 }
 
-function unlinkQuietly(files: FileSystem, path: string): void {
-  try {
-    files.unlinkSync(path);
-  } catch {
-    // Already gone.
-  }
-}
-
 /** Removes the lock at `lockPath` if it is still the one with `identity`, holding the breaker lock. */
 function breakStaleLock(lockPath: string, identity: string, files: FileSystem, options: LockOptions): void {
   const breaker = `${lockPath}.break`;
@@ -113,13 +113,13 @@ function breakStaleLock(lockPath: string, identity: string, files: FileSystem, o
     const stat = lstatSync(breaker, { throwIfNoEntry: false });
     // A caller holding serve's claims races no other breaker of this petinv: one left is a killed one's.
     const abandoned = options.tornIsStale === true || (stat && Date.now() - stat.mtimeMs > BREAKER_STALE_MS);
-    if (stat && abandoned) unlinkQuietly(files, breaker);
+    if (stat && abandoned) quietly(() => files.unlinkSync(breaker));
     return;
   }
   try {
     if (readLock(lockPath)?.identity === identity) files.unlinkSync(lockPath);
   } finally {
-    unlinkQuietly(files, breaker);
+    quietly(() => files.unlinkSync(breaker));
   }
 }
 
@@ -139,23 +139,7 @@ export function tryLock(lockPath: string, options: LockOptions = {}): LockAttemp
   if (held.has(lockPath)) return { acquired: false, heldBy: { pid: process.pid } };
   const record = Buffer.from(describeLockOwner(process.pid));
   for (let attempt = 0; attempt < 4; attempt++) {
-    const temporary = `${lockPath}.${randomHex(8)}.tmp`;
-    let linked = false;
-    try {
-      const fd = files.openSync(temporary, CREATE_EXCLUSIVE, options.mode ?? 0o644);
-      try {
-        writeFully(files, fd, record);
-      } finally {
-        files.closeSync(fd);
-      }
-      files.linkSync(temporary, lockPath);
-      linked = true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    } finally {
-      unlinkQuietly(files, temporary);
-    }
-    if (linked) {
+    if (linkRecord(lockPath, record, options.mode ?? 0o644, files)) {
       const identity = `${lstatSync(lockPath).ino} ${record}`;
       held.add(lockPath);
       return {
@@ -163,7 +147,7 @@ export function tryLock(lockPath: string, options: LockOptions = {}): LockAttemp
         release: () => {
           held.delete(lockPath);
           // Only our own lock is removed: nobody breaks a live owner's, so it is still ours.
-          if (readLock(lockPath)?.identity === identity) unlinkQuietly(files, lockPath);
+          if (readLock(lockPath)?.identity === identity) quietly(() => files.unlinkSync(lockPath));
         },
       };
     }
@@ -184,7 +168,7 @@ export function removeStaleLock(lockPath: string, options: LockOptions): void {
     return;
   }
   if (found && isStale(found, lockPath, { ...options, tornIsStale: true }))
-    unlinkQuietly(options.files ?? nodeFileSystem, lockPath);
+    quietly(() => (options.files ?? nodeFileSystem).unlinkSync(lockPath));
 }
 
 /** A lock file as a start found it (one a killed serve left, say): its bytes and mode. */
@@ -217,28 +201,14 @@ export function keepLockFile(lockPath: string): KeptLockFile | undefined {
 /**
  * Puts back the lock file a refused start found, as it found it: the start took it over (it was stale) and
  * removed its own at the refusal, and a refused start leaves every file as it was (a damaged journal is
- * evidence, and so is what named the serve that wrote it). Written whole under a private name and linked
- * into place, as every lock is, so it is never found empty, and never over a lock taken meanwhile. Best
- * effort: on a full disk, no lock file is put back, which no start minds.
+ * evidence, and so is what named the serve that wrote it). Linked into place as every lock is, never
+ * over a lock taken meanwhile (that one stands).
  */
 export function putBackLockFile(
   lockPath: string,
   kept: KeptLockFile | undefined,
   files = nodeFileSystem,
 ): void {
-  if (!kept) return;
-  const temporary = `${lockPath}.${randomHex(8)}.tmp`;
-  try {
-    const fd = files.openSync(temporary, CREATE_EXCLUSIVE, kept.mode);
-    try {
-      writeFully(files, fd, kept.bytes);
-    } finally {
-      files.closeSync(fd);
-    }
-    files.linkSync(temporary, lockPath);
-  } catch {
-    // Taken meanwhile by another start (EEXIST), or no room: that lock stands, or none does.
-  } finally {
-    unlinkQuietly(files, temporary);
-  }
+  // No room: no lock file is put back, which no start minds.
+  if (kept) quietly(() => linkRecord(lockPath, kept.bytes, kept.mode, files));
 }

@@ -44,10 +44,6 @@ export interface Claim {
   release(): Promise<void>;
 }
 
-export type ClaimAttempt =
-  | { claimed: true; claim: Claim }
-  | { claimed: false; heldBy: LockOwner | undefined };
-
 /** Asks the holder of `name` for its owner record; undefined when it does not answer in time. */
 function askHolder(name: string): Promise<LockOwner | undefined> {
   return new Promise((resolve) => {
@@ -65,8 +61,11 @@ function askHolder(name: string): Promise<LockOwner | undefined> {
   });
 }
 
-/** Claims `name` with the kernel for this process, answering `record` to whoever asks who holds it. */
-export async function claimAbstractName(name: string, record: string): Promise<ClaimAttempt> {
+/**
+ * Claims `name` with the kernel for this process, answering `record` to whoever asks who holds it; a
+ * LockHeldError for `lockPath`, naming the holder, when another process holds it.
+ */
+async function claimAbstractName(name: string, record: string, lockPath: string): Promise<Claim> {
   const server: Server = createServer((socket) => {
     socket.on('error', () => {}); // An asker that went away.
     socket.end(record);
@@ -81,18 +80,15 @@ export async function claimAbstractName(name: string, record: string): Promise<C
     });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    return { claimed: false, heldBy: await askHolder(name) };
+    throw new LockHeldError(lockPath, await askHolder(name), 'identity');
   }
   // A claim never keeps the process alive by itself.
   server.unref();
   server.on('error', () => {});
   let released: Promise<void> | undefined;
   return {
-    claimed: true,
-    claim: {
-      name,
-      release: () => (released ??= new Promise<void>((resolve) => server.close(() => resolve()))),
-    },
+    name,
+    release: () => (released ??= new Promise<void>((resolve) => server.close(() => resolve()))),
   };
 }
 
@@ -141,9 +137,7 @@ async function claimName(name: string, options: IdentityOptions, lockPath: strin
   if (hasAbstractSockets && !abstractSocketsRefused && options.identityDirectory === undefined) {
     const path = options.identityOf === undefined ? '' : encodePath(options.identityOf);
     try {
-      const attempt = await claimAbstractName(name, `${describeLockOwner(process.pid)}${path}`);
-      if (!attempt.claimed) throw new LockHeldError(lockPath, attempt.heldBy, 'identity');
-      return attempt.claim;
+      return await claimAbstractName(name, `${describeLockOwner(process.pid)}${path}`, lockPath);
     } catch (error) {
       if (error instanceof LockHeldError) throw error;
       abstractSocketsRefused = true;

@@ -91,13 +91,25 @@ function decodePath(text: string): string | undefined {
   }
 }
 
-function isRunning(pid: number): boolean {
+/**
+ * Whether `pid` runs, and has not merely exited unseen by its parent (a zombie). A pid of another user
+ * (EPERM) runs, but is nobody's of this user's when `othersCount` is false.
+ */
+export function isRunning(pid: number, othersCount = true): boolean {
   try {
     process.kill(pid, 0);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    if (!othersCount || (error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
   return !isZombie(pid);
+}
+
+/** Whether the running `owner.pid` is still the process that wrote `owner`: same boot, same start time. */
+export function isSameProcess(owner: LockOwner): boolean {
+  const boot = bootId();
+  if (owner.boot && boot && owner.boot !== boot) return false;
+  const start = processStartTime(owner.pid);
+  return !(owner.start && start && owner.start !== start);
 }
 
 /** Whether `owner` is on another host than this one: its liveness cannot be checked from here. */
@@ -108,13 +120,9 @@ export const isForeign = (owner: LockOwner) => owner.host !== undefined && owner
  * record without a start time, from an older petinv, counts only while its pid is a petinv still.
  */
 export function ownerIsRunning(owner: LockOwner): boolean {
-  if (!isRunning(owner.pid)) return false;
-  const boot = bootId();
-  if (owner.boot && boot && owner.boot !== boot) return false;
-  const start = processStartTime(owner.pid);
-  if (owner.start && start) return owner.start === start;
-  if (start !== undefined) return (readProc(`/proc/${owner.pid}/cmdline`) ?? '').includes('petinv');
-  return true;
+  if (!isRunning(owner.pid) || !isSameProcess(owner)) return false;
+  if (owner.start || processStartTime(owner.pid) === undefined) return true;
+  return (readProc(`/proc/${owner.pid}/cmdline`) ?? '').includes('petinv');
 }
 
 /** Another process holds the lock (or one of serve's claims); `heldBy` names it when it could be told. */

@@ -13,6 +13,8 @@ export {
 export {
   bootId,
   describeLockOwner,
+  isRunning,
+  isSameProcess,
   isZombie,
   LockHeldError,
   type LockOwner,
@@ -61,45 +63,38 @@ export async function acquireLock(lockPath: string, options: AcquireOptions = {}
   const identities = options.identityOf
     ? await claimIdentities(options.identityOf, lockPath, options)
     : undefined;
-  const waitMs = options.waitMs ?? 0;
+  const follow = identities?.follow ?? (async () => {});
+  const releaseClaims = async () => identities?.releaseAll();
+  const lockOptions = { ...options, tornIsStale: options.tornIsStale ?? identities !== undefined };
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const started = Date.now();
   try {
     for (let round = 0; ; round++) {
       let attempt: LockAttempt;
       try {
-        attempt = tryLock(lockPath, {
-          ...options,
-          tornIsStale: options.tornIsStale ?? identities !== undefined,
-        });
+        attempt = tryLock(lockPath, lockOptions);
       } catch (error) {
         if (!identities) throw error;
         // The claims hold the lock; the file only names the owner. One left by a serve that is gone must
         // not name it still (`kill $(head -1 FILE.lock)`): it goes, if it can.
         removeStaleLock(lockPath, options);
-        return {
-          recordProblem: error as NodeJS.ErrnoException,
-          follow: identities.follow,
-          release: identities.releaseAll,
-        };
+        return { recordProblem: error as NodeJS.ErrnoException, follow, release: releaseClaims };
       }
       if (attempt.acquired) {
         const { release } = attempt;
-        return {
-          recordProblem: undefined,
-          follow: identities?.follow ?? (async () => {}),
-          release: async () => {
-            release();
-            await identities?.releaseAll();
-          },
+        const releaseBoth = async () => {
+          release();
+          await releaseClaims();
         };
+        return { recordProblem: undefined, follow, release: releaseBoth };
       }
-      if (Date.now() - started >= waitMs) throw new LockHeldError(lockPath, attempt.heldBy, 'file');
+      if (Date.now() - started >= (options.waitMs ?? 0))
+        throw new LockHeldError(lockPath, attempt.heldBy, 'file');
       // Short waits first: a holder keeps the lock for a few milliseconds.
       await sleep(Math.min(5 * 2 ** Math.min(round, 4), 50) * (0.5 + Math.random()));
     }
   } catch (error) {
-    await identities?.releaseAll();
+    await releaseClaims();
     throw error;
   }
 }

@@ -6,6 +6,8 @@
  * Text between backticks is code: plain on a terminal, `code` in the docs, bold in the man page.
  */
 
+import { INPUT_TOPIC } from './sheets';
+
 export type HelpBlock =
   | { paragraph: string }
   | { table: { head: readonly string[]; rows: readonly (readonly string[])[] } }
@@ -204,27 +206,7 @@ const rows: HelpTopic = {
   ],
 };
 
-const input: HelpTopic = {
-  name: 'input',
-  summary: 'what set --file F and set - read',
-  manSection: 'BULK INPUT',
-  blocks: [
-    {
-      paragraph:
-        'Bulk input (`set --file F`, `set -`): a sheet, lines `petId quantity` (spaces, commas or tabs; also `petId status quantity`, as `list` prints in a pipe, and `petId from to found`, as a dry run does), NDJSON items, or one JSON array (items, or a plan\'s `{"petId","from","to"}`). Blank lines and lines starting with `#` are skipped; a bad line is reported with its line number and skipped (`--strict`: nothing is sent).',
-    },
-    {
-      paragraph:
-        "A sheet is CSV or TSV whose first line names its columns, as a spreadsheet saves it or `list --csv` prints it: RFC 4180 quoting (quoted cells, doubled quotes, commas and line breaks inside quotes), CRLF (or a CR alone, as Excel for Mac saves) and a UTF-8 byte-order mark are read; the delimiter (comma, tab or semicolon) is the one the header line uses most. Columns are found by name, in any order and any case, spaces, underscores and dashes ignored: `petId` (`PET ID`, `pet_id`); `quantity` or `to` (the quantity to set); `from` (the quantity the row was read with: the pet is written only while it still holds it, else the row is a conflict, exit 11); `status` (compared with the service's and counted in a notice, never written). Any other column is ignored and named once in a notice. A header without a petId or a quantity column is a usage error (exit 2) before anything is sent. Rows of empty cells are ignored.",
-    },
-    {
-      paragraph:
-        'A bulk run reads the inventory once and sends only the rows whose quantity differs (`--all`: every row); its summary counts them: updated, already right, failed, conflicts, skipped. `set --file F --dry-run -o csv` (or tsv, json, ndjson) prints the plan, `petId,from,to,found` with `from` the quantity read now, and `set --file PLAN` applies exactly that plan. TSV is read by position (`petId quantity`, `petId status quantity`, `petId from to found`): with `--fields` naming petId and the quantity in any other order it starts with a heading line of the field names, as CSV does, so that it reads back by name. With `--no-headers`, only those orders read back. See docs/stock-take.md.',
-    },
-  ],
-};
-
-export const HELP_TOPICS: readonly HelpTopic[] = [exitCodes, environment, formats, rows, input];
+export const HELP_TOPICS: readonly HelpTopic[] = [exitCodes, environment, formats, rows, INPUT_TOPIC];
 
 /**
  * `petinv help options`: the options every command takes, listed once. Its text is made from their

@@ -11,6 +11,7 @@ import {
 import { basename, join } from 'node:path';
 import * as z from 'zod/mini';
 import { describeIssues } from '../contract/issues';
+import { isStoreId } from '../contract/store-id';
 import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { tryLock } from '../files/lock';
@@ -66,6 +67,11 @@ export interface HistoryOptions {
   /** The state directory (`$XDG_STATE_HOME/petinv`); the history is in its `history` folder. */
   directory: string;
   baseUrl: string;
+  /**
+   * The store the service said it serves (a petinv serve, at whatever address): the history is filed under
+   * it. null: the service said none, so by origin; undefined (not asked): as linkedStore says.
+   */
+  storeId?: string | null;
   /** Told what went wrong with the history, once each, as a person should hear it. */
   warn: (message: string) => void;
   now?: () => Date;
@@ -84,8 +90,8 @@ export interface History {
   }): Promise<HistoryRun | undefined>;
 }
 
-/** A file name for a service origin: readable, and distinct for every origin. */
-function fileNameFor(baseUrl: string): string {
+/** A name for a service origin: readable, and distinct for every origin. */
+function originName(baseUrl: string): string {
   let origin: string;
   try {
     origin = new URL(baseUrl).origin;
@@ -99,7 +105,7 @@ function fileNameFor(baseUrl: string): string {
   // FNV-1a over the whole origin: two origins that read alike (a:b and a_b) still get two files.
   let hash = 0x811c9dc5;
   for (const byte of Buffer.from(origin)) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
-  return `${readable}-${hash.toString(16).padStart(8, '0')}.jsonl`;
+  return `${readable}-${hash.toString(16).padStart(8, '0')}`;
 }
 
 function runId(at: Date): string {
@@ -170,38 +176,54 @@ function endsTorn(descriptor: number): boolean {
   return last[0] !== 0x0a;
 }
 
+/** A file's text, never through a symlink and only a regular file; undefined when missing or unreadable. */
+function readText(path: string, onError: (error: unknown) => void): string | undefined {
+  try {
+    // A FIFO would block the read (and a write run's record after its write) until a writer came, and a
+    // link to /dev/zero is read until memory runs out.
+    const descriptor = openSync(path, READ_NO_FOLLOW);
+    try {
+      if (!fstatSync(descriptor).isFile()) throw new Error('not a regular file');
+      return readFileSync(descriptor, 'utf8');
+    } finally {
+      closeSync(descriptor);
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') onError(error);
+    return undefined;
+  }
+}
+
 function countLines(bytes: Buffer): number {
   let count = 0;
   for (let index = bytes.indexOf(0x0a); index !== -1; index = bytes.indexOf(0x0a, index + 1)) count++;
   return count;
 }
 
+/** What the service at an origin last said of its store, beside the histories: its id, or that it said none. */
+const linkPath = (folder: string, origin: string) => join(folder, `${origin}.store`);
+const NO_STORE = 'none';
+
+/**
+ * The store last recorded at `baseUrl`'s origin (null: it said none, so the history is by origin), for a
+ * history read without asking the service; undefined when no run was recorded there yet.
+ */
+export function linkedStore(directory: string, baseUrl: string): string | null | undefined {
+  const text = readText(linkPath(join(directory, 'history'), originName(baseUrl)), () => {})?.trim();
+  return isStoreId(text) ? text : text === undefined ? undefined : null;
+}
+
 export function openHistory(options: HistoryOptions): History {
   const folder = join(options.directory, 'history');
-  const file = join(folder, fileNameFor(options.baseUrl));
+  const origin = originName(options.baseUrl);
+  const link = linkPath(folder, origin);
+  const storeId =
+    options.storeId === undefined ? linkedStore(options.directory, options.baseUrl) : options.storeId;
+  const file = join(folder, storeId ? `store-${storeId}.jsonl` : `${origin}.jsonl`);
   const now = options.now ?? (() => new Date());
   const where = `the history ${file}`;
-
-  const readText = (): string | undefined => {
-    try {
-      // Never through a symlink, and only a regular file: a FIFO would block the read (and a write run's
-      // record after its write) until a writer came, and a link to /dev/zero is read until memory runs out.
-      const descriptor = openSync(file, READ_NO_FOLLOW);
-      try {
-        if (!fstatSync(descriptor).isFile()) throw new Error('not a regular file');
-        return readFileSync(descriptor, 'utf8');
-      } finally {
-        closeSync(descriptor);
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      options.warn(`cannot read ${where}: ${describe(error)}`);
-      return undefined;
-    }
-  };
-
   const read = (): HistoryRun[] => {
-    const text = readText();
+    const text = readText(file, (error) => options.warn(`cannot read ${where}: ${describe(error)}`));
     if (text === undefined) return [];
     const damaged: number[] = [];
     const runs = parseHistory(text, (line) => damaged.push(line));
@@ -214,8 +236,7 @@ export function openHistory(options: HistoryOptions): History {
 
   /** Rewrites the file with the newest runs that fit the bounds, written atomically (files/atomic-write.ts). */
   const compact = () => {
-    const text = readText() ?? '';
-    const runs = parseHistory(text, () => {});
+    const runs = parseHistory(readText(file, () => {}) ?? '', () => {});
     const kept: string[] = [];
     let bytes = 0;
     for (let index = runs.length - 1; index >= 0 && kept.length < MAX_HISTORY_RUNS; index--) {
@@ -273,6 +294,12 @@ export function openHistory(options: HistoryOptions): History {
           closeSync(descriptor);
         }
         if (size > MAX_HISTORY_BYTES || countLines(readFileSync(file)) > MAX_HISTORY_RUNS) compact();
+        if (readText(link, () => {})?.trim() !== (storeId ?? NO_STORE))
+          try {
+            writeFileAtomicSync(link, `${storeId ?? NO_STORE}\n`, { mode: 0o600, fsync: false });
+          } catch {
+            // Only a history read without asking the service needs it: it then shows this origin's older store.
+          }
         return run;
       } catch (error) {
         options.warn(

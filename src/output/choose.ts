@@ -2,16 +2,12 @@ import { usageError } from '../errors';
 import { readShortGroup } from '../short-options';
 import type { CommandContext } from './context';
 
-/** What -o takes. This module stays light: src/program/build.ts loads it at every start for the parsers below. */
-export const OUTPUT_FORMATS = ['table', 'tsv', 'csv', 'json', 'ndjson'] as const;
+/**
+ * What -o takes (its declaration in src/program/global-options.ts). This module stays light: the program
+ * loads it at every start. xlsx: a workbook, which only `list --count-sheet` writes (output/count-sheet.ts).
+ */
+export const OUTPUT_FORMATS = ['table', 'tsv', 'csv', 'json', 'ndjson', 'xlsx'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-
-export function parseOutputFormat(text: string, flag: string): OutputFormat {
-  if (text === '') throw usageError(`${flag} is empty: give it one of ${OUTPUT_FORMATS.join(', ')}`);
-  if (!(OUTPUT_FORMATS as readonly string[]).includes(text))
-    throw usageError(`${flag} ${text}: must be one of ${OUTPUT_FORMATS.join(', ')}`);
-  return text as OutputFormat;
-}
 
 /** `--fields petId,quantity`: names, in order; each command checks them against its own columns. */
 export function parseFields(text: string, flag: string): string[] {
@@ -86,6 +82,7 @@ export function chooseOutput(
   const formats = new Set(given.map(([format]) => format));
   if (formats.size > 1) throw usageError(`choose one of ${given.map(([, flag]) => flag).join(', ')}`);
   const format = given[0]?.[0] ?? fallback;
+  if (format === 'xlsx') throw usageError('-o xlsx: only petinv list --count-sheet writes a workbook');
   return {
     format,
     fields: flags.fields,

@@ -12,26 +12,32 @@ export interface PlannedChange {
   to: number;
   /** The current item, or undefined when the pet is not in the inventory. */
   before: InventoryItem | undefined;
+  /** The input's own from (a count sheet's expected): the plan carries it, not the quantity read now. */
+  from?: number;
 }
+
+const fromOf = (step: PlannedChange) => step.from ?? step.before?.quantity ?? null;
 
 /** A planned change as a row, and in JSON `{"petId","from","to","found"}`, the same for set, adjust and bulk. */
 export const PLAN_COLUMNS: readonly Column<PlannedChange>[] = [
   { key: 'petId', heading: 'PET ID', value: (step) => step.petId, align: 'right' },
-  { key: 'from', heading: 'BEFORE', value: (step) => step.before?.quantity ?? null, align: 'right' },
+  { key: 'from', heading: 'BEFORE', value: fromOf, align: 'right' },
   { key: 'to', heading: 'AFTER', value: (step) => step.to, align: 'right' },
   { key: 'found', heading: 'FOUND', value: (step) => step.before !== undefined },
 ];
 
-const planValue = ({ petId, to, before }: PlannedChange) => ({
-  petId,
-  from: before?.quantity ?? null,
-  to,
-  found: before !== undefined,
+const planValue = (step: PlannedChange) => ({
+  petId: step.petId,
+  from: fromOf(step),
+  to: step.to,
+  found: step.before !== undefined,
 });
 
-function planLine({ petId, to, before }: PlannedChange, envName: string): string {
+function planLine(step: PlannedChange, envName: string): string {
+  const { petId, to, before } = step;
   if (!before) return `${petId}: not in the inventory of ${envName}\n`;
-  return `${petId}: ${before.quantity} → ${to}${before.quantity === to ? ' (unchanged)' : ''}\n`;
+  const held = before.quantity === fromOf(step) ? '' : ` (holds ${before.quantity} now)`;
+  return `${petId}: ${fromOf(step)} → ${to}${before.quantity === to ? ' (unchanged)' : held}\n`;
 }
 
 /**

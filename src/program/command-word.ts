@@ -3,13 +3,17 @@
  * code per command (src/launch.ts), and the program declares that command alone (build.ts). Both run
  * before commander, so the words are read here as commander reads them: the options every command takes
  * may come first, and one that takes a value takes the next word too (`petinv --env local list`, as the
- * docs write it). test/cli/help-structure.test.ts keeps both lists in step with the declarations.
+ * docs write it). test/cli/help-structure.test.ts keeps the options in step with their declarations.
  */
 
+import { COMPLETE_COMMAND } from '../commands/complete';
 import { readShortGroup } from '../short-options';
 
-/** The program's commands (build.ts's table) and the shells' `__complete`. */
-export const COMMAND_NAMES: ReadonlySet<string> = new Set([
+/**
+ * The program's commands, named once: build.ts's table has exactly these, as its type (CommandTable) makes
+ * the compiler check.
+ */
+export const PROGRAM_COMMANDS = [
   'list',
   'get',
   'set',
@@ -25,8 +29,11 @@ export const COMMAND_NAMES: ReadonlySet<string> = new Set([
   'serve',
   'completion',
   'help',
-  '__complete',
-]);
+] as const;
+export type CommandName = (typeof PROGRAM_COMMANDS)[number];
+
+/** The program's commands and the shells' `__complete`. */
+export const COMMAND_NAMES: ReadonlySet<string> = new Set([...PROGRAM_COMMANDS, COMPLETE_COMMAND]);
 
 /** The options every command takes that take a value of their own, written as a separate word. */
 export const GLOBAL_OPTIONS_WITH_VALUES: ReadonlySet<string> = new Set([

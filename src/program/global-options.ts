@@ -7,10 +7,11 @@ import {
   DEFAULT_TIMEOUT_MS,
 } from '../client/defaults';
 import { parseBodySize, parseRetryWait } from '../commands/limits';
-import { byDefault, nonEmptyText, parsedOption, wholeNumber } from '../commands/options';
+import { byDefault, choiceOption, nonEmptyText, parsedOption, wholeNumber } from '../commands/options';
 import { HELP_TOPIC_NAMES } from '../help/topics';
-import { OUTPUT_FORMATS, parseFields, parseOutputFormat } from '../output/choose';
+import { OUTPUT_FORMATS, parseFields } from '../output/choose';
 import type { CommandContext } from '../output/context';
+import type { CommandName } from './command-word';
 
 /**
  * The commander program and the options every command takes. Each option is declared once: its
@@ -69,10 +70,10 @@ function declareGlobalOptions() {
       .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
       .option('--json', 'print data, and failures, as JSON (-o json)')
       .addOption(
-        parsedOption(
+        choiceOption(
           '-o, --output <format>',
           `how data is printed: ${OUTPUT_FORMATS.join(', ')} (default: a table on a terminal, else tsv)`,
-          parseOutputFormat,
+          OUTPUT_FORMATS,
         ),
       )
       .addOption(
@@ -161,7 +162,8 @@ type DeclaredGlobalFlags = OptionsOf<Program>;
 export type ChosenCommand = { name(): string; optsWithGlobals(): DeclaredGlobalFlags };
 export type ContextFor = (command: ChosenCommand) => CommandContext;
 /**
- * Each command group's declarations and the module that runs each (src/program/), by the name each
- * declares: a run that names its command first declares that one only (build.ts).
+ * Each command's declaration and the module that runs it, by the name it declares: a run that names its
+ * command first declares that one only (build.ts). Each group (src/program/) declares some of them; build.ts
+ * puts them together into one table of every name in PROGRAM_COMMANDS.
  */
-export type CommandTable = Readonly<Record<string, (program: Program, context: ContextFor) => void>>;
+export type CommandTable = Readonly<Record<CommandName, (program: Program, context: ContextFor) => void>>;

@@ -4,10 +4,12 @@ import type { HistoryFlags } from '../commands/history';
 import type { ListFlags } from '../commands/list';
 import {
   byDefault,
+  choiceOption,
   DEFAULT_CONCURRENCY,
   DEFAULT_PIPELINING,
   parsedOption,
   parseIntervalSeconds,
+  SORT_KEYS,
   wholeNumber,
 } from '../commands/options';
 import type { SetFlags } from '../commands/set';
@@ -25,9 +27,19 @@ const declareList = (program: Program) =>
     .option('--table', 'a table even in a pipe (for less -R, say)')
     .option('--ndjson', 'one JSON item per line')
     .option('--csv', 'CSV with a header line')
+    .option(
+      '--count-sheet',
+      'the sheet a stock-take fills in: petId,status,expected,counted (CSV; -o xlsx: a workbook); read back by set --file',
+    )
     .option('--status <list>', 'only these statuses, comma-separated (available,pending,sold)')
     .addOption(wholeNumber('--low <n>', 'only pets with a quantity of at most N', 0, Number.MAX_SAFE_INTEGER))
-    .option('--sort <key>', "sort by petId, quantity or status (default: the service's order)")
+    .addOption(
+      choiceOption(
+        '--sort <key>',
+        `sort by ${SORT_KEYS.join(', ')} (default: the service's order)`,
+        SORT_KEYS,
+      ),
+    )
     .option('--reverse', 'reverse the order')
     .addOption(wholeNumber('--limit <n>', 'at most N pets', 0, Number.MAX_SAFE_INTEGER))
     .option(
@@ -72,7 +84,7 @@ const declareSet = (program: Program) =>
     )
     .option(
       '--file <file>',
-      'bulk updates: a sheet (CSV or TSV with a header: petId, quantity or to, from, status), lines "petId quantity", NDJSON items, or a JSON array',
+      'bulk updates: a sheet (CSV, TSV or .xlsx, read by its header), lines "petId quantity", NDJSON items, or a JSON array',
     )
     .option('--strict', 'bulk: send nothing if any line is bad')
     .option('--all', 'bulk: send also the rows already right')
@@ -129,7 +141,7 @@ const declareSummary = (program: Program) =>
       wholeNumber('--top <n>', 'how many of the largest stocks to show', 0, 1000).default(...byDefault(5)),
     );
 
-export const INVENTORY_COMMANDS: CommandTable = {
+export const INVENTORY_COMMANDS = {
   list: (program, context) =>
     declareList(program).action(async (_flags, command) =>
       (await import('../commands/list')).runList(command.optsWithGlobals(), context(command)),
@@ -163,7 +175,7 @@ export const INVENTORY_COMMANDS: CommandTable = {
     declareSummary(program).action(async (_flags, command) =>
       (await import('../commands/summary')).runSummary(command.optsWithGlobals(), context(command)),
     ),
-};
+} satisfies Partial<CommandTable>;
 
 /** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const INVENTORY_FLAGS_MATCH: [

@@ -1,14 +1,14 @@
 import { Option } from '@commander-js/extra-typings';
-import {
-  byDefault,
-  parsedOption,
-  parseFailRate,
-  parseLatency,
-  SERVE_DEFAULTS,
-  wholeNumber,
-} from '../commands/options';
+import { byDefault, parsedOption, parseFailRate, parseLatency, wholeNumber } from '../commands/options';
 import type { ServeFlags } from '../commands/serve';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_SEED_COUNT,
+} from '../server/defaults';
 import type { CommandTable, FlagsMatch, Program } from './global-options';
 
 /** Where serve listens, what it keeps and whom it lets in. */
@@ -41,7 +41,7 @@ const declareServeData = (program: Program) =>
     .option('--api-key-file <file>', 'accepted keys, one per line')
     .addOption(
       wholeNumber('--seed <count>', 'pets in a new inventory', 0, 10_000_000).default(
-        ...byDefault(SERVE_DEFAULTS.seed),
+        ...byDefault(DEFAULT_SEED_COUNT),
       ),
     );
 
@@ -53,32 +53,32 @@ const declareServe = (program: Program) =>
     .addOption(wholeNumber('--rate-limit <n>', 'answer 429 past N requests a second', 1, 1_000_000))
     .addOption(
       wholeNumber('--headers-timeout <ms>', 'headers deadline, else 408', 1, 3_600_000).default(
-        ...byDefault(SERVE_DEFAULTS.headersTimeout),
+        ...byDefault(DEFAULT_HEADERS_TIMEOUT_MS),
       ),
     )
     .addOption(
       wholeNumber('--request-timeout <ms>', 'request deadline, else 408', 1, 3_600_000).default(
-        ...byDefault(SERVE_DEFAULTS.requestTimeout),
+        ...byDefault(DEFAULT_REQUEST_TIMEOUT_MS),
       ),
     )
     .addOption(
       wholeNumber('--max-connections <n>', 'open connections in all', 1, 1_000_000).default(
-        ...byDefault(SERVE_DEFAULTS.maxConnections),
+        ...byDefault(DEFAULT_MAX_CONNECTIONS),
       ),
     )
     .addOption(
       wholeNumber('--max-connections-per-client <n>', 'open connections per client', 1, 1_000_000).default(
-        ...byDefault(SERVE_DEFAULTS.maxConnectionsPerClient),
+        ...byDefault(DEFAULT_MAX_CONNECTIONS_PER_CLIENT),
       ),
     )
     .option('--quiet', 'no request log; faults are still logged');
 
-export const SERVE_COMMANDS: CommandTable = {
+export const SERVE_COMMANDS = {
   serve: (program, context) =>
     declareServe(program).action(async (flags, command) =>
       (await import('../commands/serve')).runServe(flags, context(command)),
     ),
-};
+} satisfies Partial<CommandTable>;
 
 /** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const SERVE_FLAGS_MATCH: [

@@ -13,7 +13,7 @@ const declareLogin = (program: Program) =>
     .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)')
     .option('--no-verify', 'store the key without asking the service whether it accepts it');
 
-export const SETTINGS_COMMANDS: CommandTable = {
+export const SETTINGS_COMMANDS = {
   env: (program, context) => {
     const env = program
       .command('env')
@@ -84,7 +84,7 @@ export const SETTINGS_COMMANDS: CommandTable = {
       .action(async (_flags, command) =>
         (await import('../commands/status')).runStatus(globals(command), context(command)),
       ),
-};
+} satisfies Partial<CommandTable>;
 
 /** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const SETTINGS_FLAGS_MATCH: [

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEFAULT_BASE_URL } from '../contract/defaults';
+import { STORE_HEADER } from '../contract/store-id';
 import { createAuthenticator } from './auth';
 import { HttpError } from './errors';
 import { createHandlers } from './handlers';
@@ -27,6 +28,8 @@ export interface AppOptions extends FaultOptions {
   baseUrl?: () => string;
   random?: () => number;
   now?: () => number;
+  /** Answered in Petinv-Store on every response (store-id.ts). */
+  storeId?: string;
 }
 
 export type RequestLogEntry =
@@ -112,6 +115,7 @@ export function createInventoryApp(options: AppOptions): AppHandler {
     const started = performance.now();
     const path = requestPath(req.url ?? '/');
     let aborted = false;
+    if (options.storeId) res.setHeader(STORE_HEADER, options.storeId);
     try {
       // node:http parses a request line of HTTP/0.9 (no version) or HTTP/2.0 as if it were HTTP/1.1.
       if (req.httpVersionMajor !== 1)

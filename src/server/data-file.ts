@@ -3,10 +3,12 @@ import { serializeItems } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
 import { type FileSystem, nodeFileSystem, type StorageError } from '../files/file-system';
 import type { DataFileFormat } from './data-format';
-import { createDataDirectory, type JournalState, loadInventory } from './data-load';
+import { loadInventory } from './data-load';
+import { createDataDirectory } from './data-path';
 import { ServeError } from './errors';
 import type { Journal } from './journal';
 import { type JournalReport, openJournal } from './journal-open';
+import type { JournalState } from './journal-replay';
 import { permissionsOf, removeAbandonedSnapshots, replaceSnapshot } from './snapshot-file';
 
 const NO_JOURNAL: JournalState = { format: 'empty', length: 0, soundEnd: 0, commits: 0, entries: 0 };

@@ -1,7 +1,5 @@
 import { type ErrorCode, statusOf } from '../contract/error-codes';
 
-export { ERROR_CODES, type ErrorCode, statusOf } from '../contract/error-codes';
-
 /** An answer other than success, thrown anywhere below the app and sent by its one error path. */
 export class HttpError extends Error {
   readonly status: number;

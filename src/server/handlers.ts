@@ -9,8 +9,8 @@ import {
 } from '../contract/schemas';
 import { StorageError } from '../files/file-system';
 import { HttpError } from './errors';
-import { placeFixed } from './pipelining';
 import { checkBodyEncoding, decodePathSegment, isJsonContentType, quoted, readBody } from './request';
+import { placeFixed } from './request-order';
 import { endWith, JSON_TYPE, sendJson } from './respond';
 import type { OperationId, RouteHandler } from './routes';
 import type { InventoryStore } from './store';

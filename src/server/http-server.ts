@@ -1,9 +1,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AppHandler, AppOptions } from './app';
-import { PLACE_FIXED, type PlacedRequest } from './pipelining';
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+} from './defaults';
 import { answerBelowTheApp, type Timeouts } from './protocol-errors';
 import { holdContinue } from './request';
+import { inOrderPerConnection } from './request-order';
+import { closeAfter } from './respond';
 
 /**
  * The HTTP layer under the app: requests answered in order per connection, connections counted and capped,
@@ -11,16 +18,6 @@ import { holdContinue } from './request';
  * itself is answered with the same Error bodies as every route (protocol-errors.ts).
  */
 
-export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-/** Far below the usual file-descriptor limits, far above what one machine's scripts open. */
-export const DEFAULT_MAX_CONNECTIONS = 1024;
-/**
- * A quarter of the total: one client (an address; an IPv6 /64) holding connections open, idle or sending
- * its headers slowly, leaves the other three quarters to everyone else. As many as petinv's own bulk run
- * opens at its highest --concurrency.
- */
-export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 256;
 const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 export interface HttpEdgeOptions {
@@ -37,149 +34,18 @@ export interface HttpEdge {
   drain(): void;
 }
 
-const TURNS = Symbol('the requests of this connection, waiting and started');
-const CLOSING = Symbol('an answer on this connection closes it');
-
-/** A connection's requests between their arrival and their answer. */
-interface Turns {
-  /** Arrived, not started. */
-  waiting: [IncomingMessage, ServerResponse][];
-  /** Started, not answered. */
-  unanswered: number;
-  /** Of those, how many have not yet fixed their place (placeFixed): all but writes queued in the store. */
-  unplaced: number;
-}
-type OrderedSocket = Socket & { [TURNS]?: Turns; [CLOSING]?: true };
-
-/**
- * The most requests one connection may have waiting for their turn. node:http parses all that arrives,
- * so a client that pipelines faster than its requests are answered (one that never reads its answers,
- * say) would queue them without end: memory, and an event loop busy with them long after that client
- * has gone. Past this the connection is closed, and what waited is dropped unanswered, as when the client
- * closes it (none of it was acknowledged).
- */
-export const MAX_WAITING_PER_CONNECTION = 8192;
-
-/**
- * The most pipelined writes one connection may have started and not yet answered (see
- * inOrderPerConnection): enough to fill a group commit, few enough that a client which never reads its
- * answers holds little; the rest wait their turn, and MAX_WAITING_PER_CONNECTION bounds those.
- */
-export const MAX_STARTED_WRITES_PER_CONNECTION = 64;
-
-/**
- * node:http starts every request pipelined on a connection at once and only orders the responses. RFC
- * 9112 section 9.3.2 wants them handled in order: PATCH 11, PATCH 22, GET must show 22. So a request
- * starts only once the one before it on its connection has been answered, and none starts behind an
- * answer that closes the connection: its client would never learn that it ran. One exception keeps a
- * pipelining client's writes in one group commit rather than one commit each: a PATCH starts as soon as
- * every request before it is a PATCH whose update is queued in the store (placeFixed), since the store
- * applies its queue in order and the answers go out in order. A storage failure is answered without
- * closing the connection, so no write starts behind an answer that closes it unless the server is
- * stopping, when the last request of each connection is the one whose answer closes it. A request
- * answered at once (the GET hot path) leaves nothing to wait for and costs no bookkeeping.
- */
-function inOrderPerConnection(
-  handle: AppHandler,
-  log: HttpEdgeOptions['log'],
-): (req: IncomingMessage, res: ServerResponse) => void {
-  /** Whether `socket` takes no more requests: closed, or closing once its answers are out. */
-  const ended = (socket: OrderedSocket) => socket.destroyed || socket[CLOSING] === true;
-  // An answer that ends its connection (sendError's `Connection: close`, HTTP/1.0, a stopping server).
-  const answered = (socket: OrderedSocket, res: ServerResponse) => {
-    if (!res.shouldKeepAlive) socket[CLOSING] = true;
-  };
-  const mayStart = (turns: Turns, req: IncomingMessage) =>
-    turns.unanswered === 0 ||
-    (turns.unplaced === 0 && req.method === 'PATCH' && turns.unanswered < MAX_STARTED_WRITES_PER_CONNECTION);
-
-  const start = (socket: OrderedSocket, turns: Turns, req: IncomingMessage, res: ServerResponse) => {
-    turns.unanswered++;
-    turns.unplaced++;
-    let placed = false;
-    const place = () => {
-      if (placed) return;
-      placed = true;
-      turns.unplaced--;
-    };
-    if (req.method === 'PATCH')
-      (req as PlacedRequest)[PLACE_FIXED] = () => {
-        place();
-        next(socket, turns);
-      };
-    void Promise.resolve(handle(req, res)).finally(() => {
-      place();
-      turns.unanswered--;
-      answered(socket, res);
-      next(socket, turns);
-    });
-  };
-
-  /** Starts what may start now; forgets the connection's turns once nothing waits or is under way. */
-  const next = (socket: OrderedSocket, turns: Turns): void => {
-    for (let waiting = turns.waiting[0]; waiting; waiting = turns.waiting[0]) {
-      // Nobody left to answer: what still waited was never started, nor acknowledged.
-      if (ended(socket)) turns.waiting.length = 0;
-      else if (mayStart(turns, waiting[0])) {
-        turns.waiting.shift();
-        start(socket, turns, ...waiting);
-      } else return;
-    }
-    if (turns.unanswered === 0 && socket[TURNS] === turns) socket[TURNS] = undefined;
-  };
-
-  return (req, res) => {
-    const socket = req.socket as OrderedSocket;
-    // What node:http still parses from a connection that is ending is dropped with it.
-    if (ended(socket)) return;
-    const turns = socket[TURNS];
-    if (turns) {
-      if (turns.waiting.length >= MAX_WAITING_PER_CONNECTION) {
-        socket[TURNS] = undefined;
-        turns.waiting.length = 0;
-        socket.destroy();
-        log?.({ event: 'pipeline_overflow', limit: MAX_WAITING_PER_CONNECTION });
-        return;
-      }
-      turns.waiting.push([req, res]);
-      next(socket, turns);
-      return;
-    }
-    if (req.method !== 'PATCH') {
-      // The hot path: a request answered before the handler returns needs no turns at all.
-      const handled = handle(req, res);
-      if (res.writableEnded) {
-        answered(socket, res);
-        return;
-      }
-      const started: Turns = { waiting: [], unanswered: 1, unplaced: 1 };
-      socket[TURNS] = started;
-      void Promise.resolve(handled).finally(() => {
-        started.unanswered--;
-        started.unplaced--;
-        answered(socket, res);
-        next(socket, started);
-      });
-      return;
-    }
-    const fresh: Turns = { waiting: [], unanswered: 0, unplaced: 0 };
-    socket[TURNS] = fresh;
-    start(socket, fresh, req, res);
-  };
-}
-
-/** Past --max-connections node:net closes new connections at once; say so, at most once a second. */
-function reportRefusedConnections(server: Server, maxConnections: number, log: HttpEdgeOptions['log']) {
-  let refused = 0;
+/** Counts refusals by whom they refused, and reports them at most once a second. */
+function refusalReporter(report: (who: string, count: number) => void): (who: string) => void {
+  const refused = new Map<string, number>();
   let reportedAt = Number.NEGATIVE_INFINITY;
-  server.on('drop', () => {
-    refused++;
+  return (who) => {
+    refused.set(who, (refused.get(who) ?? 0) + 1);
     const now = Date.now();
     if (now - reportedAt < 1000) return;
-    log?.({ event: 'connections_refused', count: refused, limit: maxConnections });
-    refused = 0;
+    for (const [refusedWho, count] of refused) report(refusedWho, count);
+    refused.clear();
     reportedAt = now;
-  });
+  };
 }
 
 /**
@@ -194,50 +60,12 @@ export function clientOf(address: string | undefined): string | undefined {
   const [head = '', tail = ''] = address.split('%')[0]?.split('::') ?? [];
   const headGroups = head === '' ? [] : head.split(':');
   const tailGroups = tail === '' ? [] : tail.split(':');
-  const groups = address.includes('::')
-    ? [
-        ...headGroups,
-        ...Array(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill('0'),
-        ...tailGroups,
-      ]
-    : headGroups;
+  const zeros = Array(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill('0');
+  const groups = [...headGroups, ...zeros, ...tailGroups];
   return `${groups
     .slice(0, 4)
     .map((group) => Number.parseInt(group, 16).toString(16))
     .join(':')}::/64`;
-}
-
-/**
- * Past --max-connections-per-client open connections from one client, its new ones are closed at once,
- * so that no one client can hold every connection the server allows. Said at most once a second, per
- * client refused.
- */
-function capConnectionsPerClient(server: Server, limit: number, log: HttpEdgeOptions['log']) {
-  const open = new Map<string, number>();
-  const refused = new Map<string, number>();
-  let reportedAt = Number.NEGATIVE_INFINITY;
-  server.on('connection', (socket: Socket) => {
-    const client = clientOf(socket.remoteAddress);
-    if (client === undefined) return; // Already gone.
-    const count = open.get(client) ?? 0;
-    if (count >= limit) {
-      socket.destroy();
-      refused.set(client, (refused.get(client) ?? 0) + 1);
-      const now = Date.now();
-      if (now - reportedAt < 1000) return;
-      for (const [who, times] of refused)
-        log?.({ event: 'client_connections_refused', client: who, count: times, limit });
-      refused.clear();
-      reportedAt = now;
-      return;
-    }
-    open.set(client, count + 1);
-    socket.once('close', () => {
-      const left = (open.get(client) ?? 1) - 1;
-      if (left > 0) open.set(client, left);
-      else open.delete(client);
-    });
-  });
 }
 
 /**
@@ -250,36 +78,53 @@ function refuse(res: ServerResponse) {
 }
 
 /**
- * Keeps `connections` up to date. node:http's own closeIdleConnections also cuts a connection whose last
- * answer is ended but still being written (a large list to a slow reader) when the server stops; this one
- * closes only connections with nothing under way.
+ * Counts the open connections, all and per client: past --max-connections-per-client a client's new ones
+ * are closed at once, so that no one client holds every connection the server allows. At a stop, node:http's
+ * own closeIdleConnections would also cut a connection whose last answer is ended but still being written
+ * (a large list to a slow reader): this one closes only connections with nothing under way, and the
+ * returned drain closes the others once their answer is out.
  */
-function trackConnections(
+function manageConnections(
   server: Server,
-  connections: Set<Socket>,
+  limit: number,
+  log: HttpEdgeOptions['log'],
   latestResponse: WeakMap<Socket, ServerResponse>,
-) {
+): () => void {
+  const connections = new Set<Socket>();
+  const perClient = new Map<string, number>();
+  const refused = refusalReporter((client, count) =>
+    log?.({ event: 'client_connections_refused', client, count, limit }),
+  );
+  server.on('connection', (socket: Socket) => {
+    const client = clientOf(socket.remoteAddress);
+    if (client === undefined) return; // Already gone.
+    const count = perClient.get(client) ?? 0;
+    if (count >= limit) {
+      socket.destroy();
+      refused(client);
+      return;
+    }
+    perClient.set(client, count + 1);
+    connections.add(socket);
+    socket.once('close', () => {
+      connections.delete(socket);
+      const left = (perClient.get(client) ?? 1) - 1;
+      if (left > 0) perClient.set(client, left);
+      else perClient.delete(client);
+    });
+  });
   server.closeIdleConnections = () => {
     for (const socket of connections) {
       const res = latestResponse.get(socket);
       if (!res || res.writableFinished) socket.destroy();
     }
   };
-  server.on('connection', (socket: Socket) => {
-    connections.add(socket);
-    socket.once('close', () => connections.delete(socket));
-  });
-}
-
-/** On a stop, every connection with an answer under way closes once that answer is out. */
-function closeAfterTheirAnswers(connections: Set<Socket>, latestResponse: WeakMap<Socket, ServerResponse>) {
-  for (const socket of connections) {
-    const res = latestResponse.get(socket);
-    if (!res || res.writableFinished) continue; // idle: server.close() closes it
-    if (!res.headersSent)
-      res.shouldKeepAlive = false; // this answer says Connection: close and ends it
-    else res.once('finish', () => socket.destroySoon());
-  }
+  return () => {
+    for (const socket of connections) {
+      const res = latestResponse.get(socket);
+      if (res && !res.writableFinished) closeAfter(res, socket); // idle: server.close() closes it
+    }
+  };
 }
 
 export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpEdge {
@@ -292,7 +137,6 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
   const maxConnectionsPerClient = options.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
 
   let draining = false;
-  const connections = new Set<Socket>();
   /** The response of the latest request each connection started; a connection without one is fresh. */
   const latestResponse = new WeakMap<Socket, ServerResponse>();
   const handle = inOrderPerConnection(app, log);
@@ -330,14 +174,17 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
     onRequest(req, res);
   });
 
-  capConnectionsPerClient(server, maxConnectionsPerClient, log);
-  trackConnections(server, connections, latestResponse);
+  const closeBusyConnections = manageConnections(server, maxConnectionsPerClient, log, latestResponse);
   answerBelowTheApp(server, timeouts, log, latestResponse);
-  reportRefusedConnections(server, maxConnections, log);
+  // Past --max-connections node:net closes new connections at once.
+  const refused = refusalReporter((_, count) =>
+    log?.({ event: 'connections_refused', count, limit: maxConnections }),
+  );
+  server.on('drop', () => refused('any client'));
 
   function drain() {
     draining = true;
-    closeAfterTheirAnswers(connections, latestResponse);
+    closeBusyConnections();
   }
 
   return { server, drain };

@@ -3,10 +3,10 @@ import { serializeItems } from '../contract/json';
 import { comparePetIds, type InventoryItem } from '../contract/schemas';
 import { moveDurably } from '../files/atomic-write';
 import { describeFileSystemError, type FileSystem, isOutOfSpace, JOURNAL_WRITE } from '../files/file-system';
-import type { JournalState } from './data-load';
 import { ServeError } from './errors';
 import { Journal } from './journal';
-import { JOURNAL_HEADER } from './journal-format';
+import { JOURNAL_HEADER, type JournalDamage } from './journal-format';
+import type { JournalState } from './journal-replay';
 import { closeQuietly, createJournal, replaceSnapshot, syncDirectory, writeNewFile } from './snapshot-file';
 
 /**
@@ -37,8 +37,19 @@ export interface JournalReport {
   };
 }
 
+/** What --recover started from, and what it could not replay; `keptAt`: where the damaged journal went. */
+export const recoveredReport = (state: JournalState, damage: JournalDamage, keptAt?: string) => ({
+  offset: damage.offset,
+  reason: damage.reason,
+  ...(keptAt === undefined ? {} : { keptAt }),
+  commitsReplayed: state.commits,
+  updatesReplayed: state.entries,
+  commitsLost: damage.commitsAfter,
+  updatesLost: damage.updatesAfter,
+});
+
 /** `FILE.journal.<what>-20261125T180512Z` (then `-2`, `-3`, ...): a name beside the journal not yet taken. */
-function asideName(journalPath: string, what: string, taken: (path: string) => boolean): string {
+function asideName(journalPath: string, what: string): string {
   const stamp = new Date()
     .toISOString()
     .replace(/[-:]/g, '')
@@ -46,16 +57,7 @@ function asideName(journalPath: string, what: string, taken: (path: string) => b
   const base = `${journalPath}.${what}-${stamp}`;
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? base : `${base}-${n}`;
-    if (!taken(candidate)) return candidate;
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
+    if (!lstatSync(candidate, { throwIfNoEntry: false })) return candidate;
   }
 }
 
@@ -108,7 +110,7 @@ async function cutTornCommit(
   let kept: NonNullable<JournalReport['torn']>;
   let keptAt = '';
   try {
-    keptAt = asideName(journalPath, 'torn', exists);
+    keptAt = asideName(journalPath, 'torn');
     await writeNewFile(files, keptAt, torn, permissions);
     kept = { bytes: torn.length, keptAt };
   } catch (error) {
@@ -174,7 +176,7 @@ export async function openJournal(
       // The previous version's journal has no checksums: its lines are folded into a snapshot that has
       // one, and a new journal takes its place. A torn last line is kept aside first, as in this format.
       if (damage) {
-        const keptAt = asideName(journalPath, 'torn', exists);
+        const keptAt = asideName(journalPath, 'torn');
         await writeNewFile(files, keptAt, bytes.subarray(state.soundEnd), dataFile.permissions);
         report.torn = { bytes: state.length - state.soundEnd, keptAt };
       }
@@ -185,17 +187,9 @@ export async function openJournal(
       // journal is moved aside whole (a rename: byte for byte), then a new journal takes its place. A crash
       // between the steps leaves a start that refuses again, or one that finds no journal: nothing lost.
       await replaceSnapshot(files, dataPath, snapshotBody(items));
-      const keptAt = asideName(journalPath, 'damaged', exists);
+      const keptAt = asideName(journalPath, 'damaged');
       await moveDurably(files, journalPath, keptAt);
-      report.recovered = {
-        offset: damage.offset,
-        reason: damage.reason,
-        keptAt,
-        commitsReplayed: state.commits,
-        updatesReplayed: state.entries,
-        commitsLost: damage.commitsAfter,
-        updatesLost: damage.updatesAfter,
-      };
+      report.recovered = recoveredReport(state, damage, keptAt);
     }
     await createJournal(files, dataPath, journalPath);
   } catch (error) {

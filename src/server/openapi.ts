@@ -1,114 +1,70 @@
-import { PET_STATUSES, QUANTITY_MAX } from '../contract/schemas';
-import { ERROR_CODES } from './errors';
-import { OPERATIONS, type Operation } from './openapi-operations';
-import {
-  commonResponses,
-  type DescribedServer,
-  methodNotAllowedResponse,
-  petIdParameter,
-  type Responses,
-  unauthorized,
-} from './openapi-responses';
-import { API_PREFIX, DESCRIBED_ROUTES, type DescribedRoute, type Route } from './routes';
+import DOCUMENT from './openapi.json';
+import { API_PREFIX, type Route } from './routes';
 
 /**
- * What `petinv serve` implements, exactly; served at GET /v1/openapi.json. Every parameter, body and
- * response carries an example, so tools that mock or test from the document (Prism, Dredd) need nothing
- * else, and every status this server can answer is declared on each operation that can answer it.
+ * What `petinv serve` implements, exactly; served at GET /v1/openapi.json. The document is written out
+ * whole in openapi.json, and test/server/openapi.test.ts holds it to the route table, the error codes,
+ * the limits and the server's real answers. Served, it names the address really bound, each shared
+ * answer (`components/responses`) is written out in place, every GET gets its HEAD twin, and 429 and
+ * 503 are declared only when --rate-limit and --fail-rate can answer them.
  */
 
-export type { DescribedServer } from './openapi-responses';
+export interface DescribedServer {
+  /** The base URL the server really listens on, with the version segment. */
+  baseUrl: string;
+  rateLimit?: number;
+  failRate?: number;
+}
+
+type Response = { $ref?: string; content?: { 'application/json': { example: { message: string } } } };
+type Operation = { operationId: string; summary: string; responses: Record<string, Response> };
 
 /** A route's path in the document, whose server URL already ends in API_PREFIX. */
 export const describedPath = (route: Route) => route.pattern.slice(API_PREFIX.length);
 
+const { responses: SHARED, ...COMPONENTS } = DOCUMENT.components as typeof DOCUMENT.components & {
+  responses: Record<string, Response>;
+};
+const shared = (ref: string) => SHARED[ref.slice('#/components/responses/'.length)] as Response;
+
 /** The HEAD twin of a GET: the same statuses and headers, no body; named with `head` for its verb. */
 function headOf(get: Operation): Operation {
   const responses = Object.fromEntries(
-    Object.entries(get.responses).map(([status, response]) => {
-      const { content: _body, ...rest } = response as { content?: unknown };
-      return [status, rest];
-    }),
+    Object.entries(get.responses).map(([status, { content: _body, ...rest }]) => [status, rest]),
   );
   const operationId = get.operationId.replace(/^[a-z]+/, 'head');
   return { ...get, operationId, summary: `${get.summary} Headers only.`, responses };
 }
 
-/** The path item of a route: each method's operation with what its route adds, and HEAD beside GET. */
-function pathItem(route: DescribedRoute, common: Responses): Record<string, Operation> {
-  const item: Record<string, Operation> = {};
-  for (const [method, id] of Object.entries(route.methods)) {
-    const operation = OPERATIONS[id];
-    const responses = {
-      ...common,
-      ...(route.auth ? { '401': unauthorized } : {}),
-      '405': methodNotAllowedResponse(route),
-      ...operation.responses,
-    };
-    item[method.toLowerCase()] = { ...operation, responses };
-    if (method === 'GET') item.head = headOf(item.get as Operation);
-  }
-  return item;
-}
-
-/** The schemas and the security scheme the operations refer to. */
-const COMPONENTS = {
-  securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-  schemas: {
-    PetStatus: { type: 'string', enum: [...PET_STATUSES], example: 'available' },
-    InventoryItem: {
-      type: 'object',
-      required: ['petId', 'quantity', 'status'],
-      additionalProperties: false,
-      properties: {
-        petId: {
-          type: 'integer',
-          format: 'int64',
-          description: petIdParameter.description,
-        },
-        quantity: { type: 'integer', format: 'int64', minimum: 0, maximum: QUANTITY_MAX },
-        status: { $ref: '#/components/schemas/PetStatus' },
-      },
-      example: { petId: 1, quantity: 12, status: 'available' },
-    },
-    InventoryUpdate: {
-      type: 'object',
-      required: ['quantity'],
-      additionalProperties: false,
-      properties: {
-        quantity: { type: 'integer', format: 'int64', minimum: 0, maximum: QUANTITY_MAX },
-      },
-      example: { quantity: 7 },
-    },
-    Error: {
-      type: 'object',
-      required: ['code', 'message', 'status'],
-      properties: {
-        code: { type: 'string', enum: [...ERROR_CODES] },
-        message: { type: 'string' },
-        status: { type: 'integer', minimum: 400, maximum: 599, description: 'Equals the HTTP status.' },
-      },
-      example: { code: 'pet_not_found', message: 'pet 424242 is not in the inventory', status: 404 },
-    },
-  },
-};
-
 /** The OpenAPI 3.1 document of a server started with these options. */
 export function buildOpenApiDocument(server: DescribedServer) {
-  const common = commonResponses(server);
+  const faults: Record<string, Response> = {};
+  if (server.rateLimit !== undefined) {
+    const limited = structuredClone(shared('#/components/responses/RateLimited'));
+    if (limited.content)
+      limited.content['application/json'].example.message =
+        `more than ${server.rateLimit} requests per second`;
+    faults['429'] = limited;
+  }
+  if (server.failRate !== undefined && server.failRate > 0)
+    faults['503'] = shared('#/components/responses/Unavailable');
   const paths = Object.fromEntries(
-    DESCRIBED_ROUTES.map((route) => [describedPath(route), pathItem(route, common)]),
+    Object.entries(DOCUMENT.paths).map(([path, item]) => {
+      const described: Record<string, Operation> = {};
+      for (const [method, written] of Object.entries(item as Record<string, Operation>)) {
+        const responses = Object.entries({ ...faults, ...written.responses }).map(([status, response]) => [
+          status,
+          response.$ref ? shared(response.$ref) : response,
+        ]);
+        described[method] = { ...written, responses: Object.fromEntries(responses) };
+        if (method === 'get') described.head = headOf(described[method]);
+      }
+      return [path, described];
+    }),
   );
   return {
-    openapi: '3.1.0',
-    info: {
-      title: 'Pet Store Inventory Service (petinv serve)',
-      version: '1.0.0',
-      description:
-        'The inventory service as implemented offline by `petinv serve`. Operations outside the inventory answer 501. Every error is an Error body whose `status` equals the HTTP status.',
-    },
+    ...DOCUMENT,
     servers: [{ url: server.baseUrl, description: 'this petinv serve' }],
-    security: [{ bearer: [] }],
     paths,
     components: COMPONENTS,
   };

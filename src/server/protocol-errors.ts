@@ -11,7 +11,7 @@ import { BODY_LIMIT_BYTES } from '../contract/limits';
 import type { AppOptions } from './app';
 import { HttpError } from './errors';
 import { quoted, requestPath } from './request';
-import { errorBody, JSON_TYPE, sendError } from './respond';
+import { closeAfter, errorBody, JSON_TYPE, sendError } from './respond';
 import { SERVER_METHODS } from './routes';
 
 /**
@@ -103,11 +103,8 @@ function clientErrorHandler(
       if (!last.req.complete && !last.headersSent) {
         // The bad bytes are in the body of a request pipelined behind: its own response carries the answer.
         log?.({ event: 'client_error', code: error.code ?? 'unknown', status: answer.status });
-        last.shouldKeepAlive = false;
         sendError(last, answer);
-      } else if (!last.headersSent) last.shouldKeepAlive = false;
-      else if (last.writableFinished) (socket as Socket).destroySoon();
-      else last.once('finish', () => (socket as Socket).destroySoon());
+      } else closeAfter(last, socket as Socket);
       return;
     }
     // The request cut off was answered early (a 401 before its body, say) and its body never came whole:
@@ -122,7 +119,6 @@ function clientErrorHandler(
     log?.({ event: 'client_error', code: error.code ?? 'unknown', status: answer.status });
     if (response) {
       // A request already handed to the app (its body too slow): its own response carries the answer.
-      response.shouldKeepAlive = false;
       sendError(response, answer);
     } else endLingering(socket, rawErrorResponse(answer));
   };

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { HttpError } from './errors';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -29,4 +30,11 @@ export function sendError(res: ServerResponse, error: HttpError) {
   // The connection ends with this answer: node:http, and the ordering of pipelined requests, go by this.
   if (error.headers.Connection === 'close') res.shouldKeepAlive = false;
   sendJson(res, error.status, errorBody(error), error.headers);
+}
+
+/** Closes `socket` once the answer `res` is out: said in the answer itself (`Connection: close`) before it starts. */
+export function closeAfter(res: ServerResponse, socket: Socket) {
+  if (!res.headersSent) res.shouldKeepAlive = false;
+  else if (res.writableFinished) socket.destroySoon();
+  else res.once('finish', () => socket.destroySoon());
 }

@@ -54,14 +54,6 @@ export const ROUTES = [
   { pattern: '/v1/store/orders', auth: true, methods: { GET: 'listOrders' }, faults: true, described: true },
 ] as const satisfies readonly Route[];
 
-export type DescribedRoute = Extract<(typeof ROUTES)[number], { described: true }>;
-/** The routes the OpenAPI document describes, in the table's order. */
-export const DESCRIBED_ROUTES = ROUTES.filter((route): route is DescribedRoute => route.described);
-
-type OperationsOf<R> = R extends { methods: infer M } ? M[keyof M] : never;
-/** The operations of the routes the OpenAPI document describes. */
-export type DescribedOperationId = OperationsOf<DescribedRoute>;
-
 /** The methods a route answers, in `Allow` order: HEAD right after GET. */
 export function allowedMethods(route: Route): string[] {
   return Object.keys(route.methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));

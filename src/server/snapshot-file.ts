@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { syncDirectory, writeFileAtomic } from '../files/atomic-write';
-import { type FileSystem, StorageError } from '../files/file-system';
+import { type FileSystem, quietly, StorageError } from '../files/file-system';
 import { SNAPSHOT_SUFFIX, snapshotPrefix } from './data-format';
 import { checksumHex, JOURNAL_HEADER } from './journal-format';
 
@@ -17,13 +17,8 @@ export function permissionsOf(path: string): number {
   }
 }
 
-export function closeQuietly(files: FileSystem, fd: number): void {
-  try {
-    files.closeSync(fd);
-  } catch {
-    // Closing after a failed write: the failure that matters is already being reported.
-  }
-}
+/** Closes `fd` after a failed write: the failure that matters is already being reported. */
+export const closeQuietly = (files: FileSystem, fd: number) => quietly(() => files.closeSync(fd));
 
 /** The name of a snapshot being written: beside the data file, hidden, with 16 random hex digits. */
 const temporaryName = (path: string, random: string) => `.${basename(path)}.${random}.tmp`;

@@ -15,12 +15,6 @@ export interface InventoryPersistence {
   writeSnapshot(listBody: Buffer): Promise<void>;
 }
 
-/**
- * Told how an update ended: null and the item as this update left it (undefined when there is no such
- * pet), or the storage failure, and then nothing of it was applied.
- */
-export type UpdateCallback = (error: Error | null, item: InventoryItem | undefined) => void;
-
 /** How many items one cached slice of the serialized list holds: one change re-serializes one slice. */
 const SLICE_SIZE = 2048;
 
@@ -32,7 +26,8 @@ const CLOSE = Buffer.from(']');
 interface PendingUpdate {
   item: InventoryItem;
   position: number;
-  done: UpdateCallback;
+  /** Told how the update ended: null, or the storage failure, and then nothing of it was applied. */
+  done: (error: Error | null) => void;
 }
 
 export interface StoreOptions {
@@ -135,40 +130,25 @@ export class InventoryStore {
    * it could not be written (and then nothing of it was applied).
    */
   setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined> {
-    return new Promise((resolve, reject) =>
-      this.updateQuantity(petId, quantity, (error, item) => (error ? reject(error) : resolve(item))),
-    );
-  }
-
-  /**
-   * setQuantity without a promise, for the server's hot path: `done` is called once, with what
-   * setQuantity would settle with; at once (before this returns) when there is nothing to write.
-   */
-  updateQuantity(petId: bigint, quantity: number, done: UpdateCallback): void {
     const position = this.positions.get(petId);
     const current = position === undefined ? undefined : this.items[position];
-    if (position === undefined || !current) {
-      done(null, undefined);
-      return;
-    }
+    if (position === undefined || !current) return Promise.resolve(undefined);
     // Nothing to write: the durable value already is this one, and no other update of the pet is on its way.
-    if (current.quantity === quantity && !this.unsettled.has(petId)) {
-      done(null, current);
-      return;
-    }
+    if (current.quantity === quantity && !this.unsettled.has(petId)) return Promise.resolve(current);
     const item = { petId, quantity, status: current.status };
     if (!this.persistence) {
-      this.apply([{ item, position, done }]);
-      done(null, item);
-      return;
+      this.apply([{ item, position }]);
+      return Promise.resolve(item);
     }
     this.unsettled.set(petId, (this.unsettled.get(petId) ?? 0) + 1);
-    this.pending.push({ item, position, done });
     // A commit under way (or a snapshot) starts the next one when it ends; an idle store waits one turn.
     if (!this.committing && !this.snapshotting && !this.commitScheduled) {
       this.commitScheduled = true;
       setImmediate(this.runScheduledCommit);
     }
+    return new Promise((resolve, reject) =>
+      this.pending.push({ item, position, done: (error) => (error ? reject(error) : resolve(item)) }),
+    );
   }
 
   /** Waits until every update received so far is applied or refused, and no write is under way. */
@@ -181,7 +161,7 @@ export class InventoryStore {
     return this.pending.length === 0 && !this.committing && !this.snapshotting && !this.commitScheduled;
   }
 
-  private apply(updates: readonly PendingUpdate[]): void {
+  private apply(updates: readonly Pick<PendingUpdate, 'item' | 'position'>[]): void {
     for (const { item, position } of updates) {
       this.items[position] = item;
       this.slices[Math.floor(position / SLICE_SIZE)] = undefined;
@@ -228,7 +208,7 @@ export class InventoryStore {
     if (!error) this.apply(batch);
     // The next batch goes to disk before this one is answered: the disk works while the answers go out.
     this.startCommit();
-    for (const update of batch) update.done(error, error ? undefined : update.item);
+    for (const update of batch) update.done(error);
   }
 
   private startSnapshot(persistence: InventoryPersistence): void {

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { QUANTITY_TEXT_RULE } from '../../src/contract/schemas';
+import { readQuantity } from '../../src/bulk/numbers';
 import { bulkSummary } from '../helpers/bulk-summary';
 import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
@@ -19,13 +19,13 @@ async function quantityOf(petId: number): Promise<number | undefined> {
 }
 
 describe('bulk input', () => {
-  it('refuses input that never ends, such as --file /dev/zero (exit 2)', async () => {
+  it('refuses binary input, such as --file /dev/zero (exit 2)', async () => {
     const result = await petinv(['set', '--file', '/dev/zero']);
     expect(result).toEqual({
       code: 2,
       stdout: '',
       stderr:
-        'petinv: bulk input: line 1 has no end within 1 MiB; is it text, one update a line? (run petinv help set)\n',
+        'petinv: bulk input is a binary file, not text: save it as CSV (comma, semicolon or tab separated) or as an Excel workbook (.xlsx). Nothing was sent (run petinv help set)\n',
     });
   });
 
@@ -44,18 +44,21 @@ describe('bulk input', () => {
 
 describe('a quantity is read by one rule, for one pet and in bulk', () => {
   // The text a request body would carry: a JSON integer. A sign other than "-" or leading zeros are
-  // not one, and both ways in answer alike (`set 1 +5` was once accepted while a bulk line was not).
+  // not one, and both ways in answer alike (`set 1 +5` was once accepted while a bulk line was not),
+  // saying in plain words what is wrong.
   it.each(['+5', '007', '1.5', '1e3', '0x10', '9007199254740992', '-9007199254740992', ''])(
     'refuses %j both ways with the same message, sending nothing',
     async (text) => {
-      const message = `quantity "${text}" is not ${QUANTITY_TEXT_RULE}`;
+      const message = readQuantity(text, 'quantity') as string;
+      expect(message).toMatch(/^quantity ".*" (is|has) /);
+      expect(message).not.toMatch(/JSON|int64|integer/);
       const before = await quantityOf(10);
       const one = await petinv(['set', '10', text]);
       expect(one).toMatchObject({ code: 2, stdout: '' });
       expect(one.stderr).toBe(`petinv: ${message} (run petinv help set)\n`);
       const bulk = await petinv(['set', '-', '--strict'], `10,${text}\n`);
       expect(bulk).toMatchObject({ code: 2, stdout: '' });
-      expect(bulk.stderr).toContain(`petinv: line 1: ${message}\n`);
+      expect(bulk.stderr).toContain(`petinv: line 1 (pet 10): ${message}\n`);
       expect(await quantityOf(10)).toBe(before);
     },
   );

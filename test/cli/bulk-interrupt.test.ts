@@ -1,51 +1,39 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { answer, useFakeServer } from '../helpers/lying-server';
 import { startMain } from '../helpers/main';
 import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
 
 /** A service whose every PATCH takes 40 ms, so a run of 60 updates two at a time is still going when Ctrl-C comes. */
-let slow: Server;
 let env: NodeJS.ProcessEnv;
 let received = 0;
 /** How long each PATCH takes to be answered: 40 ms, longer where a test needs updates still in flight. */
 let answerAfterMs = 40;
 const configDir = temporaryDirectory();
-beforeAll(async () => {
-  slow = createServer((req, res) => {
-    // A bulk run reads the inventory once first: an empty one, so every line is sent.
-    if (req.method === 'GET') {
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end('[]');
-      return;
-    }
-    received++;
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => {
-      const petId = String(req.url).split('/').pop();
-      const { quantity } = JSON.parse(body);
-      setTimeout(() => {
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(`{"petId":${petId},"quantity":${quantity},"status":"sold"}`);
-      }, answerAfterMs);
-    });
+const slow = useFakeServer((req, res) => {
+  // A bulk run reads the inventory once first: an empty one, so every line is sent.
+  if (req.method === 'GET') return answer(200, '[]')(req, res);
+  received++;
+  let body = '';
+  req.on('data', (chunk) => {
+    body += chunk;
   });
-  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+  req.on('end', () => {
+    const petId = String(req.url).split('/').pop();
+    const { quantity } = JSON.parse(body);
+    setTimeout(() => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(`{"petId":${petId},"quantity":${quantity},"status":"sold"}`);
+    }, answerAfterMs);
+  });
+});
+beforeAll(() => {
   env = {
     PETINV_CONFIG_DIR: configDir,
     PETINV_ENV: 'local',
-    PETINV_BASE_URL: `http://127.0.0.1:${(slow.address() as { port: number }).port}/v1`,
+    PETINV_BASE_URL: `${slow.origin}/v1`,
     PETINV_API_KEY: 'k',
   };
-});
-afterAll(() => {
-  rmSync(configDir, { recursive: true, force: true });
-  slow.closeAllConnections();
-  return new Promise((resolve) => slow.close(resolve));
 });
 
 const LINES = 60;
@@ -233,7 +221,6 @@ describe('Ctrl-C during a bulk run', () => {
       env: processEnv,
       encoding: 'utf8',
     });
-    rmSync(stateHome, { recursive: true, force: true });
     const runs = JSON.parse(history.stdout) as Array<{ command: string; pets: number }>;
     return { end, stderr, runs, sent: received - before };
   }

@@ -1,7 +1,8 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PIPELINING } from '../../src/commands/options';
+import { type FakeServer, startFakeServer, startRawServer } from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -23,16 +24,9 @@ interface Seen {
   mostOpen: number;
 }
 
-let service: Server | undefined;
-/** A raw service (startRawService) a test started, closed after it as `service` is. */
-let raw: NetServer | undefined;
-afterEach(() => {
-  service?.closeAllConnections();
-  service?.close();
-  service = undefined;
-  raw?.close();
-  raw = undefined;
-});
+/** The service a test started, closed after it. */
+let service: Pick<FakeServer, 'port' | 'close'> | undefined;
+afterEach(() => service?.close());
 
 /**
  * Starts the counting service. It answers each PATCH after `delayMs` with the quantity asked for, and
@@ -46,7 +40,7 @@ async function startService(
 ) {
   const seen: Seen = { connections: 0, deepest: 0, deepestLate: 0, patches: 0, mostOpen: 0 };
   const unanswered = new Map<Socket, number>();
-  service = createServer((req, res) => {
+  const started = await startFakeServer((req, res) => {
     let body = '';
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
@@ -71,15 +65,14 @@ async function startService(
       }, options.delayMs ?? 2);
     });
   });
+  service = started;
   let open = 0;
-  service.on('connection', (socket: Socket) => {
+  started.server.on('connection', (socket: Socket) => {
     seen.connections++;
     seen.mostOpen = Math.max(seen.mostOpen, ++open);
     socket.on('close', () => open--);
   });
-  await new Promise<void>((resolve) => service?.listen(0, '127.0.0.1', resolve));
-  const port = (service.address() as { port: number }).port;
-  return { seen, env: serviceEnv(port) };
+  return { seen, server: started.server, env: serviceEnv(started.port) };
 }
 
 /** The environment that points petinv at a service on `port`. */
@@ -103,35 +96,6 @@ const honestBody = (method: string | undefined, url: string | undefined, body: s
 
 const okResponse = (version: string, body: string) =>
   `HTTP/${version} 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-
-/**
- * A raw TCP service on port 0 that reads each whole request (pipelined ones too) as it arrives and hands
- * it to `onRequest`, which answers on the socket as it likes; resolves with the server and its port.
- */
-async function startRawService(
-  onRequest: (socket: Socket, request: { method?: string; url?: string; body: string }) => void,
-) {
-  const server = createNetServer((socket) => {
-    let data = '';
-    socket.on('error', () => {});
-    socket.on('data', (chunk) => {
-      data += chunk;
-      for (;;) {
-        const end = data.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = data.slice(0, end);
-        const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-        if (data.length < end + 4 + length) return;
-        const [method, url] = head.split(' ');
-        const body = data.slice(end + 4, end + 4 + length);
-        data = data.slice(end + 4 + length);
-        onRequest(socket, { method, url, body });
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as { port: number }).port };
-}
 
 const sheet = (count: number) =>
   `petId,quantity\n${Array.from({ length: count }, (_, i) => `${i + 1},${i + 7}`).join('\n')}\n`;
@@ -184,8 +148,8 @@ describe('a bulk run against a service that keeps its connections', () => {
 
 describe('a bulk run against a service that closes its connections', () => {
   it('never pipelines, and loses nothing', async () => {
-    const { seen, env } = await startService();
-    service?.on('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
+    const { seen, env, server } = await startService();
+    server.on('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
     const result = await runMain(['set', '-', '--concurrency', '2'], { env, input: sheet(30) });
     expect(result.code).toBe(0);
     expect(result.stderr).not.toContain('warning');
@@ -197,8 +161,8 @@ describe('a bulk run against a service that closes its connections', () => {
     // One connection, each answer 200 ms, a 500 ms deadline: one update at a time meets it. With the
     // pipelining depth in flight and nothing pipelined, the third and fourth waited in undici's queue with
     // their clocks running, timed out unsent or sent late, and were sent twice (the service saw more than 6).
-    const { seen, env } = await startService({ delayMs: 200 });
-    service?.on('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
+    const { seen, env, server } = await startService({ delayMs: 200 });
+    server.on('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
     const result = await runMain(['set', '-', '--concurrency', '1', '--timeout', '500', '--retries', '1'], {
       env,
       input: sheet(6),
@@ -214,14 +178,13 @@ describe('a bulk run against an HTTP/1.0 service', () => {
     // Each connection: one request read, answered as HTTP/1.0 with no Connection header, then closed.
     // Requests pipelined behind it are never read; sent again, each was said to be maybe applied.
     const received: string[] = [];
-    const started = await startRawService((socket, { method, url, body }) => {
+    service = await startRawServer(({ socket, method, path: url, body }) => {
       // One request per connection: what follows it is never read.
       if (socket.writableEnded) return;
       received.push(`${method} ${url}`);
       socket.end(okResponse('1.0', honestBody(method, url, body)));
     });
-    raw = started.server;
-    const { port } = started;
+    const { port } = service as FakeServer;
     const result = await runMain(['set', '-', '--concurrency', '2'], {
       env: serviceEnv(port),
       input: sheet(20),
@@ -237,7 +200,7 @@ describe('a bulk run against a service that answers pipelined requests out of or
     // Each connection's requests are answered last first once two have arrived (one alone, after 20 ms):
     // pipelined, every answer lands on the wrong request; one at a time, each is right.
     const queues = new Map<Socket, { queued: string[]; timer?: NodeJS.Timeout }>();
-    const started = await startRawService((socket, { method, url, body }) => {
+    service = await startRawServer(({ socket, method, path: url, body }) => {
       const queue = queues.get(socket) ?? { queued: [] };
       queues.set(socket, queue);
       const flush = () => {
@@ -248,8 +211,7 @@ describe('a bulk run against a service that answers pipelined requests out of or
       if (queue.queued.length >= 2) flush();
       else queue.timer = setTimeout(flush, 20);
     });
-    raw = started.server;
-    const { port } = started;
+    const { port } = service as FakeServer;
     const result = await runMain(['set', '-', '--concurrency', '2', '--ndjson'], {
       env: serviceEnv(port),
       input: sheet(40),

@@ -137,10 +137,13 @@ describe('petinv set and adjust', () => {
     });
   });
   it.each([
-    [['set', 'abc', '1'], 'petId "abc" is not an integer within int64'],
-    [['set', '9223372036854775808', '1'], 'petId "9223372036854775808" is not an integer within int64'],
-    [['set', '1', '1.5'], 'quantity "1.5" is not an integer'],
-    [['set', '1', 'many'], 'quantity "many" is not an integer'],
+    [['set', 'abc', '1'], 'petId "abc" is not a whole number'],
+    [
+      ['set', '9223372036854775808', '1'],
+      'petId "9223372036854775808" is larger than a petId can be (at most 9223372036854775807)',
+    ],
+    [['set', '1', '1.5'], 'quantity "1.5" is not a whole number'],
+    [['set', '1', 'many'], 'quantity "many" is not a whole number'],
     [['adjust', '1', 'x'], 'delta "x" is not an integer'],
     [['set', '1'], 'give a petId and a quantity'],
   ])('checks %j before sending anything', async (args, message) => {

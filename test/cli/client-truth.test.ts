@@ -1,5 +1,5 @@
-import { createServer, type Server, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { rawAnswer as answer, BREAKS, type RawRequest, useRawServer } from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
 import { closedPort, temporaryDirectory } from '../helpers/serve';
 
@@ -8,14 +8,8 @@ import { closedPort, temporaryDirectory } from '../helpers/serve';
  * the ways a real service can (the first path segment picks how), and the real CLI runs against it.
  */
 
-interface Exchange {
-  method: string;
-  path: string;
-  body: string;
-  socket: Socket;
-  /** How many requests this scenario has had before this one. */
-  seen: number;
-}
+/** A request, `seen` counting the requests of its scenario before it (the list read a write makes first aside). */
+type Exchange = RawRequest;
 
 const ITEMS = [
   { petId: 5, quantity: 3, status: 'sold' },
@@ -24,30 +18,12 @@ const ITEMS = [
 ];
 const FORMULAS = ['=HYPERLINK("http://evil","x")', '+cmd', '-2+3', '@SUM(1)', '\tlead', '\rlead'];
 const list = (items: readonly object[]) => JSON.stringify(items);
-const answer = (socket: Socket, status: number, body: string, extra = '') =>
-  socket.end(
-    `HTTP/1.1 ${status} X\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${extra}\r\n${body}`,
-  );
 /** The item a PATCH asks for, as an honest service answers it. */
 const honest = ({ path, body }: Exchange) => ({
   petId: Number(path.split('/').at(-1)),
   quantity: JSON.parse(body).quantity as number,
   status: 'sold',
 });
-
-/** Ways a connection breaks after the request was sent whole. */
-const BREAKS: Record<string, (socket: Socket) => void> = {
-  reset: (socket) => socket.resetAndDestroy(),
-  closed: (socket) => socket.end(),
-  garbage: (socket) => socket.end('HTTX/1.1 200 OK\r\n\r\n'),
-  overflow: (socket) => socket.end(`HTTP/1.1 200 OK\r\nX-Filler: ${'a'.repeat(70_000)}\r\n\r\n`),
-  upgrade: (socket) =>
-    socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n'),
-  'length-and-chunked': (socket) =>
-    socket.end(
-      'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2a\r\n{"petId":1,"quantity":7,"status":"sold"}\r\n0\r\n\r\n',
-    ),
-};
 
 const scenarios: Record<string, (exchange: Exchange) => void> = {
   /** Answers every PATCH with one more than it was sent; pet 7 honestly. */
@@ -145,48 +121,27 @@ for (const [name, breakIt] of Object.entries(BREAKS))
 /** The scenarios that answer the list themselves. */
 const LIST_SCENARIOS = new Set(['lying', 'twice', 'integer-keys', 'reset-all', 'list-reset', 'partial']);
 
-let server: Server;
-let origin: string;
 const counts = new Map<string, number>();
 const patches: string[] = [];
 
-function serveRaw(socket: Socket) {
-  let buffered = Buffer.alloc(0);
-  socket.on('error', () => {});
-  socket.on('data', (chunk) => {
-    buffered = Buffer.concat([buffered, chunk]);
-    const end = buffered.indexOf('\r\n\r\n');
-    if (end < 0) return;
-    const head = buffered.subarray(0, end).toString('latin1');
-    const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-    if (buffered.length < end + 4 + length) return;
-    const [method = '', url = ''] = head.split(' ');
-    const body = buffered.subarray(end + 4, end + 4 + length).toString();
-    buffered = Buffer.alloc(0);
-    const scenario = url.split('/')[1] ?? '';
-    // A write reads the inventory first (its before-value, for the history and undo): a scenario about
-    // writes answers that read with an empty list, uncounted, and lies or breaks on the write alone.
-    if (method === 'GET' && !LIST_SCENARIOS.has(scenario)) return answer(socket, 200, '[]');
-    const seen = counts.get(scenario) ?? 0;
-    counts.set(scenario, seen + 1);
-    if (method === 'PATCH') patches.push(`${scenario} ${url} ${body}`);
-    scenarios[scenario]?.({ method, path: url, body, socket, seen });
-  });
-}
-
-beforeAll(async () => {
-  server = createServer(serveRaw);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+const server = useRawServer(({ method, path, body, socket }) => {
+  const scenario = path.split('/')[1] ?? '';
+  // A write reads the inventory first (its before-value, for the history and undo): a scenario about
+  // writes answers that read with an empty list, uncounted, and lies or breaks on the write alone.
+  if (method === 'GET' && !LIST_SCENARIOS.has(scenario)) return answer(socket, 200, '[]');
+  const seen = counts.get(scenario) ?? 0;
+  counts.set(scenario, seen + 1);
+  if (method === 'PATCH') patches.push(`${scenario} ${path} ${body}`);
+  scenarios[scenario]?.({ method, path, body, socket, seen });
 });
-afterAll(() => new Promise((resolve) => server.close(resolve)));
+const origin = () => server.origin;
 
 const petinv = (scenario: string, args: string[], input?: string) =>
   runMain(args, {
     env: {
       PETINV_CONFIG_DIR: temporaryDirectory(),
       PETINV_ENV: 'staging',
-      PETINV_BASE_URL: `${origin}/${scenario}/v1`,
+      PETINV_BASE_URL: `${origin()}/${scenario}/v1`,
       PETINV_API_KEY: 'truth-test-key',
     },
     input,
@@ -236,7 +191,7 @@ describe('a write that may have been applied, or was answered with another quant
       PETINV_CONFIG_DIR: temporaryDirectory(),
       XDG_STATE_HOME: temporaryDirectory(),
       PETINV_ENV: 'staging',
-      PETINV_BASE_URL: `${origin}/${scenario}/v1`,
+      PETINV_BASE_URL: `${origin()}/${scenario}/v1`,
       PETINV_API_KEY: 'truth-test-key',
     };
     const codes: number[] = [];
@@ -351,18 +306,18 @@ describe('a connection that breaks after the request was sent: outcome unknown (
   it('reached by an address, not an environment: the advice names the address, and runs as written', async () => {
     const env = {
       PETINV_CONFIG_DIR: temporaryDirectory(),
-      PETINV_BASE_URL: `${origin}/break-reset/v1`,
+      PETINV_BASE_URL: `${origin()}/break-reset/v1`,
       PETINV_API_KEY: 'truth-test-key',
     };
     const result = await runMain(['--retries', '0', 'set', '42', '7'], { env });
     expect(result.code).toBe(8);
     const advice = /safe: petinv (.*)\n$/.exec(result.stderr)?.[1] ?? '';
     // host:port is no environment's name: `--env 127.0.0.1:PORT` was refused as a usage error (exit 2).
-    expect(advice).toBe(`set 42 7 --base-url ${origin}/break-reset/v1`);
+    expect(advice).toBe(`set 42 7 --base-url ${origin()}/break-reset/v1`);
     const again = await runMain(['--retries', '0', ...advice.split(' ')], {
       env: { PETINV_CONFIG_DIR: env.PETINV_CONFIG_DIR, PETINV_API_KEY: env.PETINV_API_KEY },
     });
-    expect(again.stderr).toContain(`petinv set 42 7 --base-url ${origin}/break-reset/v1`);
+    expect(again.stderr).toContain(`petinv set 42 7 --base-url ${origin()}/break-reset/v1`);
     expect(again.code).toBe(8);
   });
 

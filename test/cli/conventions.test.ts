@@ -1,25 +1,17 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readConfigFile } from '../../src/config/file';
 import { nearestName } from '../../src/suggest';
 import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain, startMain } from '../helpers/main';
+import { temporaryDirectory } from '../helpers/serve';
 
 /** Conventions people bring from gh, kubectl and clig.dev: parseable failures, typos, Ctrl-C, TERM=dumb. */
 
-const directories: string[] = [];
-afterAll(() => {
-  for (const directory of directories) rmSync(directory, { recursive: true, force: true });
-});
-/** A config directory of its own, removed after the tests. */
-function configDir(): NodeJS.ProcessEnv {
-  const directory = mkdtempSync(join(tmpdir(), 'petinv-conventions-'));
-  directories.push(directory);
-  return { PETINV_CONFIG_DIR: directory };
-}
+/** A config directory of its own, removed after the file. */
+const configDir = (): NodeJS.ProcessEnv => ({ PETINV_CONFIG_DIR: temporaryDirectory('petinv-conventions-') });
 
 const KEY = 'conventions-key';
 const served = useInventoryServer(KEY);

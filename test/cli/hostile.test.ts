@@ -1,5 +1,13 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import {
+  answer,
+  byScenario,
+  endless,
+  type Handler,
+  startFakeServer,
+  trickle,
+  useFakeServer,
+} from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -7,31 +15,14 @@ import { temporaryDirectory } from '../helpers/serve';
  * One hostile inventory service on port 0; the first path segment picks how it misbehaves, so each
  * test's base URL is http://127.0.0.1:PORT/<scenario>/v1.
  */
-let hostile: Server;
-let origin: string;
 const requests: string[] = [];
 
-const scenarios: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
-  endless(_req, res) {
-    res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.write('[');
-    const chunk = Buffer.from('{"petId":1,"quantity":1,"status":"sold"},'.repeat(1000));
-    const pump = () => {
-      while (!res.destroyed && res.write(chunk)) {}
-      if (!res.destroyed) res.once('drain', pump);
-    };
-    pump();
-  },
-  trickle(_req, res) {
-    // Headers at once, then a byte every 20 ms: no read ever waits long, the body never ends.
-    res.writeHead(200, { 'Content-Type': 'application/json' });
-    const timer = setInterval(() => res.write(' '), 20);
-    res.on('close', () => clearInterval(timer));
-  },
-  unauthorized(_req, res) {
-    res.writeHead(401, { 'Content-Type': 'application/json', 'WWW-Authenticate': 'Bearer' });
-    res.end('{"code":"unauthorized","message":"the API key is not valid","status":401}');
-  },
+const scenarios: Record<string, Handler> = {
+  endless: endless('{"petId":1,"quantity":1,"status":"sold"},'),
+  trickle,
+  unauthorized: answer(401, '{"code":"unauthorized","message":"the API key is not valid","status":401}', {
+    'WWW-Authenticate': 'Bearer',
+  }),
   'control-json'(_req, res) {
     res.writeHead(400, { 'Content-Type': 'application/json' });
     res.end(
@@ -55,32 +46,18 @@ const scenarios: Record<string, (req: IncomingMessage, res: ServerResponse) => v
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end('\u001b]0;pwned\u0007\u001b[2J not json');
   },
-  'retry-after'(_req, res) {
-    res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '3600' });
-    res.end('{"code":"unavailable","message":"down for maintenance","status":503}');
-  },
+  'retry-after': answer(503, '{"code":"unavailable","message":"down for maintenance","status":503}', {
+    'Retry-After': '3600',
+  }),
 };
-
-beforeAll(async () => {
-  hostile = createServer((req, res) => {
-    requests.push(`${req.method} ${req.url}`);
-    const scenario = String(req.url).split('/')[1] ?? '';
-    scenarios[scenario]?.(req, res);
-  });
-  await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(hostile.address() as { port: number }).port}`;
-});
-afterAll(() => {
-  hostile.closeAllConnections();
-  return new Promise((resolve) => hostile.close(resolve));
-});
+const hostile = useFakeServer(byScenario(scenarios, requests));
 
 const petinv = (scenario: string, args: string[], extra: { env?: NodeJS.ProcessEnv; input?: string } = {}) =>
   runMain(args, {
     env: {
       PETINV_CONFIG_DIR: temporaryDirectory(),
       PETINV_ENV: 'local',
-      PETINV_BASE_URL: `${origin}/${scenario}/v1`,
+      PETINV_BASE_URL: `${hostile.origin}/${scenario}/v1`,
       PETINV_API_KEY: 'hostile-test-key',
       ...extra.env,
     },
@@ -216,12 +193,12 @@ describe('what reaches the terminal', () => {
 
   it('a bulk line echoed in an error', async () => {
     const result = await petinv('endless', ['set', '-', '--strict'], {
-      input: '\u001b[2J\u001b]0;pwned\u0007x\u009b31m 5\n',
+      input: '1 1\n\u001b[2J\u001b]0;pwned\u0007x\u009b31m 5\n',
     });
     expect(result.code).toBe(2);
     expect(controlCharacters(result.stderr)).toEqual([]);
     expect(result.stderr).toBe(
-      'petinv: line 1: petId "x" is not an integer within int64\npetinv: --strict: 1 bad line; nothing was sent (run petinv help set)\n',
+      'petinv: line 2: petId "x" is not a whole number\npetinv: --strict: 1 bad line; nothing was sent (run petinv help set)\n',
     );
   });
 });
@@ -256,28 +233,17 @@ describe('a bulk run stops early when every request would fail', () => {
 
   it('a service that goes away mid-run: stops after 3 network failures in a row (exit 7, or 8 when one may have been applied)', async () => {
     let answered = 0;
-    const dying = createServer((req, res) => {
-      req.resume();
-      res.writeHead(200, { 'Content-Type': 'application/json' });
+    const dying = await startFakeServer((req, res) => {
       // The run's one read of the inventory: empty, so every line is sent.
-      if (req.method === 'GET') {
-        res.end('[]');
-        return;
-      }
+      if (req.method === 'GET') return answer(200, '[]')(req, res);
       const petId = String(req.url).split('/').pop();
-      res.end(`{"petId":${petId},"quantity":5,"status":"sold"}`);
+      answer(200, `{"petId":${petId},"quantity":5,"status":"sold"}`)(req, res);
       // After five answers the service disappears: its connections are cut, new ones refused.
-      if (++answered === 5)
-        res.on('finish', () => {
-          dying.close();
-          dying.closeAllConnections();
-        });
+      if (++answered === 5) res.on('finish', () => void dying.close());
     });
-    await new Promise<void>((resolve) => dying.listen(0, '127.0.0.1', resolve));
-    const port = (dying.address() as { port: number }).port;
     // One update at a time: with more on the connection, those sent when it is cut are of unknown outcome.
-    const result = await runAgainst(port);
-    dying.closeAllConnections();
+    const result = await runAgainst(dying.port);
+    await dying.close();
     // The sixth update may be sent on the one connection just before the service cuts it: its outcome is
     // then unknown, the summary says so, and the run ends with the broken-response status (8), else 7.
     expect(result.stderr).toMatch(
@@ -295,22 +261,13 @@ describe('a bulk run stops early when every request would fail', () => {
 
   it('a service that answers every update with a server error: stops after 10 in a row (exit 8), naming the rest', async () => {
     let patches = 0;
-    const failing = createServer((req, res) => {
-      req.resume();
-      if (req.method === 'GET') {
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end('[]');
-        return;
-      }
+    const failing = await startFakeServer((req, res) => {
+      if (req.method === 'GET') return answer(200, '[]')(req, res);
       patches++;
-      res.writeHead(503, { 'Content-Type': 'application/json' });
-      res.end('{"code":"unavailable","message":"down for maintenance","status":503}');
+      answer(503, '{"code":"unavailable","message":"down for maintenance","status":503}')(req, res);
     });
-    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
-    const port = (failing.address() as { port: number }).port;
-    const result = await runAgainst(port, ['--json']);
-    failing.closeAllConnections();
-    failing.close();
+    const result = await runAgainst(failing.port, ['--json']);
+    await failing.close();
     expect(result.code).toBe(8);
     expect(patches).toBe(10);
     const { error, summary } = JSON.parse(result.stderr.trim().split('\n').at(-1) as string);
@@ -326,22 +283,13 @@ describe('a bulk run stops early when every request would fail', () => {
     'a service that answers every update %i (overloaded, as with a 503): stops after 10 in a row too',
     async (status, code) => {
       let patches = 0;
-      const refusing = createServer((req, res) => {
-        req.resume();
-        if (req.method === 'GET') {
-          res.writeHead(200, { 'Content-Type': 'application/json' });
-          res.end('[]');
-          return;
-        }
+      const refusing = await startFakeServer((req, res) => {
+        if (req.method === 'GET') return answer(200, '[]')(req, res);
         patches++;
-        res.writeHead(status, { 'Content-Type': 'application/json', 'Retry-After': '0' });
-        res.end(JSON.stringify({ code, message: 'slow down', status }));
+        answer(status, { code, message: 'slow down', status }, { 'Retry-After': '0' })(req, res);
       });
-      await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
-      const port = (refusing.address() as { port: number }).port;
-      const result = await runAgainst(port, ['--json']);
-      refusing.closeAllConnections();
-      refusing.close();
+      const result = await runAgainst(refusing.port, ['--json']);
+      await refusing.close();
       expect(patches).toBe(10);
       const { summary } = JSON.parse(result.stderr.trim().split('\n').at(-1) as string);
       expect(summary).toMatchObject({ updated: 0, failed: 10, notSent: 90, stopped: 'failing' });

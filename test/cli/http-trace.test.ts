@@ -1,44 +1,33 @@
 import { rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { useFakeServer } from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
-import { temporaryDirectory } from '../helpers/serve';
+import { closedPort, temporaryDirectory } from '../helpers/serve';
 
 /** -v, -vv and PETINV_DEBUG=http: every exchange on stderr, and never the key. */
 
 const KEY = 'trace-key-0123456789abcdef';
 let server: RunningServer;
-let hostile: Server;
-let hostileUrl: string;
 const directory = temporaryDirectory('petinv-trace-');
 
 /** Echoes the key everywhere it can, split by an escape sequence too: first a 503, then the list. */
-function startHostile(): Promise<void> {
-  let requests = 0;
-  hostile = createServer((request, response) => {
-    requests++;
-    // An escape sequence inside the key: once made printable, the two halves would meet again.
-    const split = `${KEY.slice(0, 5)}\u001b[0m${KEY.slice(5)}`;
-    response.setHeader('X-Echo', `${request.headers.authorization} and ${KEY}`);
-    response.setHeader('Location', `http://elsewhere.example/v1?key=${KEY}`);
-    if (requests === 1) {
-      response.writeHead(503, { 'Retry-After': '0', 'Content-Type': 'text/plain' });
-      response.end(`busy; your key was ${split}`);
-      return;
-    }
-    response.writeHead(200, { 'Content-Type': 'application/json' });
-    response.end('[{"petId":1,"quantity":2,"status":"sold"}]');
-  });
-  return new Promise((resolve) =>
-    hostile.listen(0, '127.0.0.1', () => {
-      hostileUrl = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/v1`;
-      resolve();
-    }),
-  );
-}
+let requests = 0;
+const hostile = useFakeServer((request, response) => {
+  requests++;
+  // An escape sequence inside the key: once made printable, the two halves would meet again.
+  const split = `${KEY.slice(0, 5)}\u001b[0m${KEY.slice(5)}`;
+  response.setHeader('X-Echo', `${request.headers.authorization} and ${KEY}`);
+  response.setHeader('Location', `http://elsewhere.example/v1?key=${KEY}`);
+  if (requests === 1) {
+    response.writeHead(503, { 'Retry-After': '0', 'Content-Type': 'text/plain' });
+    response.end(`busy; your key was ${split}`);
+    return;
+  }
+  response.writeHead(200, { 'Content-Type': 'application/json' });
+  response.end('[{"petId":1,"quantity":2,"status":"sold"}]');
+});
 
 beforeAll(async () => {
   server = await startInventoryServer({
@@ -47,11 +36,9 @@ beforeAll(async () => {
     seed: 2,
     apiKeys: [KEY],
   });
-  await startHostile();
 });
 afterAll(async () => {
   await server.close();
-  await new Promise((resolve) => hostile.close(resolve));
   rmSync(directory, { recursive: true, force: true });
 });
 
@@ -98,10 +85,7 @@ describe('-v traces every exchange', () => {
   });
 
   it('retries and their reasons, and a failure to connect', async () => {
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const closed = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/v1`;
-    await new Promise((resolve) => probe.close(resolve));
+    const closed = `http://127.0.0.1:${await closedPort()}/v1`;
 
     const result = await runMain(['-v', 'list', '--retries', '1', '--max-retry-wait', '0'], {
       env: env(closed),
@@ -113,7 +97,7 @@ describe('-v traces every exchange', () => {
   });
 
   it('never shows the key, though the service echoes it in headers, bodies and URLs', async () => {
-    const result = await runMain(['-vv', 'list', '--retries', '1'], { env: env(hostileUrl) });
+    const result = await runMain(['-vv', 'list', '--retries', '1'], { env: env(`${hostile.origin}/v1`) });
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/^< 503 Service Unavailable/m);
     expect(result.stderr).toContain('* retrying GET /inventory in 0 ms (503, as its Retry-After asked)');

@@ -1,8 +1,8 @@
 import { chmodSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfigFile } from '../../src/config/file';
+import { answer, startFakeServer, useFakeServer } from '../helpers/lying-server';
 import { type MainOptions, runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -24,14 +24,13 @@ async function success(args: string[], options: MainOptions) {
 }
 
 /** A tiny inventory service that records every request it gets, with its Authorization header. */
-async function recordingService(): Promise<{ server: Server; url: string; seen: string[] }> {
+async function recordingService() {
   const seen: string[] = [];
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const server = await startFakeServer((req, res) => {
     seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? '-'}`);
-    res.writeHead(200, { 'Content-Type': 'application/json' }).end('[]');
+    answer(200, '[]')(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`, seen };
+  return { ...server, url: `${server.origin}/v1`, seen };
 }
 
 describe('a stored key goes only to its own origin', () => {
@@ -42,7 +41,8 @@ describe('a stored key goes only to its own origin', () => {
     other = await recordingService();
   });
   afterAll(async () => {
-    for (const { server } of [home, other]) await new Promise((resolve) => server.close(resolve));
+    await home.close();
+    await other.close();
   });
 
   it('refuses --base-url and PETINV_BASE_URL elsewhere (exit 3); PETINV_API_KEY is the way round', async () => {
@@ -178,28 +178,21 @@ describe('the config file in commands', () => {
 
 describe('a service that echoes the key', () => {
   /** Answers each base path its own way, the key in what it says: an error, a redirect, a warning header. */
-  let echoing: Server;
-  let origin: string;
-  beforeAll(async () => {
-    echoing = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const key = (req.headers.authorization ?? '').slice('Bearer '.length);
-      const split = key.split('').join('\u001b[m');
-      if (req.url?.startsWith('/refuses/'))
-        res
-          .writeHead(401, { 'Content-Type': 'application/json' })
-          .end(JSON.stringify({ code: 'unauthorized', message: `no such key ${key}`, status: 401 }));
-      else if (req.url?.startsWith('/fails/')) res.writeHead(500).end(`bad token ${split}`);
-      else if (req.url?.startsWith('/moves/'))
-        res.writeHead(302, { Location: `https://elsewhere.example/v1/inventory?k=${key}` }).end();
-      else if (req.url?.startsWith('/warns/'))
-        res.writeHead(200, { Deprecation: `for ${key}`, 'Content-Type': 'application/json' }).end('[]');
-      // -vv shows at most 2000 characters of a body: the key starts just before the cut.
-      else res.writeHead(500).end(`${'x'.repeat(1970)}${split}`);
-    });
-    await new Promise<void>((resolve) => echoing.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(echoing.address() as { port: number }).port}`;
+  const echoing = useFakeServer((req, res) => {
+    const key = (req.headers.authorization ?? '').slice('Bearer '.length);
+    const split = key.split('').join('\u001b[m');
+    if (req.url?.startsWith('/refuses/'))
+      res
+        .writeHead(401, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ code: 'unauthorized', message: `no such key ${key}`, status: 401 }));
+    else if (req.url?.startsWith('/fails/')) res.writeHead(500).end(`bad token ${split}`);
+    else if (req.url?.startsWith('/moves/'))
+      res.writeHead(302, { Location: `https://elsewhere.example/v1/inventory?k=${key}` }).end();
+    else if (req.url?.startsWith('/warns/'))
+      res.writeHead(200, { Deprecation: `for ${key}`, 'Content-Type': 'application/json' }).end('[]');
+    // -vv shows at most 2000 characters of a body: the key starts just before the cut.
+    else res.writeHead(500).end(`${'x'.repeat(1970)}${split}`);
   });
-  afterAll(() => new Promise((resolve) => echoing.close(resolve)));
 
   it('never shows it on stderr: errors, --json errors, a Location, a warning, a body cut by -vv', async () => {
     const run = (path: string, ...args: string[]) =>
@@ -207,7 +200,7 @@ describe('a service that echoes the key', () => {
         env: {
           PETINV_CONFIG_DIR: temporaryDirectory(),
           PETINV_API_KEY: KEY,
-          PETINV_BASE_URL: `${origin}${path}`,
+          PETINV_BASE_URL: `${echoing.origin}${path}`,
         },
       });
     const refused = await run('/refuses/v1');

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { useFakeServer } from '../helpers/lying-server';
 import { runMain, type ServedInProcess, serveInProcess } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -92,7 +93,6 @@ describe('conditional lists against petinv serve', () => {
 });
 
 describe('a service without ETags, or one that answers 304 unasked', () => {
-  let server: Server;
   const seen: IncomingHttpHeaders[] = [];
   let answer: (headers: IncomingHttpHeaders) => {
     status: number;
@@ -102,19 +102,14 @@ describe('a service without ETags, or one that answers 304 unasked', () => {
     status: 200,
     body: '[{"petId":9,"quantity":1,"status":"sold"}]',
   });
-  beforeAll(async () => {
-    server = createServer((req, res) => {
-      seen.push(req.headers);
-      const { status, body, etag } = answer(req.headers);
-      res.writeHead(status, { 'Content-Type': 'application/json', ...(etag && { ETag: etag }) }).end(body);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const server = useFakeServer((req, res) => {
+    seen.push(req.headers);
+    const { status, body, etag } = answer(req.headers);
+    res.writeHead(status, { 'Content-Type': 'application/json', ...(etag && { ETag: etag }) }).end(body);
   });
-  afterAll(() => new Promise((resolve) => server.close(resolve)));
 
   it('works exactly as before: every list in full, nothing sent conditionally, nothing kept', async () => {
-    const { port } = server.address() as { port: number };
-    freshEnv(`http://127.0.0.1:${port}/v1`);
+    freshEnv(`${server.origin}/v1`);
     seen.length = 0;
     for (let i = 0; i < 2; i++)
       expect(await runMain(['list'], { env })).toEqual({ code: 0, stdout: '9\tsold\t1\n', stderr: '' });
@@ -123,8 +118,7 @@ describe('a service without ETags, or one that answers 304 unasked', () => {
   });
 
   it('refuses a 304 to a request that was not conditional (exit 8)', async () => {
-    const { port } = server.address() as { port: number };
-    freshEnv(`http://127.0.0.1:${port}/v1`);
+    freshEnv(`${server.origin}/v1`);
     answer = () => ({ status: 304, body: '' });
     const result = await runMain(['list'], { env });
     expect(result.code).toBe(8);
@@ -132,8 +126,7 @@ describe('a service without ETags, or one that answers 304 unasked', () => {
   });
 
   it('never shows a kept list for a 304 that names another ETag: it asks again for the whole list', async () => {
-    const { port } = server.address() as { port: number };
-    freshEnv(`http://127.0.0.1:${port}/v1`);
+    freshEnv(`${server.origin}/v1`);
     const kept = '[{"petId":9,"quantity":1,"status":"sold"}]';
     const current = '[{"petId":9,"quantity":5,"status":"sold"}]';
     answer = () => ({ status: 200, body: kept, etag: '"one"' });

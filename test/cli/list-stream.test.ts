@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { byScenario, cutShort, endless, type Handler, inTurn, useFakeServer } from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -13,77 +13,42 @@ const item = (petId: number | string, status = 'sold') =>
 const items = (from: number, count: number) =>
   Array.from({ length: count }, (_, i) => item(from + i)).join(',');
 
-function writeInTurn(res: ServerResponse, pieces: Array<string | ((res: ServerResponse) => void)>) {
-  res.writeHead(200, { 'Content-Type': 'application/json' });
-  const next = () => {
-    const piece = pieces.shift();
-    if (piece === undefined || res.destroyed) return;
-    if (typeof piece === 'function') piece(res);
-    else res.write(piece);
-    setTimeout(next, 30);
-  };
-  next();
-}
-
-const scenarios: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
-  'cut-mid-item': (_req, res) =>
-    writeInTurn(res, [`[${items(1, 2000)},`, `${items(2001, 2000)},`, '{"petId":4001,"qua', (r) => r.end()]),
+const scenarios: Record<string, Handler> = {
+  'cut-mid-item': inTurn([
+    `[${items(1, 2000)},`,
+    `${items(2001, 2000)},`,
+    '{"petId":4001,"qua',
+    (r) => r.end(),
+  ]),
   'cut-early': (_req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(`[${item(1)},{"petId":2,"qua`);
   },
   // A short answer that promises more than it sends, then loses its connection.
-  'small-cut': (_req, res) => {
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '1000' });
-    res.write(`[${item(1)},{"petId":2,`);
-    setTimeout(() => res.socket?.destroy(), 20);
-  },
-  'connection-cut': (_req, res) =>
-    writeInTurn(res, [`[${items(1, 2000)},`, `${items(2001, 2000)},`, (r) => r.socket?.destroy()]),
-  'bad-item-late': (_req, res) =>
-    writeInTurn(res, [
-      `[${items(1, 2000)},`,
-      `${items(2001, 2000)},`,
-      `${item(4001, 'lost')}]`,
-      (r) => r.end(),
-    ]),
-  'big-ids': (_req, res) =>
-    writeInTurn(res, [
-      `[${item('9223372036854775807')},`,
-      `${item('9007199254740993')},`,
-      `${item('-9223372036854775808')}]`,
-      (r) => r.end(),
-    ]),
-  endless(_req, res) {
-    res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.write('[');
-    const chunk = Buffer.from(`${item(1)},`.repeat(1000));
-    const pump = () => {
-      while (!res.destroyed && res.write(chunk)) {}
-      if (!res.destroyed) res.once('drain', pump);
-    };
-    pump();
-  },
+  'small-cut': cutShort(`[${item(1)},{"petId":2,`),
+  'connection-cut': inTurn([`[${items(1, 2000)},`, `${items(2001, 2000)},`, (r) => r.socket?.destroy()]),
+  'bad-item-late': inTurn([
+    `[${items(1, 2000)},`,
+    `${items(2001, 2000)},`,
+    `${item(4001, 'lost')}]`,
+    (r) => r.end(),
+  ]),
+  'big-ids': inTurn([
+    `[${item('9223372036854775807')},`,
+    `${item('9007199254740993')},`,
+    `${item('-9223372036854775808')}]`,
+    (r) => r.end(),
+  ]),
+  endless: endless(`${item(1)},`),
 };
-
-let hostile: Server;
-let origin: string;
-beforeAll(async () => {
-  hostile = createServer((req, res) => scenarios[String(req.url).split('/')[1] ?? '']?.(req, res));
-  await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(hostile.address() as { port: number }).port}`;
-});
-afterAll(() => {
-  hostile.closeAllConnections();
-  return new Promise((resolve) => hostile.close(resolve));
-});
+const hostile = useFakeServer(byScenario(scenarios));
 
 const list = (scenario: string, args: string[] = []) =>
   runMain(['list', '--retries', '0', ...args], {
     env: {
       PETINV_CONFIG_DIR: temporaryDirectory(),
       PETINV_ENV: 'local',
-      PETINV_BASE_URL: `${origin}/${scenario}/v1`,
+      PETINV_BASE_URL: `${hostile.origin}/${scenario}/v1`,
       PETINV_API_KEY: 'k',
     },
   });
@@ -137,7 +102,7 @@ describe('petinv list streams the answer', () => {
       env: {
         PETINV_CONFIG_DIR: temporaryDirectory(),
         PETINV_ENV: 'local',
-        PETINV_BASE_URL: `${origin}/connection-cut/v1`,
+        PETINV_BASE_URL: `${hostile.origin}/connection-cut/v1`,
         PETINV_API_KEY: 'k',
       },
     });
@@ -153,7 +118,7 @@ describe('petinv list streams the answer', () => {
     const env = {
       PETINV_CONFIG_DIR: temporaryDirectory(),
       PETINV_ENV: 'local',
-      PETINV_BASE_URL: `${origin}/small-cut/v1`,
+      PETINV_BASE_URL: `${hostile.origin}/small-cut/v1`,
       PETINV_API_KEY: 'k',
     };
     // A list reads its answer as it streams; set and get read theirs whole.

@@ -5,15 +5,15 @@ import {
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUT_MS,
 } from '../../src/client/defaults';
-import { DEFAULT_CONCURRENCY, DEFAULT_PIPELINING, SERVE_DEFAULTS } from '../../src/commands/options';
+import { DEFAULT_CONCURRENCY, DEFAULT_PIPELINING } from '../../src/commands/options';
 import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../../src/config/paths';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   DEFAULT_REQUEST_TIMEOUT_MS,
-} from '../../src/server/http-server';
-import { DEFAULT_SEED_COUNT } from '../../src/server/start';
+  DEFAULT_SEED_COUNT,
+} from '../../src/server/defaults';
 import { runMain } from '../helpers/main';
 
 /** Each option is declared once, in src/program/: its parser, its default and what help says of it. */
@@ -42,21 +42,11 @@ describe('option declarations', () => {
     const serve = await help(['serve']);
     expect(serve).toContain(`(default: "${LOCAL_SERVE_HOST}")\n`);
     expect(serve).toContain(`(default: "${LOCAL_SERVE_PORT}")\n`);
-    expect(serve).toContain(`pets in a new inventory (default ${SERVE_DEFAULTS.seed})\n`);
-    expect(serve).toContain(`headers deadline, else 408 (default ${SERVE_DEFAULTS.headersTimeout})\n`);
-    expect(serve).toContain(`request deadline, else 408 (default ${SERVE_DEFAULTS.requestTimeout})\n`);
-    expect(serve).toContain(`connections in all (default ${SERVE_DEFAULTS.maxConnections})\n`);
-    expect(serve).toContain(`per client (default ${SERVE_DEFAULTS.maxConnectionsPerClient})\n`);
-  });
-
-  it("serve's defaults are the server's own", () => {
-    expect(SERVE_DEFAULTS).toEqual({
-      seed: DEFAULT_SEED_COUNT,
-      headersTimeout: DEFAULT_HEADERS_TIMEOUT_MS,
-      requestTimeout: DEFAULT_REQUEST_TIMEOUT_MS,
-      maxConnections: DEFAULT_MAX_CONNECTIONS,
-      maxConnectionsPerClient: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
-    });
+    expect(serve).toContain(`pets in a new inventory (default ${DEFAULT_SEED_COUNT})\n`);
+    expect(serve).toContain(`headers deadline, else 408 (default ${DEFAULT_HEADERS_TIMEOUT_MS})\n`);
+    expect(serve).toContain(`request deadline, else 408 (default ${DEFAULT_REQUEST_TIMEOUT_MS})\n`);
+    expect(serve).toContain(`connections in all (default ${DEFAULT_MAX_CONNECTIONS})\n`);
+    expect(serve).toContain(`per client (default ${DEFAULT_MAX_CONNECTIONS_PER_CLIENT})\n`);
   });
 
   it.each([
@@ -105,7 +95,7 @@ describe('option declarations', () => {
     // -o too: never "--output : must be one of".
     for (const empty of [['-o='], ['-o', ''], ['--output=']])
       expect((await runMain(['config', ...empty])).stderr, empty.join(' ')).toBe(
-        'petinv: --output is empty: give it one of table, tsv, csv, json, ndjson (run petinv help config)\n',
+        'petinv: --output is empty: give it one of table, tsv, csv, json, ndjson, xlsx (run petinv help config)\n',
       );
   });
 

@@ -1,6 +1,6 @@
-import { createServer } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useInventoryServer } from '../helpers/inventory-server';
+import { answer, startFakeServer } from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
 
 /**
@@ -245,24 +245,16 @@ describe('bulk results', () => {
 
   it('a run stopped early ends its rows with the entries never sent', async () => {
     // A service that lists its pets but refuses the key for every write: the run stops at the first 401.
-    const refusing = createServer((req, res) => {
-      req.resume();
-      if (req.method === 'GET') {
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end('[{"petId":1,"quantity":0,"status":"sold"},{"petId":2,"quantity":0,"status":"sold"}]');
-        return;
-      }
-      res.writeHead(401, { 'Content-Type': 'application/json' });
-      res.end('{"code":"unauthorized","message":"the API key is not valid"}');
-    });
-    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
-    const port = (refusing.address() as { port: number }).port;
+    const refusing = await startFakeServer((req, res) =>
+      (req.method === 'GET'
+        ? answer(200, '[{"petId":1,"quantity":0,"status":"sold"},{"petId":2,"quantity":0,"status":"sold"}]')
+        : answer(401, '{"code":"unauthorized","message":"the API key is not valid"}'))(req, res),
+    );
     const refused = await runMain(['set', '-', '-o', 'tsv', '--concurrency', '1', '--pipelining', '1'], {
-      env: { ...env, PETINV_BASE_URL: `http://127.0.0.1:${port}/v1` },
+      env: { ...env, PETINV_BASE_URL: `${refusing.origin}/v1` },
       input: '1 1\n2 2\n3 3\n',
     });
-    refusing.closeAllConnections();
-    await new Promise((resolve) => refusing.close(resolve));
+    await refusing.close();
     expect(refused.code).toBe(4);
     expect(refused.stdout.split('\n')).toEqual([
       expect.stringMatching(/^1\tfailed\t1\t1\t\thttp_401\t/),

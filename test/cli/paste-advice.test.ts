@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { answer, useFakeServer } from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -12,28 +12,14 @@ import { temporaryDirectory } from '../helpers/serve';
  * commands (`$(…)`, `;`, quotes) must arrive as one word, and run nothing (issue 21).
  */
 
-let server: Server;
-let origin: string;
 let location = '';
 /** Whether the list is answered (a write reads it first) rather than redirected. */
 let answerList = false;
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    if (req.method === 'GET' && answerList) {
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      return res.end('[]');
-    }
-    if (req.method === 'PATCH') {
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      return res.end('{"petId":42,"quantity":8,"status":"sold"}');
-    }
-    res.writeHead(301, { Location: location });
-    res.end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+const server = useFakeServer((req, res) => {
+  if (req.method === 'GET' && answerList) return answer(200, '[]')(req, res);
+  if (req.method === 'PATCH') return answer(200, '{"petId":42,"quantity":8,"status":"sold"}')(req, res);
+  answer(301, '', { Location: location })(req, res);
 });
-afterAll(() => new Promise((resolve) => server.close(resolve)));
 
 /** Runs `command` in sh in a fresh directory, with a `petinv` that writes its words, one a line. */
 function paste(command: string): { words: string[]; directory: string } {
@@ -77,7 +63,7 @@ describe('advice safe to paste into a shell', () => {
     const result = await runMain(['list', '--env', 'staging'], {
       env: {
         PETINV_CONFIG_DIR: temporaryDirectory(),
-        PETINV_BASE_URL: `${origin}/v1`,
+        PETINV_BASE_URL: `${server.origin}/v1`,
         PETINV_API_KEY: 'paste-test-key',
       },
     });
@@ -94,7 +80,11 @@ describe('advice safe to paste into a shell', () => {
   it('reached by an address, not an environment: no env set-url of host:port, which is no name', async () => {
     location = 'https://moved.example/v1/inventory';
     const result = await runMain(['list'], {
-      env: { PETINV_CONFIG_DIR: temporaryDirectory(), PETINV_BASE_URL: `${origin}/v1`, PETINV_API_KEY: 'k' },
+      env: {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        PETINV_BASE_URL: `${server.origin}/v1`,
+        PETINV_API_KEY: 'k',
+      },
     });
     expect(result.code).toBe(3);
     expect(result.stderr).not.toContain('set-url 127.0.0.1');
@@ -106,7 +96,11 @@ describe('advice safe to paste into a shell', () => {
   it('a Location that is not a plain http(s) address is not suggested at all', async () => {
     location = 'javascript:alert(1)//v1/inventory';
     const result = await runMain(['list', '--env', 'staging'], {
-      env: { PETINV_CONFIG_DIR: temporaryDirectory(), PETINV_BASE_URL: `${origin}/v1`, PETINV_API_KEY: 'k' },
+      env: {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        PETINV_BASE_URL: `${server.origin}/v1`,
+        PETINV_API_KEY: 'k',
+      },
     });
     expect(result.stderr).toContain('petinv env set-url staging <url>\n');
   });
@@ -117,7 +111,11 @@ describe('advice safe to paste into a shell', () => {
     const invisible = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
     location = invisible(`https://evil.example/${key.slice(0, 3)}\u200b${key.slice(3)}/\u202ev1/inventory`);
     const result = await runMain(['list', '--env', 'staging', '-v'], {
-      env: { PETINV_CONFIG_DIR: temporaryDirectory(), PETINV_BASE_URL: `${origin}/v1`, PETINV_API_KEY: key },
+      env: {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        PETINV_BASE_URL: `${server.origin}/v1`,
+        PETINV_API_KEY: key,
+      },
     });
     expect(result.code).toBe(3);
     expect(result.stderr).toContain('Location: https://evil.example/[redacted]/v1/inventory)');
@@ -144,7 +142,11 @@ describe('advice safe to paste into a shell', () => {
   it('the advice after a mismatch or an unknown outcome names only numbers and the environment', async () => {
     answerList = true;
     const result = await runMain(['set', '42', '7', '--env', 'staging'], {
-      env: { PETINV_CONFIG_DIR: temporaryDirectory(), PETINV_BASE_URL: `${origin}/v1`, PETINV_API_KEY: 'k' },
+      env: {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        PETINV_BASE_URL: `${server.origin}/v1`,
+        PETINV_API_KEY: 'k',
+      },
     }).finally(() => {
       answerList = false;
     });

@@ -1,5 +1,5 @@
-import { createServer as createNetServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useRawServer } from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -8,34 +8,25 @@ const KEY = 'key-safety-0123456789abcdef';
 const freshEnv = (extra: NodeJS.ProcessEnv = {}) => ({ PETINV_CONFIG_DIR: temporaryDirectory(), ...extra });
 
 describe('redirects are not followed', () => {
-  let server: ReturnType<typeof createNetServer>;
-  let port: number;
   let requests = 0;
   let location = '';
-  beforeAll(async () => {
-    // Raw bytes, so the Location can carry what node:http would refuse to send (a C1 control, latin1).
-    server = createNetServer((socket) => {
-      socket.once('data', () => {
-        requests++;
-        socket.end(
-          Buffer.concat([
-            Buffer.from('HTTP/1.1 301 Moved Permanently\r\nLocation: '),
-            Buffer.from(location, 'latin1'),
-            Buffer.from('\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'),
-          ]),
-        );
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as { port: number }).port;
+  // Raw bytes, so the Location can carry what node:http would refuse to send (a C1 control, latin1).
+  const server = useRawServer(({ socket }) => {
+    requests++;
+    socket.end(
+      Buffer.concat([
+        Buffer.from('HTTP/1.1 301 Moved Permanently\r\nLocation: '),
+        Buffer.from(location, 'latin1'),
+        Buffer.from('\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'),
+      ]),
+    );
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('names the status and the Location, and suggests env set-url (exit 3), after one request', async () => {
     location = 'https://new.example/v1/inventory';
     requests = 0;
     const result = await runMain(['list', '--env', 'local'], {
-      env: freshEnv({ PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`, PETINV_API_KEY: KEY }),
+      env: freshEnv({ PETINV_BASE_URL: `${server.origin}/v1`, PETINV_API_KEY: KEY }),
     });
     expect(result.code).toBe(3);
     expect(result.stderr).toBe(
@@ -47,11 +38,11 @@ describe('redirects are not followed', () => {
   it('prints a hostile Location as one clean, bounded line', async () => {
     location = `https://evil.example/\x9b2J\x9b1;1H${'x'.repeat(1000)}`;
     const result = await runMain(['list', '--env', 'local', '--json'], {
-      env: freshEnv({ PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`, PETINV_API_KEY: KEY }),
+      env: freshEnv({ PETINV_BASE_URL: `${server.origin}/v1`, PETINV_API_KEY: KEY }),
     });
     expect(result.code).toBe(3);
     const plain = await runMain(['list', '--env', 'local'], {
-      env: freshEnv({ PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`, PETINV_API_KEY: KEY }),
+      env: freshEnv({ PETINV_BASE_URL: `${server.origin}/v1`, PETINV_API_KEY: KEY }),
     });
     // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for control characters
     expect(plain.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);

@@ -9,10 +9,10 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findRunningServe, registerServe } from '../../src/config/serve-records';
+import { startFakeServer } from '../helpers/lying-server';
 import { runMain, type ServedInProcess, serveInProcess } from '../helpers/main';
 import { type SpawnedServer, spawnServer, temporaryDirectory } from '../helpers/serve';
 
@@ -135,17 +135,13 @@ describe('petinv --env local finds a running serve', () => {
     expect(records(configDir)).toHaveLength(1);
 
     // Whatever holds serve's default port now (another user's process, say) is never handed the key.
-    const squatter = createServer();
+    const squatter = await startFakeServer(undefined, { port: 4010 }).catch(() => undefined);
+    if (!squatter) return context.skip(); // Another process owns serve's default port here.
     const connections: unknown[] = [];
-    squatter.on('connection', (socket) => {
+    squatter.server.on('connection', (socket) => {
       connections.push(socket);
       socket.destroy();
     });
-    const listening = await new Promise<boolean>((resolve) => {
-      squatter.once('error', () => resolve(false));
-      squatter.listen(4010, '127.0.0.1', () => resolve(true));
-    });
-    if (!listening) context.skip(); // Another process owns serve's default port here.
     try {
       const result = await runMain(['--env', 'local', 'list', '--retries', '0'], {
         env: { PETINV_CONFIG_DIR: configDir },
@@ -156,7 +152,7 @@ describe('petinv --env local finds a running serve', () => {
       );
       expect(connections).toHaveLength(0);
     } finally {
-      await new Promise((resolve) => squatter.close(resolve));
+      await squatter.close();
     }
   });
 });

@@ -1,36 +1,22 @@
-import { rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfigFile } from '../../src/config/file';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
+import { startFakeServer } from '../helpers/lying-server';
 import { runMain, serveInProcess } from '../helpers/main';
-import { temporaryDirectory } from '../helpers/serve';
+import { closedPort, temporaryDirectory } from '../helpers/serve';
 
 /** `petinv status`, and `petinv login` checking a key before it stores it, against a real server. */
 
 const KEY = 'status-key-0123456789';
 let server: RunningServer;
 let closedUrl: string;
-const made: string[] = [];
-
-function configDirectory(): string {
-  const directory = temporaryDirectory('petinv-status-');
-  made.push(directory);
-  return directory;
-}
+const configDirectory = () => temporaryDirectory('petinv-status-');
 
 beforeAll(async () => {
   server = await startInventoryServer({ port: 0, seed: 2, apiKeys: [KEY] });
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  closedUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/v1`;
-  await new Promise((resolve) => probe.close(resolve));
+  closedUrl = `http://127.0.0.1:${await closedPort()}/v1`;
 });
 afterAll(() => server.close());
-afterEach(() => {
-  for (const directory of made.splice(0)) rmSync(directory, { recursive: true, force: true });
-});
 
 /** A config with `qa` pointing at `url`. */
 async function withQa(url: string): Promise<NodeJS.ProcessEnv> {
@@ -147,11 +133,10 @@ describe('petinv status', () => {
     expect(down.stdout).toContain('service   cannot be reached (network)');
 
     // Reached, then the connection broke, or no answer in time: neither "cannot be reached" nor "answers".
-    const hostile = createServer((request) => {
+    const hostile = await startFakeServer((request) => {
       if (request.url?.includes('reset')) request.socket.destroy();
     });
-    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
-    const at = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+    const at = hostile.origin;
     const ask = (path: string) =>
       runMain(
         ['--env', 'qa', 'status', '--retries', '0', '--timeout', '300', '--base-url', `${at}/${path}/v1`],
@@ -161,8 +146,7 @@ describe('petinv status', () => {
       );
     const broke = await ask('reset');
     const silent = await ask('hang');
-    hostile.closeAllConnections();
-    await new Promise((resolve) => hostile.close(resolve));
+    await hostile.close();
     expect(broke.code).toBe(7);
     expect(broke.stderr).toContain('the service was reached');
     expect(broke.stdout).toContain(

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useInventoryServer } from '../helpers/inventory-server';
+import { answer, startFakeServer } from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -70,7 +71,7 @@ describe('a sheet is read by its header', () => {
 
   it('semicolon- and tab-delimited sheets, columns in any case and order', async () => {
     expect(
-      (await petinv(['set', '--file', file('semi.csv', 'Menge;PETID;Quantity\r\nx;3;603\r\n')])).code,
+      (await petinv(['set', '--file', file('semi.csv', 'Notiz;PETID;Quantity\r\nx;3;603\r\n')])).code,
     ).toBe(0);
     expect(
       (await petinv(['set', '--file', file('tabs.tsv', 'status\tquantity\tpetid\nsold\t604\t4\n')])).code,
@@ -103,24 +104,24 @@ describe('a sheet is read by its header', () => {
 
   it('a header without a petId column is refused before any request: exit 2, naming what it found', async () => {
     requests.length = 0;
-    const result = await petinv(['set', '--file', file('bad.csv', 'id,quantity\n1,5\n')]);
+    const result = await petinv(['set', '--file', file('bad.csv', 'code,quantity\n1,5\n')]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(
-      /^petinv: bulk input: the header \(line 1\) has columns "id", "quantity"; it needs a petId column/,
+      /^petinv: bulk input: the first line reads as a header with columns "code", "quantity", but none of them names the pet; petinv reads a pet column/,
     );
     expect(requests).toEqual([]);
   });
 
-  it('a bad row is reported with its line and skipped; --strict sends nothing', async () => {
+  it('a bad row is reported with its row and pet and skipped; --strict sends nothing', async () => {
     const sheet = file('rows.csv', 'petId,quantity\n5,705\n6,many\n');
     requests.length = 0;
     const strict = await petinv(['set', '--file', sheet, '--strict']);
     expect(strict.code).toBe(2);
-    expect(strict.stderr).toContain('line 3: quantity "many" is not');
+    expect(strict.stderr).toContain('row 3 (pet 6): quantity "many" is not a whole number');
     expect(requests).toEqual([]);
     const loose = await petinv(['set', '--file', sheet]);
     expect(loose.code).toBe(9);
-    expect(loose.stderr).toContain('line 3: quantity "many" is not');
+    expect(loose.stderr).toContain('row 3 (pet 6): quantity "many" is not a whole number (skipped)');
     expect(patches()).toEqual(['PATCH /v1/inventory/5']);
   });
 });
@@ -227,7 +228,7 @@ describe('a plan never overwrites a newer count', () => {
     expect(applied.code).toBe(11);
     expect(patches().sort()).toEqual(['PATCH /v1/inventory/20', 'PATCH /v1/inventory/22']);
     expect(applied.stderr).toContain(
-      `line 3: pet 21 holds ${(start.get(21) as number) - 2} in local, not ${start.get(21)} as expected (its from)`,
+      `row 3: pet 21 holds ${(start.get(21) as number) - 2} in local, not ${start.get(21)} as expected (its from)`,
     );
     expect(applied.stderr).toMatch(/1 conflict in local: pet 21 changed since/);
     expect((await quantities()).get(21)).toBe((start.get(21) as number) - 2);
@@ -255,7 +256,7 @@ describe('a plan never overwrites a newer count', () => {
     const mixed = await petinv(['set', '--file', file('mixed.csv', `${plan.stdout}424242,1,2,true\n`)]);
     expect(mixed.code).toBe(9);
     expect(mixed.stderr).toMatch(
-      /1 update failed and 0 lines were skipped in local; 1 conflict kept \(pet 21\)/,
+      /1 update failed and 0 rows were skipped in local; 1 conflict kept \(pet 21\)/,
     );
 
     const forced = await petinv(['set', '--file', join(files, 'next-plan.csv'), '--force']);
@@ -286,7 +287,7 @@ describe('history and undo', () => {
     const start = await quantities();
     expect((await petinv(['set', '--file', file('u.csv', 'petId,quantity\n40,440\n41,441\n')])).code).toBe(0);
     const folder = join(stateHome, 'petinv', 'history');
-    const [name] = readdirSync(folder);
+    const name = readdirSync(folder).find((entry) => entry.endsWith('.jsonl'));
     expect(statSync(join(folder, name as string)).mode & 0o777).toBe(0o600);
     const listed = JSON.parse((await petinv(['history', '--json'])).stdout);
     expect(listed[0]).toMatchObject({
@@ -357,7 +358,7 @@ describe('history and undo', () => {
 
   it('a damaged history is reported, never a reason for a write to fail', async () => {
     const folder = join(stateHome, 'petinv', 'history');
-    const path = join(folder, readdirSync(folder)[0] as string);
+    const path = join(folder, readdirSync(folder).find((entry) => entry.endsWith('.jsonl')) as string);
     writeFileSync(path, `${readFileSync(path, 'utf8')}{not json\n`, { mode: 0o600 });
     const write = await petinv(['set', '44', '444']);
     expect(write.code).toBe(0);
@@ -381,40 +382,34 @@ describe('history and undo', () => {
  * reaches it, its stock, and a switch.
  */
 async function startUnbelievableService(key: string, appliesHostile: boolean) {
-  const { createServer } = await import('node:http');
   const stock = new Map([
     [1, 10],
     [2, 20],
   ]);
   const state = { hostile: false };
-  const server = createServer((request, response) => {
+  const server = await startFakeServer((request, response) => {
     let body = '';
     request.on('data', (chunk) => {
       body += chunk;
     });
     request.on('end', () => {
-      const answer = (text: string) => {
-        response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(text);
-      };
+      const reply = (text: string) => answer(200, text)(request, response);
       if (request.method === 'GET')
-        return answer(
+        return reply(
           JSON.stringify([...stock].map(([petId, quantity]) => ({ petId, quantity, status: 'available' }))),
         );
       const petId = Number(request.url?.split('/').at(-1));
       const { quantity } = JSON.parse(body) as { quantity: number };
       const hostile = state.hostile && petId === 2;
       if (!hostile || appliesHostile) stock.set(petId, quantity);
-      answer(hostile ? 'hello' : JSON.stringify({ petId, quantity, status: 'available' }));
+      reply(hostile ? 'hello' : JSON.stringify({ petId, quantity, status: 'available' }));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
   const env = {
     PETINV_CONFIG_DIR: temporaryDirectory(),
     XDG_STATE_HOME: temporaryDirectory(),
     PETINV_ENV: 'staging',
-    PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
+    PETINV_BASE_URL: `${server.origin}/v1`,
     PETINV_API_KEY: key,
   };
   return { env, stock, state, close: () => server.close() };

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEAVE_SCREEN } from '../../src/watch/screen';
+import { answer, cutShort, type FakeServer, hang, startFakeServer } from '../helpers/lying-server';
 import { runMain, type ServedInProcess, type StartedMain, serveInProcess, startMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -124,10 +124,8 @@ describe('petinv list --watch on a terminal', () => {
 describe('petinv list --watch before its first answer', () => {
   it('says what it waits for: in the frame on a terminal, on a terminal stderr in events mode', async () => {
     // A service that takes its time: the first answer never comes while the test looks.
-    const slow = createServer(() => {});
-    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-    const { port } = slow.address() as { port: number };
-    const slowEnv = { ...env, PETINV_BASE_URL: `http://127.0.0.1:${port}/v1` };
+    const slow = await startFakeServer(hang);
+    const slowEnv = { ...env, PETINV_BASE_URL: `${slow.origin}/v1` };
     try {
       const screen = startMain(['list', '--watch'], { env: slowEnv, tty: true, columns: 100 });
       await until(() => screen.stdout().includes('waiting'), 'the first frame');
@@ -141,8 +139,7 @@ describe('petinv list --watch before its first answer', () => {
       expect(events.stdout()).toBe('');
       expect(await stopWith(events)).toBe(0);
     } finally {
-      slow.closeAllConnections();
-      await new Promise((resolve) => slow.close(resolve));
+      await slow.close();
     }
   });
 });
@@ -150,7 +147,7 @@ describe('petinv list --watch before its first answer', () => {
 describe('petinv list --watch when the service fails', () => {
   /** A status of 0 stands for an answer cut off mid-body. */
   const CUT = 0;
-  let server: Server;
+  let server: FakeServer;
   let failing = false;
   let status = 503;
   let quantity = 1;
@@ -158,27 +155,19 @@ describe('petinv list --watch when the service fails', () => {
   let failed = 0;
   let baseUrl: string;
   beforeAll(async () => {
-    server = createServer((_req, res) => {
+    server = await startFakeServer((req, res) => {
       answered++;
       if (failing) failed++;
-      if (failing && status === CUT) {
-        // An answer that promises more than it sends, then loses its connection.
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '1000' });
-        res.write('[{"petId":1,');
-        setTimeout(() => res.socket?.destroy(), 5);
-      } else if (failing)
-        res
-          .writeHead(status, { 'Content-Type': 'application/json' })
-          .end(`{"code":"x","message":"down for a while","status":${status}}`);
-      else
-        res
-          .writeHead(200, { 'Content-Type': 'application/json', ETag: `"${quantity}"` })
-          .end(`[{"petId":1,"quantity":${quantity},"status":"sold"}]`);
+      const respond = !failing
+        ? answer(200, `[{"petId":1,"quantity":${quantity},"status":"sold"}]`, { ETag: `"${quantity}"` })
+        : status === CUT
+          ? cutShort('[{"petId":1,')
+          : answer(status, { code: 'x', message: 'down for a while', status });
+      respond(req, res);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+    baseUrl = `${server.origin}/v1`;
   });
-  afterAll(() => new Promise((resolve) => server.close(resolve)));
+  afterAll(() => server.close());
 
   it.each([
     ['503', 503],
@@ -254,17 +243,13 @@ describe('petinv list --watch against a 304 that names another ETag', () => {
   it('takes it to speak of another list, and asks for that list whole', async () => {
     let quantity = 1;
     // Every conditional poll is a 304, with the ETag of the list as it is now: it changes with the list.
-    const server = createServer((req, res) => {
+    const server = await startFakeServer((req, res) => {
       const etag = `"${quantity}"`;
       if (req.headers['if-none-match']) res.writeHead(304, { ETag: etag }).end();
-      else
-        res
-          .writeHead(200, { 'Content-Type': 'application/json', ETag: etag })
-          .end(`[{"petId":1,"quantity":${quantity},"status":"sold"}]`);
+      else answer(200, `[{"petId":1,"quantity":${quantity},"status":"sold"}]`, { ETag: etag })(req, res);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+      const baseUrl = `${server.origin}/v1`;
       const watch = startMain(['list', '--watch', '--interval', '0.1', '--initial'], {
         env: { ...env, PETINV_BASE_URL: baseUrl },
       });
@@ -273,7 +258,7 @@ describe('petinv list --watch against a 304 that names another ETag', () => {
       await until(() => watch.stdout().includes('"from":1,"to":2'), 'the change');
       expect(await stopWith(watch)).toBe(0);
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
 });

@@ -70,12 +70,6 @@ describe('the bundle the launcher reads', () => {
     // Where a character beyond ASCII crept in (a comment esbuild kept, a license text), to fix at its source.
     expect(beyond === -1 ? '' : bundle.toString('utf8', Math.max(0, beyond - 80), beyond + 20)).toBe('');
   });
-
-  it('leaves conf to its own file, which only config writes load', () => {
-    const bundle = readFileSync(join(PETINV_BIN, '..', '..', 'dist', 'cli.cjs'), 'latin1');
-    expect(bundle).toContain('require("./conf.cjs")');
-    expect(bundle).not.toContain('var Conf = class');
-  });
 });
 
 /** Four other builds' code files in `directory`, newest first (1000 s apart); their names. */

@@ -1,10 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runMain } from '../helpers/main';
-import { PETINV_BIN } from '../helpers/serve';
+import { PETINV_BIN, temporaryDirectory } from '../helpers/serve';
 
 /**
  * The completion scripts in real shells, calling the built bin's `__complete` as a TAB would. bash is
@@ -19,7 +18,7 @@ let env: NodeJS.ProcessEnv;
 const script: Record<string, string> = {};
 
 beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), 'petinv-completion-'));
+  home = temporaryDirectory('petinv-completion-');
   env = { PETINV_CONFIG_DIR: join(home, 'config'), HOME: home, ZDOTDIR: home };
   expect((await runMain(['env', 'set-url', 'qa-east', 'https://qa.example/v1'], { env })).code).toBe(0);
   for (const shell of ['bash', 'zsh', 'fish']) {
@@ -29,7 +28,6 @@ beforeAll(async () => {
     script[shell] = join(home, `petinv.${shell}`);
   }
 });
-afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 /** Runs a shell script with `petinv` standing for the built bin; stdout, stderr and status. */
 function shell(name: string, args: string[], text: string) {
@@ -99,7 +97,7 @@ describe('petinv __complete answers from the declarations', () => {
   });
 
   it('the value of every option with a fixed set, as --option VALUE and as --option=VALUE', async () => {
-    const formats = ['table', 'tsv', 'csv', 'json', 'ndjson'];
+    const formats = ['table', 'tsv', 'csv', 'json', 'ndjson', 'xlsx'];
     expect((await complete('list', '-o', '')).values).toEqual(formats);
     expect((await complete('--output', 'n')).values).toEqual(['ndjson']);
     expect((await complete('env', '-o', 't')).values).toEqual(['table', 'tsv']);
@@ -190,7 +188,7 @@ describe.skipIf(!installed('bash'))('bash (skipped when bash is not installed)',
       [['petinv', 'set', 'petinv.z'], []],
       [
         ['petinv', 'list', '-o', ''],
-        ['table', 'tsv', 'csv', 'json', 'ndjson'],
+        ['table', 'tsv', 'csv', 'json', 'ndjson', 'xlsx'],
       ],
       [['petinv', '--output', 'n'], ['ndjson']],
       // bash splits `--env=NAME` at the = (COMP_WORDBREAKS), and completes the word after it.

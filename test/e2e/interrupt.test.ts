@@ -1,35 +1,22 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, PETINV_BIN } from '../helpers/serve';
+import type { IncomingMessage } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { useFakeServer } from '../helpers/lying-server';
+import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
 
 /** Ctrl-C is exit 130: a command waiting on the service dies of SIGINT, which a shell shows as 130. */
 
-let directory: string;
 const arrived: Array<(request: IncomingMessage) => void> = [];
 // A service that takes every request and never answers.
-const silent = createServer((request) => arrived.shift()?.(request));
-
-beforeAll(async () => {
-  directory = mkdtempSync(join(tmpdir(), 'petinv-interrupt-'));
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-});
-afterAll(async () => {
-  silent.closeAllConnections();
-  await new Promise((resolve) => silent.close(resolve));
-  rmSync(directory, { recursive: true, force: true });
-});
+const silent = useFakeServer((request) => arrived.shift()?.(request));
 
 describe('Ctrl-C', () => {
   it('during a request ends petinv by SIGINT (status 130 in a shell), with nothing on stdout', async () => {
-    const { port } = silent.address() as { port: number };
+    const { port } = silent;
     const child = spawn(process.execPath, [PETINV_BIN, 'list'], {
       env: {
         ...cleanEnv(),
-        PETINV_CONFIG_DIR: directory,
+        PETINV_CONFIG_DIR: temporaryDirectory(),
         PETINV_ENV: 'local',
         PETINV_BASE_URL: `http://127.0.0.1:${port}/v1`,
         PETINV_API_KEY: 'interrupt-key',

@@ -1,11 +1,6 @@
-import {
-  createServer as createHttpServer,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeServer, startFakeServer } from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
 import { type LoggingProxy, startLoggingProxy } from '../helpers/proxy';
 import { closedPort, runPetinv, temporaryDirectory } from '../helpers/serve';
@@ -22,25 +17,14 @@ function recordingHandler(seen: string[]) {
   };
 }
 
-async function listen(server: Server, host = '127.0.0.1'): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  return (server.address() as { port: number }).port;
-}
-
-function close(server: Server): Promise<void> {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
-}
-
 const freshEnv = (extra: NodeJS.ProcessEnv = {}) => ({ PETINV_CONFIG_DIR: temporaryDirectory(), ...extra });
 
 describe.skipIf(!hasOpenssl)('TLS failures', () => {
   const serve = async (cert: { key: string; cert: string }) => {
     let connections = 0;
-    const server = createHttpsServer({ key: cert.key, cert: cert.cert }, recordingHandler([]));
-    server.on('connection', () => connections++);
-    const port = await listen(server);
-    return { server, port, connections: () => connections };
+    const server = await startFakeServer(recordingHandler([]), { tls: cert });
+    server.server.on('connection', () => connections++);
+    return { ...server, connections: () => connections };
   };
   const list = (port: number, extra: NodeJS.ProcessEnv = {}) =>
     runPetinv(['list', '--env', 'local', '--retries', '3'], {
@@ -49,7 +33,7 @@ describe.skipIf(!hasOpenssl)('TLS failures', () => {
 
   it('a self-signed certificate: named, NODE_EXTRA_CA_CERTS suggested, not retried (exit 7)', async () => {
     const cert = makeCertificate(['127.0.0.1']);
-    const { server, port, connections } = await serve(cert);
+    const { close, port, connections } = await serve(cert);
     const result = await list(port);
     expect(result.code).toBe(7);
     expect(result.stderr).toBe(
@@ -58,7 +42,7 @@ describe.skipIf(!hasOpenssl)('TLS failures', () => {
     expect(connections()).toBe(1);
     // The advice works: trusting the certificate is enough.
     expect((await list(port, { NODE_EXTRA_CA_CERTS: cert.certFile })).code).toBe(0);
-    await close(server);
+    await close();
   });
 
   it('a certificate for another host, and an expired one', async () => {
@@ -70,7 +54,7 @@ describe.skipIf(!hasOpenssl)('TLS failures', () => {
       'it presented a certificate for another host name (ERR_TLS_CERT_ALTNAME_INVALID); certificates are always checked',
     );
     expect(wrongHost.connections()).toBe(1);
-    await close(wrongHost.server);
+    await wrongHost.close();
 
     const expiredCert = makeCertificate(['127.0.0.1'], { expired: true });
     const expired = await serve(expiredCert);
@@ -79,23 +63,23 @@ describe.skipIf(!hasOpenssl)('TLS failures', () => {
     expect(late.stderr).toContain('it presented an expired certificate (CERT_HAS_EXPIRED)');
     expect(late.stderr).toContain('NODE_EXTRA_CA_CERTS');
     expect(expired.connections()).toBe(1);
-    await close(expired.server);
+    await expired.close();
   });
 });
 
 describe('proxies', () => {
   let proxy: LoggingProxy;
-  let service: Server;
+  let service: FakeServer;
   let port: number;
   const seen: string[] = [];
   beforeAll(async () => {
     proxy = await startLoggingProxy();
-    service = createHttpServer(recordingHandler(seen));
-    port = await listen(service);
+    service = await startFakeServer(recordingHandler(seen));
+    port = service.port;
   });
   afterAll(async () => {
     await proxy.close();
-    await close(service);
+    await service.close();
   });
   // In-process: proxies come from the env main is given. Only NODE_EXTRA_CA_CERTS, which Node reads at
   // its start, needs a process of its own.
@@ -157,8 +141,8 @@ describe('proxies', () => {
     async () => {
       const cert = makeCertificate(['inventory.test']);
       const tlsSeen: string[] = [];
-      const secure = createHttpsServer({ key: cert.key, cert: cert.cert }, recordingHandler(tlsSeen));
-      const securePort = await listen(secure);
+      const secure = await startFakeServer(recordingHandler(tlsSeen), { tls: cert });
+      const securePort = secure.port;
       proxy.reset();
       const result = await run([], {
         PETINV_BASE_URL: `https://inventory.test:${securePort}/v1`,
@@ -169,7 +153,7 @@ describe('proxies', () => {
       expect(proxy.seen).toEqual([`CONNECT inventory.test:${securePort}`]);
       expect(tlsSeen).toEqual([`GET /v1/inventory Bearer ${KEY}`]);
       expect(proxy.sawBearer()).toBe(false);
-      await close(secure);
+      await secure.close();
     },
   );
 

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
+import { useFakeServer } from '../helpers/lying-server';
 import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
 
 /**
@@ -10,35 +9,25 @@ import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
  * several times that), and its peak memory grows little from a 1,000-pet answer to it.
  */
 const HEAP_MB = 24;
-let server: Server;
-let baseUrl: string;
 const configDir = temporaryDirectory();
 
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    const count = Number(String(req.url).split('/')[1]);
-    res.writeHead(200, { 'Content-Type': 'application/json' });
-    let next = 1;
-    const pump = () => {
-      while (next <= count) {
-        let text = next === 1 ? '[' : ',';
-        const last = Math.min(next + 999, count);
-        for (; next <= last; next++)
-          text += `${text.length > 1 ? ',' : ''}{"petId":${next},"quantity":${next % 100},"status":"sold"}`;
-        if (next > count) text += ']';
-        if (!res.write(text)) return void res.once('drain', pump);
-      }
-      res.end();
-    };
-    pump();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-});
-afterAll(async () => {
-  rmSync(configDir, { recursive: true, force: true });
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+/** Answers /<count>/v1/inventory with that many pets, written as fast as the client reads. */
+const server = useFakeServer((req, res) => {
+  const count = Number(String(req.url).split('/')[1]);
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  let next = 1;
+  const pump = () => {
+    while (next <= count) {
+      let text = next === 1 ? '[' : ',';
+      const last = Math.min(next + 999, count);
+      for (; next <= last; next++)
+        text += `${text.length > 1 ? ',' : ''}{"petId":${next},"quantity":${next % 100},"status":"sold"}`;
+      if (next > count) text += ']';
+      if (!res.write(text)) return void res.once('drain', pump);
+    }
+    res.end();
+  };
+  pump();
 });
 
 /**
@@ -67,7 +56,7 @@ function listOf(
           ...cleanEnv(),
           PETINV_CONFIG_DIR: configDir,
           PETINV_ENV: 'local',
-          PETINV_BASE_URL: `${baseUrl}/${count}/v1`,
+          PETINV_BASE_URL: `${server.origin}/${count}/v1`,
           PETINV_API_KEY: 'k',
         },
         stdio: ['ignore', 'pipe', 'pipe', 'pipe'],

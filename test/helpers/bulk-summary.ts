@@ -11,6 +11,7 @@ export const bulkSummary = (counts: Record<string, number>) => ({
   unknown: 0,
   conflicts: 0,
   skipped: 0,
+  notCounted: 0,
   notSent: 0,
   stopped: null,
   notApplied: [],

@@ -11,9 +11,10 @@ import {
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { lockDataFile } from '../../src/server/data-claim';
 import { ServeError } from '../../src/server/errors';
 import { encodeCommit, JOURNAL_HEADER } from '../../src/server/journal-format';
-import { lockDataFile, type RunningServer, startInventoryServer } from '../../src/server/start';
+import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
 import { runMain } from '../helpers/main';
 import { spawnServer, temporaryDirectory } from '../helpers/serve';

@@ -4,12 +4,12 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/contract/schemas';
 import type { RequestLogEntry } from '../../src/server/app';
+import { DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from '../../src/server/defaults';
+import { clientOf } from '../../src/server/http-server';
 import {
-  clientOf,
-  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   MAX_STARTED_WRITES_PER_CONNECTION,
   MAX_WAITING_PER_CONNECTION,
-} from '../../src/server/http-server';
+} from '../../src/server/request-order';
 import { type RunningServer, type ServeOptions, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
 import { readCommits } from '../helpers/journal';

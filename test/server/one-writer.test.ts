@@ -3,8 +3,8 @@ import { existsSync, linkSync, mkdirSync, readFileSync, statfsSync, statSync, wr
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { serializeItems } from '../../src/contract/json';
+import { lockDataFile } from '../../src/server/data-claim';
 import { InventoryFile } from '../../src/server/data-file';
-import { lockDataFile } from '../../src/server/start';
 import { seedInventory } from '../../src/server/store';
 import { FaultyFiles } from '../helpers/faulty-files';
 import { bearer, jsonBody, request } from '../helpers/http';

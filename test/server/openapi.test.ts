@@ -1,9 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../src/contract/error-codes';
+import { DEFAULT_BASE_URL } from '../../src/contract/defaults';
+import { ERROR_CODES, statusOf } from '../../src/contract/error-codes';
+import { BODY_LIMIT_BYTES } from '../../src/contract/limits';
+import { PET_STATUSES } from '../../src/contract/schemas';
+import { PETS_DEPRECATION } from '../../src/server/handlers';
 import { describedPath } from '../../src/server/openapi';
-import { ROUTES } from '../../src/server/routes';
+import WRITTEN from '../../src/server/openapi.json';
+import { methodNotAllowed, ROUTES } from '../../src/server/routes';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
 import { schemaChecker, validateDocument } from '../helpers/openapi';
@@ -127,7 +132,10 @@ describe('the document as tools read it', () => {
           validate(media.example),
           `${method} ${path} ${status}: ${JSON.stringify(validate.errors)}`,
         ).toBe(true);
-        if (Number(status) >= 400) expect(media.example.status).toBe(Number(status));
+        if (Number(status) >= 400) {
+          expect(media.example.status).toBe(Number(status));
+          expect(statusOf(media.example.code), `${method} ${path} ${status}`).toBe(Number(status));
+        }
         examples++;
       }
     }
@@ -177,6 +185,49 @@ describe('the document as tools read it', () => {
     const petId = document.paths['/inventory/{petId}'].patch.parameters[0];
     expect(petId.schema).toEqual({ type: 'integer', format: 'int64' });
     expect(petId.description).toMatch(/doubles.*2\^53/);
+  });
+
+  it('is written out as the route table, the limits and the handlers have it (openapi.json)', async () => {
+    expect(WRITTEN.servers[0]?.url).toBe(DEFAULT_BASE_URL);
+    for (const route of ROUTES.filter((described) => described.described)) {
+      const item = document.paths[describedPath(route)];
+      const written = (WRITTEN.paths as Node)[describedPath(route)];
+      const methods = Object.entries(written).map(([method, operation]) => [
+        method.toUpperCase(),
+        (operation as Node).operationId,
+      ]);
+      expect(Object.fromEntries(methods), route.pattern).toEqual(route.methods);
+      const refused = methodNotAllowed(route);
+      for (const operation of Object.values(item) as Node[]) {
+        expect(operation.responses['401'] !== undefined, route.pattern).toBe(route.auth);
+        expect(operation.responses['405'].headers.Allow.example).toBe(refused.headers.Allow);
+        if (operation.responses['405'].content)
+          expect(operation.responses['405'].content['application/json'].example.message).toBe(
+            refused.message,
+          );
+      }
+    }
+    expect(document.components.schemas.PetStatus.enum).toEqual([...PET_STATUSES]);
+    const patch = document.paths['/inventory/{petId}'].patch;
+    expect(patch.requestBody.description).toContain(`${BODY_LIMIT_BYTES} bytes`);
+    for (const [path, method, operation] of operations(document))
+      if (method !== 'head')
+        expect(
+          operation.responses['413'].content['application/json'].example.message,
+          `${method} ${path}`,
+        ).toBe(`request body exceeds ${BODY_LIMIT_BYTES} bytes`);
+    // The 501s say what the handlers answer.
+    for (const path of ['/pets/{petId}', '/store/orders']) {
+      const answer = await request(`${server.baseUrl}${path.replace('{petId}', '1')}`, {
+        headers: bearer(KEY),
+      });
+      const declared = document.paths[path].get.responses['501'];
+      expect(declared.content['application/json'].example).toEqual(answer.json());
+      if (path === '/pets/{petId}') {
+        expect(answer.headers.deprecation).toBe(PETS_DEPRECATION);
+        expect(declared.headers.Deprecation.example).toBe(PETS_DEPRECATION);
+      }
+    }
   });
 
   it("lists every error code, and so does serve's page (docs/serve.md)", () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { BulkInputReader, MAX_LINE_BYTES, parseBulkInput } from '../../src/bulk/input';
-import { QUANTITY_TEXT_RULE } from '../../src/contract/schemas';
 import { PetinvError } from '../../src/errors';
 
 const entries = (text: string) =>
@@ -39,13 +38,17 @@ describe('parseBulkInput', () => {
     );
     expect(Array.from(input.entries, (entry) => entry.line)).toEqual([1, 9]);
     expect(input.problems).toEqual([
-      { line: 2, message: 'petId "x" is not an integer within int64' },
-      { line: 3, message: `quantity "1.5" is not ${QUANTITY_TEXT_RULE}` },
+      { line: 2, message: 'petId "x" is not a whole number' },
+      { line: 3, message: 'quantity "1.5" is not a whole number', pet: '2' },
       { line: 4, message: 'expected "petId quantity", got 1 field' },
       { line: 5, message: 'expected "petId quantity", got 3 fields' },
       { line: 6, message: 'quantity: is required' },
       { line: 7, message: expect.stringMatching(/^not valid JSON/) },
-      { line: 8, message: `quantity "9223372036854775808" is not ${QUANTITY_TEXT_RULE}` },
+      {
+        line: 8,
+        message: 'quantity "9223372036854775808" is larger than a quantity can be (at most 9007199254740991)',
+        pet: '6',
+      },
     ]);
   });
   it('lets the later of two entries for one pet win, and says so', () => {
@@ -80,7 +83,7 @@ describe('BulkInputReader: input read as a stream', () => {
         [9223372036854775807n, 2],
         [3n, 7],
       ]);
-      expect(input.problems).toEqual([{ line: 5, message: 'petId "é" is not an integer within int64' }]);
+      expect(input.problems).toEqual([{ line: 5, message: 'petId "é" is not a whole number' }]);
     }
   });
 
@@ -95,8 +98,8 @@ describe('BulkInputReader: input read as a stream', () => {
   });
 
   it('counts blank lines before the first update', () => {
-    expect(parseBulkInput('\n\n  \nbad\n').problems).toEqual([
-      { line: 4, message: 'expected "petId quantity", got 1 field' },
+    expect(parseBulkInput('\n\n  \n1 2 3\n').problems).toEqual([
+      { line: 4, message: 'expected "petId quantity", got 3 fields' },
     ]);
   });
 
@@ -111,7 +114,16 @@ describe('BulkInputReader: input read as a stream', () => {
     ]);
   });
 
-  it('refuses input whose line never ends, such as /dev/zero, with a usage error', () => {
+  it('refuses binary input, such as /dev/zero, and text whose line never ends, with a usage error', () => {
+    const endless = new BulkInputReader();
+    expect(() => endless.push(Buffer.alloc(2 * 1024 * 1024, '7'))).toThrow(
+      'bulk input: its first line has no end within 1 MiB; is it text, one update a line?',
+    );
+    const later = new BulkInputReader();
+    later.push(Buffer.from('1 5\n'));
+    expect(() => later.push(Buffer.alloc(2 * 1024 * 1024, '7'))).toThrow(
+      'bulk input: line 2 has no end within 1 MiB; is it text, one update a line?',
+    );
     const reader = new BulkInputReader();
     const zeros = Buffer.alloc(64 * 1024);
     let error: unknown;
@@ -123,21 +135,25 @@ describe('BulkInputReader: input read as a stream', () => {
     expect(error).toBeInstanceOf(PetinvError);
     expect((error as PetinvError).exitCode).toBe(2);
     expect((error as PetinvError).message).toBe(
-      'bulk input: line 1 has no end within 1 MiB; is it text, one update a line?',
+      'bulk input is a binary file, not text: save it as CSV (comma, semicolon or tab separated) or as an Excel workbook (.xlsx). Nothing was sent',
     );
   });
 
   it('refuses more lines than its limit, so that input that never ends stops', () => {
     const reader = new BulkInputReader(3);
-    expect(() => reader.push(Buffer.from('1 1\n2 2\n3 3\n4 4\n'))).toThrow(
-      'bulk input: more than 3 lines; split it into several runs',
-    );
+    expect(() => {
+      reader.push(Buffer.from('1 1\n2 2\n3 3\n4 4\n'));
+      reader.end();
+    }).toThrow('bulk input: more than 3 lines; split it into several runs');
   });
 
   it('echoes bad input only as a short printable quote', () => {
-    const input = parseBulkInput(`\u001b]0;pwned\u0007\u001b[2J 5\n1 ${'7'.repeat(100)}x\n`);
-    expect(input.problems[0]?.message).toBe('petId "" is not an integer within int64');
-    expect(input.problems[1]?.message).toBe(`quantity "${'7'.repeat(39)}…" is not ${QUANTITY_TEXT_RULE}`);
+    const input = parseBulkInput(`1 1\n\u001b]0;pwned\u0007\u001b[2J 5\n1 ${'7'.repeat(100)}x\n`);
+    expect(input.problems[0]?.message).toBe('petId "" is not a whole number');
+    expect(input.problems[1]?.message).toBe(`quantity "${'7'.repeat(39)}…" is not a whole number`);
+    expect(() => parseBulkInput('\u001b]0;pwned\u0007 5\n')).toThrow(
+      /^bulk input: the first line reads as a header [^\p{Cc}]*$/u,
+    );
     const json = parseBulkInput('{"petId":1,\u001b[2J\n').problems[0]?.message ?? '';
     expect(json).toMatch(/^not valid JSON: /);
     expect(json).not.toMatch(/\p{Cc}/u);

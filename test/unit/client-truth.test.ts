@@ -1,22 +1,34 @@
-import nock from 'nock';
-import { describe, expect, it } from 'vitest';
+import { Agent } from 'undici';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/client';
-import { fetchTransport } from '../../src/client/transport';
+import { undiciTransport } from '../../src/client/undici-transport';
 import { PetinvError } from '../../src/errors';
-import { useNock } from '../helpers/nock';
+import { type RawRequest, rawAnswer, useRawServer } from '../helpers/lying-server';
+import { closedPort } from '../helpers/serve';
 
-/** The client's side of issue 21, through the fetch transport and nock (the CLI tests use real sockets). */
+/**
+ * The client's side of issue 21, over the transport the CLI runs, against a raw server that answers each
+ * request as the test's script says: a reset once the request is in leaves a write's outcome unknown.
+ */
 
-const BASE = 'https://truth.test/v1';
+let script: ((request: RawRequest) => void)[] = [];
+const service = useRawServer((request) => script.shift()?.(request));
+const agent = new Agent();
+afterAll(() => agent.close());
+afterEach(() => expect(script).toHaveLength(0));
 
-useNock();
+const reset = ({ socket }: RawRequest) => socket.resetAndDestroy();
+const reply =
+  (status: number, body: object | string = '', extra = '') =>
+  ({ socket }: RawRequest) =>
+    rawAnswer(socket, status, typeof body === 'string' ? body : JSON.stringify(body), extra);
 
-function makeClient(retries = 2) {
+function makeClient(retries = 2, baseUrl = `${service.origin}/v1`) {
   const warnings: string[] = [];
   const client = createClient({
-    baseUrl: BASE,
+    baseUrl,
     apiKey: 'truth-key',
-    transport: fetchTransport(),
+    transport: undiciTransport(agent),
     envName: 'staging',
     retries,
     sleep: async () => {},
@@ -39,7 +51,7 @@ const item = (petId: number, quantity: number) => ({ petId, quantity, status: 's
 
 describe('updateInventory', () => {
   it('a 200 with another quantity is a mismatch (exit 12), with both numbers', async () => {
-    nock(BASE).patch('/inventory/5', { quantity: 7 }).reply(200, item(5, 70));
+    script = [reply(200, item(5, 70))];
     const error = await failure(makeClient().client.updateInventory(5n, 7));
     expect(error.exitCode).toBe(12);
     expect(error.body).toMatchObject({ code: 'mismatch', status: 200 });
@@ -49,8 +61,7 @@ describe('updateInventory', () => {
   });
 
   it('a reset after sending, then a success: the item, and a warning that the first may have been applied', async () => {
-    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
-    nock(BASE).patch('/inventory/5').reply(200, item(5, 7));
+    script = [reset, reply(200, item(5, 7))];
     const { client, warnings } = makeClient();
     expect(await client.updateInventory(5n, 7)).toEqual({ petId: 5n, quantity: 7, status: 'sold' });
     expect(warnings).toEqual([
@@ -59,10 +70,7 @@ describe('updateInventory', () => {
   });
 
   it('resets on every attempt: outcome unknown (exit 8), never "cannot reach"', async () => {
-    nock(BASE)
-      .patch('/inventory/5')
-      .times(3)
-      .replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+    script = [reset, reset, reset];
     const error = await failure(makeClient().client.updateInventory(5n, 7));
     expect(error.exitCode).toBe(8);
     expect(error.body.code).toBe('outcome_unknown');
@@ -72,23 +80,21 @@ describe('updateInventory', () => {
   });
 
   it('a lost attempt, then a 503 on every retry: still unknown', async () => {
-    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
-    nock(BASE).patch('/inventory/5').times(2).reply(503, { code: 'down', message: 'down', status: 503 });
+    const down = reply(503, { code: 'down', message: 'down', status: 503 });
+    script = [reset, down, down];
     const error = await failure(makeClient().client.updateInventory(5n, 7));
     expect(error.body.code).toBe('outcome_unknown');
     expect(error.message).toContain('(then answered 503 to attempt 3)');
   });
 
   it('a lost attempt, then a 400: the service refuses the request itself, as it would have the first', async () => {
-    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
-    nock(BASE).patch('/inventory/5').reply(400, { code: 'bad', message: 'no', status: 400 });
+    script = [reset, reply(400, { code: 'bad', message: 'no', status: 400 })];
     const error = await failure(makeClient().client.updateInventory(5n, 7));
     expect(error.exitCode).toBe(6);
   });
 
   it('a lost attempt, then a 409: the conflict may be with what the first one did, so still unknown', async () => {
-    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
-    nock(BASE).patch('/inventory/5').reply(409, { code: 'conflict', message: 'busy', status: 409 });
+    script = [reset, reply(409, { code: 'conflict', message: 'busy', status: 409 })];
     const error = await failure(makeClient().client.updateInventory(5n, 7));
     expect(error.exitCode).toBe(8);
     expect(error.body.code).toBe('outcome_unknown');
@@ -96,8 +102,7 @@ describe('updateInventory', () => {
   });
 
   it('a lost attempt, then a redirect: the first may have been applied before the answers moved, so still unknown', async () => {
-    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
-    nock(BASE).patch('/inventory/5').reply(307, '', { Location: 'http://elsewhere.example/v1/inventory/5' });
+    script = [reset, reply(307, '', 'Location: http://elsewhere.example/v1/inventory/5\r\n')];
     const error = await failure(makeClient().client.updateInventory(5n, 7));
     expect(error.exitCode).toBe(8);
     expect(error.body.code).toBe('outcome_unknown');
@@ -109,24 +114,25 @@ describe('updateInventory', () => {
       [401, 4],
       [404, 5],
       [422, 6],
-    ]) {
-      nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
-      nock(BASE).patch('/inventory/5').reply(status, { code: 'no', message: 'no', status });
+    ] as const) {
+      script = [reset, reply(status, { code: 'no', message: 'no', status })];
       const error = await failure(makeClient().client.updateInventory(5n, 7));
       expect(error.exitCode).toBe(exitCode);
     }
   });
 
   it('a connection refused sent nothing: "cannot reach" (exit 7)', async () => {
-    nock(BASE).patch('/inventory/5').replyWithError({ code: 'ECONNREFUSED', message: 'refused' });
-    const error = await failure(makeClient(0).client.updateInventory(5n, 7));
+    const error = await failure(
+      makeClient(0, `http://127.0.0.1:${await closedPort()}/v1`).client.updateInventory(5n, 7),
+    );
     expect(error.exitCode).toBe(7);
     expect(error.message).toContain('cannot reach');
   });
 
   it('a GET whose connection breaks is not a write: its failure is as before', async () => {
-    nock(BASE).get('/inventory').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+    script = [reset];
     const error = await failure(makeClient(0).client.listInventory());
+    expect(error.exitCode).toBe(7);
     expect(error.body.code).toBe('network');
   });
 });
@@ -135,7 +141,7 @@ describe('a list that names one pet twice', () => {
   const twice = [item(1, 1), item(2, 2), item(3, 3), item(2, 4)];
 
   it('listInventory refuses it, naming the pet and both positions', async () => {
-    nock(BASE).get('/inventory').reply(200, twice);
+    script = [reply(200, twice)];
     const error = await failure(makeClient().client.listInventory());
     expect(error.exitCode).toBe(8);
     expect(error.body.code).toBe('invalid_response');
@@ -145,7 +151,7 @@ describe('a list that names one pet twice', () => {
   });
 
   it('findInventoryItem refuses it for that pet, and reads any other', async () => {
-    nock(BASE).get('/inventory').times(3).reply(200, twice);
+    script = [reply(200, twice), reply(200, twice), reply(200, twice)];
     const { client } = makeClient();
     expect((await failure(client.findInventoryItem(2n))).message).toContain(
       'pet 2 is listed twice, as items 1 and 3',
@@ -155,7 +161,7 @@ describe('a list that names one pet twice', () => {
   });
 
   it('pollInventory refuses it too', async () => {
-    nock(BASE).get('/inventory').reply(200, twice);
+    script = [reply(200, twice)];
     expect((await failure(makeClient().client.pollInventory(undefined))).message).toContain(
       'pet 2 is listed twice',
     );

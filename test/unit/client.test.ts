@@ -1,14 +1,15 @@
-import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { createClient, retryDelayMs } from '../../src/client/client';
-import { fetchTransport, type TransportRequest } from '../../src/client/transport';
+import type { TransportRequest } from '../../src/client/transport';
 import { PetinvError } from '../../src/errors';
-import { useNock } from '../helpers/nock';
+import { errorBody } from '../helpers/lying-server';
+import { useMockService } from '../helpers/mock-service';
 
 const BASE = 'https://inventory.test/v1';
 const BIG = '9223372036854775807';
 
-useNock();
+/** The client over the transport the CLI runs (undici's), at the HTTP edges undici's MockAgent makes. */
+const { mock, transport } = useMockService(BASE);
 
 function makeClient(overrides: Partial<Parameters<typeof createClient>[0]> = {}) {
   const sleeps: number[] = [];
@@ -16,8 +17,7 @@ function makeClient(overrides: Partial<Parameters<typeof createClient>[0]> = {})
   const client = createClient({
     baseUrl: BASE,
     apiKey: 'secret-key',
-    // nock intercepts fetch, not undici's request API; undiciTransport has its own tests.
-    transport: fetchTransport(),
+    transport,
     envName: 'staging',
     userAgent: 'petinv/test',
     sleep: async (ms) => {
@@ -30,6 +30,8 @@ function makeClient(overrides: Partial<Parameters<typeof createClient>[0]> = {})
   return { client, sleeps, warnings };
 }
 
+const reset = () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+
 async function failure(promise: Promise<unknown>): Promise<PetinvError> {
   const error = await promise.then(
     () => undefined,
@@ -39,29 +41,26 @@ async function failure(promise: Promise<unknown>): Promise<PetinvError> {
   return error as PetinvError;
 }
 
-const errorBody = (status: number, code: string, message = 'nope') => ({ code, message, status });
-
 describe('requests', () => {
   it('sends the bearer key, a User-Agent and Accept, and reads petIds above 2^53 exactly', async () => {
-    nock(BASE, {
-      reqheaders: {
+    mock('GET', '/inventory', {
+      headers: {
         authorization: 'Bearer secret-key',
         'user-agent': 'petinv/test',
         accept: 'application/json',
       },
-    })
-      .get('/inventory')
-      .reply(200, `[{"petId":${BIG},"quantity":3,"status":"available"}]`, {
-        'Content-Type': 'application/json',
-      });
+    }).reply(200, `[{"petId":${BIG},"quantity":3,"status":"available"}]`, {
+      headers: { 'Content-Type': 'application/json' },
+    });
     const { client } = makeClient();
     expect(await client.listInventory()).toEqual([{ petId: BigInt(BIG), quantity: 3, status: 'available' }]);
   });
 
   it('PATCHes {"quantity": N} as JSON to /inventory/{petId}', async () => {
-    nock(BASE, { reqheaders: { 'content-type': 'application/json' } })
-      .patch(`/inventory/${BIG}`, '{"quantity":7}')
-      .reply(200, `{"petId":${BIG},"quantity":7,"status":"sold"}`);
+    mock('PATCH', `/inventory/${BIG}`, {
+      body: '{"quantity":7}',
+      headers: { 'content-type': 'application/json' },
+    }).reply(200, `{"petId":${BIG},"quantity":7,"status":"sold"}`);
     const { client } = makeClient();
     expect(await client.updateInventory(BigInt(BIG), 7)).toEqual({
       petId: BigInt(BIG),
@@ -93,7 +92,7 @@ describe('error statuses', () => {
     ],
     [501, 'not_implemented', 'server', 8, /501/],
   ])('%i maps to %s', async (status, code, kind, exitCode, message) => {
-    nock(BASE).patch('/inventory/42').reply(status, errorBody(status, code));
+    mock('PATCH', '/inventory/42').reply(status, errorBody(status, code));
     const error = await failure(makeClient().client.updateInventory(42n, 1));
     expect(error.kind).toBe(kind);
     expect(error.exitCode).toBe(exitCode);
@@ -102,14 +101,14 @@ describe('error statuses', () => {
   });
 
   it('takes the exit code from the HTTP status when the Error body disagrees', async () => {
-    nock(BASE).patch('/inventory/42').reply(404, errorBody(500, 'pet_not_found'));
+    mock('PATCH', '/inventory/42').reply(404, errorBody(500, 'pet_not_found'));
     const error = await failure(makeClient().client.updateInventory(42n, 1));
     expect(error.kind).toBe('notFound');
     expect(error.body.status).toBe(404);
   });
 
   it('describes an error that has no Error body', async () => {
-    nock(BASE).get('/inventory').reply(404, '<html>no</html>');
+    mock('GET', '/inventory').reply(404, '<html>no</html>');
     const error = await failure(makeClient().client.listInventory());
     expect(error.message).toContain(
       'GET /inventory not found in staging (404: <html>no</html>); check the base URL',
@@ -118,7 +117,7 @@ describe('error statuses', () => {
   });
 
   it('never retries a 4xx other than 429', async () => {
-    nock(BASE).patch('/inventory/42').once().reply(400, errorBody(400, 'invalid_body'));
+    mock('PATCH', '/inventory/42').reply(400, errorBody(400, 'invalid_body'));
     const { client, sleeps } = makeClient();
     await failure(client.updateInventory(42n, 1));
     expect(sleeps).toEqual([]);
@@ -127,28 +126,19 @@ describe('error statuses', () => {
 
 describe('retries', () => {
   it('retries 502, 503 and 504 with exponential backoff and jitter, then succeeds', async () => {
-    nock(BASE)
-      .get('/inventory')
-      .reply(502)
-      .get('/inventory')
-      .reply(503)
-      .get('/inventory')
-      .reply(504)
-      .get('/inventory')
-      .reply(200, '[]');
+    for (const status of [502, 503, 504]) mock('GET', '/inventory').reply(status, '');
+    mock('GET', '/inventory').reply(200, '[]');
     const { client, sleeps } = makeClient();
     expect(await client.listInventory()).toEqual([]);
     expect(sleeps).toEqual([100, 200, 400]);
   });
 
   it('honours Retry-After in seconds and as an HTTP date', async () => {
-    nock(BASE)
-      .get('/inventory')
-      .reply(429, errorBody(429, 'rate_limited'), { 'Retry-After': '2' })
-      .get('/inventory')
-      .reply(503, '', { 'Retry-After': new Date(Date.now() + 3000).toUTCString() })
-      .get('/inventory')
-      .reply(200, '[]');
+    mock('GET', '/inventory').reply(429, errorBody(429, 'rate_limited'), { headers: { 'Retry-After': '2' } });
+    mock('GET', '/inventory').reply(503, '', {
+      headers: { 'Retry-After': new Date(Date.now() + 3000).toUTCString() },
+    });
+    mock('GET', '/inventory').reply(200, '[]');
     const { client, sleeps } = makeClient();
     await client.listInventory();
     expect(sleeps[0]).toBe(2000);
@@ -157,10 +147,9 @@ describe('retries', () => {
   });
 
   it('gives up after --retries further attempts with the last status', async () => {
-    nock(BASE)
-      .patch('/inventory/1')
-      .times(3)
-      .reply(503, errorBody(503, 'unavailable'), { 'Retry-After': '0' });
+    mock('PATCH', '/inventory/1')
+      .reply(503, errorBody(503, 'unavailable'), { headers: { 'Retry-After': '0' } })
+      .times(3);
     const { client, sleeps } = makeClient({ retries: 2 });
     const error = await failure(client.updateInventory(1n, 1));
     expect(error.kind).toBe('server');
@@ -169,7 +158,7 @@ describe('retries', () => {
   });
 
   it('retries a network error and reports it as a network failure in the end', async () => {
-    nock(BASE).get('/inventory').times(2).replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
+    mock('GET', '/inventory').replyWithError(reset()).times(2);
     const { client, sleeps } = makeClient({ retries: 1 });
     const error = await failure(client.listInventory());
     expect(error.kind).toBe('network');
@@ -181,7 +170,8 @@ describe('retries', () => {
   });
 
   it('a network error then a success is a success', async () => {
-    nock(BASE).get('/inventory').replyWithError({ code: 'ECONNRESET' }).get('/inventory').reply(200, '[]');
+    mock('GET', '/inventory').replyWithError(reset());
+    mock('GET', '/inventory').reply(200, '[]');
     expect(await makeClient().client.listInventory()).toEqual([]);
   });
 
@@ -197,9 +187,9 @@ describe('retries', () => {
 
 describe('the waiting budget (--max-retry-wait)', () => {
   it('gives up at once when Retry-After asks for more than the budget, and says why', async () => {
-    nock(BASE)
-      .get('/inventory')
-      .reply(503, errorBody(503, 'unavailable', 'maintenance'), { 'Retry-After': '3600' });
+    mock('GET', '/inventory').reply(503, errorBody(503, 'unavailable', 'maintenance'), {
+      headers: { 'Retry-After': '3600' },
+    });
     const { client, sleeps } = makeClient();
     const error = await failure(client.listInventory());
     expect(sleeps).toEqual([]);
@@ -210,10 +200,9 @@ describe('the waiting budget (--max-retry-wait)', () => {
   });
 
   it('counts every wait of one request against the budget', async () => {
-    nock(BASE)
-      .patch('/inventory/1')
-      .times(3)
-      .reply(429, errorBody(429, 'rate_limited'), { 'Retry-After': '20' });
+    mock('PATCH', '/inventory/1')
+      .reply(429, errorBody(429, 'rate_limited'), { headers: { 'Retry-After': '20' } })
+      .times(3);
     const waits: unknown[] = [];
     const { client, sleeps } = makeClient({
       maxRetryWaitMs: 50_000,
@@ -229,7 +218,7 @@ describe('the waiting budget (--max-retry-wait)', () => {
   });
 
   it('a budget of 0 never waits', async () => {
-    nock(BASE).get('/inventory').reply(503, '', { 'Retry-After': '1' });
+    mock('GET', '/inventory').reply(503, '', { headers: { 'Retry-After': '1' } });
     const { client, sleeps } = makeClient({ maxRetryWaitMs: 0 });
     await failure(client.listInventory());
     expect(sleeps).toEqual([]);
@@ -238,9 +227,7 @@ describe('the waiting budget (--max-retry-wait)', () => {
 
 describe('the body size limit (--max-body-size)', () => {
   it('cuts off a larger answer with one error naming the limit and how to raise it, not retried', async () => {
-    nock(BASE)
-      .get('/inventory')
-      .reply(200, `[${'{"petId":1,"quantity":1,"status":"sold"},'.repeat(100)}]`);
+    mock('GET', '/inventory').reply(200, `[${'{"petId":1,"quantity":1,"status":"sold"},'.repeat(100)}]`);
     const error = await failure(makeClient({ maxBodyBytes: 1024 }).client.listInventory());
     expect(error.exitCode).toBe(8);
     expect(error.body.code).toBe('body_too_large');
@@ -250,14 +237,14 @@ describe('the body size limit (--max-body-size)', () => {
   });
 
   it('reads an answer of exactly the limit', async () => {
-    nock(BASE).get('/inventory').reply(200, '[]');
+    mock('GET', '/inventory').reply(200, '[]');
     expect(await makeClient({ maxBodyBytes: 2 }).client.listInventory()).toEqual([]);
   });
 });
 
 describe('timeouts', () => {
   it('aborts an attempt that takes longer than the timeout, and says so', async () => {
-    nock(BASE).get('/inventory').times(2).delay(400).reply(200, '[]');
+    mock('GET', '/inventory').reply(200, '[]').delay(400).times(2);
     const { client } = makeClient({ timeoutMs: 50, retries: 1 });
     const error = await failure(client.listInventory());
     expect(error.kind).toBe('server');
@@ -319,7 +306,7 @@ describe('the contract is checked', () => {
       /not JSON \(the key "petId" is written twice in one object/,
     ],
   ])('rejects %s', async (_name, body, message) => {
-    nock(BASE).get('/inventory').reply(200, body);
+    mock('GET', '/inventory').reply(200, body);
     const error = await failure(makeClient().client.listInventory());
     expect(error.kind).toBe('server');
     expect(error.body.code).toBe('invalid_response');
@@ -330,19 +317,17 @@ describe('the contract is checked', () => {
   });
 
   it('accepts a quantity of 2^53-1 and a negative one (the spec sets no bounds)', async () => {
-    nock(BASE)
-      .get('/inventory')
-      .reply(
-        200,
-        '[{"petId":1,"quantity":9007199254740991,"status":"sold"},{"petId":2,"quantity":-3,"status":"sold"}]',
-      );
+    mock('GET', '/inventory').reply(
+      200,
+      '[{"petId":1,"quantity":9007199254740991,"status":"sold"},{"petId":2,"quantity":-3,"status":"sold"}]',
+    );
     expect((await makeClient().client.listInventory()).map((item) => item.quantity)).toEqual([
       9007199254740991, -3,
     ]);
   });
 
   it('rejects an update answered for another pet', async () => {
-    nock(BASE).patch('/inventory/5').reply(200, '{"petId":6,"quantity":1,"status":"sold"}');
+    mock('PATCH', '/inventory/5').reply(200, '{"petId":6,"quantity":1,"status":"sold"}');
     expect((await failure(makeClient().client.updateInventory(5n, 1))).message).toContain(
       'it answered for pet 6',
     );
@@ -351,10 +336,9 @@ describe('the contract is checked', () => {
 
 describe('deprecation', () => {
   it('warns once about Deprecation and Sunset headers', async () => {
-    nock(BASE)
-      .get('/inventory')
-      .times(2)
-      .reply(200, '[]', { Deprecation: '@1767225600', Sunset: 'Wed, 01 Jul 2026 00:00:00 GMT' });
+    mock('GET', '/inventory')
+      .reply(200, '[]', { headers: { Deprecation: '@1767225600', Sunset: 'Wed, 01 Jul 2026 00:00:00 GMT' } })
+      .times(2);
     const { client, warnings } = makeClient();
     await client.listInventory();
     await client.listInventory();
@@ -365,9 +349,11 @@ describe('deprecation', () => {
 });
 
 describe('redirects', () => {
-  it('are not followed by the fetch transport either: one request, a config error naming the Location', async () => {
-    // Were the redirect followed, the second host would be asked and nock would fail the test.
-    nock(BASE).patch('/inventory/4').reply(307, '', { Location: 'https://moved.test/api/v1/inventory/4' });
+  it('are not followed: one request, a config error naming the Location', async () => {
+    // Were the redirect followed, the second host would be asked, and MockAgent refuses it.
+    mock('PATCH', '/inventory/4').reply(307, '', {
+      headers: { Location: 'https://moved.test/api/v1/inventory/4' },
+    });
     const { client } = makeClient();
     const error = await failure(client.updateInventory(4n, 1));
     expect(error.exitCode).toBe(3);
@@ -378,8 +364,8 @@ describe('redirects', () => {
   });
 
   it('without a Location, or to somewhere that is not the same path, suggest no address', async () => {
-    nock(BASE).get('/inventory').reply(302, '');
-    nock(BASE).get('/inventory').reply(308, '', { Location: '/login?next=%2Finventory' });
+    mock('GET', '/inventory').reply(302, '');
+    mock('GET', '/inventory').reply(308, '', { headers: { Location: '/login?next=%2Finventory' } });
     const { client } = makeClient();
     expect((await failure(client.listInventory())).message).toContain(
       '(302, no Location); petinv does not follow redirects, so the API key goes nowhere else; if the service moved, run: petinv env set-url staging <url>',

@@ -70,6 +70,48 @@ describe('locateJsonSyntaxError', () => {
   });
 });
 
+describe('locateJsonSyntaxError against JSON.parse', () => {
+  it('finds a problem exactly when JSON.parse refuses the text', () => {
+    const piece = fc.constantFrom(
+      '{',
+      '}',
+      '[',
+      ']',
+      ':',
+      ',',
+      ' ',
+      '\n',
+      '\f',
+      '"a"',
+      '"\\q"',
+      '"\t"',
+      '"',
+      '1',
+      '-0.5e3',
+      '01',
+      'true',
+      'nul',
+      'x',
+    );
+    const text = fc.oneof(
+      fc.json(),
+      fc.array(piece, { maxLength: 12 }).map((parts) => parts.join('')),
+    );
+    fc.assert(
+      fc.property(text, (candidate) => {
+        let valid = true;
+        try {
+          JSON.parse(candidate);
+        } catch {
+          valid = false;
+        }
+        expect(locateJsonSyntaxError(candidate) === undefined).toBe(valid);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
 describe('a corrupt config file', () => {
   it('is named with its line and column, its content never echoed', async () => {
     const { env, file } = configDir(`{\n  "environments": {\n    "staging": {"apiKey": ${SECRET}}\n  }\n}\n`);
@@ -119,6 +161,17 @@ describe('a corrupt config file', () => {
 });
 
 describe('environment names from the file', () => {
+  it('take a name every object has as their own, and the file petinv writes as it is', () => {
+    const written = {
+      currentEnv: 'constructor',
+      environments: { constructor: { baseUrl: 'https://x.example/v1', apiKey: 'k1' }, local: {} },
+    };
+    const { env } = configDir(JSON.stringify(written));
+    const read = readConfigFile(env);
+    expect(JSON.stringify(read)).toBe(JSON.stringify(written));
+    expect(Object.hasOwn(read.environments, 'constructor')).toBe(true);
+  });
+
   it('are checked as env set-url checks them, and never reach the terminal raw', async () => {
     const evil = 'evil\u001b]0;pwned\u0007\u001b[2J';
     const { env } = configDir(
@@ -253,7 +306,6 @@ describe('the config lock', () => {
     mkdirSync(join(dir, 'unused'));
   });
 });
-
 describe('the config file checked by hand', () => {
   const name = fc.oneof(
     fc.constantFrom('production', 'staging', 'local', 'my-env_2', 'x'.repeat(40)),

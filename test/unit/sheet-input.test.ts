@@ -30,7 +30,7 @@ describe('a sheet: columns chosen by the header', () => {
     expect(result.entries.map((entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
       [2, 1n, 5],
       [3, 2n, 6],
-      [8, 3n, 7],
+      [7, 3n, 7],
     ]);
     expect(result.problems).toEqual([]);
     expect(result.notices).toEqual([expect.stringContaining('"Notes"')]);
@@ -44,7 +44,8 @@ describe('a sheet: columns chosen by the header', () => {
 
   it("takes the delimiter from Excel's sep= line above the header", () => {
     expect(pairs('sep=;\r\nPetId;Quantity;Note\r\n1;5;a,b\r\n')).toEqual([[1n, 5]]);
-    expect(read('sep=,\npetId,quantity\n2,6\n').entries.map((entry) => entry.line)).toEqual([3]);
+    // The header is row 1: Excel shows no sep= line.
+    expect(read('sep=,\npetId,quantity\n2,6\n').entries.map((entry) => entry.line)).toEqual([2]);
   });
 
   it('reads a sheet whose lines end in a carriage return alone (Excel for Mac\'s "CSV (Macintosh)"), in chunks of any size', async () => {
@@ -61,8 +62,8 @@ describe('a sheet: columns chosen by the header', () => {
       );
       expect(Array.from(input.entries, (entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
         [2, 1n, 5],
-        [4, 2n, 6],
-        [6, 3n, 7],
+        [3, 2n, 6],
+        [5, 3n, 7],
       ]);
       expect(input.problems).toEqual([]);
       expect(input.notices).toEqual([expect.stringContaining('"Notes"')]);
@@ -123,13 +124,38 @@ describe('a sheet: columns chosen by the header', () => {
     ]);
   });
 
-  it('reports bad rows with their line numbers and keeps the rest', () => {
-    const result = read('petId,quantity\n1,5\nx,5\n2,1.5\n3,\n,4\n4,5,6\n5,"7\n6,8\n');
-    expect(result.entries.map((entry) => entry.petId)).toEqual([1n]);
-    expect(result.problems.map((problem) => problem.line)).toEqual([3, 4, 5, 6, 7, 8]);
-    expect(result.problems[2]?.message).toBe('no quantity');
-    expect(result.problems[3]?.message).toBe('no petId');
-    expect(result.problems[5]?.message).toContain('never closed');
+  it('reports bad rows by their spreadsheet row and pet, in plain words, and keeps the rest', () => {
+    const input = parseBulkInput('petId,quantity\n1,5\nx,5\n2,1.5\n3,\n,4\n4,5,6\n5,"7\n6,8\n');
+    expect(Array.from(input.entries, (entry) => entry.petId)).toEqual([1n]);
+    // Pet 3's empty quantity was not counted: nothing is sent for it, and the summary counts it.
+    expect(input.entries.notCounted).toBe(1);
+    expect(input.problems).toEqual([
+      { line: 3, message: 'petId "x" is not a whole number' },
+      { line: 4, message: 'quantity "1.5" is not a whole number', pet: '2' },
+      { line: 6, message: 'no pet in the "petId" column' },
+      { line: 7, message: "3 cells, more than the header's 2 columns", pet: '4' },
+      {
+        line: 8,
+        message:
+          'a quote opened in this row is never closed, so the 1 line below it was read into its cell, not as rows',
+      },
+    ]);
+    expect(input.unit).toBe('row');
+  });
+
+  it('says what a spreadsheet did to a number: decimals, separators, formulas, exponents', () => {
+    const input = parseBulkInput(
+      'Pet\'s ID,Counted\n1,12.5\n2,"1,000"\n3,=5+2\n4,12.0\n9.00719925474099E+015,3\n5,+4\n99999999999999999999,1\n',
+    );
+    expect(input.problems.map(({ line, message, pet }) => `${line} ${pet}: ${message}`)).toEqual([
+      '2 1: counted "12.5" is not a whole number',
+      '3 2: counted "1,000" has thousands separators: write 1000',
+      '4 3: counted "=5+2" is a formula, not a number: save the sheet with its values',
+      '5 4: counted "12.0" has decimals: write 12',
+      '6 undefined: petId 9.00719925474099E+015: the spreadsheet rounded it: format the column as text',
+      '7 5: counted "+4" has a "+": write 4',
+      '8 undefined: petId "99999999999999999999" is larger than a petId can be (at most 9223372036854775807)',
+    ]);
   });
 
   it('a quote inside an unquoted cell is text, and never swallows the rows below', () => {
@@ -143,14 +169,14 @@ describe('a sheet: columns chosen by the header', () => {
       {
         line: 4,
         message:
-          'a quote opened in this row is never closed; line 5 below it was read into its cell, not as a row',
+          'a quote opened in this row is never closed, so the 1 line below it was read into its cell, not as rows',
       },
     ]);
     expect(read('petId,quantity\n1,"5\n2,6\n3,7\n').problems).toEqual([
       {
         line: 2,
         message:
-          'a quote opened in this row is never closed; lines 3 to 4 below it were read into its cell, not as rows',
+          'a quote opened in this row is never closed, so the 2 lines below it were read into its cell, not as rows',
       },
     ]);
   });
@@ -161,9 +187,11 @@ describe('a sheet: columns chosen by the header', () => {
     const result = read('petId,quantity,notes\n1,81,ok\n2,82,"unclosed note\n3,83,fine\n4,84,"x"\n5,85,y\n');
     expect(result.entries.map((entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
       [2, 1n, 81],
-      [6, 5n, 85],
+      [4, 5n, 85],
     ]);
-    expect(result.problems).toEqual([{ line: 3, message: expect.stringContaining('runs on to line 5') }]);
+    expect(result.problems).toEqual([
+      { line: 3, message: expect.stringContaining('runs on over the lines below it') },
+    ]);
     // A note on several lines, closed as RFC 4180 closes it, is a note; so is a stray quote on one line.
     expect(pairs('petId,quantity,notes\n1,5,"two\nlines"\n2,6,"x" y\n')).toEqual([
       [1n, 5],
@@ -171,12 +199,33 @@ describe('a sheet: columns chosen by the header', () => {
     ]);
   });
 
-  it('refuses a header without a petId or a quantity column, naming what it found and needs', () => {
+  it('reads headers in other words, languages and punctuation; no first line of names is read as data', () => {
+    expect(pairs('Counted,Pet #\n5,1\n7,3\n2,6\n')).toEqual([
+      [1n, 5],
+      [3n, 7],
+      [6n, 2],
+    ]);
+    expect(pairs('Qty,N°\n5,1\n')).toEqual([[1n, 5]]);
+    expect(pairs("Pet's ID,Qty\n1,5\n")).toEqual([[1n, 5]]);
+    expect(pairs('pet_id;Anzahl\n1;5\n')).toEqual([[1n, 5]]);
+    expect(pairs('Animal\tQuantité comptée\n1\t5\n')).toEqual([[1n, 5]]);
+    expect(pairs('id,cantidad,notes\n1,5,x\n')).toEqual([[1n, 5]]);
+    // A count sheet: expected is the row's from; a row left uncounted sends nothing.
+    const sheet = parseBulkInput('petId,status,expected,counted\n1,available,4,5\n2,sold,3,\n');
+    expect(Array.from(sheet.entries, (entry) => ({ ...entry }))).toEqual([
+      { line: 2, petId: 1n, quantity: 5, from: 4, status: 'available' },
+    ]);
+    expect(sheet.entries.notCounted).toBe(1);
+  });
+
+  it('refuses a header petinv cannot map, naming the columns found and the names it knows', () => {
     for (const sheet of [
-      'id,qty\n1,5\n',
-      'petId,count\n1,5\n',
-      'quantity;notes\n5;x\n',
+      'pet,amount\n1,5\n',
+      'Menge;notes\n5;x\n',
       'petId,to,quantity\n1,2,3\n',
+      'petId,status,quantity,counted\n1,sold,2,3\n',
+      'hello\n1 5\n',
+      'Stock take 25 Nov,\nQuantity,PetId\n20,1\n',
     ]) {
       let error: unknown;
       try {
@@ -186,25 +235,26 @@ describe('a sheet: columns chosen by the header', () => {
       }
       expect(error, sheet).toBeInstanceOf(PetinvError);
       expect((error as PetinvError).kind).toBe('usage');
+      expect((error as PetinvError).message, sheet).toMatch(/Nothing was sent$/);
     }
-    expect(() => parseBulkInput('id,qty\n1,5\n')).toThrow(/columns "id", "qty"; it needs a petId column/);
-    // One column that petinv would read is a header too: a sheet of quantities without their pets.
-    expect(() => parseBulkInput('Quantity\n5\n7\n')).toThrow(/columns "Quantity"; it needs a petId column/);
-    // A single word that names no column is a bad row of data, as before.
-    expect(parseBulkInput('hello\n1 5\n').problems).toHaveLength(1);
+    expect(() => parseBulkInput('pet,amount\n1,5\n')).toThrow(
+      /columns "pet", "amount", but none of them holds the counted quantity; petinv reads a pet column \(petid, id/,
+    );
+    expect(() => parseBulkInput('Quantity\n5\n7\n')).toThrow(
+      /columns "Quantity", but none of them names the pet/,
+    );
+    expect(() => parseBulkInput('petId,quantity,counted\n1,2,3\n')).toThrow(
+      /two counted columns, "quantity" and "counted"/,
+    );
   });
 
   it('refuses a header below the first line whose columns would be read by position or by another header', () => {
-    // A title row above the header: its rows were read as "petId quantity", pet 20 set to 1.
-    expect(() => parseBulkInput('Stock take 25 Nov,\nQuantity,PetId\n20,1\n5,2\n')).toThrow(
-      /line 2 names its columns \(a header\), but it is not the first line.*Nothing was sent/,
-    );
     expect(() => parseBulkInput('1 5\nquantity petId\n70 1\n')).toThrow(/line 2 names its columns/);
     // Two exports one after the other, their columns in other orders.
     expect(() => parseBulkInput('petId,quantity\n1,5\nquantity,petId\n70,2\n')).toThrow(
-      /line 3 names its columns/,
+      /row 3 names its columns.*Nothing was sent/,
     );
-    // The same header again is a bad row, as before; the rows below it are read by the same columns.
+    // The same header again is a bad row; the rows below it are read by the same columns.
     const again = parseBulkInput('petId,quantity\n1,5\nPetId,Quantity\n2,6\n');
     expect(Array.from(again.entries, (entry) => [entry.petId, entry.quantity])).toEqual([
       [1n, 5],
@@ -233,5 +283,57 @@ describe('a sheet: columns chosen by the header', () => {
     expect(read('{"petId":1,"quantity":2,"to":4}\n').problems).toEqual([
       { line: 1, message: 'has both quantity and to; give one' },
     ]);
+  });
+});
+
+describe('encodings and files that are no text', () => {
+  const readChunks = (bytes: Buffer, size: number) => {
+    const reader = new BulkInputReader();
+    for (let start = 0; start < bytes.length; start += size) reader.push(bytes.subarray(start, start + size));
+    return reader.end();
+  };
+
+  it('reads what is not UTF-8 as Windows-1252, in chunks of any size, and says so', () => {
+    const bytes = Buffer.from('Quantité comptée;Animal;Notiz\r\n5;1;Grün\r\n€7;2;\r\n', 'latin1');
+    bytes[bytes.indexOf('€'.charCodeAt(0) & 0xff)] = 0x80; // Windows-1252's euro sign
+    for (const size of [1, 2, 5, 4096]) {
+      const input = readChunks(bytes, size);
+      expect(Array.from(input.entries, (entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
+        [2, 1n, 5],
+      ]);
+      expect(input.problems).toEqual([
+        { line: 3, message: 'quantité comptée "€7" is not a whole number', pet: '2' },
+      ]);
+      expect(input.notices).toEqual([
+        expect.stringMatching(/^the input is not valid UTF-8: read as Windows-1252/),
+        expect.stringContaining('"Notiz"'),
+      ]);
+    }
+    // Valid UTF-8 first, then a byte that is not: said where.
+    const utf8 = Buffer.from(`petId,counted,note\n1,5,Grün\n${'3,7,\n'.repeat(1000)}`);
+    const mixed = readChunks(Buffer.concat([utf8, Buffer.from([0x32, 0x2c, 0x36, 0x2c, 0xfc, 0x0a])]), 4096);
+    expect(mixed.entries.length).toBe(3);
+    expect(mixed.notices[0]).toMatch(/^the input is not valid UTF-8 after byte \d+: read as Windows-1252/);
+  });
+
+  it('refuses binary files by what they are, and a sheet whose quoted cell runs on past 1 MiB', () => {
+    const refused = (bytes: Buffer) => () => readChunks(bytes, 1000);
+    expect(refused(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))).toThrow(
+      /old Excel workbook \(\.xls\)/,
+    );
+    expect(refused(Buffer.from('%PDF-1.4\n'))).toThrow(/is a PDF document/);
+    expect(
+      refused(Buffer.from('PK\u0003\u0004mimetypeapplication/vnd.oasis.opendocument.spreadsheet')),
+    ).toThrow(/OpenDocument/);
+    expect(refused(Buffer.from('1 5\n2 6\u0000\n'))).toThrow(/binary file, not text/);
+    expect(() => parseBulkInput(`petId,counted,note\n1,5,"${'x'.repeat(1024 * 1024 + 1)}\n`)).toThrow(
+      'bulk input: row 2 runs on for more than 1 MiB; is a quote missing? Nothing was sent',
+    );
+  });
+
+  it('ends a headerless line at a CRLF split between chunks once', () => {
+    const reader = new BulkInputReader();
+    for (const piece of ['1 5\r', '\n2 6\r', '\n\r', '3 7']) reader.push(Buffer.from(piece));
+    expect(Array.from(reader.end().entries, (entry) => entry.line)).toEqual([1, 2, 4]);
   });
 });

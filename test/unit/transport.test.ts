@@ -1,8 +1,8 @@
-import { createServer, type Server } from 'node:http';
 import { Agent, MockAgent, ProxyAgent } from 'undici';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TransportError } from '../../src/client/transport';
 import { undiciTransport } from '../../src/client/undici-transport';
+import { answer, byScenario, endless, inTurn, trickle, useFakeServer } from '../helpers/lying-server';
 import { closedPort } from '../helpers/serve';
 
 describe('undiciTransport with MockAgent', () => {
@@ -64,20 +64,11 @@ describe('undiciTransport with MockAgent', () => {
 });
 
 describe('undiciTransport against real sockets', () => {
-  let slow: Server;
-  let url: string;
-  beforeAll(async () => {
-    slow = createServer((_req, res) => setTimeout(() => res.end('late'), 500));
-    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(slow.address() as { port: number }).port}/v1/inventory`;
-  });
-  afterAll(() => {
-    slow.closeAllConnections();
-    return new Promise((resolve) => slow.close(resolve));
-  });
+  const slow = useFakeServer((req, res) => setTimeout(() => answer(200, 'late')(req, res), 500));
 
   it('reports an answer slower than the timeout as a timeout', async () => {
     const transport = undiciTransport(new Agent());
+    const url = `${slow.origin}/v1/inventory`;
     const error = await transport({ method: 'GET', url, headers: {}, timeoutMs: 50 }).catch(
       (caught) => caught,
     );
@@ -98,16 +89,8 @@ describe('undiciTransport against real sockets', () => {
 });
 
 describe('undiciTransport through a proxy', () => {
-  let refusing: Server;
-  let refusingUrl: string;
-  beforeAll(async () => {
-    // A proxy that cannot reach anything: every CONNECT is answered 502.
-    refusing = createServer((_req, res) => res.writeHead(501).end());
-    refusing.on('connect', (_req, socket) => socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n'));
-    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
-    refusingUrl = `http://127.0.0.1:${(refusing.address() as { port: number }).port}`;
-  });
-  afterAll(() => new Promise((resolve) => refusing.close(resolve)));
+  // A proxy that cannot reach anything: every CONNECT is answered 502.
+  const refusing = useFakeServer(answer(501));
 
   it('blames a proxy it cannot connect to, and reports a refused tunnel as the proxy’s answer', async () => {
     const port = await closedPort();
@@ -124,7 +107,8 @@ describe('undiciTransport through a proxy', () => {
       detail: 'ECONNREFUSED',
       unreachable: 'the proxy P',
     });
-    const refusingTunnel = undiciTransport(new ProxyAgent(refusingUrl), { proxy: 'the proxy R' });
+    refusing.server.on('connect', (_req, socket) => socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n'));
+    const refusingTunnel = undiciTransport(new ProxyAgent(refusing.origin), { proxy: 'the proxy R' });
     const error = await refusingTunnel(request).catch((caught) => caught);
     expect(error).toMatchObject({ reason: 'network', detail: 'the proxy R answered 502 to CONNECT' });
     expect(error.unreachable).toBeUndefined();
@@ -132,48 +116,27 @@ describe('undiciTransport through a proxy', () => {
 });
 
 describe('undiciTransport against hostile servers', () => {
-  let hostile: Server;
-  let base: string;
   const closedEarly: string[] = [];
-  beforeAll(async () => {
-    hostile = createServer((req, res) => {
-      res.on('close', () => {
-        if (!res.writableFinished) closedEarly.push(String(req.url));
-      });
-      if (req.url === '/declared-huge') {
-        // Claims a terabyte, sends one byte, and keeps the connection open.
+  const hostile = useFakeServer((req, res) => {
+    res.on('close', () => {
+      if (!res.writableFinished) closedEarly.push(String(req.url));
+    });
+    byScenario({
+      // Claims a terabyte, sends one byte, and keeps the connection open.
+      'declared-huge': (_req, res) => {
         res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(2 ** 40) });
         res.write('[');
-        return;
-      }
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      if (req.url === '/endless') {
-        // As fast as the socket takes it, forever.
-        const chunk = Buffer.alloc(64 * 1024, 0x20);
-        const pump = () => {
-          while (!res.destroyed && res.write(chunk)) {}
-          if (!res.destroyed) res.once('drain', pump);
-        };
-        pump();
-      } else if (req.url === '/trickle') {
-        // A byte every 10 ms: each read is quick, the whole never ends.
-        const timer = setInterval(() => res.write(' '), 10);
-        res.on('close', () => clearInterval(timer));
-      } else if (req.url === '/declared') {
-        res.end('[]'.padEnd(4096));
-      }
-    });
-    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(hostile.address() as { port: number }).port}`;
-  });
-  afterAll(() => {
-    hostile.closeAllConnections();
-    return new Promise((resolve) => hostile.close(resolve));
+      },
+      endless: endless(' '),
+      trickle,
+      declared: answer(200, '[]'.padEnd(4096)),
+      pieces: inTurn(['[1', ',2', ']', (r) => r.end()]),
+    })(req, res);
   });
   const get = (path: string, timeoutMs: number, maxBodyBytes?: number) =>
     undiciTransport(new Agent())({
       method: 'GET',
-      url: base + path,
+      url: hostile.origin + path,
       headers: {},
       timeoutMs,
       maxBodyBytes,
@@ -199,5 +162,36 @@ describe('undiciTransport against hostile servers', () => {
   it('ends a trickling body within the timeout: the deadline covers reading the body', async () => {
     expect(await get('/trickle', 200)).toMatchObject({ reason: 'timeout' });
     await vi.waitFor(() => expect(closedEarly).toContain('/trickle'));
+  });
+
+  it('streams a body to its reader, not counting the time the reader holds a chunk against the timeout', async () => {
+    const response = await undiciTransport(new Agent())({
+      method: 'GET',
+      url: `${hostile.origin}/pieces`,
+      headers: {},
+      timeoutMs: 300,
+      stream: true,
+    });
+    const pieces: string[] = [];
+    for await (const chunk of response.body ?? []) {
+      pieces.push(Buffer.from(chunk).toString());
+      // Longer than the whole timeout: a slow reader of petinv's output is not a slow service.
+      if (pieces.length === 1) await new Promise((resolve) => setTimeout(resolve, 400));
+    }
+    expect(pieces.join('')).toBe('[1,2]');
+  });
+
+  it('still ends a streamed body whose service stops sending, at the timeout', async () => {
+    const response = await undiciTransport(new Agent())({
+      method: 'GET',
+      url: `${hostile.origin}/trickle`,
+      headers: {},
+      timeoutMs: 200,
+      stream: true,
+    });
+    const read = async () => {
+      for await (const _chunk of response.body ?? []);
+    };
+    expect(await read().catch((caught) => caught)).toMatchObject({ reason: 'timeout', brokeOff: true });
   });
 });

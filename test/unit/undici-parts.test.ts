@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { join, relative } from 'node:path';
 import * as undici from 'undici';
 import undiciPackage from 'undici/package.json' with { type: 'json' };
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/client/undici';
 import { undiciTransport } from '../../src/client/undici-transport';
+import { useFakeServer } from '../helpers/lying-server';
 
 /**
  * src/client/undici.ts imports one of undici's internal modules (lib/dispatcher/agent.js) to spare the CLI's
@@ -52,22 +52,15 @@ describe("undici's internals, used behind one module", () => {
 });
 
 describe('a request through the deep imports', () => {
-  let server: Server;
-  let url: string;
-  beforeAll(async () => {
-    server = createServer((req, res) => res.end(`${req.method} ${req.url} ${req.headers['x-probe']}`));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  });
-  afterAll(() => new Promise((resolve) => server.close(resolve)));
+  const server = useFakeServer((req, res) => res.end(`${req.method} ${req.url} ${req.headers['x-probe']}`));
 
   it('reaches a real server and reads its answer', async () => {
     const agent = createAgent(1000);
     try {
       const response = await undiciTransport(agent)({
         method: 'GET',
-        url: `${url}/v1/inventory`,
-        origin: url,
+        url: `${server.origin}/v1/inventory`,
+        origin: server.origin,
         path: '/v1/inventory',
         headers: { 'x-probe': 'deep' },
         timeoutMs: 1000,

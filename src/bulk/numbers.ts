@@ -1,0 +1,48 @@
+import { INT64_MAX, parsePetId, parseQuantity, QUANTITY_MAX } from '../contract/rules';
+import { printable } from '../printable';
+
+/**
+ * A petId or a quantity read from text (a command's argument, a cell, a line), and when it is not one,
+ * why, in a store's words: what a spreadsheet does to numbers (formulas, thousands separators, decimals,
+ * exponents) named as such. One rule for `petinv set 42 7` and a sheet's row alike.
+ */
+
+/** An echoed piece of input, short and printable, quoted. */
+export const quoted = (text: string) => `"${printable(text, 40)}"`;
+
+/** Why text is no whole number; `limit` is the largest one `what` can be. */
+function notWholeNumber(text: string, limit: number | bigint, what: string): string {
+  if (text.startsWith('=')) return 'is a formula, not a number: save the sheet with its values';
+  if (/^[+-]?\d{1,3}([,. \u00a0\u202f']\d{3})+$/.test(text))
+    return `has thousands separators: write ${text.replace(/[^\d-]/g, '')}`;
+  if (/^[+-]?\d+[.,]0+$/.test(text)) return `has decimals: write ${text.replace(/[.,]0+$/, '')}`;
+  if (/^[+-]?(\d+[.,]?\d*|[.,]\d+)e[+-]?\d+$/i.test(text))
+    return 'is written as an exponent: format the column as whole numbers';
+  if (/^[+-]?(\d+[.,]\d*|[.,]\d+)$/.test(text)) return 'is not a whole number';
+  if (/^\+\d+$/.test(text)) return `has a "+": write ${text.slice(1)}`;
+  if (/^-?0\d+$/.test(text)) return `has leading zeros: write ${BigInt(text)}`;
+  if (/^\d+$/.test(text)) return `is larger than ${what} can be (at most ${limit})`;
+  if (/^-\d+$/.test(text)) return `is below what ${what} can be (at least -${limit})`;
+  return 'is not a whole number';
+}
+
+/** A petId that reached petinv as a spreadsheet's number: already rounded past 2^53, so no pet of anyone's. */
+export const roundedPetId = (text: string) =>
+  `petId ${printable(text, 40)}: the spreadsheet rounded it: format the column as text`;
+
+/** A petId from its text, or the words saying why it is not one. */
+export function readPetId(text: string): bigint | string {
+  const petId = parsePetId(text);
+  if (petId !== undefined) return petId;
+  // `9.00719925474099E+015`: what a spreadsheet makes of a long number in a cell not formatted as text.
+  if (/^\d+([.,]\d*)?e\+?\d+$/i.test(text)) return roundedPetId(text);
+  return `petId ${quoted(text)} ${notWholeNumber(text, INT64_MAX, 'a petId')}`;
+}
+
+/** A quantity from its text, `name` being its column's name as the sheet gives it. */
+export function readQuantity(text: string, name: string): number | string {
+  return (
+    parseQuantity(text) ??
+    `${name.toLowerCase()} ${quoted(text)} ${notWholeNumber(text, QUANTITY_MAX, 'a quantity')}`
+  );
+}

@@ -1,0 +1,153 @@
+import * as z from 'zod/mini';
+import { parseInventoryJson } from '../contract/json';
+import { describeIssues, PET_STATUSES, PetId, QuantityValue } from '../contract/schemas';
+import { plural } from '../output/plural';
+import { printable } from '../printable';
+import { type BulkEntry, type BulkInput, type BulkProblem, EntryStore } from './entries';
+import { quoted, readPetId, readQuantity } from './numbers';
+import type { SheetHeader } from './sheet';
+
+/** One row as read: an update, what is wrong with it (and its pet, when that much was read), or nothing to send. */
+export type ReadRow = Omit<BulkEntry, 'line'> | { problem: string; pet?: string } | 'blank' | 'not counted';
+
+const STATUSES = new Set<string>(PET_STATUSES);
+
+/** A field of a headerless line: a number (or what a spreadsheet makes of one), a plan's true/false, or empty. */
+const DATA_FIELD = /^([+-]?[\d.]|true$|false$|$)/;
+
+/**
+ * Whether a first line reads as data rather than a header: NDJSON, or headerless fields each a number, a
+ * status or a plan's true/false. Anything else is a header, read by its names or refused.
+ */
+export const readsAsData = (line: string) =>
+  line.startsWith('{') ||
+  line.split(/[\s,]+/).every((field) => DATA_FIELD.test(field) || STATUSES.has(field));
+
+/** A headerless line's fields: `petId quantity`, `petId status quantity` (list), `petId from to found` (a plan). */
+export function fromFields(fields: string[]): ReadRow {
+  const last = fields.at(-1);
+  if ((last === 'true' || last === 'false') && (fields.length === 4 || fields.length === 3)) {
+    const plan = fromFields(
+      fields.length === 4 ? [fields[0] as string, fields[2] as string] : fields.slice(0, 2),
+    );
+    if (typeof plan !== 'object' || 'problem' in plan || fields.length === 3) return plan;
+    const from = readQuantity(fields[1] as string, 'from');
+    return typeof from === 'string' ? { problem: from, pet: fields[0] } : { ...plan, from };
+  }
+  const [petIdText, quantityText] =
+    fields.length === 3 && STATUSES.has(fields[1] ?? '')
+      ? [fields[0], fields[2]]
+      : fields.length === 2
+        ? fields
+        : [];
+  if (petIdText === undefined || quantityText === undefined)
+    return { problem: `expected "petId quantity", got ${plural(fields.length, 'field')}` };
+  const petId = readPetId(petIdText);
+  if (typeof petId === 'string') return { problem: petId };
+  const quantity = readQuantity(quantityText, 'quantity');
+  if (typeof quantity === 'string') return { problem: quantity, pet: petIdText };
+  return fields.length === 3 ? { petId, quantity, status: fields[1] as string } : { petId, quantity };
+}
+
+/** One update in any of the JSON shapes: an item (`list --json`), or a plan's step (`to`, and `from`, null for a pet not found). */
+const UpdateObject = z.object({
+  petId: PetId,
+  quantity: z.optional(QuantityValue),
+  to: z.optional(QuantityValue),
+  from: z.optional(z.nullable(QuantityValue)),
+  status: z.optional(z.string()),
+});
+
+export function fromObject(raw: unknown): ReadRow {
+  const parsed = UpdateObject.safeParse(raw);
+  if (!parsed.success) return { problem: describeIssues(parsed.error) };
+  const { petId, quantity, to, from, status } = parsed.data;
+  if (quantity !== undefined && to !== undefined) return { problem: 'has both quantity and to; give one' };
+  const target = quantity ?? to;
+  if (target === undefined) return { problem: 'quantity: is required' };
+  const update: ReadRow = { petId, quantity: target };
+  if (from !== undefined && from !== null) update.from = from;
+  if (status !== undefined) update.status = status;
+  return update;
+}
+
+/** A row of a sheet, its cells chosen by the header's columns; an empty counted cell was not counted. */
+export function fromCells(cells: readonly string[], header: SheetHeader): ReadRow {
+  const cell = (index: number | undefined) => (index === undefined ? '' : (cells[index] ?? '').trim());
+  if (cells.every((text) => text.trim() === '')) return 'blank';
+  const width = header.names.length;
+  const petIdText = cell(header.petId);
+  const pet = petIdText === '' ? undefined : petIdText;
+  if (cells.slice(width).some((text) => text.trim() !== ''))
+    return { problem: `${plural(cells.length, 'cell')}, more than the header's ${width} columns`, pet };
+  if (pet === undefined)
+    return { problem: `no pet in the ${quoted(header.names[header.petId] as string)} column` };
+  const petId = readPetId(petIdText);
+  if (typeof petId === 'string') return { problem: petId };
+  const countedText = cell(header.counted);
+  if (countedText === '') return 'not counted';
+  const quantity = readQuantity(countedText, header.names[header.counted] as string);
+  if (typeof quantity === 'string') return { problem: quantity, pet };
+  const update: ReadRow = { petId, quantity };
+  const expectedText = cell(header.expected);
+  if (expectedText !== '') {
+    const from = readQuantity(expectedText, header.names[header.expected as number] as string);
+    if (typeof from === 'string') return { problem: from, pet };
+    update.from = from;
+  }
+  const status = cell(header.status);
+  if (status !== '') update.status = status;
+  return update;
+}
+
+const notJson = (error: unknown) => `not valid JSON: ${printable((error as Error).message, 120)}`;
+
+/** An NDJSON line. */
+export function fromJsonLine(text: string): ReadRow {
+  try {
+    return fromObject(parseInventoryJson(text));
+  } catch (error) {
+    return { problem: notJson(error) };
+  }
+}
+
+/** A JSON array, read whole (its bound is the reader's): an item a row. */
+export function readJsonArray(text: string, rows: InputCollector): BulkInput {
+  let items: unknown;
+  try {
+    items = parseInventoryJson(text);
+  } catch (error) {
+    rows.add(1, { problem: notJson(error) });
+  }
+  if (items !== undefined && !Array.isArray(items)) rows.add(1, { problem: 'expected a JSON array' });
+  if (Array.isArray(items))
+    for (const [index, item] of items.entries()) rows.add(index + 1, fromObject(item));
+  return rows.finish('item');
+}
+
+/** Gathers a reader's rows into the run's input: its entries, problems and notices. */
+export class InputCollector {
+  readonly entries = new EntryStore();
+  readonly problems: BulkProblem[] = [];
+  readonly notices: string[] = [];
+
+  add(line: number, row: ReadRow) {
+    if (row === 'blank') return;
+    if (row === 'not counted') this.entries.notCounted++;
+    else if ('problem' in row)
+      this.problems.push({ line, message: row.problem, ...(row.pet && { pet: row.pet }) });
+    else this.entries.push(line, row.petId, row.quantity, row.from, row.status);
+  }
+
+  finish(unit: BulkInput['unit']): BulkInput {
+    const { notCounted } = this.entries;
+    // Said before a dry run too, whose summary has no such count.
+    if (notCounted > 0)
+      this.notices.push(
+        `${plural(notCounted, 'row')} left uncounted (counted is empty): nothing is sent for ${notCounted === 1 ? 'it' : 'them'}`,
+      );
+    this.entries.removeDuplicates(unit, this.problems);
+    this.problems.sort((a, b) => a.line - b.line);
+    return { entries: this.entries, problems: this.problems, notices: this.notices, unit };
+  }
+}

@@ -1,0 +1,54 @@
+import { readSheet } from 'read-excel-file/universal';
+import { usageError } from '../errors';
+import { printable } from '../printable';
+import type { BulkInput } from './entries';
+import { roundedPetId } from './numbers';
+import { fromCells, InputCollector } from './rows';
+import { ignoredColumnsNotice, readHeader } from './sheet';
+
+/**
+ * An Excel workbook (.xlsx), read by read-excel-file: its first sheet, by its header, as a CSV sheet is
+ * read. Numbers come as the text the workbook stores, so a petId typed into a text cell stays exact and
+ * one a spreadsheet stored as a number past 2^53 (already rounded) is refused for its row.
+ */
+
+/** A number cell: the text the workbook stores for it (`5`, `9.2233720368547758E+18`). */
+interface NumberCell {
+  number: string;
+}
+type Cell = string | NumberCell | boolean | typeof Date | null;
+
+const cellText = (cell: Cell): string =>
+  cell === null ? '' : typeof cell === 'object' && 'number' in cell ? cell.number : String(cell);
+
+export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
+  let sheet: Cell[][];
+  try {
+    const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
+    sheet = (await readSheet(data, { parseNumber: (text) => ({ number: text }), trim: false })) as Cell[][];
+  } catch (error) {
+    throw usageError(
+      `bulk input: the workbook cannot be read (${printable((error as Error).message, 120)}); save it again as .xlsx, or as CSV. Nothing was sent`,
+    );
+  }
+  const rows = new InputCollector();
+  const first = sheet.findIndex((row) => row.some((cell) => cellText(cell).trim() !== ''));
+  if (first === -1) return rows.finish('row');
+  const header = readHeader((sheet[first] as Cell[]).map(cellText), ',');
+  const notice = ignoredColumnsNotice(header);
+  if (notice) rows.notices.push(notice);
+  for (let index = first + 1; index < sheet.length; index++) {
+    const cells = sheet[index] as Cell[];
+    const petId = cells[header.petId];
+    const rounded =
+      typeof petId === 'object' &&
+      petId !== null &&
+      'number' in petId &&
+      Math.abs(Number(petId.number)) > Number.MAX_SAFE_INTEGER;
+    rows.add(
+      index + 1,
+      rounded ? { problem: roundedPetId(petId.number) } : fromCells(cells.map(cellText), header),
+    );
+  }
+  return rows.finish('row');
+}

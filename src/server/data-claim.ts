@@ -1,0 +1,109 @@
+import { existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { describeFileSystemError, type FileSystem } from '../files/file-system';
+import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
+import { ServeError } from './errors';
+import { JOURNAL_HEADER } from './journal-format';
+
+/**
+ * A data file claimed for one serve: its lock, and the refusal of a file that other names reach in a way
+ * serve cannot keep durable (a single-file bind mount, hard links without their journal).
+ */
+
+/**
+ * Claims the data file at `path` (already resolved to the real file) for this process: `FILE.lock` names
+ * the owner, and the file's identity is claimed too, so that a serve reaching it by another name (a hard
+ * link in any directory, a bind mount) is refused as well (files/lock.ts). A lock left by a serve that
+ * died is taken over, even when its pid now belongs to another process; one held by a live serve refuses
+ * the start.
+ */
+export async function lockDataFile(path: string, files?: FileSystem): Promise<HeldLock> {
+  const lockPath = `${path}.lock`;
+  try {
+    return await acquireLock(lockPath, { files, identityOf: path });
+  } catch (error) {
+    if (!(error instanceof LockHeldError))
+      throw new ServeError(`cannot lock data file ${path} (${lockPath}): ${describeFileSystemError(error)}`);
+    const holder = error.heldBy;
+    if (holder?.host && holder.host !== hostname()) {
+      // Its liveness cannot be checked from here; a container restarted under a new host name looks the same.
+      throw new ServeError(
+        `data file ${path} is in use by another petinv serve (pid ${holder.pid} on host ${holder.host}); stop it, or, if that serve is gone, remove ${lockPath}`,
+      );
+    }
+    const owner = holder ? ` (pid ${holder.pid})` : ' (it did not say its pid in time)';
+    // The same file by another name: a hard link, a bind mount (the holder says which name it uses).
+    const byAnotherName =
+      error.via === 'identity' && holder?.path && holder.path !== path
+        ? `, which reaches the same file as ${holder.path}`
+        : '';
+    throw new ServeError(
+      `data file ${path} is in use by another petinv serve${owner}${byAnotherName}; stop it or choose another file with --data`,
+    );
+  }
+}
+
+/**
+ * Whether `path` is itself a mount point, as a single-file bind mount is (Linux: /proc/self/mountinfo,
+ * whose fifth field is each mount point, with octal escapes for space, tab, newline and backslash);
+ * false where that cannot be read.
+ */
+function isMountPoint(path: string): boolean {
+  let mounts: string;
+  try {
+    mounts = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return false;
+  }
+  const unescaped = (field: string) =>
+    field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+  return mounts.split('\n').some((line) => {
+    const point = line.split(' ')[4];
+    return point !== undefined && unescaped(point) === path;
+  });
+}
+
+/**
+ * What a refusal of a single-file bind mount must add when a journal with commits lies beside the mount:
+ * one an earlier petinv kept there, serving through the mount. Every update it made since is there and
+ * nowhere else, and a serve on the data file's directory, as the refusal advises, never reads it.
+ */
+function journalBesideMount(dataFile: string): string {
+  const journal = `${dataFile}.journal`;
+  let size: number;
+  try {
+    size = lstatSync(journal).size;
+  } catch {
+    return '';
+  }
+  if (size <= JOURNAL_HEADER.length) return '';
+  return `. ${journal} beside the mount holds updates made through it that the data file lacks, and a serve on the file's directory never reads it: first serve a copy of the data file with that journal beside it (the two in one directory), and bind-mount what that serve writes`;
+}
+
+/**
+ * Why a data file that has other names (hard links) and no journal beside this one must not be served
+ * through it, or undefined. serve keeps its journal beside the name it was started with: through another
+ * name, a start after kill -9 would serve the snapshot without the updates that journal holds, and accept
+ * writes that go their own way. The name a serve wrote through has its journal; a copy made with a link (a
+ * backup) has none, and is refused until it is a copy of its own.
+ */
+function linkedElsewhere(dataFile: string): string | undefined {
+  let links: number;
+  try {
+    links = statSync(dataFile).nlink;
+  } catch {
+    return undefined; // Not there yet: a new data file.
+  }
+  if (links <= 1 || existsSync(`${dataFile}.journal`)) return undefined;
+  return `data file ${dataFile} has ${links - 1} other name${links === 2 ? '' : 's'} (hard links) and no journal beside this one: a serve started through another name keeps its journal beside that name, so this start would serve the data file without the updates that journal holds; start serve through the name it was started with, or make this one a copy of its own (cp, not ln)`;
+}
+
+/** Refuses a data file that other names reach in a way serve cannot keep durable (see above). */
+export function refuseOtherNames(dataFile: string): void {
+  if (isMountPoint(dataFile))
+    throw new ServeError(
+      `data file ${dataFile} is a mount point of its own (a single-file bind mount): no snapshot can replace it (each is a new file renamed into place), and its journal would be kept beside the mount, not beside the file, where a serve on the file itself never sees it; bind-mount the data file's directory instead${journalBesideMount(dataFile)}`,
+    );
+  const otherName = linkedElsewhere(dataFile);
+  if (otherName) throw new ServeError(otherName);
+}

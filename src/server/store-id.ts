@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { isStoreId } from '../contract/store-id';
+import { writeFileAtomicSync } from '../files/atomic-write';
+import { type FileSystem, randomHex } from '../files/file-system';
+
+/**
+ * The id serve answers in Petinv-Store (src/contract/store-id.ts): kept in `DATA.store-id` beside a durable
+ * data file, made at its first start, so a serve restarted on another port is the same store to its
+ * clients. An in-memory serve (also one that loads a data file and never writes it) is a new store each
+ * start. An id that cannot be kept is a fresh one, as for an in-memory serve: the store still serves.
+ */
+export function openStoreId(dataFile: string | undefined, readOnly: boolean, files?: FileSystem): string {
+  if (dataFile === undefined || readOnly) return randomHex(16);
+  const path = `${dataFile}.store-id`;
+  try {
+    const kept = readFileSync(path, 'utf8').trim();
+    if (isStoreId(kept)) return kept;
+  } catch {
+    // None yet: made below.
+  }
+  const id = randomHex(16);
+  try {
+    writeFileAtomicSync(path, `${id}\n`, { files, mode: 0o600 });
+  } catch {
+    // Not kept: this start is a store of its own, as an in-memory one is.
+  }
+  return id;
+}

@@ -1,0 +1,205 @@
+import { readFileSync } from 'node:fs';
+import { readSheet } from 'read-excel-file/universal';
+import { describe, expect, it } from 'vitest';
+import writeXlsxFile from 'write-excel-file/node';
+import { runMain } from '../helpers/main';
+import { useSheetService } from '../helpers/sheet-service';
+
+/**
+ * The count sheet, end to end against a real petinv serve: exported, filled in, reviewed and applied,
+ * with a colleague changing pets between the steps; as CSV and as an Excel workbook.
+ */
+const KEY = 'count-sheet-key';
+const BIG = '9223372036854775807';
+const ROUNDED = '9007199254740993';
+const { served, petinv, petinvBytes, petinvWithInput, file, env } = useSheetService(KEY, [
+  { petId: '1', quantity: 5, status: 'available' },
+  { petId: '2', quantity: 3, status: 'sold' },
+  { petId: '11', quantity: 10, status: 'available' },
+  { petId: '12', quantity: 4, status: 'pending' },
+  { petId: ROUNDED, quantity: 1, status: 'sold' },
+  { petId: BIG, quantity: 2, status: 'pending' },
+]);
+const patches = () => served.requests.filter((request) => request.startsWith('PATCH')).sort();
+async function quantities(): Promise<Record<string, number>> {
+  const list = (await petinv(['list'])).stdout.trim().split('\n');
+  return Object.fromEntries(list.map((line) => [line.split('\t')[0], Number(line.split('\t')[2])]));
+}
+/** The counted cells filled in, by petId, in a CSV count sheet. */
+const fill = (sheet: string, counts: Record<string, number>) =>
+  sheet.replace(/^(\d+),(\w+),(\d+),$/gm, (row, petId: string) =>
+    counts[petId] === undefined ? row : `${row}${counts[petId]}`,
+  );
+
+describe('list --count-sheet', () => {
+  it('writes petId,status,expected,counted: expected the quantity now, counted empty; filters apply', async () => {
+    const sheet = await petinv(['list', '--count-sheet']);
+    expect(sheet).toMatchObject({ code: 0, stderr: '' });
+    expect(sheet.stdout).toBe(
+      `petId,status,expected,counted\n1,available,5,\n2,sold,3,\n11,available,10,\n12,pending,4,\n${ROUNDED},sold,1,\n${BIG},pending,2,\n`,
+    );
+    expect((await petinv(['list', '--count-sheet', '--status', 'sold', '--sort', 'quantity'])).stdout).toBe(
+      `petId,status,expected,counted\n${ROUNDED},sold,1,\n2,sold,3,\n`,
+    );
+    for (const args of [['-o', 'json'], ['--fields', 'petId'], ['--no-headers'], ['--watch']]) {
+      const refused = await petinv(['list', '--count-sheet', ...args]);
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(refused.stderr, args.join(' ')).toContain('--count-sheet ');
+    }
+    const terminal = await runMain(['list', '--count-sheet', '-o', 'xlsx'], { env: env(), tty: true });
+    expect(terminal).toMatchObject({ code: 2, stdout: '' });
+    expect(terminal.stderr).toContain('-o xlsx writes a workbook, which a terminal cannot show');
+    expect((await petinv(['list', '-o', 'xlsx'])).stderr).toContain(
+      'only petinv list --count-sheet writes a workbook',
+    );
+  });
+
+  it('the recipe: a colleague changes pets after the export; the sheet keeps their counts (exit 11, named)', async () => {
+    const exported = (await petinv(['list', '--count-sheet'])).stdout;
+    // A colleague sells and restocks meanwhile.
+    expect((await petinv(['adjust', '11', '+5'])).code).toBe(0);
+    expect((await petinv(['set', '12', '0'])).code).toBe(0);
+    const sheet = file('count.csv', fill(exported, { 1: 6, 11: 9, 12: 4, 2: 3 }));
+    served.requests.length = 0;
+    const review = await petinv(['set', '--file', sheet, '--dry-run']);
+    expect(review.code, review.stderr).toBe(11);
+    expect(review.stderr).toContain('pet 11 holds 15 in local, not 10 as expected');
+    expect(review.stderr).toContain('pet 12 holds 0 in local, not 4 as expected');
+    expect(review.stderr).toContain(
+      'petinv: note: 2 rows left uncounted (counted is empty): nothing is sent for them\n',
+    );
+    expect(patches()).toEqual([]);
+    const applied = await petinv(['set', '--file', sheet]);
+    expect(applied.code, applied.stderr).toBe(11);
+    expect(patches()).toEqual(['PATCH /v1/inventory/1']);
+    // Pet 2 counted as it was: already right; the two pets left uncounted send nothing, and are counted.
+    expect(applied.stderr).toMatch(
+      /updated 1 of 4 pets .* 1 already right, 0 failed, 2 conflicts, 0 rows skipped, 2 not counted\n/,
+    );
+    expect(await quantities()).toMatchObject({ 1: 6, 11: 15, 12: 0 });
+  });
+
+  it('a plan made from a count sheet carries expected as its from: a pet changed before the plan is kept', async () => {
+    const exported = (await petinv(['list', '--count-sheet'])).stdout;
+    const sheet = file('plan-count.csv', fill(exported, { 1: 8, 2: 8 }));
+    // A colleague changes pet 2 between the export and the dry run: the plan must not take their 1 as its from.
+    expect((await petinv(['set', '2', '1'])).code).toBe(0);
+    const plan = await petinv(['set', '--file', sheet, '--dry-run', '-o', 'csv']);
+    expect(plan.stdout).toMatch(/^petId,from,to,found\n1,6,8,true\n/);
+    // Pet 2 is a conflict at the dry run (exit 11), left out of the plan or carried with its expected 3.
+    expect(plan.code).toBe(11);
+    expect([undefined, '2,3,8,true']).toContain(plan.stdout.split('\n').find((row) => row.startsWith('2,')));
+    served.requests.length = 0;
+    const applied = await petinv(['set', '--file', file('plan.csv', plan.stdout)]);
+    expect([0, 11]).toContain(applied.code);
+    expect(patches()).toEqual(['PATCH /v1/inventory/1']);
+    expect(await quantities()).toMatchObject({ 1: 8, 2: 1 });
+  });
+});
+
+describe('an Excel workbook', () => {
+  it('-o xlsx writes the count sheet with petIds as text; filled in, set --file reads it by its header', async () => {
+    const workbook = await petinvBytes(['list', '--count-sheet', '-o', 'xlsx']);
+    expect(workbook.subarray(0, 4).toString('latin1')).toBe('PK\u0003\u0004');
+    const rows = await readSheet(new Uint8Array(workbook).buffer, {
+      parseNumber: (text) => ({ number: text }),
+    });
+    expect(rows[0]).toEqual(['petId', 'status', 'expected', 'counted']);
+    // Text cells: exact to the last digit, whatever a spreadsheet does to numbers.
+    expect(rows.map((row) => row[0])).toContain(BIG);
+    expect(rows.map((row) => row[0])).toContain(ROUNDED);
+    const now = await quantities();
+    const filled = rows
+      .slice(1)
+      .map(([petId, status, expected]) => [
+        { type: String, value: petId as string },
+        status as string,
+        { type: Number, value: Number((expected as { number: string }).number) },
+        { type: Number, value: petId === BIG ? 20 : petId === '12' ? 30 : undefined },
+      ]);
+    // A petId a spreadsheet stored as a number: past 2^53 it is already rounded, and refused for its row.
+    filled.push([{ type: Number, value: Number(ROUNDED) } as never, 'sold', 1 as never, 7 as never]);
+    const path = file('count.xlsx', await writeXlsxFile([rows[0] as string[], ...filled]).toBuffer());
+    served.requests.length = 0;
+    const applied = await petinv(['set', '--file', path]);
+    expect(applied.code).toBe(9);
+    expect(applied.stderr).toContain(
+      `row ${filled.length + 1}: petId 9007199254740992: the spreadsheet rounded it: format the column as text (skipped)`,
+    );
+    expect(patches()).toEqual(['PATCH /v1/inventory/12', `PATCH /v1/inventory/${BIG}`]);
+    expect(await quantities()).toMatchObject({ [BIG]: 20, 12: 30, [ROUNDED]: now[ROUNDED] });
+    // From stdin too, found by its bytes, not its name: all already right now, the rounded row skipped.
+    const piped = await petinvWithInput(['set', '-'], readFileSync(path));
+    expect(piped.code, piped.stderr).toBe(9);
+    expect(piped.stderr).toContain('the spreadsheet rounded it');
+    expect(piped.stderr).toMatch(/updated 0 of 2 pets .* 2 already right, .* 1 row skipped, 4 not counted/);
+  });
+
+  it('refuses other binary files in a line that names them, sending nothing (exit 2)', async () => {
+    const zip = (...names: string[]) =>
+      Buffer.concat([Buffer.from('PK\u0003\u0004', 'latin1'), Buffer.from(names.join('\u0000'), 'latin1')]);
+    const cases: [string, Buffer, RegExp][] = [
+      [
+        'count.ods',
+        zip('mimetype', 'application/vnd.oasis.opendocument.spreadsheet'),
+        /OpenDocument spreadsheet \(\.ods/,
+      ],
+      [
+        'count.xls',
+        Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0]),
+        /old Excel workbook \(\.xls\)/,
+      ],
+      ['count.numbers', zip('Index/Document.iwa'), /Apple Numbers/],
+      ['count.pdf', Buffer.from('%PDF-1.7\n%\u00e2\u00e3\n', 'latin1'), /PDF document/],
+      ['count.zip', zip('count.csv'), /zip archive/],
+      ['count.bin', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d]), /binary file, not text/],
+    ];
+    served.requests.length = 0;
+    for (const [name, bytes, what] of cases) {
+      const result = await petinv(['set', '--file', file(name, bytes)]);
+      expect(result.code, name).toBe(2);
+      expect(result.stderr, name).toMatch(what);
+      expect(result.stderr, name).toContain('save it as CSV');
+      expect(result.stderr.split('\n'), name).toHaveLength(2);
+    }
+    expect(served.requests.filter((request) => !request.startsWith('GET'))).toEqual([]);
+  });
+});
+
+describe('sheets as spreadsheets save them', () => {
+  it('headers in other words and languages, Windows-1252 with a notice; never read by position', async () => {
+    served.requests.length = 0;
+    const counted = await petinv(['set', '--file', file('counted.csv', 'Counted,Pet #\n41,1\n42,2\n')]);
+    expect(counted.code, counted.stderr).toBe(0);
+    expect(await quantities()).toMatchObject({ 1: 41, 2: 42 });
+    const latin = file('latin.csv', Buffer.from('Quantité comptée;Animal\r\n43;1\r\n', 'latin1'));
+    const windows = await petinv(['set', '--file', latin]);
+    expect(windows.code, windows.stderr).toBe(0);
+    expect(windows.stderr).toContain('petinv: note: the input is not valid UTF-8: read as Windows-1252');
+    for (const [name, text] of [
+      ['qty.csv', 'Qty,N°\n44,1\n'],
+      ['pets-id.csv', "Pet's ID,Qty\n1,45\n"],
+    ]) {
+      const result = await petinv(['set', '--file', file(name as string, text as string)]);
+      expect(result.code, `${name}: ${result.stderr}`).toBe(0);
+    }
+    expect(await quantities()).toMatchObject({ 1: 45 });
+    served.requests.length = 0;
+    const unknown = await petinv(['set', '--file', file('unknown.csv', 'Artikel,Menge\n1,5\n')]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(
+      /^petinv: bulk input: the first line reads as a header with columns "Artikel", "Menge", but none of them names the pet; petinv reads a pet column \(petid, id, pet, petsid, …\)/,
+    );
+    expect(patches()).toEqual([]);
+  });
+
+  it('a bad row names its spreadsheet row and pet, a line break in a note not shifting it', async () => {
+    const sheet = 'petId,counted,notes\n1,5,"shelf 3,\ntop"\n2,12.5,x\n11,"1,000",\n';
+    const result = await petinv(['set', '--file', file('rows.csv', sheet), '--strict']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('petinv: row 3 (pet 2): counted "12.5" is not a whole number\n');
+    expect(result.stderr).toContain(
+      'petinv: row 4 (pet 11): counted "1,000" has thousands separators: write 1000\n',
+    );
+  });
+});

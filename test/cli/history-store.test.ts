@@ -1,0 +1,74 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isStoreId, STORE_HEADER } from '../../src/contract/store-id';
+import { runMain, serveInProcess } from '../helpers/main';
+import { temporaryDirectory } from '../helpers/serve';
+
+/** The history of write runs follows the store petinv serve says it serves, not the port it listens on. */
+const KEY = 'history-store-key';
+
+function envFor(baseUrl: string, stateHome: string): NodeJS.ProcessEnv {
+  return {
+    PETINV_CONFIG_DIR: temporaryDirectory(),
+    XDG_STATE_HOME: stateHome,
+    PETINV_ENV: 'local',
+    PETINV_BASE_URL: baseUrl,
+    PETINV_API_KEY: KEY,
+  };
+}
+
+describe('a serve restarted on another port over the same data', () => {
+  it('keeps its history and undo; an in-memory serve is a new store each start', async () => {
+    const data = join(temporaryDirectory(), 'inventory.json');
+    const stateHome = temporaryDirectory();
+    const first = await serveInProcess(['--data', data, '--api-key', KEY]);
+    const before = JSON.parse(
+      (await runMain(['list', '--json'], { env: envFor(first.baseUrl, stateHome) })).stdout,
+    );
+    expect((await runMain(['set', '3', '333'], { env: envFor(first.baseUrl, stateHome) })).code).toBe(0);
+    expect((await runMain(['adjust', '4', '+4'], { env: envFor(first.baseUrl, stateHome) })).code).toBe(0);
+    const response = await fetch(`${first.baseUrl}/inventory`, {
+      headers: { Authorization: `Bearer ${KEY}` },
+    });
+    const storeId = response.headers.get(STORE_HEADER);
+    expect(isStoreId(storeId)).toBe(true);
+    expect(await first.stop()).toBe(0);
+
+    const again = await serveInProcess(['--data', data, '--api-key', KEY]);
+    try {
+      expect(again.port).not.toBe(first.port);
+      const env = envFor(again.baseUrl, stateHome);
+      const history = await runMain(['history', '--json'], { env });
+      expect(JSON.parse(history.stdout).map((run: { command: string }) => run.command)).toEqual([
+        'adjust 4 +4',
+        'set 3 333',
+      ]);
+      expect(readdirSync(join(stateHome, 'petinv', 'history'))).toContain(`store-${storeId}.jsonl`);
+      expect((await runMain(['undo'], { env })).code).toBe(0);
+      const now = JSON.parse((await runMain(['list', '--json'], { env })).stdout);
+      expect(now.find((item: { petId: number }) => item.petId === 4).quantity).toBe(before[3].quantity);
+    } finally {
+      await again.stop();
+    }
+    // With nothing answering there, history shows the store last recorded at that address.
+    const offline = await runMain(['history', '--json'], { env: envFor(again.baseUrl, stateHome) });
+    expect(JSON.parse(offline.stdout)).toHaveLength(3);
+
+    const memory = await serveInProcess(['--data', data, '--in-memory', '--api-key', KEY]);
+    try {
+      const history = await runMain(['history', '--json'], { env: envFor(memory.baseUrl, stateHome) });
+      expect(JSON.parse(history.stdout)).toEqual([]);
+    } finally {
+      await memory.stop();
+    }
+  }, 30_000);
+});
+
+describe('a store id the client files its history under', () => {
+  it('names no other path', () => {
+    expect(isStoreId('0123456789abcdef0123456789abcdef')).toBe(true);
+    for (const hostile of ['../../etc', 'a/b/c/d/e/f', '', 'short', 'x'.repeat(65), 'a b c d e f g h', null])
+      expect(isStoreId(hostile)).toBe(false);
+  });
+});
