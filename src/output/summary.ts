@@ -93,24 +93,18 @@ export function summarizeInventory(
   };
 }
 
+const brief = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
+
 /** One JSON object; units and petIds written as exact integers, as everywhere in petinv's JSON. */
 export function summaryValue(summary: InventorySummary, envName: string) {
+  const { pets, units, statuses, low, largest } = summary;
   return {
     env: envName,
-    pets: summary.pets,
-    units: summary.units,
-    statuses: Object.fromEntries(
-      PET_STATUSES.map((status) => [
-        status,
-        { pets: summary.statuses[status].pets, units: summary.statuses[status].units },
-      ]),
-    ),
-    low: {
-      atMost: summary.low.atMost,
-      pets: summary.low.pets,
-      items: summary.low.items.map(({ petId, quantity, status }) => ({ petId, quantity, status })),
-    },
-    largest: summary.largest.map(({ petId, quantity, status }) => ({ petId, quantity, status })),
+    pets,
+    units,
+    statuses,
+    low: { ...low, items: low.items.map(brief) },
+    largest: largest.map(brief),
   };
 }
 
