@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import type { InventoryItem } from '../contract/schemas';
 import { paint, statusPainter } from '../output/inventory';
 import { plural } from '../output/plural';
@@ -118,28 +119,13 @@ const SGR = /\x1b\[[0-9;]*m/y;
  */
 export function fitLine(line: string, columns: number): string {
   const room = Math.max(1, columns);
+  if ([...stripVTControlCharacters(line)].length <= room) return line;
   let visible = 0;
-  let at = 0;
-  while (at < line.length) {
+  for (let at = 0; at < line.length; ) {
     SGR.lastIndex = at;
-    if (SGR.test(line)) {
-      at = SGR.lastIndex;
-      continue;
-    }
-    const next = at + ((line.codePointAt(at) as number) > 0xffff ? 2 : 1);
-    visible++;
-    if (visible === room && next < line.length && hasVisibleAfter(line, next))
-      return `${line.slice(0, at)}…\x1b[0m`;
-    at = next;
+    if (SGR.test(line)) at = SGR.lastIndex;
+    else if (++visible === room) return `${line.slice(0, at)}…\x1b[0m`;
+    else at += (line.codePointAt(at) as number) > 0xffff ? 2 : 1;
   }
   return line;
-}
-
-function hasVisibleAfter(line: string, from: number): boolean {
-  for (let at = from; at < line.length; ) {
-    SGR.lastIndex = at;
-    if (!SGR.test(line)) return true;
-    at = SGR.lastIndex;
-  }
-  return false;
 }
