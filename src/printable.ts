@@ -64,7 +64,7 @@ export function headerText(value: string): string {
   }
 }
 
-const REDACTED = '[redacted]';
+export const REDACTED = '[redacted]';
 
 /**
  * printable(), with each secret (the API key) shown as `[redacted]` wherever it appears: whole in the text,

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { channel } from 'node:diagnostics_channel';
 import type { RetryWait } from '../client/client';
 import { type Transport, TransportError } from '../client/transport';
-import { printableWithout } from '../printable';
+import { printableWithout, REDACTED } from '../printable';
 
 /**
  * `-v` and `PETINV_DEBUG=http`: every HTTP exchange on stderr, as curl -v shows it (`>` sent, `<` received,
@@ -31,7 +31,6 @@ export interface HttpTrace {
   onRetryWait: (wait: RetryWait) => void;
 }
 
-const REDACTED = '[redacted]';
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);
 const HEADER_LINE_LIMIT = 1000;
 const BODY_LIMIT = 2000;
