@@ -101,13 +101,9 @@ class ExactReader {
       if (key === 'quantity' && !JSON_INTEGER.test(token)) return token;
       return Number(token);
     }
-    for (const [word, literal] of LITERALS) {
-      if (text.startsWith(word, this.at)) {
-        this.at += word.length;
-        return literal;
-      }
-    }
-    return this.fail();
+    const literal = LITERALS.find(([word]) => text.startsWith(word, this.at)) ?? this.fail();
+    this.at += literal[0].length;
+    return literal[1];
   }
 
   /** Steps over an object's or array's opening; true when `close` follows at once (it is empty). */

@@ -115,9 +115,8 @@ async function* tracedBody(
 
 export function createHttpTrace(options: HttpTraceOptions): HttpTrace {
   subscribeToUndici();
-  const secrets = options.secrets.filter((secret) => secret.length > 0);
   const say = (line: string, limit = HEADER_LINE_LIMIT) =>
-    options.write(printableWithout(line, secrets, limit));
+    options.write(printableWithout(line, options.secrets, limit));
   const body = (label: string, text: string) => {
     if (options.level < 2) return;
     const size = Buffer.byteLength(text);
