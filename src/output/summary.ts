@@ -109,11 +109,7 @@ export function summaryValue(summary: InventorySummary, envName: string) {
 }
 
 /** The summary as rows, one per status, for -o table|tsv|csv|ndjson and --fields. */
-export interface StatusSummaryRow {
-  status: PetStatus;
-  pets: number;
-  units: bigint;
-}
+type StatusSummaryRow = StatusTotals & { status: PetStatus };
 
 export const SUMMARY_COLUMNS: readonly Column<StatusSummaryRow>[] = [
   {
