@@ -117,11 +117,8 @@ export function createHttpTrace(options: HttpTraceOptions): HttpTrace {
   subscribeToUndici();
   const say = (line: string, limit = HEADER_LINE_LIMIT) =>
     options.write(printableWithout(line, options.secrets, limit));
-  const body = (label: string, text: string) => {
-    if (options.level < 2) return;
-    const size = Buffer.byteLength(text);
-    say(`${label} body (${size} bytes): ${text}`, BODY_LIMIT);
-  };
+  const body = (label: string, text: string) =>
+    options.level >= 2 && say(`${label} body (${Buffer.byteLength(text)} bytes): ${text}`, BODY_LIMIT);
 
   const transport =
     (inner: Transport): Transport =>
