@@ -92,21 +92,17 @@ export function renderWatchScreen(
   const footer = chalk.dim(
     `${plural(state.view.length, 'pet')} · ${plural(units, 'unit')}${more > 0 ? ` · ${more} more below (make the window taller, or use --limit)` : ''}`,
   );
-  // Before the first answer there is no list yet: no table, and no "0 pets" that reads as an empty inventory.
-  if (state.checkedAt === undefined)
-    return `\x1b[H${[header, notice].map((line) => fitLine(line, options.columns)).join('\x1b[K\n')}\x1b[K\x1b[J`;
-  const lines = [
-    header,
-    notice,
+  const table = [
     chalk.bold(
       `${'PET ID'.padStart(idWidth)}  ${'STATUS'.padEnd(statusWidth)}  ${'QUANTITY'.padStart(quantityWidth)}`,
     ),
     ...shown,
     footer,
   ];
+  // Before the first answer there is no list yet: no table, and no "0 pets" that reads as an empty inventory.
+  const lines = [header, notice, ...(state.checkedAt === undefined ? [] : table)];
   // Home, each line cleared past its end, and the rest of the screen cleared: a redraw without flicker.
-  const fitted = lines.map((line) => fitLine(line, options.columns));
-  return `\x1b[H${fitted.join('\x1b[K\n')}\x1b[K\x1b[J`;
+  return `\x1b[H${lines.map((line) => fitLine(line, options.columns)).join('\x1b[K\n')}\x1b[K\x1b[J`;
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: colour sequences start with ESC
