@@ -191,8 +191,7 @@ export function renderSummary(
   const itemLine = (item: InventoryItem) =>
     `  ${String(item.petId).padStart(idWidth)}  ${paintStatus(item.status)}${' '.repeat(statusWidth - item.status.length)}  ${item.quantity}`;
   const { low } = summary;
-  lines.push('', `At or below ${low.atMost}: ${plural(low.pets, 'pet')}`);
-  lines.push(...low.items.map(itemLine));
+  lines.push('', `At or below ${low.atMost}: ${plural(low.pets, 'pet')}`, ...low.items.map(itemLine));
   if (low.pets > low.items.length)
     lines.push(
       `  … and ${low.pets - low.items.length} more: petinv list ${options.target ? `${options.target} ` : ''}--low ${low.atMost} --sort quantity`,
