@@ -74,6 +74,24 @@ const undiciIndexOnDisk: Plugin = {
 };
 
 /**
+ * undici 8 carries three HTTP parsers besides the one it uses (llhttp's SIMD build): llhttp without SIMD,
+ * and milo, with and without SIMD (UNDICI_USE_MILO). Each is WebAssembly in a base64 string, loaded only
+ * when chosen: together 300 KB of dist/cli.cjs (1.54 MB without this) and 240 KB of dist/index.js. They
+ * stay on disk, in the undici dependency, for the machine or the user that chooses them. Measured 2026-11-28
+ * (Node 24, callgrind): a cold `petinv list` runs as many instructions either way; the gain is size.
+ */
+const unusedParsersOnDisk: Plugin = {
+  name: 'petinv-unused-undici-parsers-on-disk',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/(milo\/(no-)?simd|llhttp\/llhttp-wasm)\.js$/ }, ({ path, importer }) =>
+      /undici[\\/]lib[\\/]dispatcher[\\/]/.test(importer)
+        ? { path: `undici/lib/${path.slice(3)}`, external: true }
+        : undefined,
+    );
+  },
+};
+
+/**
  * The library is an ES module, and on Node 22 and later an ES module `import` of node:http reads its lazy
  * WebSocket getters, which load Node's internal undici and node:http2 (nodejs/node#57649): 30 ms of every
  * `import 'petinv'`, measured on Node 24. A `require` of node:http reads none of them, so the library
@@ -130,7 +148,13 @@ const shared = {
     'csv-parse',
   ],
   sourcemap: false,
-  esbuildPlugins: [undiciIndexOnDisk, lazyHttp2, lazyCommanderChildProcess, workbooksInAscii],
+  esbuildPlugins: [
+    undiciIndexOnDisk,
+    unusedParsersOnDisk,
+    lazyHttp2,
+    lazyCommanderChildProcess,
+    workbooksInAscii,
+  ],
 } satisfies Options;
 
 export default defineConfig([

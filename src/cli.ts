@@ -132,12 +132,6 @@ function report(
   return ExitCode.internal;
 }
 
-/**
- * serve's stderr is its log, not its output: a reader that goes away (`petinv serve 2>&1 | head -1`) must
- * not stop the server or change how it ends. serve stops logging by itself and keeps its own exit code.
- */
-const STDERR_IS_A_LOG = new Set(['serve']);
-
 interface OutputWatch {
   /**
    * Aborted when stdout or stderr can no longer be written. A reader that goes away (`petinv list | head -1`)
@@ -158,7 +152,9 @@ function watchOutput(io: CliIo): OutputWatch {
   const output: OutputWatch = { closed: new AbortController(), notices: [] };
   const watch = (name: 'stdout' | 'stderr', stream: OutputStream, other: OutputStream) =>
     stream.on('error', (error: NodeJS.ErrnoException) => {
-      if (name === 'stderr' && output.running && STDERR_IS_A_LOG.has(output.running)) return;
+      // serve's stderr is its log, not its output: a reader that goes away (`petinv serve 2>&1 | head -1`)
+      // must not stop the server or change how it ends. serve stops logging by itself, with its own exit code.
+      if (name === 'stderr' && output.running === 'serve') return;
       if (output.closed.signal.aborted) return;
       output.closed.abort();
       if (error.code === 'EPIPE') {

@@ -2,6 +2,7 @@
  * Every failure a user can meet is a PetinvError. It carries the exit code the CLI entry will use,
  * and for failures the service reported, the service's own Error body.
  */
+/** What each means is written once, in `petinv help exit-codes` (src/help/topics.ts). */
 export const ExitCode = {
   ok: 0,
   internal: 1,
@@ -14,13 +15,11 @@ export const ExitCode = {
   server: 8,
   partial: 9,
   aborted: 10,
-  /** A row's `from` no longer matches the pet's quantity: someone changed it since; it was kept. */
   conflict: 11,
-  /** The service answered a write with another quantity than the one sent. */
   mismatch: 12,
-  /** Ctrl-C: 128 + SIGINT, what a shell shows for a command the interrupt stopped. */
+  /** 128 + SIGINT, as a shell shows it. */
   interrupted: 130,
-  /** stdout or stderr was closed by its reader: 128 + SIGPIPE, what a shell shows for `cat big | head -1`. */
+  /** 128 + SIGPIPE, as a shell shows it for `cat big | head -1`. */
   outputClosed: 141,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

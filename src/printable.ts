@@ -64,7 +64,7 @@ export function headerText(value: string): string {
   }
 }
 
-const REDACTED = '[redacted]';
+export const REDACTED = '[redacted]';
 
 /**
  * printable(), with each secret (the API key) shown as `[redacted]` wherever it appears: whole in the text,
@@ -83,15 +83,8 @@ export function printableWithout(text: string, secrets: readonly string[], maxLe
   // Once printable, a line break or a control character between a secret's characters shows as a space or
   // �, which would leave the key readable: matched with those between its characters too, and with any
   // other space (no-break, thin, ideographic), which shows as a space does.
-  const loose = hidden.map(
-    (secret) =>
-      new RegExp(
-        Array.from(secret, (character) => character.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')).join(
-          '[\\s\ufffd]*',
-        ),
-        'g',
-      ),
-  );
+  const literal = (character: string) => character.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+  const loose = hidden.map((secret) => new RegExp(Array.from(secret, literal).join('[\\s\ufffd]*'), 'g'));
   const redactLoose = (shown: string) =>
     loose.reduce((result, pattern) => result.replace(pattern, REDACTED), redact(shown));
   let line = redactLoose(printable(redact(cut ? text.slice(0, window) : text), maxLength));

@@ -22,25 +22,22 @@ export function nearestName(typed: string, known: readonly string[]): string | u
 
 /** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
 function editDistance(a: string, b: string): number {
+  // Row i of the table holds the distances from a's first i characters to each prefix of b.
   const rows = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+    Array.from({ length: b.length + 1 }, (_, j) => i + j),
   );
-  for (let i = 1; i <= a.length; i++) {
+  const at = (i: number, j: number) => (rows[i] as number[])[j] as number;
+  for (let i = 1; i <= a.length; i++)
     for (let j = 1; j <= b.length; j++) {
-      const row = rows[i] as number[];
-      const above = rows[i - 1] as number[];
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let distance = Math.min(
-        (above[j] as number) + 1,
-        (row[j - 1] as number) + 1,
-        (above[j - 1] as number) + cost,
+      const swapped = i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1];
+      (rows[i] as number[])[j] = Math.min(
+        at(i - 1, j) + 1,
+        at(i, j - 1) + 1,
+        at(i - 1, j - 1) + (a[i - 1] === b[j - 1] ? 0 : 1),
+        swapped ? at(i - 2, j - 2) + 1 : Number.POSITIVE_INFINITY,
       );
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        distance = Math.min(distance, ((rows[i - 2] as number[])[j - 2] as number) + 1);
-      row[j] = distance;
     }
-  }
-  return (rows[a.length] as number[])[b.length] as number;
+  return at(a.length, b.length);
 }
 
 /** " (did you mean production?)", or nothing. */

@@ -101,25 +101,34 @@ class ExactReader {
       if (key === 'quantity' && !JSON_INTEGER.test(token)) return token;
       return Number(token);
     }
-    for (const [word, literal] of LITERALS) {
-      if (text.startsWith(word, this.at)) {
-        this.at += word.length;
-        return literal;
-      }
-    }
-    return this.fail();
+    const literal = LITERALS.find(([word]) => text.startsWith(word, this.at)) ?? this.fail();
+    this.at += literal[0].length;
+    return literal[1];
+  }
+
+  /** Steps over an object's or array's opening; true when `close` follows at once (it is empty). */
+  private opensEmpty(close: number): boolean {
+    this.at++;
+    this.space();
+    if (this.text.charCodeAt(this.at) !== close) return false;
+    this.at++;
+    return true;
+  }
+
+  /** After a member: true at `close`, false at a comma; anything else fails. */
+  private closes(close: number): boolean {
+    this.space();
+    const code = this.text.charCodeAt(this.at);
+    if (code !== close && code !== COMMA) this.fail();
+    this.at++;
+    return code === close;
   }
 
   private object(): Record<string, unknown> {
     const { text } = this;
     const record: Record<string, unknown> = {};
-    this.at++;
-    this.space();
-    if (text.charCodeAt(this.at) === CLOSE_OBJECT) {
-      this.at++;
-      return record;
-    }
-    for (;;) {
+    if (this.opensEmpty(CLOSE_OBJECT)) return record;
+    do {
       this.space();
       if (text.charCodeAt(this.at) !== QUOTE) this.fail();
       const keyAt = this.at;
@@ -136,35 +145,16 @@ class ExactReader {
       // JSON.parse makes "__proto__" an own key, as any other; an assignment would set the prototype.
       if (name === '__proto__') Object.defineProperty(record, name, { value: member, ...PLAIN_MEMBER });
       else record[name] = member;
-      this.space();
-      const next = text.charCodeAt(this.at++);
-      if (next === CLOSE_OBJECT) return record;
-      if (next !== COMMA) {
-        this.at--;
-        this.fail();
-      }
-    }
+    } while (!this.closes(CLOSE_OBJECT));
+    return record;
   }
 
   private array(): unknown[] {
-    const { text } = this;
     const list: unknown[] = [];
-    this.at++;
-    this.space();
-    if (text.charCodeAt(this.at) === CLOSE_ARRAY) {
-      this.at++;
-      return list;
-    }
-    for (;;) {
-      list.push(this.value(undefined));
-      this.space();
-      const next = text.charCodeAt(this.at++);
-      if (next === CLOSE_ARRAY) return list;
-      if (next !== COMMA) {
-        this.at--;
-        this.fail();
-      }
-    }
+    if (this.opensEmpty(CLOSE_ARRAY)) return list;
+    do list.push(this.value(undefined));
+    while (!this.closes(CLOSE_ARRAY));
+    return list;
   }
 }
 
@@ -226,30 +216,31 @@ export interface JsonStyle {
   };
 }
 
+const same = (text: string) => text;
+const UNPAINTED: Required<JsonStyle>['paint'] = { key: same, string: same, number: same, literal: same };
+
 /**
  * JSON text of any value petinv writes, bigints included: a bigint is written as the integer it is
  * (JSON.stringify refuses bigints, and a double would round a petId above 2^53). As JSON.stringify,
  * undefined members are left out and a number that is not finite is null.
  */
 export function stringifyJson(value: unknown, style: JsonStyle = {}, level = 0): string {
-  const { paint } = style;
+  const paint = style.paint ?? UNPAINTED;
   switch (typeof value) {
     case 'bigint':
-      return paint ? paint.number(String(value)) : String(value);
-    case 'number': {
-      const text = Number.isFinite(value) ? String(value) : 'null';
-      return paint ? (text === 'null' ? paint.literal(text) : paint.number(text)) : text;
-    }
+      return paint.number(String(value));
+    case 'number':
+      return Number.isFinite(value) ? paint.number(String(value)) : paint.literal('null');
     case 'string':
-      return paint ? paint.string(JSON.stringify(value)) : JSON.stringify(value);
+      return paint.string(JSON.stringify(value));
     case 'boolean':
-      return paint ? paint.literal(String(value)) : String(value);
+      return paint.literal(String(value));
     case 'object':
       break;
     default:
-      return paint ? paint.literal('null') : 'null';
+      return paint.literal('null');
   }
-  if (value === null) return paint ? paint.literal('null') : 'null';
+  if (value === null) return paint.literal('null');
   const indent = style.indent ?? 0;
   const inner = indent > 0 ? `\n${' '.repeat(indent * (level + 1))}` : '';
   const outer = indent > 0 ? `\n${' '.repeat(indent * level)}` : '';
@@ -263,7 +254,7 @@ export function stringifyJson(value: unknown, style: JsonStyle = {}, level = 0):
   for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
     if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
     const name = JSON.stringify(key);
-    members.push(`${paint ? paint.key(name) : name}${colon}${stringifyJson(member, style, level + 1)}`);
+    members.push(`${paint.key(name)}${colon}${stringifyJson(member, style, level + 1)}`);
   }
   if (members.length === 0) return '{}';
   return `{${inner}${members.join(`,${inner}`)}${outer}}`;

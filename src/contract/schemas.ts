@@ -36,8 +36,9 @@ export const PetId = z.pipe(
   }),
 );
 
-const integerError = (issue: { input?: unknown }) =>
-  issue.input === undefined ? 'is required' : 'must be an integer';
+const requiredOr = (problem: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? 'is required' : problem;
+const integerError = requiredOr('must be an integer');
 // z.int() would also call 2^53 "not an integer"; the bound of Quantity says what is really wrong.
 const isInteger = z.refine(Number.isInteger, { error: 'must be an integer', abort: true });
 
@@ -69,8 +70,7 @@ export type InventoryItem = z.output<typeof InventoryItem>;
 
 export const InventoryList = z.array(InventoryItem);
 
-const wireIntegerError = (issue: { input?: unknown }) =>
-  issue.input === undefined ? 'is required' : 'must be a JSON integer';
+const wireIntegerError = requiredOr('must be a JSON integer');
 
 /**
  * What the client accepts from a service, stricter than the library's inputs above: parseInventoryJson

@@ -1,23 +1,16 @@
+import { Help } from '@commander-js/extra-typings';
 import type { HelpBlock, HelpTopic } from './topics';
 
 /** Text between backticks is code; a terminal shows it plain. */
 const plain = (text: string) => text.replace(/`([^`]*)`/g, '$1');
 
-/** Greedy word wrap to `width` columns after `lead`; the lines after the first are indented to match it. */
-function wrap(lead: string, text: string, width: number): string {
-  const lines: string[] = [];
-  let line = lead;
-  let empty = true;
-  for (const word of text.split(' ')) {
-    if (!empty && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = ' '.repeat(lead.length) + word;
-    } else line = empty ? line + word : `${line} ${word}`;
-    empty = false;
-  }
-  lines.push(line);
-  return lines.join('\n');
-}
+const help = new Help();
+// Topics wrap however narrow the column, where commander's own help stops wrapping below 40.
+help.minWidthToWrap = 0;
+
+/** Greedy word wrap (commander's) to `width` columns after `lead`; the lines after the first are indented to match it. */
+const wrap = (lead: string, text: string, width: number) =>
+  lead + help.boxWrap(text, width - lead.length).replaceAll('\n', `\n${' '.repeat(lead.length)}`);
 
 function blockText(block: HelpBlock, width: number): string {
   if ('paragraph' in block) return wrap('', plain(block.paragraph), width);

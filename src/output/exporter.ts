@@ -11,8 +11,6 @@ import { paint } from './terminal';
  * so output that stops before `end()` is visibly incomplete to a JSON reader.
  */
 
-export type { OutputFormat } from './choose';
-
 export interface Column<Row> {
   /** Its key in JSON, its heading in CSV, and its name for --fields. */
   key: string;
@@ -115,24 +113,12 @@ export function createExporter<Row>(
     case 'table':
       return tableExporter(columns, options);
     case 'tsv':
-      return lines(
-        joinCells(
-          columns.map((column) => escapedCell(column, tsvText)),
-          '\t',
-        ),
-        options.headers && options.tsvHeading
-          ? `${columns.map((column) => tsvText(column.key)).join('\t')}\n`
-          : '',
-      );
     case 'csv': {
-      const heading = options.headers ? `${columns.map((column) => csvCell(column.key)).join(',')}\n` : '';
-      return lines(
-        joinCells(
-          columns.map((column) => escapedCell(column, csvCell)),
-          ',',
-        ),
-        heading,
-      );
+      const [escapeText, separator] = options.format === 'csv' ? [csvCell, ','] : [tsvText, '\t'];
+      const cells = columns.map((column) => escapedCell(column, escapeText));
+      const headed = options.headers && (options.format === 'csv' || options.tsvHeading);
+      const heading = headed ? `${columns.map((column) => escapeText(column.key)).join(separator)}\n` : '';
+      return lines(joinCells(cells, separator), heading);
     }
     case 'ndjson':
       return lines(jsonRow(columns, {}));
@@ -152,7 +138,7 @@ export function createExporter<Row>(
  * Text in a TSV cell: a tab or a line break would split the row, so they are written as `\t`, `\n` and
  * `\r`, and a backslash as `\\` (the text format of PostgreSQL's COPY and MySQL's batch output).
  */
-export function tsvText(text: string): string {
+function tsvText(text: string): string {
   return /[\t\n\r\\]/.test(text)
     ? text.replace(/[\t\n\r\\]/g, (char) => TSV_ESCAPES[char as keyof typeof TSV_ESCAPES])
     : text;
@@ -165,17 +151,7 @@ const TSV_ESCAPES = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\\': '\\\\' } as c
  * code or message in a bulk result row, say, is shown, never run (issue 21). Numbers are numbers, written
  * as they are: only text (a string value) passes through here.
  */
-export function defuseFormula(text: string): string {
-  const first = text.charCodeAt(0);
-  return first === 0x3d ||
-    first === 0x2b ||
-    first === 0x2d ||
-    first === 0x40 ||
-    first === 0x09 ||
-    first === 0x0d
-    ? `'${text}`
-    : text;
-}
+export const defuseFormula = (text: string): string => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
 
 /**
  * A column's text in TSV or CSV, defused (defuseFormula) and `escapeText` applied to what is text (a number or a bigint never needs it,

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { channel } from 'node:diagnostics_channel';
 import type { RetryWait } from '../client/client';
 import { type Transport, TransportError } from '../client/transport';
-import { printableWithout } from '../printable';
+import { printableWithout, REDACTED } from '../printable';
 
 /**
  * `-v` and `PETINV_DEBUG=http`: every HTTP exchange on stderr, as curl -v shows it (`>` sent, `<` received,
@@ -31,7 +31,6 @@ export interface HttpTrace {
   onRetryWait: (wait: RetryWait) => void;
 }
 
-const REDACTED = '[redacted]';
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);
 const HEADER_LINE_LIMIT = 1000;
 const BODY_LIMIT = 2000;
@@ -116,14 +115,10 @@ async function* tracedBody(
 
 export function createHttpTrace(options: HttpTraceOptions): HttpTrace {
   subscribeToUndici();
-  const secrets = options.secrets.filter((secret) => secret.length > 0);
   const say = (line: string, limit = HEADER_LINE_LIMIT) =>
-    options.write(printableWithout(line, secrets, limit));
-  const body = (label: string, text: string) => {
-    if (options.level < 2) return;
-    const size = Buffer.byteLength(text);
-    say(`${label} body (${size} bytes): ${text}`, BODY_LIMIT);
-  };
+    options.write(printableWithout(line, options.secrets, limit));
+  const body = (label: string, text: string) =>
+    options.level >= 2 && say(`${label} body (${Buffer.byteLength(text)} bytes): ${text}`, BODY_LIMIT);
 
   const transport =
     (inner: Transport): Transport =>

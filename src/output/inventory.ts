@@ -7,25 +7,24 @@ import { paint } from './terminal';
 
 export { paint };
 
-const statusPainters = (color: boolean): Record<PetStatus, (text: string) => string> => {
-  const chalk = paint(color);
-  return { available: chalk.green, pending: chalk.yellow, sold: chalk.dim };
-};
 // Made when first needed, not as the module loads: output without colour then never loads chalk.
-let painted: {
-  on: Record<PetStatus, (text: string) => string>;
-  off: Record<PetStatus, (text: string) => string>;
-};
-const painters = (color: boolean) => {
-  painted ??= { on: statusPainters(true), off: statusPainters(false) };
-  return color ? painted.on : painted.off;
-};
+const makeColours = (chalk = paint(true)) => ({
+  available: chalk.green,
+  pending: chalk.yellow,
+  sold: chalk.dim,
+});
+let colours: ReturnType<typeof makeColours> | undefined;
+/** `text` in the colour of what `status` means. */
+function inColourOf(status: PetStatus, text: string): string {
+  colours ??= makeColours();
+  return colours[status](text);
+}
 
 /** A status word, coloured by what it means when `color` is on. */
-export function statusPainter(color: boolean): (status: PetStatus) => string {
-  const chosen = painters(color);
-  return (status) => chosen[status](status);
-}
+export const statusPainter =
+  (color: boolean) =>
+  (status: PetStatus): string =>
+    color ? inColourOf(status, status) : status;
 
 /** An inventory item's columns, in every format: `--fields petId,quantity` picks among them by key. */
 export const ITEM_COLUMNS: readonly Column<InventoryItem>[] = [
@@ -36,7 +35,7 @@ export const ITEM_COLUMNS: readonly Column<InventoryItem>[] = [
     value: (item) => item.status,
     plain: true,
     minWidth: 'available'.length,
-    paint: (text, item, color) => (color ? painters(true)[item.status](text) : text),
+    paint: (text, item, color) => (color ? inColourOf(item.status, text) : text),
   },
   { key: 'quantity', heading: 'QUANTITY', value: (item) => item.quantity, align: 'right' },
 ];

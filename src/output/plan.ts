@@ -26,12 +26,8 @@ export const PLAN_COLUMNS: readonly Column<PlannedChange>[] = [
   { key: 'found', heading: 'FOUND', value: (step) => step.before !== undefined },
 ];
 
-const planValue = (step: PlannedChange) => ({
-  petId: step.petId,
-  from: fromOf(step),
-  to: step.to,
-  found: step.before !== undefined,
-});
+const planValue = (step: PlannedChange) =>
+  Object.fromEntries(PLAN_COLUMNS.map((column) => [column.key, column.value(step)]));
 
 function planLine(step: PlannedChange, envName: string): string {
   const { petId, to, before } = step;

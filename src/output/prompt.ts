@@ -1,7 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { PetinvError } from '../errors';
-
-type Terminal = Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+import type { InputStream as Terminal } from './context';
 
 /** Reads a line from a terminal without echoing it, for an API key. */
 export function readHidden(question: string, stdin: Terminal, stderr: Writable): Promise<string> {

@@ -21,12 +21,6 @@ export const SETTING_COLUMNS: readonly Column<SettingRow>[] = [
 ];
 
 /** A resolved setting as config and status describe it: its shown value, its source and its origin. */
-export interface DescribedSetting {
-  value: string | null;
-  source: string;
-  from: string;
-}
-
 const described = (resolved: Resolved<string | undefined>, show: (value: string) => string) => ({
   value: resolved.value === undefined ? null : show(resolved.value),
   source: resolved.source,
@@ -54,7 +48,7 @@ export function settingLines(
   options: { color: boolean; width: number; apiKeyNote?: string },
 ): string {
   const chalk = paint(options.color);
-  const line = (name: string, entry: DescribedSetting, note = '') => {
+  const line = (name: string, entry: ReturnType<typeof described>, note = '') => {
     const from = entry.from !== entry.source && entry.from !== configFile ? `: ${entry.from}` : '';
     const origin =
       entry.source === 'default' && entry.value === null ? '' : `  ${chalk.dim(`(${entry.source}${from})`)}`;

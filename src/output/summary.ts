@@ -93,33 +93,23 @@ export function summarizeInventory(
   };
 }
 
+const brief = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
+
 /** One JSON object; units and petIds written as exact integers, as everywhere in petinv's JSON. */
 export function summaryValue(summary: InventorySummary, envName: string) {
+  const { pets, units, statuses, low, largest } = summary;
   return {
     env: envName,
-    pets: summary.pets,
-    units: summary.units,
-    statuses: Object.fromEntries(
-      PET_STATUSES.map((status) => [
-        status,
-        { pets: summary.statuses[status].pets, units: summary.statuses[status].units },
-      ]),
-    ),
-    low: {
-      atMost: summary.low.atMost,
-      pets: summary.low.pets,
-      items: summary.low.items.map(({ petId, quantity, status }) => ({ petId, quantity, status })),
-    },
-    largest: summary.largest.map(({ petId, quantity, status }) => ({ petId, quantity, status })),
+    pets,
+    units,
+    statuses,
+    low: { ...low, items: low.items.map(brief) },
+    largest: largest.map(brief),
   };
 }
 
 /** The summary as rows, one per status, for -o table|tsv|csv|ndjson and --fields. */
-export interface StatusSummaryRow {
-  status: PetStatus;
-  pets: number;
-  units: bigint;
-}
+type StatusSummaryRow = StatusTotals & { status: PetStatus };
 
 export const SUMMARY_COLUMNS: readonly Column<StatusSummaryRow>[] = [
   {
@@ -201,8 +191,7 @@ export function renderSummary(
   const itemLine = (item: InventoryItem) =>
     `  ${String(item.petId).padStart(idWidth)}  ${paintStatus(item.status)}${' '.repeat(statusWidth - item.status.length)}  ${item.quantity}`;
   const { low } = summary;
-  lines.push('', `At or below ${low.atMost}: ${plural(low.pets, 'pet')}`);
-  lines.push(...low.items.map(itemLine));
+  lines.push('', `At or below ${low.atMost}: ${plural(low.pets, 'pet')}`, ...low.items.map(itemLine));
   if (low.pets > low.items.length)
     lines.push(
       `  … and ${low.pets - low.items.length} more: petinv list ${options.target ? `${options.target} ` : ''}--low ${low.atMost} --sort quantity`,

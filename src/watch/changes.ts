@@ -37,16 +37,13 @@ export function changesBetween(
 ): InventoryChange[] {
   const changes: InventoryChange[] = [];
   const seen = new Set<bigint>();
-  for (const { petId } of viewAfter) {
-    seen.add(petId);
-    const change = changeOf(petId, before.get(petId), after.get(petId));
-    if (change) changes.push(change);
-  }
-  for (const { petId } of viewBefore) {
-    if (seen.has(petId)) continue;
-    const change = changeOf(petId, before.get(petId), after.get(petId));
-    if (change) changes.push(change);
-  }
+  for (const view of [viewAfter, viewBefore])
+    for (const { petId } of view) {
+      if (seen.has(petId)) continue;
+      seen.add(petId);
+      const change = changeOf(petId, before.get(petId), after.get(petId));
+      if (change) changes.push(change);
+    }
   return changes;
 }
 

@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import type { InventoryItem } from '../contract/schemas';
 import { paint, statusPainter } from '../output/inventory';
 import { plural } from '../output/plural';
@@ -91,21 +92,17 @@ export function renderWatchScreen(
   const footer = chalk.dim(
     `${plural(state.view.length, 'pet')} · ${plural(units, 'unit')}${more > 0 ? ` · ${more} more below (make the window taller, or use --limit)` : ''}`,
   );
-  // Before the first answer there is no list yet: no table, and no "0 pets" that reads as an empty inventory.
-  if (state.checkedAt === undefined)
-    return `\x1b[H${[header, notice].map((line) => fitLine(line, options.columns)).join('\x1b[K\n')}\x1b[K\x1b[J`;
-  const lines = [
-    header,
-    notice,
+  const table = [
     chalk.bold(
       `${'PET ID'.padStart(idWidth)}  ${'STATUS'.padEnd(statusWidth)}  ${'QUANTITY'.padStart(quantityWidth)}`,
     ),
     ...shown,
     footer,
   ];
+  // Before the first answer there is no list yet: no table, and no "0 pets" that reads as an empty inventory.
+  const lines = [header, notice, ...(state.checkedAt === undefined ? [] : table)];
   // Home, each line cleared past its end, and the rest of the screen cleared: a redraw without flicker.
-  const fitted = lines.map((line) => fitLine(line, options.columns));
-  return `\x1b[H${fitted.join('\x1b[K\n')}\x1b[K\x1b[J`;
+  return `\x1b[H${lines.map((line) => fitLine(line, options.columns)).join('\x1b[K\n')}\x1b[K\x1b[J`;
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: colour sequences start with ESC
@@ -118,28 +115,13 @@ const SGR = /\x1b\[[0-9;]*m/y;
  */
 export function fitLine(line: string, columns: number): string {
   const room = Math.max(1, columns);
+  if ([...stripVTControlCharacters(line)].length <= room) return line;
   let visible = 0;
-  let at = 0;
-  while (at < line.length) {
+  for (let at = 0; at < line.length; ) {
     SGR.lastIndex = at;
-    if (SGR.test(line)) {
-      at = SGR.lastIndex;
-      continue;
-    }
-    const next = at + ((line.codePointAt(at) as number) > 0xffff ? 2 : 1);
-    visible++;
-    if (visible === room && next < line.length && hasVisibleAfter(line, next))
-      return `${line.slice(0, at)}…\x1b[0m`;
-    at = next;
+    if (SGR.test(line)) at = SGR.lastIndex;
+    else if (++visible === room) return `${line.slice(0, at)}…\x1b[0m`;
+    else at += (line.codePointAt(at) as number) > 0xffff ? 2 : 1;
   }
   return line;
-}
-
-function hasVisibleAfter(line: string, from: number): boolean {
-  for (let at = from; at < line.length; ) {
-    SGR.lastIndex = at;
-    if (!SGR.test(line)) return true;
-    at = SGR.lastIndex;
-  }
-  return false;
 }
