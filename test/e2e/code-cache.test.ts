@@ -225,7 +225,8 @@ describe('the compiled code kept between runs', () => {
       await list();
       expect(fileState(join(directory, listed as string))).toEqual(first);
     });
-  });
+    // Nineteen whole processes one after another: on a loaded 2-core CI machine that outlasts the default 20 s.
+  }, 60_000);
 
   it('is kept by a run that succeeded only: a list that failed leaves none for the lists after it', async () => {
     const directory = cacheDirectory();
