@@ -115,7 +115,8 @@ export function createInventoryApp(options: AppOptions): AppHandler {
     const started = performance.now();
     const path = requestPath(req.url ?? '/');
     let aborted = false;
-    if (options.storeId) res.setHeader(STORE_HEADER, options.storeId);
+    // A pipelined request whose body could not be parsed was answered before its turn came (request-order.ts).
+    if (options.storeId && !res.headersSent) res.setHeader(STORE_HEADER, options.storeId);
     try {
       // node:http parses a request line of HTTP/0.9 (no version) or HTTP/2.0 as if it were HTTP/1.1.
       if (req.httpVersionMajor !== 1)
