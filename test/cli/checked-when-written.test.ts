@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMain, type ServedInProcess, serveInProcess, startMain } from '../helpers/main';
+import { listedQuantities, runMain, type ServedInProcess, serveInProcess, startMain } from '../helpers/main';
 import { patchQuantity, temporaryDirectory } from '../helpers/serve';
 
 /**
@@ -27,13 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => served.stop());
 
-async function quantities(): Promise<Map<number, number>> {
-  const list = JSON.parse((await runMain(['list', '--json'], { env })).stdout) as {
-    petId: number;
-    quantity: number;
-  }[];
-  return new Map(list.map((item) => [item.petId, item.quantity]));
-}
+const quantities = () => listedQuantities(env);
 
 /** Runs `set --file` of `sheet` one update at a time; once pet 10 holds `cue`, a colleague sets `petId` to `theirs`. */
 async function runWithColleague(sheet: string, cue: number, petId: number, theirs: number) {

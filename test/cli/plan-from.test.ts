@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useInventoryServer } from '../helpers/inventory-server';
-import { runMain } from '../helpers/main';
+import { listedQuantities, runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
 /**
@@ -23,10 +23,7 @@ const file = (name: string, text: string) => {
   writeFileSync(path, text);
   return path;
 };
-async function quantities(): Promise<Map<number, number>> {
-  const list = JSON.parse((await petinv(['list', '--json'])).stdout) as { petId: number; quantity: number }[];
-  return new Map(list.map((item) => [item.petId, item.quantity]));
-}
+const quantities = () => listedQuantities(env);
 
 describe('export, count, plan, apply with colleagues changing pets between the steps', () => {
   it('nothing of theirs is reverted: each changed pet is a conflict at the step after the change', async () => {

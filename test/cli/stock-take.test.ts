@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useInventoryServer } from '../helpers/inventory-server';
 import { answer, startFakeServer } from '../helpers/lying-server';
-import { runMain } from '../helpers/main';
+import { listedQuantities, runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
 
 /**
@@ -30,10 +30,7 @@ const file = (name: string, text: string) => {
   writeFileSync(path, text);
   return path;
 };
-async function quantities(): Promise<Map<number, number>> {
-  const list = JSON.parse((await petinv(['list', '--json'])).stdout) as { petId: number; quantity: number }[];
-  return new Map(list.map((item) => [item.petId, item.quantity]));
-}
+const quantities = () => listedQuantities(env);
 
 describe('a sheet is read by its header', () => {
   it('a 50-row export in swapped column order, one quantity edited: exactly one PATCH, to the right pet', async () => {

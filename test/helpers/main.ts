@@ -125,3 +125,12 @@ export async function serveInProcess(args: string[], env: NodeJS.ProcessEnv = {}
     },
   };
 }
+
+/** Each pet's quantity as `petinv list --json` shows it with this environment: what a test checks a run against. */
+export async function listedQuantities(env: NodeJS.ProcessEnv): Promise<Map<number, number>> {
+  const list = JSON.parse((await runMain(['list', '--json'], { env })).stdout) as {
+    petId: number;
+    quantity: number;
+  }[];
+  return new Map(list.map((item) => [item.petId, item.quantity]));
+}
