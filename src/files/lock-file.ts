@@ -11,13 +11,10 @@ import {
 } from './lock-record';
 
 /**
- * The lock file `PATH.lock` (part of the lock module, lock.ts), naming its owner (lock-record.ts).
- * - Taken atomically with its owner already recorded: written whole under a private name, then linked
- *   into place. There is no moment at which another process finds it empty.
- * - Broken only while holding a short-lived breaker lock (`LOCK.break`), and only if it is still the very
- *   lock found stale: same inode and same owner record (an inode number is handed to the next new file as
- *   soon as it is freed, so it alone is no identity). Only breakers remove another's lock, and a breaker
- *   runs alone, so a fresh lock taken meanwhile is never removed: two processes can never both hold it.
+ * The lock file `PATH.lock` (lock.ts), naming its owner (lock-record.ts), linked into place whole so that
+ * nobody finds it empty. It is broken only under a breaker lock (`LOCK.break`), and only if it is still the
+ * very lock found stale: same inode and same record (an inode number alone is reused at once). A breaker
+ * runs alone, so a fresh lock taken meanwhile is never removed: two processes never both hold it.
  */
 
 export interface LockOptions {
@@ -36,10 +33,7 @@ export type LockAttempt =
   | { acquired: true; release: () => void }
   | { acquired: false /** Undefined when the lock names no owner (yet). */; heldBy: LockOwner | undefined };
 
-/**
- * Puts `record` at `lockPath` whole (atomic-write.ts, never replacing): written under a private name,
- * then linked into place, so that nobody finds it empty. False when a lock is there already.
- */
+/** Puts `record` at `lockPath` whole (atomic-write.ts, never replacing); false when a lock is there. */
 function linkRecord(lockPath: string, record: Buffer, mode: number, files: FileSystem): boolean {
   try {
     writeFileAtomicSync(lockPath, record, { files, mode, replace: false });
@@ -109,7 +103,7 @@ function breakStaleLock(lockPath: string, identity: string, files: FileSystem, o
     files.closeSync(files.openSync(breaker, CREATE_EXCLUSIVE, 0o600));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    // Another process is breaking it; the caller tries again. A breaker that died is cleared after a while.
+    // Another process is breaking it, and the caller tries again; a breaker that died is cleared.
     const stat = lstatSync(breaker, { throwIfNoEntry: false });
     // A caller holding serve's claims races no other breaker of this petinv: one left is a killed one's.
     const abandoned = options.tornIsStale === true || (stat && Date.now() - stat.mtimeMs > BREAKER_STALE_MS);
@@ -199,16 +193,14 @@ export function keepLockFile(lockPath: string): KeptLockFile | undefined {
 }
 
 /**
- * Puts back the lock file a refused start found, as it found it: the start took it over (it was stale) and
- * removed its own at the refusal, and a refused start leaves every file as it was (a damaged journal is
- * evidence, and so is what named the serve that wrote it). Linked into place as every lock is, never
- * over a lock taken meanwhile (that one stands).
+ * Puts back the (stale) lock file a refused start took over: a refused start leaves every file as it was,
+ * and that one names the serve that wrote a damaged journal. Never over a lock taken meanwhile.
  */
 export function putBackLockFile(
   lockPath: string,
   kept: KeptLockFile | undefined,
   files = nodeFileSystem,
 ): void {
-  // No room: no lock file is put back, which no start minds.
+  // No room: none is put back, which no start minds.
   if (kept) quietly(() => linkRecord(lockPath, kept.bytes, kept.mode, files));
 }

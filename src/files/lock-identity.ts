@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
+import { once } from 'node:events';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -7,15 +8,11 @@ import { tryLock } from './lock-file';
 import { describeLockOwner, encodePath, LockHeldError, type LockOwner, parseOwner } from './lock-record';
 
 /**
- * Claims of a name with the kernel rather than the disk (part of the lock module, lock.ts). On Linux a
- * claim is a Unix socket listening on an abstract address (`\0petinv/...`): a name no file backs, held by
- * the kernel for as long as the process keeps the socket, and freed by the kernel when the process exits
- * however it exits (kill -9 included). A second listen on the same name fails with EADDRINUSE, so:
- * - a power cut or kill -9 leaves nothing behind to clean up, stale or torn;
- * - it needs no disk space, so a full disk never stops a restart;
- * - the holder answers whoever connects with its owner record, so a refusal names its pid.
- * Abstract addresses belong to a network namespace: two containers that share a data file but not a
- * network namespace do not see each other's claims (the lock file beside the data file still does).
+ * Claims of a name with the kernel (lock.ts): on Linux a Unix socket listening on an abstract address
+ * (`\0petinv/...`), which the kernel frees however the process exits; a second listen fails with
+ * EADDRINUSE. So kill -9 or a power cut leaves nothing stale, a full disk never stops a restart, and the
+ * holder answers whoever connects with its owner record. Abstract addresses belong to a network
+ * namespace: containers sharing a data file but not a namespace see only each other's lock file.
  */
 
 /** Whether this platform has abstract socket addresses (Linux alone); elsewhere claims are lock files. */
@@ -71,13 +68,7 @@ async function claimAbstractName(name: string, record: string, lockPath: string)
     socket.end(record);
   });
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ path: `\0${name}`, exclusive: true }, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await once(server.listen({ path: `\0${name}`, exclusive: true }), 'listening');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
     throw new LockHeldError(lockPath, await askHolder(name), 'identity');

@@ -22,9 +22,13 @@ const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 export interface HttpEdgeOptions {
   log?: AppOptions['log'];
+  /** Headers must arrive within this many ms of a request's first byte (default 10000). */
   headersTimeout?: number;
+  /** The whole request, body included, within this many ms (default 30000). */
   requestTimeout?: number;
+  /** Open connections past which new ones are closed at once (default 1024). */
   maxConnections?: number;
+  /** Open connections of one client (an address, an IPv6 /64) past which its new ones are closed (default 256). */
   maxConnectionsPerClient?: number;
 }
 

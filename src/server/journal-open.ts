@@ -1,13 +1,21 @@
-import { constants, fstatSync, lstatSync } from 'node:fs';
+import { constants, fstatSync, lstatSync, statSync } from 'node:fs';
 import { serializeItems } from '../contract/json';
 import { comparePetIds, type InventoryItem } from '../contract/schemas';
 import { moveDurably } from '../files/atomic-write';
 import { describeFileSystemError, type FileSystem, isOutOfSpace, JOURNAL_WRITE } from '../files/file-system';
+import type { LoadedInventory } from './data-load';
 import { ServeError } from './errors';
 import { Journal } from './journal';
 import { JOURNAL_HEADER, type JournalDamage } from './journal-format';
-import type { JournalState } from './journal-replay';
-import { closeQuietly, createJournal, replaceSnapshot, syncDirectory, writeNewFile } from './snapshot-file';
+import { type JournalState, NO_JOURNAL } from './journal-replay';
+import {
+  closeQuietly,
+  createJournal,
+  permissionsOf,
+  replaceSnapshot,
+  syncDirectory,
+  writeNewFile,
+} from './snapshot-file';
 
 /**
  * Opening the journal a start has read (data-load.ts) for appends: a torn last commit kept in a side file
@@ -133,17 +141,17 @@ async function cutTornCommit(
 }
 
 /**
- * Makes the journal `state` describes (read from `bytes`) ready for appends, and says what that took.
+ * Makes the journal a start loaded (none for a new data file) ready for appends, and says what that took.
  * `items` are the data file's items with everything sound in the journal applied.
  */
 export async function openJournal(
   files: FileSystem,
   dataPath: string,
-  dataFile: { permissions: number; owner: number },
-  state: JournalState,
-  bytes: Buffer,
+  loaded: LoadedInventory | undefined,
   items: readonly InventoryItem[],
 ): Promise<{ journal: Journal; report: JournalReport }> {
+  const { journal: state = NO_JOURNAL, journalBytes: bytes = Buffer.alloc(0) } = loaded ?? {};
+  const dataFile = { permissions: permissionsOf(dataPath), owner: statSync(dataPath).uid };
   const journalPath = `${dataPath}.journal`;
   const report: JournalReport = {};
   const fresh = { entries: 0, bytes: JOURNAL_HEADER.length, commits: 0 };

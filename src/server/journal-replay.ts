@@ -31,6 +31,8 @@ export interface JournalState {
   damage?: JournalDamage;
 }
 
+export const NO_JOURNAL: JournalState = { format: 'empty', length: 0, soundEnd: 0, commits: 0, entries: 0 };
+
 /** Applies journal changes to the items; a change naming a pet the data file lacks refuses the start. */
 function applyChanges(
   changes: readonly JournalChange[],
@@ -61,7 +63,7 @@ export function replayJournal(
 ): JournalState {
   const positions = new Map(items.map((item, position) => [item.petId, position]));
   const scan = scanJournal(bytes);
-  if (scan.format === 'empty') return { format: 'empty', length: 0, soundEnd: 0, commits: 0, entries: 0 };
+  if (scan.format === 'empty') return NO_JOURNAL;
   if (scan.format === 'lines') return replayJournalLines(path, bytes, items, positions, recover);
   const { damage } = scan;
   if (damage?.kind === 'damaged' && !recover)

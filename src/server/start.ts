@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_BASE_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from '../contract/defaults';
@@ -12,16 +13,8 @@ import { type InventoryOptions, type OpenedInventory, openInventory } from './op
 import { API_PREFIX } from './routes';
 import { openStoreId } from './store-id';
 
-export interface ServeOptions extends FaultOptions, InventoryOptions {
+export interface ServeOptions extends FaultOptions, InventoryOptions, HttpEdgeOptions {
   host?: string;
-  /** Headers must arrive within this many ms of a request's first byte (default 10000). */
-  headersTimeout?: HttpEdgeOptions['headersTimeout'];
-  /** The whole request, body included, within this many ms (default 30000). */
-  requestTimeout?: HttpEdgeOptions['requestTimeout'];
-  /** Open connections past which new ones are closed at once (default 1024). */
-  maxConnections?: HttpEdgeOptions['maxConnections'];
-  /** Open connections of one client (an address, an IPv6 /64) past which its new ones are closed (default 256). */
-  maxConnectionsPerClient?: HttpEdgeOptions['maxConnectionsPerClient'];
   port?: number;
   apiKeys: readonly string[];
 }
@@ -54,14 +47,7 @@ export interface RunningServer {
 /** Listens on `host:port`; an address the machine refuses is a ServeError that says what to do. */
 async function listen(server: Server, host: string, port: number): Promise<void> {
   try {
-    await new Promise<void>((resolve, reject) => {
-      const fail = (error: Error) => reject(error);
-      server.once('error', fail);
-      server.listen(port, host, () => {
-        server.off('error', fail);
-        resolve();
-      });
-    });
+    await once(server.listen(port, host), 'listening');
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     const where = `${host}:${port}`;

@@ -59,8 +59,7 @@ export class InventoryStore {
   private listBodyCache: Buffer | undefined;
   private readonly instanceTag = randomBytes(4).toString('hex');
   private version = 0;
-  private etagCache = '';
-  private etagVersion = -1;
+  private currentEtag = `"${this.instanceTag}-0"`;
   private pending: PendingUpdate[] = [];
   /** Per pet, its updates not yet applied or dropped: while any is, an update must take its turn. */
   private readonly unsettled = new Map<bigint, number>();
@@ -93,11 +92,7 @@ export class InventoryStore {
 
   /** Changes with every durable update that changes a quantity; differs between two runs of the server. */
   get etag(): string {
-    if (this.etagVersion !== this.version) {
-      this.etagCache = `"${this.instanceTag}-${this.version}"`;
-      this.etagVersion = this.version;
-    }
-    return this.etagCache;
+    return this.currentEtag;
   }
 
   /** The JSON array of every item, serialized again only in the slices that changed. */
@@ -167,7 +162,7 @@ export class InventoryStore {
       this.slices[Math.floor(position / SLICE_SIZE)] = undefined;
     }
     this.listBodyCache = undefined;
-    this.version++;
+    this.currentEtag = `"${this.instanceTag}-${++this.version}"`;
   }
 
   /** Starting a turn after the first update lets every request that arrived in that turn join the commit. */
