@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEFAULT_BASE_URL } from '../contract/defaults';
 import { STORE_HEADER } from '../contract/store-id';
 import { createAuthenticator } from './auth';
-import { HttpError } from './errors';
+import { CLOSE, HttpError } from './errors';
 import { createHandlers } from './handlers';
 import { buildOpenApiDocument } from './openapi';
 import { ClientAborted, requestPath } from './request';
@@ -123,15 +123,11 @@ export function createInventoryApp(options: AppOptions): AppHandler {
         throw new HttpError(
           'malformed_request',
           `serve speaks HTTP/1.0 and HTTP/1.1, not ${req.httpVersion}`,
-          {
-            Connection: 'close',
-          },
+          CLOSE,
         );
       // RFC 9112 section 3.2 (node:http's own check answers without a body, so serve makes it).
       if (req.headers.host === undefined && req.httpVersion === '1.1')
-        throw new HttpError('malformed_request', 'an HTTP/1.1 request must carry a Host header', {
-          Connection: 'close',
-        });
+        throw new HttpError('malformed_request', 'an HTTP/1.1 request must carry a Host header', CLOSE);
       if (options.latency) {
         const { min, max } = options.latency;
         await new Promise((resolve) => setTimeout(resolve, min + random() * (max - min)));

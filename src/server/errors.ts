@@ -1,5 +1,8 @@
 import { type ErrorCode, statusOf } from '../contract/error-codes';
 
+/** The headers of an answer that ends its connection. */
+export const CLOSE: Readonly<Record<string, string>> = { Connection: 'close' };
+
 /** An answer other than success, thrown anywhere below the app and sent by its one error path. */
 export class HttpError extends Error {
   readonly status: number;
@@ -7,7 +10,7 @@ export class HttpError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly headers: Record<string, string> = {},
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
     this.status = statusOf(code);

@@ -12,12 +12,6 @@ import { holdContinue } from './request';
 import { inOrderPerConnection } from './request-order';
 import { closeAfter } from './respond';
 
-/**
- * The HTTP layer under the app: requests answered in order per connection, connections counted and capped,
- * and a stopping server lets no new request start on a kept-alive connection. What node:http answers by
- * itself is answered with the same Error bodies as every route (protocol-errors.ts).
- */
-
 const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 export interface HttpEdgeOptions {
@@ -83,10 +77,9 @@ function refuse(res: ServerResponse) {
 
 /**
  * Counts the open connections, all and per client: past --max-connections-per-client a client's new ones
- * are closed at once, so that no one client holds every connection the server allows. At a stop, node:http's
- * own closeIdleConnections would also cut a connection whose last answer is ended but still being written
- * (a large list to a slow reader): this one closes only connections with nothing under way, and the
- * returned drain closes the others once their answer is out.
+ * are closed at once. At a stop, node:http's closeIdleConnections would also cut an answer still being
+ * written (a large list to a slow reader): this one closes only idle connections, and the returned drain
+ * closes the others once their answer is out.
  */
 function manageConnections(
   server: Server,

@@ -7,10 +7,9 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { BODY_LIMIT_BYTES } from '../contract/limits';
 import type { AppOptions } from './app';
-import { HttpError } from './errors';
-import { quoted, requestPath } from './request';
+import { CLOSE, HttpError } from './errors';
+import { quoted, requestPath, tooLarge } from './request';
 import { closeAfter, errorBody, JSON_TYPE, sendError } from './respond';
 import { SERVER_METHODS } from './routes';
 
@@ -57,28 +56,26 @@ function describeClientError(
   error: NodeJS.ErrnoException & { reason?: string },
   { headersTimeout, requestTimeout }: Timeouts,
 ): HttpError | undefined {
-  const close = { Connection: 'close' };
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new HttpError(
         'request_timeout',
         `the request did not arrive in time: headers are due within ${headersTimeout} ms, the whole request within ${requestTimeout} ms`,
-        close,
+        CLOSE,
       );
     case 'HPE_HEADER_OVERFLOW':
-      return new HttpError('headers_too_large', `the request headers exceed ${maxHeaderSize} bytes`, close);
+      return new HttpError('headers_too_large', `the request headers exceed ${maxHeaderSize} bytes`, CLOSE);
     // The client closed its side with a request unfinished: nobody is left to read an answer.
     case 'HPE_INVALID_EOF_STATE':
       return undefined;
     // A declared size past 2^64-1, which the parser cannot hold: a body far too large, not a malformed
     // request (a huge size sent with `Expect: 100-continue` is answered 413, as a smaller huge one is).
     case 'HPE_INVALID_CONTENT_LENGTH':
-      if (error.reason === 'Content-Length overflow')
-        return new HttpError('payload_too_large', `request body exceeds ${BODY_LIMIT_BYTES} bytes`, close);
+      if (error.reason === 'Content-Length overflow') return tooLarge();
   }
   if (!error.code?.startsWith('HPE_')) return undefined; // ECONNRESET and the like
   const reason = error.reason ?? 'unparsable';
-  return new HttpError('malformed_request', `malformed request: ${reason}`, close);
+  return new HttpError('malformed_request', `malformed request: ${reason}`, CLOSE);
 }
 
 /** Answers node:http's `clientError`s with Error bodies, once a connection, never over an answer under way. */

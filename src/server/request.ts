@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BODY_LIMIT_BYTES } from '../contract/limits';
-import { HttpError } from './errors';
+import { CLOSE, HttpError } from './errors';
 
 /** The client went away before its request body was complete: nobody is left to answer. */
 export class ClientAborted extends Error {}
@@ -87,12 +87,11 @@ export function holdContinue(req: IncomingMessage, res: ServerResponse, mayKeepA
   };
 }
 
+export const tooLarge = () =>
+  new HttpError('payload_too_large', `request body exceeds ${BODY_LIMIT_BYTES} bytes`, CLOSE);
+
 /** The whole body as UTF-8 text, refused past BODY_LIMIT_BYTES; rejects with ClientAborted when cut off. */
 export function readBody(req: IncomingMessage): Promise<string> {
-  const tooLarge = () =>
-    new HttpError('payload_too_large', `request body exceeds ${BODY_LIMIT_BYTES} bytes`, {
-      Connection: 'close',
-    });
   if (Number(req.headers['content-length']) > BODY_LIMIT_BYTES) return Promise.reject(tooLarge());
   // Gone already (during --latency, say): its 'error' and 'close' have been emitted, and 'end' never comes.
   if (req.destroyed && !req.complete) return Promise.reject(new ClientAborted());

@@ -4,10 +4,7 @@ import { comparePetIds, type InventoryItem, PET_STATUSES } from '../contract/sch
 
 /** Where the store makes its changes durable (see data-file.ts); absent, the store lives in memory only. */
 export interface InventoryPersistence {
-  /**
-   * Makes `changes` durable, then calls `done` with null; or with the failure when they could not be
-   * written, and then none of them may be applied. The store makes one append at a time.
-   */
+  /** Makes `changes` durable, then calls `done` with null, or with the failure (none applied). One at a time. */
   append(changes: readonly InventoryItem[], done: (error: Error | null) => void): void;
   /** True when the changes written so far should be folded into a whole new snapshot. */
   wantsSnapshot(inventorySize: number): boolean;
@@ -46,11 +43,9 @@ export function seedInventory(count: number): InventoryItem[] {
 
 /**
  * The inventory of `petinv serve`: items in petId order, the serialized list cached slice by slice, and
- * updates made durable by group commit: one commit (a durable write) is under way at a time, and every
- * update that arrives meanwhile is covered by the next single commit, which starts as soon as one ends (a
- * second commit in flight only splits the batches smaller: the bench measured it slower). What GET shows,
- * and its ETag, is only ever what is durable: a change is applied once its write succeeded, and a change
- * whose write failed is dropped, never shown, never written later.
+ * group commit: one commit under way at a time, the updates that arrive meanwhile all in the next (a
+ * second commit in flight only splits the batches: measured slower). GET and its ETag show only what is
+ * durable: a change is applied once written, and one whose write failed is dropped.
  */
 export class InventoryStore {
   private readonly items: InventoryItem[];
