@@ -20,20 +20,14 @@ import {
 export interface AtomicWriteOptions {
   /** The new file's permission bits, narrowed by the umask as any new file's are; 0o600 by default. */
   mode?: number;
-  /**
-   * The temporary file's name, given 16 random hex digits: `.NAME.HEX.tmp` by default. A writer that
-   * clears the temporary files of killed runs matches the names it chose.
-   */
+  /** The temporary file's name, given 16 random hex digits: `.NAME.HEX.tmp` by default. */
   temporaryName?: (random: string) => string;
   /**
-   * fsync the new file before the rename: after a crash the file is the old one or the whole new one,
-   * never an empty one. Off for what can be made again (a cache); syncDirectory makes the rename durable.
+   * fsync the new file before the rename, so that a crash never leaves an empty one; off for what can be
+   * made again (a cache). syncDirectory makes the rename durable.
    */
   fsync?: boolean;
-  /**
-   * false: the file must not exist yet, and never replaces one (a hard link, not a rename, puts it in
-   * place: EEXIST if something is there). For evidence kept aside, which must never overwrite.
-   */
+  /** false: a hard link puts the file in place, never replacing one (EEXIST): for evidence kept aside. */
   replace?: boolean;
   /** The file-system calls, for a test that injects faults; Node's own by default. */
   files?: FileSystem;

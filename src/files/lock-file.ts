@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, readFileSync } from 'node:fs';
 import { writeFileAtomicSync } from './atomic-write';
 import { CREATE_EXCLUSIVE, type FileSystem, nodeFileSystem, quietly, READ_NO_FOLLOW } from './file-system';
 import {
@@ -68,6 +68,8 @@ interface FoundLock {
   /** The inode and the record together: which lock this is. */
   identity: string;
   ageMs: number;
+  /** Its bytes and mode, for putBackLockFile: a regular file of a few lines, as a record is. */
+  kept?: KeptLockFile;
 }
 
 function readLock(lockPath: string): FoundLock | undefined {
@@ -84,12 +86,14 @@ function readLock(lockPath: string): FoundLock | undefined {
   }
   try {
     const stat = fstatSync(fd);
-    const record = readFileSync(fd, 'utf8');
+    const bytes = readFileSync(fd);
+    const record = bytes.toString('utf8');
     return {
       owner: parseOwner(record),
       torn: isTornRecord(record),
       identity: `${stat.ino} ${record}`,
       ageMs: Date.now() - stat.mtimeMs,
+      kept: stat.isFile() && stat.size <= 4096 ? { bytes, mode: stat.mode & 0o777 } : undefined,
     };
   } finally {
     closeSync(fd);
@@ -173,22 +177,10 @@ export interface KeptLockFile {
 
 /** The lock file at `lockPath` as it is now, for putBackLockFile; undefined when there is none. */
 export function keepLockFile(lockPath: string): KeptLockFile | undefined {
-  let fd: number;
   try {
-    fd = openSync(lockPath, READ_NO_FOLLOW);
+    return readLock(lockPath)?.kept;
   } catch {
     return undefined;
-  }
-  try {
-    const stat = fstatSync(fd);
-    // A lock record is a few lines; anything else is not put back.
-    return stat.isFile() && stat.size <= 4096
-      ? { bytes: readFileSync(fd), mode: stat.mode & 0o777 }
-      : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
   }
 }
 

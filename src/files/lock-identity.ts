@@ -1,5 +1,5 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
 import { once } from 'node:events';
+import { closeSync, constants, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -16,27 +16,26 @@ import { describeLockOwner, encodePath, LockHeldError, type LockOwner, parseOwne
  */
 
 /** Whether this platform has abstract socket addresses (Linux alone); elsewhere claims are lock files. */
-export const hasAbstractSockets = process.platform === 'linux';
+const hasAbstractSockets = process.platform === 'linux';
 
 /** How long a refused claim waits for the holder's record; a holder that cannot answer is named without it. */
 const ASK_TIMEOUT_MS = 1000;
 
-// node:crypto is fetched when a lock is taken, not imported: read-only commands (`petinv list`) load this
-// module through serve-records.ts and config/file.ts, and loading crypto is about 3 ms of their cold start.
+// node:crypto is fetched when a lock is taken, not imported: it is about 3 ms of a read-only command's
+// cold start, which loads this module (serve-records.ts, config/file.ts).
 const hashed = (text: string) =>
   process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex').slice(0, 32);
 
 /**
  * The name of the directory entry `path` (its directory's device and inode, and its base name): the same
- * through every path to that directory, and there before the file is, so that two starts creating it
- * cannot both go ahead. Its neighbours (the journal, temporary files) share it.
+ * through every path, and there before the file is, so that two starts creating it cannot both go ahead.
  */
-export function entryIdentityName(path: string): string {
+function entryIdentityName(path: string): string {
   const stat = statSync(dirname(path), { bigint: true });
   return `petinv/entry/${stat.dev}:${stat.ino}/${hashed(basename(path))}`;
 }
 
-export interface Claim {
+interface Claim {
   readonly name: string;
   release(): Promise<void>;
 }
@@ -84,15 +83,11 @@ async function claimAbstractName(name: string, record: string, lockPath: string)
 }
 
 export interface IdentityOptions {
-  /**
-   * serve: also claim the identity of this file (its device and inode, however it is reached) and of its
-   * directory entry, with the kernel. The lock file's record then becomes optional (lock.ts).
-   */
+  /** serve: also claim this file's identity (device and inode) and its directory entry (lock.ts). */
   identityOf?: string;
   /**
-   * Where identity claims are kept as lock files on a platform without abstract sockets (not Linux, or
-   * a sandbox that refuses them), or on Linux when a test asks for them; default: `petinv-locks-UID` in
-   * the temporary directory.
+   * Where claims are lock files without abstract sockets (not Linux, a sandbox refusing them, or a test
+   * asking); default: `petinv-locks-UID` in the temporary directory.
    */
   identityDirectory?: string;
 }
@@ -141,9 +136,8 @@ async function claimName(name: string, options: IdentityOptions, lockPath: strin
 }
 
 /**
- * Opens `path` to claim its identity; undefined when there is no such file yet. The descriptor is kept
- * with the claim: through it, a former identity is seen to have no name left (nlink 0), and its inode
- * number cannot be handed to a new file while the claim holds it.
+ * Opens `path` to claim its identity; undefined when there is no such file yet. The claim keeps the
+ * descriptor: it tells when no name is left (nlink 0), and keeps the inode number from a new file.
  */
 function openIdentity(path: string): { fd: number; name: string } | undefined {
   let fd: number;

@@ -172,8 +172,9 @@ export async function openJournal(
       // one, and a new journal takes its place. A torn last line is kept aside first, as in this format.
       if (damage) {
         const keptAt = asideName(journalPath, 'torn');
-        await writeNewFile(files, keptAt, bytes.subarray(state.soundEnd), dataFile.permissions);
-        report.torn = { bytes: state.length - state.soundEnd, keptAt };
+        const torn = bytes.subarray(state.soundEnd);
+        await writeNewFile(files, keptAt, torn, dataFile.permissions);
+        report.torn = { bytes: torn.length, keptAt };
       }
       await replaceSnapshot(files, dataPath, snapshotBody(items));
       report.foldedLegacyEntries = state.entries;

@@ -18,20 +18,16 @@ export const updatesText = (count: number) => `${count} update${count === 1 ? ''
 export interface JournalState {
   /** `checked`: this version's; `lines`: the previous version's, without checksums; `empty`: nothing in it. */
   format: JournalScan['format'];
-  /** The file's length, and where its sound part ends (all of it, unless torn or damaged). */
-  length: number;
+  /** Where its sound part ends (all of it, unless torn or damaged). */
   soundEnd: number;
   /** Commits (this version's format) and updates replayed. */
   commits: number;
   entries: number;
-  /**
-   * What follows the sound part: a torn last commit (or, in the previous version's format, an incomplete
-   * last line), never acknowledged, or, with `recover` only, damage.
-   */
+  /** What follows the sound part: a torn last commit or line (never acknowledged), or with `recover`, damage. */
   damage?: JournalDamage;
 }
 
-export const NO_JOURNAL: JournalState = { format: 'empty', length: 0, soundEnd: 0, commits: 0, entries: 0 };
+export const NO_JOURNAL: JournalState = { format: 'empty', soundEnd: 0, commits: 0, entries: 0 };
 
 /** Applies journal changes to the items; a change naming a pet the data file lacks refuses the start. */
 function applyChanges(
@@ -77,7 +73,6 @@ export function replayJournal(
   }
   return {
     format: 'checked',
-    length: bytes.length,
     soundEnd: scan.soundEnd,
     commits: scan.commits.length,
     entries,
@@ -152,7 +147,6 @@ function replayJournalLines(
     );
   return {
     format: 'lines',
-    length: bytes.length,
     soundEnd: damage ? damage.offset : linesEnd,
     commits: entries,
     entries,

@@ -1,5 +1,4 @@
 import DOCUMENT from './openapi.json';
-import { API_PREFIX, type Route } from './routes';
 
 /**
  * What `petinv serve` implements, exactly; served at GET /v1/openapi.json. The document is written out
@@ -18,9 +17,6 @@ export interface DescribedServer {
 
 type Response = { $ref?: string; content?: { 'application/json': { example: { message: string } } } };
 type Operation = { operationId: string; summary: string; responses: Record<string, Response> };
-
-/** A route's path in the document, whose server URL already ends in API_PREFIX. */
-export const describedPath = (route: Route) => route.pattern.slice(API_PREFIX.length);
 
 const { responses: SHARED, ...COMPONENTS } = DOCUMENT.components as typeof DOCUMENT.components & {
   responses: Record<string, Response>;
