@@ -10,7 +10,6 @@ import {
   mkdirSync,
   openSync,
   renameSync,
-  statfsSync,
   statSync,
   unlinkSync,
   write,
@@ -38,8 +37,6 @@ export interface FileSystem {
   unlinkSync(path: string): void;
   /** mkdir -p; each directory it creates gets `mode` exactly, whatever the umask. */
   mkdirSync(path: string, mode?: number): void;
-  /** Bytes free to this user on the file system holding `path`; undefined when it cannot tell. */
-  freeSpace(path: string): number | undefined;
 }
 
 const writeAsync = promisify(write);
@@ -57,14 +54,6 @@ export const nodeFileSystem: FileSystem = {
   linkSync: (existing, newPath) => linkSync(existing, newPath),
   unlinkSync: (path) => unlinkSync(path),
   mkdirSync: (path, mode) => makeDirectories(path, mode),
-  freeSpace: (path) => {
-    try {
-      const { bavail, bsize } = statfsSync(path);
-      return bavail * bsize;
-    } catch {
-      return undefined;
-    }
-  },
 };
 
 /**
