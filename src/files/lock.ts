@@ -24,7 +24,6 @@ export {
 export interface AcquireOptions extends LockOptions, IdentityOptions {
   /** How long to wait for another holder before giving up (LockHeldError); 0, the default: not at all. */
   waitMs?: number;
-  sleep?: (ms: number) => Promise<void>;
 }
 
 export interface HeldLock {
@@ -50,7 +49,6 @@ export async function acquireLock(lockPath: string, options: AcquireOptions = {}
   const follow = identities?.follow ?? (async () => {});
   const releaseClaims = async () => identities?.releaseAll();
   const lockOptions = { ...options, tornIsStale: options.tornIsStale ?? identities !== undefined };
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const started = Date.now();
   try {
     for (let round = 0; ; round++) {
@@ -75,7 +73,8 @@ export async function acquireLock(lockPath: string, options: AcquireOptions = {}
       if (Date.now() - started >= (options.waitMs ?? 0))
         throw new LockHeldError(lockPath, attempt.heldBy, 'file');
       // Short waits first: a holder keeps the lock for a few milliseconds.
-      await sleep(Math.min(5 * 2 ** Math.min(round, 4), 50) * (0.5 + Math.random()));
+      const wait = Math.min(5 * 2 ** Math.min(round, 4), 50) * (0.5 + Math.random());
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
   } catch (error) {
     await releaseClaims();

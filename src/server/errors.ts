@@ -18,9 +18,8 @@ export class HttpError extends Error {
 }
 
 /**
- * A start or a stop of the server that the machine refused: the data file, its directory, journal or
- * lock, or the address to listen on. The message is one line a person reads, naming the file or address
- * and what to do; `petinv serve` prints it and exits 3.
+ * A start or a stop the machine refused (the data file, its journal or lock, the address): one line
+ * naming the file or address and what to do; `petinv serve` prints it and exits 3.
  */
 export class ServeError extends Error {
   override readonly name = 'ServeError';

@@ -5,11 +5,7 @@ import { decodeText } from './data-path';
 import { ServeError } from './errors';
 import { type JournalChange, type JournalDamage, type JournalScan, scanJournal } from './journal-format';
 
-/**
- * The journal replayed over the snapshot's items at a start (journal-format.ts reads this version's
- * format, data-format.ts the previous version's lines). Damage refuses the start, every file left as it
- * is, unless --recover: then what is sound before it applies.
- */
+/** The journal replayed over the snapshot's items at a start, this version's or the previous one's. */
 
 export const commitsText = (count: number) => `${count} complete commit${count === 1 ? '' : 's'}`;
 export const updatesText = (count: number) => `${count} update${count === 1 ? '' : 's'}`;

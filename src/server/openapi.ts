@@ -1,11 +1,9 @@
 import DOCUMENT from './openapi.json';
 
 /**
- * What `petinv serve` implements, exactly; served at GET /v1/openapi.json. The document is written out
- * whole in openapi.json, and test/server/openapi.test.ts holds it to the route table, the error codes,
- * the limits and the server's real answers. Served, it names the address really bound, each shared
- * answer (`components/responses`) is written out in place, every GET gets its HEAD twin, and 429 and
- * 503 are declared only when --rate-limit and --fail-rate can answer them.
+ * The document served at GET /v1/openapi.json, written out in openapi.json (test/server/openapi.test.ts
+ * holds it to the code). Served, it names the address bound, shared answers are written out in place,
+ * each GET gets its HEAD twin, and 429 and 503 are declared only when --rate-limit and --fail-rate apply.
  */
 
 export interface DescribedServer {

@@ -2,9 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from './errors';
 
 /**
- * The routes of `petinv serve`, in one table: the router, the `Allow` header, the served OpenAPI
- * document and its test all read it. Authentication before the method check (a wrong method without a
- * key is 401, not 405), HEAD wherever GET is, and 405 with `Allow` follow from it here, once.
+ * The routes of `petinv serve`, in one table that the router, `Allow` and the OpenAPI test read.
+ * Authentication comes before the method check (a wrong method without a key is 401, not 405).
  */
 
 /** The methods a route declares; HEAD is answered wherever GET is, by GET's handler (node:http drops the body). */

@@ -22,9 +22,8 @@ export const closeQuietly = (files: FileSystem, fd: number) => quietly(() => fil
 const temporaryName = (path: string, random: string) => `.${basename(path)}.${random}.tmp`;
 
 /**
- * Removes the temporary files of snapshots that a serve killed while writing them left beside `path`
- * (each as large as the inventory: repeated crashes would fill the disk). Only regular files of this
- * process's user with the exact name a snapshot gets; the data file is locked, so no serve writes one now.
+ * Removes the temporary snapshots a killed serve left beside `path` (each as large as the inventory):
+ * regular files of this user with the exact name a snapshot gets. The data file is locked meanwhile.
  */
 export function removeAbandonedSnapshots(path: string): void {
   const directory = dirname(path);

@@ -90,10 +90,8 @@ function stopper(edge: HttpEdge, inventory: OpenedInventory): RunningServer['clo
 }
 
 /**
- * A start refused after it changed the journal (a port in use, say) never logs the notices that say what
- * it did: the refusal says it instead. A torn last commit cut on a disk with no room for its `.torn-` file
- * is held nowhere else; a --recover's count of the commits it could not replay, nowhere at all, as the
- * next start finds a sound journal and says nothing.
+ * A start refused after it changed the journal (a port in use, say) never logs its notices, so the
+ * refusal says what it did: a torn commit's bytes or a --recover's losses are told nowhere else.
  */
 function withJournalReport(error: unknown, journal: JournalReport, dataFile: string | undefined): unknown {
   const { torn, recovered } = journal;
