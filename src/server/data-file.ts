@@ -50,7 +50,8 @@ export class InventoryFile {
   private constructor(
     readonly path: string,
     private readonly journal: Journal,
-    private currentFormat: DataFileFormat,
+    /** `array` until the first snapshot rewrites a plain-array data file in serve's own format. */
+    public format: DataFileFormat,
     private readonly options: DataFileOptions,
   ) {
     this.files = options.files ?? nodeFileSystem;
@@ -60,11 +61,6 @@ export class InventoryFile {
 
   get journalPath(): string {
     return this.journal.path;
-  }
-
-  /** `array` until the first snapshot rewrites a plain-array data file in serve's own format. */
-  get format(): DataFileFormat {
-    return this.currentFormat;
   }
 
   /**
@@ -131,7 +127,7 @@ export class InventoryFile {
     this.options.onSnapshotReplaced?.();
     this.snapshotFailures = 0;
     this.nextSnapshotAt = 0;
-    this.currentFormat = 'petinv';
+    this.format = 'petinv';
     await this.journal.empty();
   }
 

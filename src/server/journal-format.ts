@@ -44,8 +44,7 @@ export function encodeCommit(
 export interface JournalCommit {
   sequence: number;
   changes: JournalChange[];
-  /** Where its line begins and where the next begins, in bytes. */
-  start: number;
+  /** Where the next line begins, in bytes. */
   end: number;
 }
 
@@ -76,7 +75,7 @@ function decodeCommit(bytes: Buffer, start: number): JournalCommit | { invalid: 
   } catch (error) {
     return { invalid: `changes that are not valid JSON (${(error as Error).message})` };
   }
-  return { sequence: Number(sequenceText), changes, start, end: end + 1 };
+  return { sequence: Number(sequenceText), changes, end: end + 1 };
 }
 
 export interface JournalDamage {

@@ -88,18 +88,9 @@ function legacyChange(line: string): JournalChange | { invalid: string } {
 }
 
 /** What follows the sound lines of the previous version's journal; `after`: the valid lines after it. */
-const lineDamage = (
-  kind: JournalDamage['kind'],
-  offset: number,
-  reason: string,
-  after = 0,
-): JournalDamage => ({
-  kind,
-  offset,
-  reason,
-  commitsAfter: after,
-  updatesAfter: after,
-});
+function lineDamage(kind: JournalDamage['kind'], offset: number, reason: string, after = 0): JournalDamage {
+  return { kind, offset, reason, commitsAfter: after, updatesAfter: after };
+}
 
 /**
  * The previous version's journal, read as that version read it (it has no checksums to check). A line

@@ -91,10 +91,8 @@ function clientErrorHandler(
     const answer = describeClientError(error, timeouts);
     const response = (socket as Duplex & WithResponse)._httpMessage;
     if (answer && socket.writable && response?.req.complete) {
-      // The bad bytes follow whole requests still being answered (pipelining): those answers go out
-      // whole, then the connection closes; an answer now would take their place. The last of them closes
-      // it, not the first: writes pipelined behind the first may have started already (http-server.ts),
-      // and a write that ran must be answered.
+      // The bad bytes follow whole requests still being answered (pipelining): those answers go out whole,
+      // and the last closes the connection (writes pipelined behind the first may have run already).
       answered.add(socket);
       const last = latestResponse.get(socket as Socket) ?? response;
       if (!last.req.complete && !last.headersSent) {
