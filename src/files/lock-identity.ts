@@ -92,12 +92,6 @@ export interface IdentityOptions {
   identityDirectory?: string;
 }
 
-/** One identity claim, with the file kept open (when it is one) to tell when no name reaches it any more. */
-interface IdentityClaim {
-  claim: Claim;
-  fd?: number;
-}
-
 /** Set once listening on an abstract name failed other than as taken (a sandbox that forbids it, say). */
 let abstractSocketsRefused = false;
 
@@ -154,7 +148,8 @@ function openIdentity(path: string): { fd: number; name: string } | undefined {
 
 /** serve's kernel claims on the file at `path` (see the module's comment). */
 export async function claimIdentities(path: string, lockPath: string, options: IdentityOptions) {
-  const claims: IdentityClaim[] = [];
+  /** Each with its file kept open (when it is one), to tell when no name reaches it any more. */
+  const claims: { claim: Claim; fd?: number }[] = [];
   let released = false;
   /** Follows run one at a time, and a release waits for the one under way. */
   let following: Promise<void> = Promise.resolve();

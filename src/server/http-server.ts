@@ -26,12 +26,6 @@ export interface HttpEdgeOptions {
   maxConnectionsPerClient?: number;
 }
 
-export interface HttpEdge {
-  server: Server;
-  /** Called once when the server starts stopping: the answers under way close their connections. */
-  drain(): void;
-}
-
 /** Counts refusals by whom they refused, and reports them at most once a second. */
 function refusalReporter(report: (who: string, count: number) => void): (who: string) => void {
   const refused = new Map<string, number>();
@@ -124,7 +118,7 @@ function manageConnections(
   };
 }
 
-export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpEdge {
+export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions) {
   const { log } = options;
   const timeouts: Timeouts = {
     headersTimeout: options.headersTimeout ?? DEFAULT_HEADERS_TIMEOUT_MS,
@@ -179,6 +173,7 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
   );
   server.on('drop', () => refused('any client'));
 
+  /** Called once when the server starts stopping: the answers under way close their connections. */
   function drain() {
     draining = true;
     closeBusyConnections();

@@ -6,7 +6,7 @@ import { createInventoryApp, type FaultOptions } from './app';
 import type { DataFileFormat } from './data-format';
 import { resolveDataPath } from './data-path';
 import { ServeError } from './errors';
-import { createHttpEdge, type HttpEdge, type HttpEdgeOptions } from './http-server';
+import { createHttpEdge, type HttpEdgeOptions } from './http-server';
 import type { JournalReport } from './journal-open';
 import { commitsText, updatesText } from './journal-replay';
 import { type InventoryOptions, type OpenedInventory, openInventory } from './opened-inventory';
@@ -64,7 +64,10 @@ async function listen(server: Server, host: string, port: number): Promise<void>
 }
 
 /** Stops accepting, lets requests in flight finish (cut after `graceMs`), flushes and unlocks; once. */
-function stopper(edge: HttpEdge, inventory: OpenedInventory): RunningServer['close'] {
+function stopper(
+  edge: ReturnType<typeof createHttpEdge>,
+  inventory: OpenedInventory,
+): RunningServer['close'] {
   const { server, drain } = edge;
   const { store, file, unlock } = inventory;
   let closing: Promise<void> | undefined;
