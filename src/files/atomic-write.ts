@@ -144,11 +144,7 @@ export async function syncDirectory(files: FileSystem, path: string): Promise<vo
   }
 }
 
-/**
- * Moves a file to another name in the same directory, byte for byte (a rename), and makes the move
- * durable (the directory fsynced): how a damaged journal is set aside. Throws what failed; on a failed
- * rename the file stays where it was.
- */
+/** Renames a file within its directory, durably: how a damaged journal is set aside, byte for byte. */
 export async function moveDurably(files: FileSystem, from: string, to: string): Promise<void> {
   files.renameSync(from, to);
   await syncDirectory(files, to);

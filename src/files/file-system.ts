@@ -166,10 +166,7 @@ export class StorageError extends Error {
   }
 }
 
-/**
- * Random hex for a temporary file's name, from the Web Crypto global: node:crypto loads on first use,
- * so a command that writes no such file (a cold `petinv list`) does not pay the milliseconds it takes.
- */
+/** Random hex from the Web Crypto global, which loads node:crypto only when used (not in a cold `list`). */
 export function randomHex(bytes: number): string {
   return Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
 }

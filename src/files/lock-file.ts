@@ -52,16 +52,6 @@ const UNRECORDED_STALE_MS = 10_000;
 /** A breaker holds its lock for microseconds; one older than this died holding it. */
 const BREAKER_STALE_MS = 10_000;
 
-/** Whether the process that took the lock still runs: same host, pid, boot and start time. */
-function ownerIsAlive(owner: LockOwner, lockPath: string, ageMs: number, options: LockOptions): boolean {
-  if (isForeign(owner)) {
-    const limit = options.abandonUncheckableAfterMs;
-    return limit === undefined || ageMs < limit;
-  }
-  if (owner.pid === process.pid) return held.has(lockPath);
-  return ownerIsRunning(owner);
-}
-
 interface FoundLock {
   owner: LockOwner | undefined;
   torn: boolean;
@@ -122,10 +112,14 @@ function breakStaleLock(lockPath: string, identity: string, files: FileSystem, o
 }
 
 /** Whether the lock found is stale: its owner gone, or (tornIsStale) its record never written whole. */
-function isStale(found: FoundLock, lockPath: string, options: LockOptions): boolean {
-  if (options.tornIsStale && found.torn) return true;
-  if (!found.owner) return found.ageMs >= UNRECORDED_STALE_MS;
-  return !ownerIsAlive(found.owner, lockPath, found.ageMs, options);
+function isStale({ owner, torn, ageMs }: FoundLock, lockPath: string, options: LockOptions): boolean {
+  if (options.tornIsStale && torn) return true;
+  if (!owner) return ageMs >= UNRECORDED_STALE_MS;
+  // An owner on another host cannot be checked from here.
+  const limit = options.abandonUncheckableAfterMs;
+  if (isForeign(owner)) return limit !== undefined && ageMs >= limit;
+  if (owner.pid === process.pid) return !held.has(lockPath);
+  return !ownerIsRunning(owner);
 }
 
 /**

@@ -30,9 +30,8 @@ export interface HeldLock {
   /** Set when the lock file could not be written but the identity claims hold the lock: why. */
   readonly recordProblem: NodeJS.ErrnoException | undefined;
   /**
-   * Claims the file's identity anew after it was created or replaced (a snapshot renamed into place).
-   * A former identity is kept while another name (a hard link) still reaches it. Throws LockHeldError when
-   * another process claims the new identity.
+   * Claims the file's identity anew after it was created or replaced (a snapshot renamed into place),
+   * keeping a former one that a hard link still reaches; LockHeldError when another process has it.
    */
   follow(): Promise<void>;
   release(): Promise<void>;
