@@ -78,14 +78,18 @@ function describeClientError(
   return new HttpError('malformed_request', `malformed request: ${reason}`, CLOSE);
 }
 
-/** Answers node:http's `clientError`s with Error bodies, once a connection, never over an answer under way. */
-function clientErrorHandler(
+/**
+ * What node:http would answer by itself, or drop without a word, answered with Error bodies and logged.
+ * A `clientError` is answered once a connection, never over an answer under way.
+ */
+export function answerBelowTheApp(
+  server: Server,
   timeouts: Timeouts,
   log: AppOptions['log'],
   latestResponse: WeakMap<Socket, ServerResponse>,
-): (error: NodeJS.ErrnoException, socket: Duplex) => void {
+) {
   const answered = new WeakSet<Duplex>();
-  return (error, socket) => {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // node:http reports every later chunk of an unparsable connection again; the first answer stands.
     if (answered.has(socket)) return;
     const answer = describeClientError(error, timeouts);
@@ -116,17 +120,7 @@ function clientErrorHandler(
       // A request already handed to the app (its body too slow): its own response carries the answer.
       sendError(response, answer);
     } else endLingering(socket, rawErrorResponse(answer));
-  };
-}
-
-/** What node:http would answer by itself, or drop without a word, answered with Error bodies and logged. */
-export function answerBelowTheApp(
-  server: Server,
-  timeouts: Timeouts,
-  log: AppOptions['log'],
-  latestResponse: WeakMap<Socket, ServerResponse>,
-) {
-  server.on('clientError', clientErrorHandler(timeouts, log, latestResponse));
+  });
 
   // Any Expect but 100-continue (which node:http answers itself).
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
