@@ -29,7 +29,7 @@ export class Journal {
   /** Commits not yet answered, in the order they were made: the first one may be under way. */
   private commits: PendingCommit[] = [];
   /** Waiting for every commit to be answered, cut-backs included. */
-  private settledWaiters: (() => void)[] = [];
+  private readonly settledWaiters: (() => void)[] = [];
 
   constructor(
     readonly path: string,
@@ -83,9 +83,7 @@ export class Journal {
   private writeNext(): void {
     const commit = this.commits[0];
     if (!commit) {
-      const waiters = this.settledWaiters;
-      this.settledWaiters = [];
-      for (const resolve of waiters) resolve();
+      for (const resolve of this.settledWaiters.splice(0)) resolve();
       return;
     }
     if (this.repairTo === undefined) {

@@ -61,7 +61,7 @@ export class InventoryStore {
   private commitScheduled = false;
   private committing = false;
   private snapshotting: Promise<void> | undefined;
-  private idleWaiters: (() => void)[] = [];
+  private readonly idleWaiters: (() => void)[] = [];
 
   constructor(
     items: readonly InventoryItem[],
@@ -213,8 +213,6 @@ export class InventoryStore {
 
   private notifyIfIdle(): void {
     if (!this.isIdle()) return;
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const resolve of waiters) resolve();
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 }
