@@ -13,7 +13,7 @@ import { applyBulk } from './apply';
 import { FreshInventory } from './fresh';
 import type { BulkEntry, BulkInput } from './input';
 import { decideRow, planSheet, readSheet, type SheetPlan, type SheetSource, writeNotice } from './plan';
-import { type NotApplied, reportBulk } from './report';
+import { type FinishedRun, reportBulk } from './report';
 import {
   type BulkRow,
   type Conflict,
@@ -113,7 +113,7 @@ export async function runPipeline(
   // Updates whose outcome is unknown, or answered with another quantity: in the history too, with what
   // they may have left (an undo of one not applied finds it already right), but not counted as changed.
   const maybeChanges: HistoryChange[] = [];
-  const failedRows = { refused: [] as NotApplied[], maybeApplied: [] as NotApplied[] };
+  const failedRows: FinishedRun['failedRows'] = { refused: [], maybeApplied: [] };
   // What each pet held when its update was sent (the history's before), kept until its answer.
   const befores = new Map<bigint, number | null>();
   const check = async (entry: BulkEntry) => {
@@ -200,18 +200,9 @@ export async function runPipeline(
   // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
   await record(outcome.stop !== undefined);
   reportBulk(
-    outcome,
-    input,
-    plan,
-    changes.length,
-    options.ndjson,
+    { outcome, input, plan, changed: changes.length, failedRows, envName, seconds },
+    options,
     context,
-    envName,
-    seconds,
-    failedRows,
-    options.again,
-    options.resend,
-    options.rows,
   );
 }
 

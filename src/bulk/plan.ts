@@ -6,7 +6,8 @@ import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import { EntryStore, problemPlace } from './entries';
 import { type BulkEntry, type BulkInput, readBulkInput } from './input';
-import { type Conflict, type PlannedRun, skippedJson, skippedResult } from './results';
+import type { PipelineOptions } from './pipeline';
+import { type Conflict, skippedJson, skippedResult } from './results';
 
 /** Where a sheet comes from, and how its bad rows are met. */
 export interface SheetSource {
@@ -99,9 +100,11 @@ export async function readSheet(source: SheetSource, context: CommandContext): P
 }
 
 /** What a run will do, decided against one read of the current inventory. */
-export interface SheetPlan extends PlannedRun {
-  /** The updates to send, each with its row's own `from`: checked again as it is sent (unless forced). */
+export interface SheetPlan {
+  /** The updates to send, in input order, each with its row's own `from`: checked again as it is sent (unless forced). */
   send: EntryStore;
+  /** Rows whose pet already holds the quantity wanted: not sent (with --all, sent all the same). */
+  alreadyRight: number;
   /** The current item of each update to send; undefined for a pet that is not in the inventory. */
   before: (InventoryItem | undefined)[];
   conflicts: Conflict[];
@@ -111,12 +114,7 @@ export interface SheetPlan extends PlannedRun {
   statusDiffers: number;
 }
 
-export interface PlanOptions {
-  /** Send every row, even one whose pet already holds its quantity. */
-  all: boolean;
-  /** Write a row even when its `from` no longer matches. */
-  force: boolean;
-}
+type PlanOptions = Pick<PipelineOptions, 'all' | 'force'>;
 
 /**
  * What to do with one row given the pet's item now: a row whose pet already holds its wanted quantity is
