@@ -21,7 +21,7 @@ import {
   type SheetHeader,
 } from './sheet';
 
-export type { BulkEntries, BulkEntry, BulkInput, BulkProblem } from './entries';
+export type { BulkEntry, BulkInput, BulkProblem } from './entries';
 
 /** A line longer than this is a bad line: no update needs more than a few dozen bytes. */
 export const MAX_LINE_BYTES = 64 * 1024;

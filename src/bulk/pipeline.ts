@@ -148,9 +148,7 @@ export async function runPipeline(
     { entries: plan.send, unit: input.unit },
     client,
     {
-      concurrency: options.concurrency,
-      ndjson: options.ndjson,
-      rows: options.rows,
+      ...options,
       check,
       onResult: (result) => {
         const before = beforeOf(result.petId);

@@ -74,7 +74,7 @@ function summaryJson({ outcome, input, plan, changed }: FinishedRun, unsettled: 
     unknown,
     conflicts: plan.conflicts.length,
     skipped: input.problems.length,
-    notCounted: input.entries.notCounted ?? 0,
+    notCounted: input.entries.notCounted,
     notSent,
     stopped: stop?.reason ?? null,
     ...unsettled,

@@ -1,7 +1,7 @@
 import { maybeApplied } from '../client/write-outcome';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
-import type { BulkEntries, BulkEntry } from './input';
+import type { BulkEntry, EntryStore } from './entries';
 
 export type BulkResult =
   | { line: number; petId: bigint; quantity: number; ok: true; item: InventoryItem }
@@ -66,7 +66,7 @@ export interface BulkRunOptions {
  * so one bad pet does not stop the rest. Results arrive through `onResult` as they complete. A run
  * stops starting updates when going on cannot help (see BulkStop); the updates in flight finish.
  */
-export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Promise<BulkOutcome> {
+export async function runBulk(entries: EntryStore, options: BulkRunOptions): Promise<BulkOutcome> {
   const { update, onResult, outputClosed, interrupted } = options;
   const outcome: BulkOutcome = {
     updated: 0,

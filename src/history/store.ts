@@ -46,7 +46,6 @@ export interface HistoryOptions {
   session?: string;
   /** Told what went wrong with the history, once each, as a person should hear it. */
   warn: (message: string) => void;
-  now?: () => Date;
 }
 
 export interface History {
@@ -135,12 +134,6 @@ function readText(path: string, onError: (error: unknown) => void): string | und
   }
 }
 
-function countLines(bytes: Buffer): number {
-  let count = 0;
-  for (let index = bytes.indexOf(0x0a); index !== -1; index = bytes.indexOf(0x0a, index + 1)) count++;
-  return count;
-}
-
 /** What the service at an origin last said of its store, beside the histories: its id, or that it said none. */
 const linkPath = (folder: string, origin: string) => join(folder, `${origin}.store`);
 const NO_STORE = 'none';
@@ -161,7 +154,6 @@ export function openHistory(options: HistoryOptions): History {
   const storeId =
     options.storeId === undefined ? linkedStore(options.directory, options.baseUrl) : options.storeId;
   const file = join(folder, storeId ? `store-${storeId}.jsonl` : `${origin}.jsonl`);
-  const now = options.now ?? (() => new Date());
   const where = `the history ${file}`;
   const read = (): HistoryRun[] => {
     const text = readText(file, (error) => options.warn(`cannot read ${where}: ${describe(error)}`));
@@ -197,7 +189,7 @@ export function openHistory(options: HistoryOptions): History {
     read,
     async record({ env, command, changes, marks = [] }) {
       if (changes.length === 0) return undefined;
-      const at = now();
+      const at = new Date();
       const run: HistoryRun = {
         id: runId(at),
         at: at.toISOString(),
@@ -236,7 +228,8 @@ export function openHistory(options: HistoryOptions): History {
         } finally {
           closeSync(descriptor);
         }
-        if (size > MAX_HISTORY_BYTES || countLines(readFileSync(file)) > MAX_HISTORY_RUNS) compact();
+        const runs = readFileSync(file, 'latin1').split('\n').length - 1;
+        if (size > MAX_HISTORY_BYTES || runs > MAX_HISTORY_RUNS) compact();
         if (readText(link, () => {})?.trim() !== (storeId ?? NO_STORE))
           try {
             writeFileAtomicSync(link, `${storeId ?? NO_STORE}\n`, { mode: 0o600, fsync: false });
