@@ -24,13 +24,6 @@ export interface HttpTraceOptions {
   secrets: readonly string[];
 }
 
-export interface HttpTrace {
-  /** The transport, each exchange traced. */
-  transport: (inner: Transport) => Transport;
-  /** To be told of each wait before a retry (the client's onRetryWait). */
-  onRetryWait: (wait: RetryWait) => void;
-}
-
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);
 const HEADER_LINE_LIMIT = 1000;
 const BODY_LIMIT = 2000;
@@ -113,7 +106,8 @@ async function* tracedBody(
   if (level >= 2) attempt.say(`< body (${size} bytes): ${Buffer.concat(kept).toString('utf8')}`, BODY_LIMIT);
 }
 
-export function createHttpTrace(options: HttpTraceOptions): HttpTrace {
+/** The transport wrapper that traces each exchange, and the client's onRetryWait. */
+export function createHttpTrace(options: HttpTraceOptions) {
   subscribeToUndici();
   const say = (line: string, limit = HEADER_LINE_LIMIT) =>
     options.write(printableWithout(line, options.secrets, limit));

@@ -11,11 +11,8 @@ export interface InventoryChange {
 
 export type InventoryIndex = ReadonlyMap<bigint, InventoryItem>;
 
-export function indexInventory(items: readonly InventoryItem[]): InventoryIndex {
-  const index = new Map<bigint, InventoryItem>();
-  for (const item of items) index.set(item.petId, item);
-  return index;
-}
+export const indexInventory = (items: readonly InventoryItem[]): InventoryIndex =>
+  new Map(items.map((item) => [item.petId, item]));
 
 function changeOf(petId: bigint, before: InventoryItem | undefined, after: InventoryItem | undefined) {
   if (before && after && before.quantity === after.quantity && before.status === after.status)

@@ -20,10 +20,8 @@ export interface WatchScreenState {
   lost?: string;
 }
 
-const clock = (at: Date | undefined) =>
-  at
-    ? [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':')
-    : '—';
+/** `14:05:09`, local time. */
+const clock = (at: Date | undefined) => at?.toTimeString().slice(0, 8) ?? '—';
 
 /** What a pet's row says about its recent change: new, its status only, or its quantity up or down. */
 function changeMark(
