@@ -37,6 +37,7 @@ export const MAX_WORKBOOK_BYTES = 64 * 1024 * 1024;
 /** A line end: LF, CRLF, or a CR alone (Excel for Mac's "CSV (Macintosh)"). */
 const LINE_END = /\r\n?|\n/g;
 const NUMBER_CELL = /^\s*[+-]?\d/;
+const TOO_LONG = { problem: `longer than ${MAX_LINE_BYTES / 1024} KiB; one update needs a few dozen bytes` };
 
 /**
  * Reads bulk input as it arrives: a sheet (its header first), headerless lines, NDJSON, or a JSON array
@@ -159,12 +160,7 @@ export class BulkInputReader {
     const line = ++this.lineNumber;
     if (line > this.maxLines) throw this.tooManyLines();
     const where = this.shape === 'sheet' ? line - this.headerLine + 1 : line;
-    if (text.length > MAX_LINE_BYTES) {
-      this.rows.add(where, {
-        problem: `longer than ${MAX_LINE_BYTES / 1024} KiB; one update needs a few dozen bytes`,
-      });
-      return;
-    }
+    if (text.length > MAX_LINE_BYTES) return void this.rows.add(where, TOO_LONG);
     const trimmed = text.trim();
     // A sheet split on spaces (`petId quantity` as its header): its rows are read here too.
     if (this.shape === 'sheet')
@@ -241,8 +237,7 @@ export class BulkInputReader {
   }
 
   private sheetRow(cells: string[], row: number): ReadRow {
-    if (cells.some((cell) => cell.length > MAX_LINE_BYTES))
-      return { problem: `longer than ${MAX_LINE_BYTES / 1024} KiB; one update needs a few dozen bytes` };
+    if (cells.some((cell) => cell.length > MAX_LINE_BYTES)) return TOO_LONG;
     // relax_quotes keeps a cell's opening quote when a quote closes it with text after it: over several
     // lines, the rows it ran over would be read as a note, unsaid.
     if (cells.some((cell) => cell.startsWith('"') && /[\r\n]/.test(cell)))
@@ -279,11 +274,4 @@ export async function readBulkInput(source: AsyncIterable<Buffer | string>): Pro
   const workbook = checkWorkbook(Buffer.concat(reader.zip));
   const { readWorkbook } = await import('./xlsx');
   return readWorkbook(workbook);
-}
-
-/** The same for input already in memory. */
-export function parseBulkInput(text: string): BulkInput {
-  const reader = new BulkInputReader();
-  reader.push(Buffer.from(text));
-  return reader.end();
 }

@@ -19,26 +19,15 @@ export interface SheetSource {
   ndjson: boolean;
 }
 
-/** The bulk input as a stream: stdin, or the file, read as it arrives (see readBulkInput). */
-function openBulkSource(
-  file: string | undefined,
-  context: CommandContext,
-): Promise<AsyncIterable<Buffer | string>> {
-  if (file === undefined || file === '-') {
-    // Typed at a terminal, the input would otherwise look like a command that hangs.
-    if (context.stdin.isTTY)
-      context.stderr.write(
-        'petinv: reading updates from stdin, one "petId quantity" a line; end with Ctrl-D on a line of its own (Ctrl-C cancels)\n',
-      );
-    return Promise.resolve(context.stdin);
-  }
-  return new Promise((resolve, reject) => {
-    const stream = createReadStream(file);
-    stream.once('open', () => resolve(stream));
-    stream.once('error', (error: NodeJS.ErrnoException) =>
-      reject(usageError(`cannot read --file ${file}: ${error.code ?? error.message}`)),
+/** The bulk input as a stream: stdin, or the file (whose failure to open is met as it is read). */
+function openBulkSource(file: string | undefined, context: CommandContext): AsyncIterable<Buffer | string> {
+  if (file !== undefined && file !== '-') return createReadStream(file);
+  // Typed at a terminal, the input would otherwise look like a command that hangs.
+  if (context.stdin.isTTY)
+    context.stderr.write(
+      'petinv: reading updates from stdin, one "petId quantity" a line; end with Ctrl-D on a line of its own (Ctrl-C cancels)\n',
     );
-  });
+  return context.stdin;
 }
 
 /**
@@ -61,12 +50,12 @@ export function writeNotice(message: string, context: CommandContext) {
  */
 function reportProblems(input: BulkInput, source: SheetSource, context: CommandContext) {
   const inResults = !source.strict && (context.json || source.ndjson);
-  const refused = source.strict && input.problems.length > 0;
+  const refused =
+    source.strict && input.problems.length > 0
+      ? usageError(`--strict: ${plural(input.problems.length, `bad ${input.unit}`)}; nothing was sent`)
+      : undefined;
   // --strict --json: the bad lines stand beside the one error line, as `skipped`.
-  if (refused && context.json)
-    throw usageError(
-      `--strict: ${plural(input.problems.length, `bad ${input.unit}`)}; nothing was sent`,
-    ).withJson({ skipped: input.problems.map(skippedResult) });
+  if (refused && context.json) throw refused.withJson({ skipped: input.problems.map(skippedResult) });
   for (const problem of input.problems) {
     // --json prints them at the head of its one array at the end.
     if (inResults) {
@@ -77,9 +66,7 @@ function reportProblems(input: BulkInput, source: SheetSource, context: CommandC
         `petinv: ${problemPlace(input.unit, problem)}: ${problem.message}${source.strict ? '' : ' (skipped)'}\n`,
       );
   }
-  if (refused) {
-    throw usageError(`--strict: ${plural(input.problems.length, `bad ${input.unit}`)}; nothing was sent`);
-  }
+  if (refused) throw refused;
 }
 
 /**
@@ -87,7 +74,7 @@ function reportProblems(input: BulkInput, source: SheetSource, context: CommandC
  * here). Nothing has been sent yet, nor the service asked.
  */
 export async function readSheet(source: SheetSource, context: CommandContext): Promise<BulkInput> {
-  const input = await readBulkInput(await openBulkSource(source.file, context)).catch((error: unknown) => {
+  const input = await readBulkInput(openBulkSource(source.file, context)).catch((error: unknown) => {
     if (error instanceof PetinvError) throw error;
     const { code, message } = error as NodeJS.ErrnoException;
     throw usageError(
