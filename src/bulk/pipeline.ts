@@ -219,9 +219,7 @@ function writeConflicts(
     return;
   }
   // -o table|tsv|csv: a row each, as the results that follow; and a line each for a person on stderr.
-  const text = options.rows?.rows(
-    conflicts.map((conflict) => conflictRow(conflict, conflictMessage(conflict, envName))),
-  );
+  const text = options.rows?.rows(conflicts.map((conflict) => conflictRow(conflict, envName)));
   if (text) context.stdout.write(text);
   for (const conflict of conflicts)
     context.stderr.write(`petinv: ${unit} ${conflict.line}: ${conflictMessage(conflict, envName)}\n`);
@@ -278,12 +276,10 @@ function rehearse(
   );
   if (skipped > 0 || unknown > 0 || refused > 0) {
     const problems = [
-      ...(refused > 0 ? [`${plural(refused, 'update')} would be refused (a negative quantity)`] : []),
-      ...(unknown > 0
-        ? [`${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`]
-        : []),
-      ...(skipped > 0 ? [`${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped`] : []),
-    ];
+      refused > 0 && `${plural(refused, 'update')} would be refused (a negative quantity)`,
+      unknown > 0 && `${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`,
+      skipped > 0 && `${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped`,
+    ].filter(Boolean);
     throw new PetinvError(
       'partial',
       `dry run: ${problems.join(' and ')}; nothing was written to ${envName}`,

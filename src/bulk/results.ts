@@ -131,14 +131,14 @@ export function conflictMessage(conflict: Conflict, envName: string): string {
 }
 
 /** A conflict as a row: its wanted quantity, and the message with from and current. */
-export const conflictRow = (conflict: Conflict, message: string): BulkRow =>
+export const conflictRow = (conflict: Conflict, envName: string): BulkRow =>
   bulkRow({
     input: conflict.line,
     result: 'conflict',
     petId: conflict.petId,
     quantity: conflict.wanted,
     error: 'conflict',
-    message,
+    message: conflictMessage(conflict, envName),
   });
 
 /**

@@ -1,5 +1,5 @@
 import { usageError } from '../errors';
-import { printable } from '../printable';
+import { quoted } from './numbers';
 
 /**
  * A sheet's header: which column holds what, found by the columns' names, in any order, case, spacing
@@ -82,7 +82,6 @@ export function findDelimiter(line: string): Delimiter {
   return counts[','] === count ? ',' : best;
 }
 
-const quoted = (text: string) => `"${printable(text, 40)}"`;
 const KNOWN = `petinv reads a pet column (${COLUMN_NAMES.petId.slice(0, 4).join(', ')}, …) and a counted column (${COLUMN_NAMES.counted.slice(0, 5).join(', ')}, …), and expected (or from) and status; petinv help input lists every name`;
 
 /**

@@ -80,13 +80,7 @@ function originName(baseUrl: string): string {
   return `${readable}-${hash.toString(16).padStart(8, '0')}`;
 }
 
-function runId(at: Date): string {
-  const stamp = at
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, '');
-  return `${stamp}-${randomHex(2)}`;
-}
+const runId = (at: Date) => `${at.toISOString().replace(/[-:]|\.\d+Z$/g, '')}-${randomHex(2)}`;
 
 const describe = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message;
 

@@ -53,7 +53,7 @@ export function writePlan(
   counts?: { alreadyRight: number; conflicts: number },
   /** Whether to write the summary on stderr: a failing --json rehearsal puts it on its error line. */
   { summary = true } = {},
-): DryRunSummary {
+) {
   const { stdout } = context;
   if (output.format === 'json')
     stdout.write(
@@ -72,7 +72,8 @@ export function writePlan(
   const missing = plan.filter((step) => !step.before).length;
   // A step to the quantity the pet already holds (`set 5 1` when it holds 1, bulk rows with --all) changes nothing.
   const changes = plan.filter((step) => step.before && step.before.quantity !== step.to).length;
-  const written: DryRunSummary = { changes, unknown: missing, ...counts, written: 0 };
+  // What a dry run's summary says: `{"dryRun":{...}}` with --json.
+  const written = { changes, unknown: missing, ...counts, written: 0 };
   if (!summary) return written;
   // With --json, stderr carries JSON lines only, as the summary of a real run does.
   if (context.json) {
@@ -87,13 +88,4 @@ export function writePlan(
     `petinv: dry run: ${plural(changes, 'change')} against ${envName}${unknown}${more}; nothing was written\n`,
   );
   return written;
-}
-
-/** What a dry run's summary says: `{"dryRun":{...}}` with --json. */
-export interface DryRunSummary {
-  changes: number;
-  unknown: number;
-  alreadyRight?: number;
-  conflicts?: number;
-  written: 0;
 }
