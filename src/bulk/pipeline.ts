@@ -24,11 +24,7 @@ import {
   skippedResult,
 } from './results';
 
-/**
- * A bulk run, one pipeline: read the sheet, plan it against one read of the current inventory, confirm,
- * apply, record, report. Its options are its own: the command (set, undo) turns its flags into them.
- */
-
+/** A bulk run's own options: the command (set, undo) turns its flags into them. */
 export interface PipelineOptions {
   /** Show the plan against current stock; write nothing. */
   dryRun: boolean;
@@ -36,7 +32,6 @@ export interface PipelineOptions {
   all: boolean;
   /** Write a row even when its `from` no longer matches the pet's quantity. */
   force: boolean;
-  /** Updates in flight at once. */
   concurrency: number;
   /** Results as JSON lines on stdout as they complete. */
   ndjson: boolean;
@@ -46,7 +41,6 @@ export interface PipelineOptions {
   rows?: Exporter<BulkRow>;
   /** Asks before writing (on production, at a terminal); throws to stop the run. */
   confirm: (question: string) => Promise<void>;
-  /** The question, given how many updates would be sent. */
   question: (updates: number) => string;
   /** What the history calls the run (`set --file counts.csv`, `undo ID`). */
   command: string;
@@ -77,7 +71,7 @@ export async function runSheet(
   await runPipeline(input, target, { ...options, history: target.history }, context);
 }
 
-/** Plans `input` against the current inventory and applies it, as a dry run or for real. */
+/** Plans `input` against one read of the current inventory, confirms, applies, records and reports: or rehearses. */
 export async function runPipeline(
   input: BulkInput,
   target: PipelineTarget,

@@ -4,17 +4,14 @@ import type { OutputFormat } from './choose';
 import { paint } from './terminal';
 
 /**
- * Values out, one writer picks the format (as gh's Exporter does): a command describes its rows by their
- * columns and hands the rows over; this module writes them as a table, TSV, CSV, JSON or NDJSON, with
- * the columns --fields chose, in that order. Rows can come in batches as they arrive: every format but
- * the table writes each batch at once, and only `end()` completes the output (the table, JSON's `]`),
- * so output that stops before `end()` is visibly incomplete to a JSON reader.
+ * Values out, one writer picks the format (as gh's Exporter does). Rows may come in batches: every format
+ * but the table writes each at once, and only `end()` completes the output (the table, JSON's `]`), so
+ * output that stops before it is visibly incomplete to a JSON reader.
  */
 
 export interface Column<Row> {
   /** Its key in JSON, its heading in CSV, and its name for --fields. */
   key: string;
-  /** Its heading in the table. */
   heading: string;
   value(row: Row): bigint | number | string | boolean | null | { readonly [key: string]: unknown };
   /** Its text in the table, TSV and CSV, where that differs from its JSON value (`*` for `true`). */
@@ -23,7 +20,6 @@ export interface Column<Row> {
   plain?: true;
   /** A nested value (an item), in JSON and NDJSON only: the other formats neither show nor offer it. */
   jsonOnly?: true;
-  /** Numbers are right-aligned in the table. */
   align?: 'right';
   /** The table's least width for it, so that its layout does not jump with the data. */
   minWidth?: number;
@@ -51,7 +47,6 @@ export interface ExportOptions<Row> {
 export interface Exporter<Row> {
   /** The text for these rows, to be written now (the table keeps them for `end`). */
   rows(rows: readonly Row[]): string;
-  /** The text that completes the output. */
   end(): string;
 }
 
@@ -146,17 +141,12 @@ function tsvText(text: string): string {
 const TSV_ESCAPES = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\\': '\\\\' } as const;
 
 /**
- * Text a spreadsheet would run as a formula when it opens the file (`=`, `+`, `-`, `@`, a tab or a
- * carriage return first) gets a leading `'`, as OWASP's advice on CSV injection says: a service's error
- * code or message in a bulk result row, say, is shown, never run (issue 21). Numbers are numbers, written
- * as they are: only text (a string value) passes through here.
+ * Text a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, a tab or CR first) gets a leading `'`, as
+ * OWASP's advice on CSV injection says (issue 21). Only text passes through here: numbers stay numbers.
  */
 export const defuseFormula = (text: string): string => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
 
-/**
- * A column's text in TSV or CSV, defused (defuseFormula) and `escapeText` applied to what is text (a number or a bigint never needs it,
- * nor a plain column), its function chosen once rather than per row.
- */
+/** A column's text in TSV or CSV, defused and escaped if it is text: the function chosen once, not per row. */
 const escapedCell = <Row>(
   column: Column<Row>,
   escapeText: (text: string) => string,
@@ -170,7 +160,6 @@ const escapedCell = <Row>(
   };
 };
 
-/** One line from its cells, `separator` between them. */
 function joinCells<Row>(cells: readonly ((row: Row) => string)[], separator: string): (row: Row) => string {
   const count = cells.length;
   return (row) => {
@@ -181,7 +170,6 @@ function joinCells<Row>(cells: readonly ((row: Row) => string)[], separator: str
   };
 }
 
-/** One row as a JSON object of the chosen columns. */
 function jsonRow<Row>(columns: readonly Column<Row>[], style: JsonStyle): (row: Row) => string {
   if (style.indent) {
     return (row) =>

@@ -5,14 +5,12 @@ import { type Transport, TransportError } from '../client/transport';
 import { printableWithout, REDACTED } from '../printable';
 
 /**
- * `-v` and `PETINV_DEBUG=http`: every HTTP exchange on stderr, as curl -v shows it (`>` sent, `<` received,
- * `*` what petinv did): method and URL, the request headers petinv sends, the status and every response
- * header as they came off the wire (undici's diagnostics channels), timing, failures and retries with their
- * reasons. `-vv` (`PETINV_DEBUG=http,body`) adds the bodies, cut short.
+ * `-v` and `PETINV_DEBUG=http`: every HTTP exchange on stderr, as curl -v shows it, the response headers
+ * as they came off the wire (undici's diagnostics channels); `-vv` (`http,body`) adds the bodies, cut short.
  *
- * No line ever carries a secret: Authorization and Proxy-Authorization values are replaced, and every
- * line, whatever it holds (a header a service echoed, a body, a URL), has each secret removed before and
- * after it is made printable, so a key split by an escape sequence is not rejoined on the terminal.
+ * No line ever carries a secret: Authorization values are replaced, and every line (an echoed header, a
+ * body, a URL) has each secret removed before and after it is made printable, so a key split by an
+ * escape sequence is not rejoined on the terminal.
  */
 
 export type TraceLevel = 0 | 1 | 2;

@@ -59,9 +59,8 @@ function lineWriter(stream: Writable): (line: string) => void {
 }
 
 /**
- * One log event: with --json a line `{"time","event",...fields}`, else the time and the text, and any
- * details on indented lines of their own below it (so the first line stays short). Every event carries
- * the time in UTC (ISO 8601, milliseconds), so a log kept for days still reads in order.
+ * One log event, its time in UTC (a log kept for days reads in order): with --json a line
+ * `{"time","event",...fields}`, else the time and the text, any details on indented lines below it.
  */
 export type LogEvent = (event: string, fields: object, text: string, details?: readonly string[]) => void;
 

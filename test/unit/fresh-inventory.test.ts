@@ -36,11 +36,10 @@ describe('FreshInventory: what a write is checked against', () => {
     expect(etags).toEqual([]);
     clock.now = CHECK_WINDOW_MS * 0.75 + 1;
     expect((await inventory.current()).get(1n)?.quantity).toBe(6);
-    expect(inventory.reads).toEqual({ again: 1, changed: 1 });
+    expect(etags).toEqual([undefined]);
     clock.now = CHECK_WINDOW_MS * 1.5 + 2;
     expect((await inventory.current()).get(1n)?.quantity).toBe(6);
     expect(etags).toEqual([undefined, '"a"']);
-    expect(inventory.reads).toEqual({ again: 2, changed: 1 });
   });
 
   it('a read that fails fails the write that waits for it, and the next write reads again', async () => {
