@@ -1,8 +1,4 @@
-/**
- * Every failure a user can meet is a PetinvError. It carries the exit code the CLI entry will use,
- * and for failures the service reported, the service's own Error body.
- */
-/** What each means is written once, in `petinv help exit-codes` (src/help/topics.ts). */
+/** Every failure a user can meet is a PetinvError, carrying its exit code (each told in `petinv help exit-codes`). */
 export const ExitCode = {
   ok: 0,
   internal: 1,

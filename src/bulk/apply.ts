@@ -19,10 +19,9 @@ export type ApplyOptions = Pick<PipelineOptions, 'concurrency' | 'ndjson' | 'row
 };
 
 /**
- * Sends every update of the plan, `concurrency` at a time, reporting each result as it completes (an
- * --ndjson line, or a failure on stderr) under a progress bar on a terminal. The first Ctrl-C stops
- * sending and lets the updates in flight finish; a second one, SIGTERM or SIGHUP (the terminal closed) ends
- * petinv at once, as the signal does, once onQuit has recorded what was written.
+ * Sends the plan's updates, reporting each result as it completes, under a progress bar on a terminal.
+ * The first Ctrl-C stops sending and lets those in flight finish; a second one, SIGTERM or SIGHUP ends
+ * petinv at once, once onQuit has recorded what was written.
  */
 export async function applyBulk(
   input: { entries: EntryStore; unit: BulkInput['unit'] },

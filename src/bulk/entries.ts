@@ -102,7 +102,6 @@ export class EntryStore {
       if (sorted[index] === sorted[index - 1]) repeated.add(sorted[index] as bigint);
     }
     if (repeated.size === 0) return;
-    // The last line naming a pet wins.
     const winners = new Map<bigint, number>();
     for (let index = this.length - 1; index >= 0; index--) {
       const petId = this.petIds[index] as bigint;

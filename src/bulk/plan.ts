@@ -69,10 +69,7 @@ function reportProblems(input: BulkInput, source: SheetSource, context: CommandC
   if (refused) throw refused;
 }
 
-/**
- * The sheet read and checked: its notices said, its bad rows reported (with --strict, the run ends
- * here). Nothing has been sent yet, nor the service asked.
- */
+/** The sheet read and checked, its notices said and bad rows reported: before the service is asked. */
 export async function readSheet(source: SheetSource, context: CommandContext): Promise<BulkInput> {
   const input = await readBulkInput(openBulkSource(source.file, context)).catch((error: unknown) => {
     if (error instanceof PetinvError) throw error;
@@ -120,10 +117,7 @@ export function decideRow(
   return { line, petId, from, current: item.quantity, wanted };
 }
 
-/**
- * Plans the rows against the current inventory: only the rows that change something are sent (all of
- * them with `all`), and a row whose `from` no longer matches is a conflict, not sent (sent with `force`).
- */
+/** Plans the rows against the current inventory, each as decideRow says. */
 export function planSheet(
   entries: Iterable<BulkEntry>,
   current: ReadonlyMap<bigint, InventoryItem>,

@@ -13,10 +13,7 @@ import type { BulkResult } from './run';
 /** An item as JSON values, in the service's field order whatever order its object has. */
 const itemValue = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
 
-/**
- * One result of a bulk run as JSON. `input` is where the entry stood in the input (its line, or its
- * position in a JSON array); `item` is the updated item as the service returned it.
- */
+/** One result as JSON: `input` its line (or position in a JSON array), `item` as the service returned it. */
 export function resultJson(result: BulkResult): string {
   return stringifyJson(
     result.ok
@@ -141,10 +138,7 @@ export const conflictRow = (conflict: Conflict, envName: string): BulkRow =>
     message: conflictMessage(conflict, envName),
   });
 
-/**
- * The results of a run as rows in a text format (-o table|tsv|csv, --fields): each as it completes, the
- * entries never sent last; skipped input lines stay on stderr, as without -o.
- */
+/** -o table|tsv|csv: a row per result as it completes, the entries never sent last; skipped lines stay on stderr. */
 export function resultExporter(output: OutputChoice): Exporter<BulkRow> {
   return createExporter(BULK_COLUMNS, output);
 }

@@ -84,10 +84,7 @@ export function findDelimiter(line: string): Delimiter {
 
 const KNOWN = `petinv reads a pet column (${COLUMN_NAMES.petId.slice(0, 4).join(', ')}, …) and a counted column (${COLUMN_NAMES.counted.slice(0, 5).join(', ')}, …), and expected (or from) and status; petinv help input lists every name`;
 
-/**
- * Reads a header from its cells: each known name gives its column a role; a header without a pet column
- * or a counted column, or naming one role twice, is refused before anything is sent (usage error).
- */
+/** A header from its cells: refused without a pet or a counted column, or naming one role twice. */
 export function readHeader(cells: readonly string[], delimiter: Delimiter): SheetHeader {
   const names = cells.map((cell) => cell.trim());
   const filled = names.filter((name) => name !== '');

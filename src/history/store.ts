@@ -19,10 +19,9 @@ import { type HistoryChange, type HistoryMark, type HistoryRun, parseHistory, se
 export type { HistoryChange, HistoryMark, HistoryRun } from './runs';
 
 /**
- * The local history of write runs (set, adjust, a bulk run, an undo), one JSON line a run, in one file
- * per service origin under the state directory: when, where, and each written pet's quantity before and
- * after, so that `petinv undo` can write the before-values back. A history is a convenience: whatever
- * goes wrong with it is reported and never fails the write it records.
+ * The local history of write runs, one JSON line a run, a file per service origin (or store), so that
+ * `petinv undo` can write the before-values back. Whatever goes wrong with it is reported and never fails
+ * the write it records.
  */
 
 /** The newest runs kept, and shown. */
@@ -84,10 +83,9 @@ const runId = (at: Date) => `${at.toISOString().replace(/[-:]|\.\d+Z$/g, '')}-${
 
 const describe = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message;
 
-/** How long a run waits for another petinv's hold on the history (a few milliseconds each) before giving up. */
+/** How long a run waits for another petinv's hold on the history (a few milliseconds each). */
 const LOCK_WAIT_MS = 3000;
 
-/** Takes the history's lock, waiting while another petinv holds it; throws once it has waited too long. */
 async function lockHistory(lockPath: string): Promise<() => void> {
   const started = Date.now();
   for (;;) {

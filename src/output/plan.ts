@@ -37,9 +37,8 @@ function planLine(step: PlannedChange, envName: string): string {
 }
 
 /**
- * Prints a dry run: a line per change (`42: 7 → 9`), or JSON (one array for bulk input, one object for a
- * single pet), or NDJSON, or with -o, --fields or --no-headers the changes as rows in that format; then
- * one line on stderr saying that nothing was written.
+ * Prints a dry run: a line per change (`42: 7 → 9`), or the changes in the format asked for; then a line
+ * on stderr saying that nothing was written.
  */
 export function writePlan(
   plan: readonly PlannedChange[],

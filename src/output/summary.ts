@@ -4,15 +4,10 @@ import type { Column } from './exporter';
 import { paint, statusPainter } from './inventory';
 import { plural } from './plural';
 
-export interface StatusTotals {
-  pets: number;
-  units: bigint;
-}
-
 export interface InventorySummary {
   pets: number;
   units: bigint;
-  statuses: Record<PetStatus, StatusTotals>;
+  statuses: Record<PetStatus, { pets: number; units: bigint }>;
   /**
    * Pets with a quantity at or below `atMost`: how many, and the first LOW_PETS_SHOWN of them, lowest
    * first (ties by petId).
@@ -78,7 +73,7 @@ export function summarizeInventory(
     }
     keepRanked(largest, item, top, ranksAbove);
   }
-  const statuses = {} as Record<PetStatus, StatusTotals>;
+  const statuses = {} as InventorySummary['statuses'];
   let units = 0n;
   for (const status of PET_STATUSES) {
     statuses[status] = { pets: pets[status], units: carried[status] + BigInt(exact[status]) };
@@ -109,7 +104,7 @@ export function summaryValue(summary: InventorySummary, envName: string) {
 }
 
 /** The summary as rows, one per status, for -o table|tsv|csv|ndjson and --fields. */
-type StatusSummaryRow = StatusTotals & { status: PetStatus };
+type StatusSummaryRow = InventorySummary['statuses'][PetStatus] & { status: PetStatus };
 
 export const SUMMARY_COLUMNS: readonly Column<StatusSummaryRow>[] = [
   {

@@ -38,9 +38,8 @@ function changeMark(
 }
 
 /**
- * One frame of `list --watch` on a terminal: a header with the times of the last change and the last check,
- * the table with each changed quantity marked (up green, down red, with the value before), pets gone from
- * the inventory, and a footer; no more lines than the terminal has, each cleared to its end.
+ * One frame of `list --watch` on a terminal: the times of the last change and check, the table with each
+ * change marked, pets gone, a footer; no more lines than the terminal has, each cleared to its end.
  */
 export function renderWatchScreen(
   state: WatchScreenState,
