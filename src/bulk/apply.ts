@@ -2,7 +2,7 @@ import type { InventoryClient } from '../client/client';
 import type { CommandContext, StopSignal } from '../output/context';
 import { createProgress } from '../output/progress';
 import type { BulkEntry, BulkInput, EntryStore } from './entries';
-import type { PipelineOptions } from './pipeline';
+import type { PipelineOptions } from './options';
 import { resultJson, resultRow } from './results';
 import { type BulkOutcome, type BulkResult, runBulk } from './run';
 

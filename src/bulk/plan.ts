@@ -6,7 +6,7 @@ import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import { EntryStore, problemPlace } from './entries';
 import { type BulkEntry, type BulkInput, readBulkInput } from './input';
-import type { PipelineOptions } from './pipeline';
+import type { PipelineOptions } from './options';
 import { type Conflict, skippedJson, skippedResult } from './results';
 
 /** Where a sheet comes from, and how its bad rows are met. */

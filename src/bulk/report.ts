@@ -4,7 +4,7 @@ import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import { paint } from '../output/terminal';
 import type { BulkEntry, BulkInput } from './input';
-import type { PipelineOptions } from './pipeline';
+import type { PipelineOptions } from './options';
 import type { SheetPlan } from './plan';
 import {
   conflictError,
