@@ -1,17 +1,14 @@
 import { maybeApplied } from '../client/write-outcome';
 import { stringifyJson } from '../contract/json';
-import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import type { OutputChoice } from '../output/choose';
 import { type Column, createExporter, type Exporter } from '../output/exporter';
+import { itemValue } from '../output/inventory';
 import { plural } from '../output/plural';
 import type { BulkEntry, BulkProblem } from './input';
 import type { BulkResult } from './run';
 
 /** A bulk run's results as they are printed: JSON values, rows of -o table|tsv|csv, and its conflicts. */
-
-/** An item as JSON values, in the service's field order whatever order its object has. */
-const itemValue = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
 
 /** One result as JSON: `input` its line (or position in a JSON array), `item` as the service returned it. */
 export function resultJson(result: BulkResult): string {

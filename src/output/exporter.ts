@@ -170,10 +170,14 @@ function joinCells<Row>(cells: readonly ((row: Row) => string)[], separator: str
   };
 }
 
-function jsonRow<Row>(columns: readonly Column<Row>[], style: JsonStyle): (row: Row) => string {
+function jsonRow<Row>(columns: readonly Column<Row>[], style: JsonStyle, depth = 1): (row: Row) => string {
   if (style.indent) {
     return (row) =>
-      stringifyJson(Object.fromEntries(columns.map((column) => [column.key, column.value(row)])), style, 1);
+      stringifyJson(
+        Object.fromEntries(columns.map((column) => [column.key, column.value(row)])),
+        style,
+        depth,
+      );
   }
   const keys = columns.map((column, index) => `${index === 0 ? '{' : ','}${JSON.stringify(column.key)}:`);
   const count = columns.length;
@@ -208,12 +212,13 @@ function jsonExporter<Row>(columns: readonly Column<Row>[], options: ExportOptio
   const style = jsonStyle(options);
   const row = jsonRow(columns, style);
   if (options.shape === 'one') {
+    const one = jsonRow(columns, style, 0);
     let written = false;
     return {
       rows(rows) {
         if (rows.length === 0) return '';
         written = true;
-        return `${style.indent ? stringifyJson(Object.fromEntries(columns.map((c) => [c.key, c.value(rows[0] as Row)])), style) : row(rows[0] as Row)}\n`;
+        return `${one(rows[0] as Row)}\n`;
       },
       end: () => (written ? '' : 'null\n'),
     };

@@ -37,7 +37,9 @@ export const ITEM_COLUMNS: readonly Column<InventoryItem>[] = [
 ];
 
 /** The order of an item's fields in JSON: the service's own (petId, quantity, status). */
-export const ITEM_JSON_FIELDS = ['petId', 'quantity', 'status'] as const;
+const ITEM_JSON_FIELDS = ['petId', 'quantity', 'status'] as const;
+/** An item as JSON values in that order, whatever order its object has. */
+export const itemValue = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
 
 /** The table's last line: `12 pets · 186 units · local`. */
 export const inventoryFooter =

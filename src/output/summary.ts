@@ -1,7 +1,7 @@
 import { PET_STATUSES, type PetStatus } from '../contract/rules';
 import type { InventoryItem } from '../contract/schemas';
 import type { Column } from './exporter';
-import { paint, statusPainter } from './inventory';
+import { itemValue, paint, statusPainter } from './inventory';
 import { plural } from './plural';
 
 export interface InventorySummary {
@@ -88,8 +88,6 @@ export function summarizeInventory(
   };
 }
 
-const brief = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
-
 /** One JSON object; units and petIds written as exact integers, as everywhere in petinv's JSON. */
 export function summaryValue(summary: InventorySummary, envName: string) {
   const { pets, units, statuses, low, largest } = summary;
@@ -98,8 +96,8 @@ export function summaryValue(summary: InventorySummary, envName: string) {
     pets,
     units,
     statuses,
-    low: { ...low, items: low.items.map(brief) },
-    largest: largest.map(brief),
+    low: { ...low, items: low.items.map(itemValue) },
+    largest: largest.map(itemValue),
   };
 }
 
