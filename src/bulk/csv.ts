@@ -5,9 +5,8 @@ import { printable } from '../printable';
 import type { Delimiter } from './sheet';
 
 /**
- * The engine of csv-parse's stream reader (what its Transform calls with each chunk; on the instance as
- * `api`, untyped), driven here chunk by chunk so that push() and end() stay synchronous. Its live
- * `info.lines` is read as each record arrives: the `info` option, a copy per record, doubled the time.
+ * The engine of csv-parse's stream reader (`api` on the instance, untyped), driven chunk by chunk so that
+ * push() and end() stay synchronous. Its live `info.lines` is read: the `info` option doubled the time.
  */
 export interface CsvEngine {
   parse(

@@ -40,11 +40,9 @@ const NUMBER_CELL = /^\s*[+-]?\d/;
 const TOO_LONG = { problem: `longer than ${MAX_LINE_BYTES / 1024} KiB; one update needs a few dozen bytes` };
 
 /**
- * Reads bulk input as it arrives: a sheet (its header first), headerless lines, NDJSON, or a JSON array
- * (read whole, up to MAX_JSON_INPUT_BYTES); each line or record is handled as it completes, so memory
- * holds the entries and never the input. A CSV sheet is read by csv-parse's reader (quotes, line breaks
- * in cells, record numbers); lines without a header are split here, as a CSV reader would read them
- * ten times slower. Feed it with push(), then call end(); a zip is kept whole in `zip` (see xlsx.ts).
+ * Reads bulk input as it arrives (a sheet, headerless lines, NDJSON, or a JSON array read whole), so that
+ * memory holds the entries, never the input. A CSV sheet goes to csv-parse; lines without a header are
+ * split here, which a CSV reader does ten times slower. A zip is kept whole in `zip` (see xlsx.ts).
  */
 export class BulkInputReader {
   private readonly rows = new InputCollector();
@@ -249,8 +247,7 @@ export class BulkInputReader {
 
   /**
    * A row below the first that names a pet and a counted column is a header out of place (a title row
-   * above it, two sheets one after the other): the rows below it would be read by the wrong columns.
-   * Refused before anything is sent; the same header again is a bad row.
+   * above it, two sheets in one): refused, as the rows below would be read by the wrong columns.
    */
   private lateHeader(cells: readonly string[], position: number): ReadRow | undefined {
     if (cells.some((cell) => NUMBER_CELL.test(cell))) return undefined;

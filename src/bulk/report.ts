@@ -124,11 +124,7 @@ function nameRows(rows: readonly NotApplied[], unit: BulkInput['unit']): string 
   return rows.length > NAMED_NOT_APPLIED ? `${named} and ${rows.length - NAMED_NOT_APPLIED} more` : named;
 }
 
-/**
- * The end of a bulk run: the results (--json's one array, and with --json or --ndjson the entries never
- * sent), the summary on stderr, and the failure that gives the exit status, if any. With -o table|tsv|csv
- * the rows written as results came are followed by the entries never sent and the end.
- */
+/** The end of a bulk run: the results still to write (the entries never sent), the summary, the failure. */
 export function reportBulk(run: FinishedRun, options: ReportOptions, context: CommandContext) {
   const { outcome, input, plan, failedRows } = run;
   const { rows } = options;
@@ -216,9 +212,8 @@ function failureOf(run: FinishedRun, options: ReportOptions): PetinvError | unde
 }
 
 /**
- * A run stopped by a service that cannot be reached, or that fails every update: the run's own words (why,
- * and what is left), not the last pet's. Any update of unknown outcome makes it the broken-response status
- * (8, outcome_unknown), as for a finished run: a script must learn that something may have been written.
+ * A run stopped by a service that cannot be reached or fails every update, in the run's own words, not the
+ * last pet's. An update of unknown outcome makes it outcome_unknown (8): something may have been written.
  */
 function stoppedRunError(
   stop: Extract<BulkStop, { reason: 'unreachable' | 'failing' }>,

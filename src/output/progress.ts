@@ -42,11 +42,7 @@ export function progressLine(
   return `${done}/${total}${failures}`.slice(0, Math.max(fits, 0));
 }
 
-/**
- * A one-line progress bar on stderr, redrawn at most every 80 ms to the terminal's width, with the rate
- * and the time left; silent when stderr is not a terminal. When done it is cleared, not left behind: the
- * summary line takes its place.
- */
+/** A one-line progress bar on stderr, redrawn at most every 80 ms; silent when stderr is not a terminal. */
 export function createProgress(total: number, stream: OutputStream, now = () => performance.now()) {
   if (!stream.isTTY || total === 0)
     return {
