@@ -210,15 +210,27 @@ function rehearse(
   if (!context.json)
     for (const conflict of plan.conflicts)
       context.stderr.write(`petinv: ${input.unit} ${conflict.line}: ${conflictMessage(conflict, envName)}\n`);
-  const conflicts =
-    context.json && plan.conflicts.length > 0
-      ? { conflicts: plan.conflicts.map((conflict) => conflictResult(conflict, envName)) }
-      : {};
   // The real run would end in exit 9, its skipped input reported and each unknown pet's update failing
   // with 404, or in exit 11 for its conflicts: so must its rehearsal, or `--dry-run && set` goes ahead.
   const skipped = input.problems.length;
-  const { unknown } = plan;
-  const failing = skipped > 0 || unknown > 0 || refused > 0 || plan.conflicts.length > 0;
+  const { unknown, conflicts } = plan;
+  const problems = [
+    refused > 0 && `${plural(refused, 'update')} would be refused (a negative quantity)`,
+    unknown > 0 && `${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`,
+    skipped > 0 && `${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped`,
+  ].filter(Boolean);
+  // --json's message is the rehearsal's words too, not the real run's.
+  const failure =
+    problems.length > 0
+      ? new PetinvError('partial', `dry run: ${problems.join(' and ')}; nothing was written to ${envName}`, {
+          code: 'partial_failure',
+        })
+      : conflicts.length > 0
+        ? new PetinvError(
+            'conflict',
+            `dry run: ${conflictError(conflicts, envName).message}; nothing was written`,
+          )
+        : undefined;
   // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already). A
   // failing rehearsal's summary goes on its one error line.
   const summary = writePlan(
@@ -228,30 +240,15 @@ function rehearse(
     context,
     envName,
     input.problems.map(skippedResult),
-    { alreadyRight: plan.alreadyRight, conflicts: plan.conflicts.length },
-    { summary: !(failing && context.json) },
+    { alreadyRight: plan.alreadyRight, conflicts: conflicts.length },
+    { summary: !(failure && context.json) },
   );
-  if (skipped > 0 || unknown > 0 || refused > 0) {
-    const problems = [
-      refused > 0 && `${plural(refused, 'update')} would be refused (a negative quantity)`,
-      unknown > 0 && `${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`,
-      skipped > 0 && `${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped`,
-    ].filter(Boolean);
-    throw new PetinvError(
-      'partial',
-      `dry run: ${problems.join(' and ')}; nothing was written to ${envName}`,
-      { code: 'partial_failure' },
-      { dryRun: summary, ...conflicts },
-    );
-  }
-  if (plan.conflicts.length > 0) {
-    const error = conflictError(plan.conflicts, envName);
-    // --json's message is the same words: the rehearsal's, not the real run's.
-    throw new PetinvError(
-      'conflict',
-      `dry run: ${error.message}; nothing was written`,
-      { code: error.body.code },
-      { dryRun: summary, ...conflicts },
-    );
-  }
+  if (failure)
+    throw failure.withJson({
+      dryRun: summary,
+      ...(context.json &&
+        conflicts.length > 0 && {
+          conflicts: conflicts.map((conflict) => conflictResult(conflict, envName)),
+        }),
+    });
 }
