@@ -10,8 +10,7 @@ export interface HistoryChange {
   after: number;
 }
 
-export const HISTORY_MARKS = ['interrupted', 'forced', 'failed'] as const;
-export type HistoryMark = (typeof HISTORY_MARKS)[number];
+const HISTORY_MARKS = ['interrupted', 'forced', 'failed'] as const;
 
 const Quantity = z.number().check(z.refine(Number.isSafeInteger, 'must be an integer'));
 const HistoryLine = z.object({

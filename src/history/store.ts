@@ -14,9 +14,9 @@ import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { tryLock } from '../files/lock';
 import { printable } from '../printable';
-import { type HistoryChange, type HistoryMark, type HistoryRun, parseHistory, serialize } from './runs';
+import { type HistoryRun, parseHistory, serialize } from './runs';
 
-export type { HistoryChange, HistoryMark, HistoryRun } from './runs';
+export type { HistoryChange, HistoryRun } from './runs';
 
 /**
  * The local history of write runs, one JSON line a run, a file per service origin (or store), so that
@@ -53,12 +53,7 @@ export interface History {
   /** The newest MAX_HISTORY_RUNS runs, oldest first; damaged lines are reported and left out. */
   read(): HistoryRun[];
   /** Records a run that wrote something; a failure is reported, never thrown. Resolves with the run, if kept. */
-  record(run: {
-    env: string;
-    command: string;
-    changes: readonly HistoryChange[];
-    marks?: readonly HistoryMark[];
-  }): Promise<HistoryRun | undefined>;
+  record(run: Pick<HistoryRun, 'env' | 'command' | 'changes' | 'marks'>): Promise<HistoryRun | undefined>;
 }
 
 /** A name for a service origin: readable, and distinct for every origin. */
