@@ -34,9 +34,8 @@ export function csvEngine(delimiter: Exclude<Delimiter, 'space'>): CsvEngine {
 }
 
 /**
- * What csv-parse stopped at, for the row after the last it read (`next`; lines counted from the sheet's
- * first, its header on `headerLine`): a quote never closed is that row's problem; anything else ends the
- * run before anything is sent.
+ * What csv-parse stopped at, for the row after the last it read: a quote never closed is that row's
+ * problem; anything else ends the run before anything is sent.
  */
 export function csvFailure(error: Error, next: { line: number; row: number }, headerLine: number): string {
   const code = error instanceof CsvError ? error.code : undefined;

@@ -53,9 +53,8 @@ export interface BulkRunOptions {
 }
 
 /**
- * Applies every entry with at most `concurrency` updates in flight; a failure is recorded, not thrown,
- * so one bad pet does not stop the rest. Results arrive through `onResult` as they complete. A run
- * stops starting updates when going on cannot help (see BulkStop); the updates in flight finish.
+ * Applies every entry, `concurrency` at a time; a failure is recorded, not thrown, so one bad pet does not
+ * stop the rest. A run stops sending when going on cannot help (BulkStop); those in flight finish.
  */
 export async function runBulk(entries: EntryStore, options: BulkRunOptions): Promise<BulkOutcome> {
   const { update, onResult, outputClosed, interrupted } = options;

@@ -1,10 +1,7 @@
 import { usageError } from '../errors';
 import { quoted } from './numbers';
 
-/**
- * A sheet's header: which column holds what, found by the columns' names, in any order, case, spacing
- * or punctuation, in the words a store uses (COLUMN_NAMES). A header petinv cannot map is refused.
- */
+/** A sheet's header: which column holds what, found by the names a store uses (COLUMN_NAMES), or refused. */
 
 /** `space`: a header such as `petId quantity`, its rows split on runs of spaces and tabs. */
 export type Delimiter = ',' | '\t' | ';' | 'space';

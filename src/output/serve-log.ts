@@ -22,9 +22,8 @@ export function formatLogEntry(entry: RequestLogEntry): string {
 }
 
 /**
- * Whether an entry belongs to the request log, which --quiet silences: a line per request answered or
- * aborted, and per request answered below the routes. Faults (a write that failed, the cause of a 500),
- * refused connections and everything serve says of itself are always logged.
+ * Whether an entry belongs to the request log, which --quiet silences; faults, refused connections and
+ * what serve says of itself are always logged.
  */
 export function isRequestLine(entry: RequestLogEntry): boolean {
   if ('event' in entry) return entry.event === 'client_error';

@@ -43,9 +43,8 @@ function keepRanked(
 }
 
 /**
- * Every figure of `petinv summary` in one pass over the list: linear in the pets (the largest stocks are
- * kept in a list of `top` entries, the low pets in one of LOW_PETS_SHOWN), with units summed in doubles while they are exact and in bigints past
- * that, so a million pets cost a million cheap additions.
+ * Every figure of `petinv summary` in one pass over the list, memory bounded by `top` and LOW_PETS_SHOWN;
+ * units summed in doubles while they are exact and in bigints past that, so each addition is cheap.
  */
 export function summarizeInventory(
   items: Iterable<InventoryItem>,
@@ -140,10 +139,7 @@ export function bar(fraction: number, width: number): string {
 /** The fewest cells a bar chart is worth drawing in; a narrower terminal gets the figures alone. */
 const MIN_BAR_WIDTH = 8;
 
-/**
- * The summary as text: figures per status, with a bar of units per status when `columns` is given (a
- * terminal), sized so that every line fits in it; the largest stocks below.
- */
+/** The summary as text: figures per status, with a bar of units when `columns` is given, fitting it. */
 export function renderSummary(
   summary: InventorySummary,
   options: {
