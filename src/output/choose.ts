@@ -50,7 +50,9 @@ export interface OutputFlags {
 
 export interface OutputChoice {
   format: OutputFormat;
+  /** --fields: column keys, in the order wanted; all columns when undefined. */
   fields?: readonly string[];
+  /** The heading line of the table and CSV (and the table's footer); --no-headers turns it off. */
   headers: boolean;
   color: boolean;
   /** JSON for a person: indented (and coloured) on a terminal, compact in a pipe. */

@@ -1,6 +1,6 @@
 import { type JsonStyle, stringifyJson } from '../contract/json';
 import { usageError } from '../errors';
-import type { OutputFormat } from './choose';
+import type { OutputChoice, OutputFormat } from './choose';
 import { paint } from './terminal';
 
 /**
@@ -27,15 +27,7 @@ export interface Column<Row> {
   paint?: (text: string, row: Row, color: boolean) => string;
 }
 
-export interface ExportOptions<Row> {
-  format: OutputFormat;
-  /** --fields: column keys, in the order wanted; all columns when undefined. */
-  fields?: readonly string[];
-  /** The heading line of the table and CSV (and the table's footer); --no-headers turns it off. */
-  headers: boolean;
-  color: boolean;
-  /** JSON indented (and coloured, with `color`) for a person at a terminal; compact otherwise. */
-  pretty: boolean;
+export interface ExportOptions<Row> extends Omit<OutputChoice, 'explicit'> {
   /** `one`: a single row, written as one object in JSON rather than an array of one. */
   shape?: 'list' | 'one';
   /** The table's last line, given every row (a summary such as "12 pets · 186 units"). */
