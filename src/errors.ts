@@ -35,10 +35,7 @@ export class PetinvError extends Error {
   /** The service's Error body (or one made up for a failure that never reached the service). */
   readonly body: ServiceErrorBody;
 
-  /**
-   * What --json says beside the error, on its one line (`{"error":{...},"summary":{...}}`): a failing run
-   * prints that line alone on stderr, its summary included, where a script expects one line.
-   */
+  /** What --json says beside the error on its one line (`{"error":{...},"summary":{...}}`). */
   readonly json?: Readonly<Record<string, unknown>>;
 
   constructor(

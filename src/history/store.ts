@@ -36,10 +36,7 @@ export interface HistoryOptions {
   /** The state directory (`$XDG_STATE_HOME/petinv`); the history is in its `history` folder. */
   directory: string;
   baseUrl: string;
-  /**
-   * The store the service said it serves (a petinv serve, at whatever address): the history is filed under
-   * it. null: the service said none, so by origin; undefined (not asked): as linkedStore says.
-   */
+  /** The store the service said it serves, the history filed under it; null: by origin; undefined: linkedStore's. */
   storeId?: string | null;
   /** The terminal session this petinv runs in (session.ts), kept with each run. */
   session?: string;
@@ -125,10 +122,7 @@ function readText(path: string, onError: (error: unknown) => void): string | und
 const linkPath = (folder: string, origin: string) => join(folder, `${origin}.store`);
 const NO_STORE = 'none';
 
-/**
- * The store last recorded at `baseUrl`'s origin (null: it said none, so the history is by origin), for a
- * history read without asking the service; undefined when no run was recorded there yet.
- */
+/** The store last recorded at `baseUrl`'s origin (null: none), for a history read without asking the service. */
 export function linkedStore(directory: string, baseUrl: string): string | null | undefined {
   const text = readText(linkPath(join(directory, 'history'), originName(baseUrl)), () => {})?.trim();
   return isStoreId(text) ? text : text === undefined ? undefined : null;

@@ -15,13 +15,6 @@ import { printableWithout, REDACTED } from '../printable';
 
 export type TraceLevel = 0 | 1 | 2;
 
-export interface HttpTraceOptions {
-  level: 1 | 2;
-  write: (line: string) => void;
-  /** Texts no line may show: the API key. */
-  secrets: readonly string[];
-}
-
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);
 const HEADER_LINE_LIMIT = 1000;
 const BODY_LIMIT = 2000;
@@ -105,7 +98,12 @@ async function* tracedBody(
 }
 
 /** The transport wrapper that traces each exchange, and the client's onRetryWait. */
-export function createHttpTrace(options: HttpTraceOptions) {
+export function createHttpTrace(options: {
+  level: 1 | 2;
+  write: (line: string) => void;
+  /** Texts no line may show: the API key. */
+  secrets: readonly string[];
+}) {
   subscribeToUndici();
   const say = (line: string, limit = HEADER_LINE_LIMIT) =>
     options.write(printableWithout(line, options.secrets, limit));

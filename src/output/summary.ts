@@ -8,10 +8,7 @@ export interface InventorySummary {
   pets: number;
   units: bigint;
   statuses: Record<PetStatus, { pets: number; units: bigint }>;
-  /**
-   * Pets with a quantity at or below `atMost`: how many, and the first LOW_PETS_SHOWN of them, lowest
-   * first (ties by petId).
-   */
+  /** Pets at or below `atMost`: how many, and the first LOW_PETS_SHOWN, lowest first (ties by petId). */
   low: { atMost: number; pets: number; items: InventoryItem[] };
   /** The largest stocks, largest first (ties by petId). */
   largest: InventoryItem[];
