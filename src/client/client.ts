@@ -125,9 +125,8 @@ export function createClient(options: ClientOptions): InventoryClient {
   });
   let storeId: string | undefined;
   const call = createCall({
+    ...options,
     baseUrl,
-    apiKey: options.apiKey,
-    userAgent: options.userAgent,
     where,
     timeoutMs,
     retries: options.retries ?? DEFAULT_RETRIES,
@@ -141,8 +140,6 @@ export function createClient(options: ClientOptions): InventoryClient {
     },
     sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     random: options.random ?? Math.random,
-    onRetryWait: options.onRetryWait,
-    onWarning: options.onWarning,
     errors,
   });
   const reading: ListReading = { call, errors, url: `${baseUrl}/inventory`, listCache: options.listCache };

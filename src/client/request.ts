@@ -39,7 +39,7 @@ export interface RequestSettings extends RetryPolicy {
 }
 
 /** What one request may add: a conditional GET, or a reader of a streamed 2xx (or 304) answer. */
-export interface CallOptions<T> {
+interface CallOptions<T> {
   /** Sent as If-None-Match; a 304 is then an answer (handed to `read`), else a broken contract. */
   ifNoneMatch?: string;
   /**
@@ -56,22 +56,13 @@ export interface CallOptions<T> {
 }
 
 /** One request with its retries: the answer, or with `read`, what `read` makes of it. */
-export interface Call {
-  <T>(
-    method: string,
-    path: string,
-    body: string | undefined,
-    subject: string | undefined,
-    options: CallOptions<T> & { read: (response: TransportResponse) => Promise<T> },
-  ): Promise<T>;
-  (
-    method: string,
-    path: string,
-    body?: string,
-    subject?: string,
-    options?: Omit<CallOptions<never>, 'read'>,
-  ): Promise<TransportResponse>;
-}
+export type Call = <T = TransportResponse>(
+  method: string,
+  path: string,
+  body?: string,
+  subject?: string,
+  options?: CallOptions<T>,
+) => Promise<T>;
 
 /** The transport, with one warning per distinct Deprecation or Sunset header its answers carry. */
 function noticingDeprecation(
