@@ -19,22 +19,14 @@ const REFUSES_THE_REQUEST_ITSELF = new Set([400, 404, 405, 406, 411, 413, 414, 4
 export const refusesTheRequestItself = (status: number) => REFUSES_THE_REQUEST_ITSELF.has(status);
 
 /**
- * A failure whose update may still have been applied although an answer came: a success status with a
- * body that is not the item sent (not JSON, another pet) or too large to read, which the client reports as
- * invalid_response or body_too_large with the answer's status (client.ts, no-answer-errors.ts).
+ * Whether a failed update may still have been applied: sent whole and never answered, or answered with a
+ * success whose body is not the item sent (not JSON, another pet) or too large to read (client.ts,
+ * no-answer-errors.ts). A bulk run counts these as unknown and names them apart from the rows not applied.
  */
-function answeredUnbelievably(error: PetinvError): boolean {
-  const { code, status } = error.body;
+export function maybeApplied({ body: { code, status } }: PetinvError): boolean {
+  if (code === 'outcome_unknown') return true;
   return isSuccessStatus(status) && (code === 'invalid_response' || code === 'body_too_large');
 }
-
-/**
- * Whether a failed update may still have been applied: sent whole and never answered, or answered with a
- * success that could not be taken for the item sent. A bulk run counts these as unknown and names them
- * apart from the rows not applied.
- */
-export const maybeApplied = (error: PetinvError): boolean =>
-  error.body.code === 'outcome_unknown' || answeredUnbelievably(error);
 
 /**
  * The quantity a failed write of `sent` may have left on its pet, for the history (so that undo takes it
