@@ -12,12 +12,12 @@ import {
 } from './defaults';
 import type { ListCache } from './list-cache';
 import {
-  findListedTwice,
   type InventoryPoll,
   type ListReading,
   listedTwice,
   pollInventory,
   streamInventory,
+  wholeList,
 } from './list-read';
 
 export type { InventoryPoll } from './list-read';
@@ -149,13 +149,7 @@ export function createClient(options: ClientOptions): InventoryClient {
       return storeId;
     },
     streamInventory: () => streamInventory(reading),
-    async listInventory() {
-      const items: InventoryItem[] = [];
-      for await (const batch of streamInventory(reading)) for (const item of batch) items.push(item);
-      const twice = findListedTwice(items);
-      if (twice !== undefined) throw errors.contractError('GET /inventory', twice);
-      return items;
-    },
+    listInventory: () => wholeList(errors, streamInventory(reading)),
     async findInventoryItem(petId) {
       // Read to the end, not to the first match: a second item for the pet must not go unseen.
       let found: { item: InventoryItem; index: number } | undefined;

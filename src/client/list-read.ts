@@ -54,6 +54,10 @@ function checkNotModified(response: TransportResponse, sent: string): void {
   if (answered !== null && opaqueTag(answered) !== opaqueTag(sent)) throw new StaleTagError();
 }
 
+/** A parse failure of the list as the contract error it is; any other error as it is. */
+const asContractError = (errors: ClientErrors, error: unknown) =>
+  error instanceof InventoryStreamError ? errors.contractError(OPERATION, error.message) : error;
+
 /** The list's batches from a body: the answer's as it arrives, or the kept one after a 304. */
 function startList(errors: ClientErrors, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>) {
   const batches = parseInventoryStream(chunks);
@@ -61,8 +65,7 @@ function startList(errors: ClientErrors, chunks: AsyncIterable<Uint8Array> | Ite
     .next()
     .then((first) => ({ batches, first }))
     .catch((error: unknown) => {
-      if (error instanceof InventoryStreamError) throw errors.contractError(OPERATION, error.message);
-      throw error;
+      throw asContractError(errors, error);
     });
 }
 
@@ -156,16 +159,21 @@ export async function* streamInventory(
 export const listedTwice = (petId: bigint, first: number, second: number) =>
   `pet ${petId} is listed twice, as items ${first} and ${second} (counted from 0), so its stock is not known`;
 
-/** The problem of a list that names a pet twice (see listedTwice); undefined when each pet is listed once. */
-export function findListedTwice(items: readonly InventoryItem[]): string | undefined {
+/** Every item of the list, refused as a contract error when it names a pet twice (see listedTwice). */
+export async function wholeList(
+  errors: ClientErrors,
+  batches: AsyncIterable<InventoryItem[]>,
+): Promise<InventoryItem[]> {
+  const items: InventoryItem[] = [];
   const seen = new Map<bigint, number>();
-  for (let index = 0; index < items.length; index++) {
-    const { petId } = items[index] as InventoryItem;
-    const first = seen.get(petId);
-    if (first !== undefined) return listedTwice(petId, first, index);
-    seen.set(petId, index);
-  }
-  return undefined;
+  for await (const batch of batches)
+    for (const item of batch) {
+      const first = seen.get(item.petId);
+      if (first !== undefined)
+        throw errors.contractError(OPERATION, listedTwice(item.petId, first, items.length));
+      seen.set(item.petId, items.push(item) - 1);
+    }
+  return items;
 }
 
 /** The list only if it changed since `etag`; no list cache. A 304 about another list asks again, whole. */
@@ -185,16 +193,11 @@ function poll({ call, errors }: ListReading, etag: string | undefined): Promise<
         return { changed: false };
       }
       refuseOtherSuccess(errors, response);
-      const items: InventoryItem[] = [];
-      try {
-        for await (const batch of parseInventoryStream(chunksOf(response)))
-          for (const item of batch) items.push(item);
-      } catch (error) {
-        if (error instanceof InventoryStreamError) throw errors.contractError(OPERATION, error.message);
-        throw error;
-      }
-      const twice = findListedTwice(items);
-      if (twice !== undefined) throw errors.contractError(OPERATION, twice);
+      const items = await wholeList(errors, parseInventoryStream(chunksOf(response))).catch(
+        (error: unknown) => {
+          throw asContractError(errors, error);
+        },
+      );
       return { changed: true, items, etag: response.header('etag') ?? undefined };
     },
   });
