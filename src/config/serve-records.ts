@@ -50,14 +50,9 @@ export type ServeRecord = z.output<ReturnType<typeof serveRecordSchema>>;
 /** What a serve tells about itself; the rest (pid, host, boot, start time) is the process's own. */
 export type ServeAnnouncement = Pick<ServeRecord, 'baseUrl' | 'apiKey' | 'dataFile' | 'readOnly'>;
 
-export interface FoundServe extends ServeRecord {
-  path: string;
-}
-
 export interface ServeLookup {
-  directory: string;
   /** The most recently started serve that is still running, if any. */
-  serve?: FoundServe;
+  serve?: ServeRecord;
   /** Why records or the directory were not trusted; stale records are not listed. */
   ignored: string[];
 }
@@ -152,7 +147,7 @@ function readRecord(path: string): { record?: ServeRecord; problem?: string } {
 /** The serve `petinv --env local` uses: the most recently started one still running, if any. */
 export function findRunningServe(env: NodeJS.ProcessEnv): ServeLookup {
   const directory = serveRecordDirectory(env);
-  const lookup: ServeLookup = { directory, ignored: [] };
+  const lookup: ServeLookup = { ignored: [] };
   const checked = checkDirectory(directory);
   if (checked.problem) lookup.ignored.push(checked.problem);
   if (!checked.exists || checked.problem) return lookup;
@@ -170,7 +165,7 @@ export function findRunningServe(env: NodeJS.ProcessEnv): ServeLookup {
     if (problem) lookup.ignored.push(problem);
     if (!record || !stillRunning(record)) continue;
     if (!lookup.serve || Date.parse(record.startedAt) >= Date.parse(lookup.serve.startedAt))
-      lookup.serve = { ...record, path };
+      lookup.serve = record;
   }
   return lookup;
 }

@@ -31,10 +31,6 @@ export const comparePetIds = (a: bigint, b: bigint): number => (a < b ? -1 : a >
 /** The largest quantity the contract carries: JSON numbers hold integers exactly up to 2^53-1. */
 export const QUANTITY_MAX = Number.MAX_SAFE_INTEGER;
 
-/** What a quantity written as text is, for messages: `quantity "x" is not ${QUANTITY_TEXT_RULE}`. */
-export const QUANTITY_TEXT_RULE =
-  'an integer written as JSON writes it, such as 7 or 0 (no "+", no leading zeros)';
-
 /**
  * Reads a quantity written as text (`petinv set 42 7`, a bulk line): the same text the request body will
  * carry, so `+5` or `007` are refused everywhere rather than accepted by one command and not another.

@@ -9,9 +9,7 @@ export {
   PET_ID_RULE,
   PET_STATUSES,
   parsePetId,
-  parseQuantity,
   QUANTITY_MAX,
-  QUANTITY_TEXT_RULE,
 } from './rules';
 
 /**
@@ -84,8 +82,6 @@ export const InventoryItemResponse = z.object({
   quantity: z.number({ error: wireIntegerError }).check(isInteger, isExactQuantity),
   status: PetStatus,
 });
-
-export const InventoryListResponse = z.array(InventoryItemResponse);
 
 export const InventoryUpdate = z.strictObject({ quantity: Quantity }, { error: 'must be a JSON object' });
 export type InventoryUpdate = z.output<typeof InventoryUpdate>;
