@@ -191,14 +191,10 @@ function prepareDirectory(directory: string) {
   try {
     // Not Node's recursive mkdirSync, which never returns for a path it cannot make (under /proc; 20 to 24).
     makeDirectories(directory, 0o700);
-  } catch (error) {
-    throw writeFailure('config directory', directory, error);
-  }
-  checkDirectory(directory);
-  try {
+    checkDirectory(directory);
     chmodSync(directory, 0o700);
   } catch (error) {
-    throw writeFailure('config directory', directory, error);
+    throw error instanceof PetinvError ? error : writeFailure('config directory', directory, error);
   }
 }
 

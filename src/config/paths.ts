@@ -61,11 +61,7 @@ export function serveRecordDirectory(env: NodeJS.ProcessEnv): string {
     statSync(runtime, { throwIfNoEntry: false })?.uid === process.getuid?.()
   )
     return join(runtime, 'petinv');
-  const state =
-    env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME)
-      ? env.XDG_STATE_HOME
-      : join(homedir(), '.local', 'state');
-  return join(state, 'petinv');
+  return stateDirectory(env);
 }
 
 /**
