@@ -75,10 +75,3 @@ export function stateDirectory(env: NodeJS.ProcessEnv): string {
       : join(env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir(), '.local', 'state');
   return join(state, 'petinv');
 }
-
-/** The address `petinv serve` listens on by default, which the `local` environment points at. */
-export {
-  DEFAULT_BASE_URL as LOCAL_BASE_URL,
-  DEFAULT_SERVE_HOST as LOCAL_SERVE_HOST,
-  DEFAULT_SERVE_PORT as LOCAL_SERVE_PORT,
-} from '../contract/defaults';
