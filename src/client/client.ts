@@ -11,14 +11,7 @@ import {
   DEFAULT_TIMEOUT_MS,
 } from './defaults';
 import type { ListCache } from './list-cache';
-import {
-  type InventoryPoll,
-  type ListReading,
-  listedTwice,
-  pollInventory,
-  streamInventory,
-  wholeList,
-} from './list-read';
+import { type InventoryPoll, type ListReading, pollInventory, streamInventory, wholeList } from './list-read';
 
 export type { InventoryPoll } from './list-read';
 
@@ -150,21 +143,8 @@ export function createClient(options: ClientOptions): InventoryClient {
     },
     streamInventory: () => streamInventory(reading),
     listInventory: () => wholeList(errors, streamInventory(reading)),
-    async findInventoryItem(petId) {
-      // Read to the end, not to the first match: a second item for the pet must not go unseen.
-      let found: { item: InventoryItem; index: number } | undefined;
-      let index = 0;
-      for await (const batch of streamInventory(reading)) {
-        for (const item of batch) {
-          if (item.petId === petId) {
-            if (found) throw errors.contractError('GET /inventory', listedTwice(petId, found.index, index));
-            found = { item, index };
-          }
-          index++;
-        }
-      }
-      return found?.item;
-    },
+    findInventoryItem: async (petId) =>
+      (await wholeList(errors, streamInventory(reading), (item) => item.petId === petId))[0],
     pollInventory: (etag) => pollInventory(reading, etag),
     async updateInventory(petId, quantity) {
       const path = `/inventory/${petId}`;

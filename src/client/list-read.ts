@@ -156,22 +156,30 @@ export async function* streamInventory(
  * clearly give (issue 21). The problem names the pet and both positions, counted from 0 as the schema's
  * errors count items.
  */
-export const listedTwice = (petId: bigint, first: number, second: number) =>
+const listedTwice = (petId: bigint, first: number, second: number) =>
   `pet ${petId} is listed twice, as items ${first} and ${second} (counted from 0), so its stock is not known`;
 
-/** Every item of the list, refused as a contract error when it names a pet twice (see listedTwice). */
+/**
+ * The items of the list (those `only` keeps, when given), read to the end: one listed twice, even after
+ * a match, is a contract error (see listedTwice).
+ */
 export async function wholeList(
   errors: ClientErrors,
   batches: AsyncIterable<InventoryItem[]>,
+  only?: (item: InventoryItem) => boolean,
 ): Promise<InventoryItem[]> {
   const items: InventoryItem[] = [];
   const seen = new Map<bigint, number>();
+  let index = 0;
   for await (const batch of batches)
     for (const item of batch) {
-      const first = seen.get(item.petId);
-      if (first !== undefined)
-        throw errors.contractError(OPERATION, listedTwice(item.petId, first, items.length));
-      seen.set(item.petId, items.push(item) - 1);
+      if (only === undefined || only(item)) {
+        const first = seen.get(item.petId);
+        if (first !== undefined) throw errors.contractError(OPERATION, listedTwice(item.petId, first, index));
+        seen.set(item.petId, index);
+        items.push(item);
+      }
+      index++;
     }
   return items;
 }
