@@ -17,14 +17,13 @@ export class Deadline {
   constructor(
     private left: number,
     private readonly onTimeout: () => void,
-    private readonly now = monotonicMs,
   ) {
     this.resume();
   }
 
   resume() {
     if (this.timer !== undefined || this.left <= 0) return;
-    this.since = this.now();
+    this.since = monotonicMs();
     this.timer = setTimeout(() => {
       this.left = 0;
       this.onTimeout();
@@ -37,7 +36,7 @@ export class Deadline {
     if (this.timer === undefined) return;
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.left -= this.now() - this.since;
+    this.left -= monotonicMs() - this.since;
   }
 
   clear() {

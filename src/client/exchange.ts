@@ -101,9 +101,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
   }
 
   private startStream(controller: Dispatcher.DispatchController) {
-    this.queue = new BodyQueue(controller, this.deadline, this.maxBodyBytes, () =>
-      controller.abort(new TransportError('network', 'not read')),
-    );
+    this.queue = new BodyQueue(controller, this.deadline, this.maxBodyBytes);
     this.settled = true;
     this.resolve({ status: this.status, header: headerReader(this.headers), text: '', body: this.queue });
   }

@@ -4,7 +4,7 @@ import { type AtomicFile, createAtomicFile } from '../files/atomic-write';
 import { type FileSystem, makeDirectories, nodeFileSystem, READ_NO_FOLLOW } from '../files/file-system';
 import { type CachedList, cachedList, entryHeader, isCacheableEtag, readHeader } from './list-cache-entry';
 
-export { type CachedList, isCacheableEtag };
+export type { CachedList };
 
 export interface CacheWriter {
   add(chunk: Uint8Array): void;

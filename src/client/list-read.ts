@@ -2,7 +2,7 @@ import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import type { ClientErrors } from './client-errors';
 import { InventoryStreamError, parseInventoryStream } from './inventory-stream';
-import { type CachedList, type CacheWriter, copiedInto, isCacheableEtag, type ListCache } from './list-cache';
+import { type CachedList, type CacheWriter, copiedInto, type ListCache } from './list-cache';
 import type { Call } from './request';
 import type { TransportResponse } from './transport';
 
@@ -85,7 +85,7 @@ async function openList({ call, errors, listCache }: ListReading, kept: CachedLi
       }
       refuseOtherSuccess(errors, response);
       const etag = response.header('etag');
-      const writer = isCacheableEtag(etag) ? listCache?.writer(etag) : undefined;
+      const writer = etag === null ? undefined : listCache?.writer(etag);
       const body = chunksOf(response);
       try {
         return {
