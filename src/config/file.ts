@@ -27,7 +27,11 @@ const checkedBy = (problem: (text: string) => string | undefined) =>
       z.refine((text) => problem(text) === undefined, { error: (issue) => problem(String(issue.input)) }),
     );
 
-function buildConfigFileSchema() {
+/**
+ * The config file's schema, the one check of the file, built when a file is read or written: a command
+ * run on environment variables alone (scripts, CI) has no file to check and starts without it.
+ */
+function configFileSchema() {
   const EnvironmentName = checkedBy(environmentNameProblem);
   const Environment = z.strictObject({
     baseUrl: z.optional(checkedBy(baseUrlProblem)),
@@ -39,12 +43,6 @@ function buildConfigFileSchema() {
   });
 }
 
-let builtConfigFileSchema: ReturnType<typeof buildConfigFileSchema> | undefined;
-/**
- * The config file's schema, the one check of the file, built when a file is first read or written: a
- * command run on environment variables alone (scripts, CI) has no file to check and starts without it.
- */
-const configFileSchema = () => (builtConfigFileSchema ??= buildConfigFileSchema());
 export type ConfigFile = z.output<ReturnType<typeof configFileSchema>>;
 
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;

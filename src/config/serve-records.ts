@@ -27,7 +27,8 @@ import { baseUrlProblem, isLoopback } from './settings';
  * start time, same boot), so a record left by `kill -9` is ignored.
  */
 
-function buildServeRecordSchema() {
+/** Built when a record is read: most commands never look for a running serve. */
+function serveRecordSchema() {
   return z.object({
     version: z.literal(1),
     pid: z.int().check(z.positive()),
@@ -42,9 +43,6 @@ function buildServeRecordSchema() {
   });
 }
 
-let builtServeRecordSchema: ReturnType<typeof buildServeRecordSchema> | undefined;
-/** Built at the first record read: most commands never look for a running serve. */
-const serveRecordSchema = () => (builtServeRecordSchema ??= buildServeRecordSchema());
 export type ServeRecord = z.output<ReturnType<typeof serveRecordSchema>>;
 
 /** What a serve tells about itself; the rest (pid, host, boot, start time) is the process's own. */
