@@ -19,7 +19,6 @@ import {
  * key, and how every message names the service. The client and the history take it as it is.
  */
 export interface Target {
-  settings: Settings;
   envName: string;
   baseUrl: string;
   apiKey: string;
@@ -159,7 +158,6 @@ export function resolveTarget(settings: Settings, env: NodeJS.ProcessEnv): Targe
     ...(source === 'flag' || addressed ? [`--base-url ${shellWord(baseUrl)}`] : []),
   ].join(' ');
   return {
-    settings,
     envName,
     baseUrl,
     apiKey: checkedKey(settings, baseUrl, where, env),
