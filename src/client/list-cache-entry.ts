@@ -21,46 +21,45 @@ const MAX_HEADER_BYTES = 16 * 1024;
 /** An ETag petinv can send back as it came: visible ASCII, bounded. */
 const SENDABLE_ETAG = /^[\x21-\x7e]{1,1024}$/;
 
-export function isCacheableEtag(etag: string | null | undefined): etag is string {
+export function isCacheableEtag(etag: unknown): etag is string {
   return typeof etag === 'string' && SENDABLE_ETAG.test(etag);
 }
 
-interface Header {
-  format: string;
-  baseUrl: string;
-  etag: string;
-  bytes: number;
-}
-
-export function readHeader(fd: number, size: number): { header: Header; bodyStart: number } | undefined {
+/**
+ * The entry in the file `fd` (`size` bytes) when its header is ours, for `baseUrl`, and its body whole and
+ * at most `maxBytes`; else undefined. Read from `fd`, so a concurrent replacement of the file changes nothing.
+ */
+export function readEntry(
+  fd: number,
+  size: number,
+  baseUrl: string,
+  maxBytes: number,
+): CachedList | undefined {
   const head = Buffer.alloc(Math.min(size, MAX_HEADER_BYTES));
-  const read = readSync(fd, head, 0, head.length, 0);
-  const newline = head.subarray(0, read).indexOf(10);
+  const newline = head.subarray(0, readSync(fd, head, 0, head.length, 0)).indexOf(10);
   if (newline < 0) return undefined;
+  let header: { format?: unknown; baseUrl?: unknown; etag?: unknown; bytes?: unknown } | null;
   try {
-    const header = JSON.parse(head.subarray(0, newline).toString('utf8')) as Partial<Header>;
-    if (
-      header?.format !== FORMAT ||
-      typeof header.baseUrl !== 'string' ||
-      !isCacheableEtag(header.etag) ||
-      header.bytes !== size - newline - 1
-    )
-      return undefined;
-    return { header: header as Header, bodyStart: newline + 1 };
+    header = JSON.parse(head.subarray(0, newline).toString('utf8'));
   } catch {
     return undefined;
   }
-}
-
-/** The body of an opened entry, read from `fd` (a concurrent replacement of the file does not change it). */
-export function cachedList(fd: number, header: Header, bodyStart: number): CachedList {
+  const bytes = size - newline - 1;
+  if (
+    header?.format !== FORMAT ||
+    header.baseUrl !== baseUrl ||
+    !isCacheableEtag(header.etag) ||
+    header.bytes !== bytes ||
+    bytes > maxBytes
+  )
+    return undefined;
   let closed = false;
   return {
     etag: header.etag,
     *chunks() {
-      for (let offset = 0; offset < header.bytes; ) {
-        const piece = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, header.bytes - offset));
-        const read = readSync(fd, piece, 0, piece.length, bodyStart + offset);
+      for (let offset = 0; offset < bytes; ) {
+        const piece = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, bytes - offset));
+        const read = readSync(fd, piece, 0, piece.length, newline + 1 + offset);
         if (read === 0) throw new Error('the cached list ends early');
         offset += read;
         yield piece.subarray(0, read);

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, lstatSync, openSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { type AtomicFile, createAtomicFile } from '../files/atomic-write';
 import { type FileSystem, makeDirectories, nodeFileSystem, READ_NO_FOLLOW } from '../files/file-system';
-import { type CachedList, cachedList, entryHeader, isCacheableEtag, readHeader } from './list-cache-entry';
+import { type CachedList, entryHeader, isCacheableEtag, readEntry } from './list-cache-entry';
 
 export type { CachedList };
 
@@ -110,16 +110,12 @@ export class ListCache {
     }
     try {
       const stat = fstatSync(fd);
+      const { baseUrl, maxBodyBytes } = this.options;
       const entry =
         stat.isFile() && this.trusted(stat) && (stat.mode & 0o077) === 0
-          ? readHeader(fd, stat.size)
+          ? readEntry(fd, stat.size, baseUrl, maxBodyBytes)
           : undefined;
-      if (
-        entry &&
-        entry.header.baseUrl === this.options.baseUrl &&
-        entry.header.bytes <= this.options.maxBodyBytes
-      )
-        return cachedList(fd, entry.header, entry.bodyStart);
+      if (entry) return entry;
     } catch {
       // Unreadable: as good as none.
     }
