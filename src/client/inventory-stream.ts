@@ -18,10 +18,9 @@ import type { InventoryItem } from '../contract/schemas';
  * GET /inventory's answer parsed as it arrives, each chunk's complete items handed out as one batch once
  * all of them passed the contract: memory holds a chunk and one unfinished item, so a million pets cost
  * what a thousand do. A scanner walks the array (depth, strings, commas) and checks what no one element
- * shows: the `[`, no empty element, the `]` and nothing after it. An element in ITEM_FORM is read by one
- * anchored regular expression and its ranges checked by hand (test/unit/inventory-stream.test.ts holds that
- * to InventoryItemResponse); one out of range, and any other element (another key order, white space, an escape, one
- * cut by a chunk's end) goes to parseInventoryJson and the schema, which also word its errors.
+ * shows: the `[`, no empty element, the `]` and nothing after it. An element in ITEM_FORM is read by a
+ * regular expression and its ranges checked by hand (test/unit/inventory-stream.test.ts holds that to
+ * InventoryItemResponse); any other element goes to parseInventoryJson and the schema, which word errors.
  */
 
 /** What is wrong with an answer, in the words of a contract error; `items` whole items came before it. */
@@ -61,7 +60,6 @@ class InventoryScanner {
   private values: unknown[] = [];
   /** Where `values` holds one that is not a usual item within the contract's ranges: the schema judges it. */
   private suspects: number[] = [];
-  /** Items checked and handed out so far. */
   items = 0;
 
   fail(message: string): InventoryStreamError {

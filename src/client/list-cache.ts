@@ -67,7 +67,6 @@ export function listCacheFile(directory: string, envName: string, baseUrl: strin
  */
 export class ListCache {
   private readonly files: FileSystem;
-  /** Whose files are trusted. */
   private readonly uid: number;
   private readonly path: string;
 

@@ -21,7 +21,6 @@ class StaleTagError extends Error {
   }
 }
 
-/** What reading the list needs of its client. */
 export interface ListReading {
   call: Call;
   errors: ClientErrors;
@@ -151,10 +150,8 @@ export async function* streamInventory(
 }
 
 /**
- * A list that names one pet twice breaks the contract: which of the two is the pet's stock is not known,
- * and a summary, a `get` or an `adjust` that took either would show or write a number the service did not
- * clearly give (issue 21). The problem names the pet and both positions, counted from 0 as the schema's
- * errors count items.
+ * A list that names one pet twice breaks the contract: which is the pet's stock is not known (issue 21).
+ * Positions count from 0, as the schema's errors count items.
  */
 const listedTwice = (petId: bigint, first: number, second: number) =>
   `pet ${petId} is listed twice, as items ${first} and ${second} (counted from 0), so its stock is not known`;

@@ -5,10 +5,9 @@ import { isSuccessStatus, type Transport, type TransportError, type TransportRes
 import { refusesTheRequestItself } from './write-outcome';
 
 /**
- * The client's requests, as layers, each testable alone, as restish stacks its transports: the list
- * cache (list-read.ts) asks through a call; a call judges the final answer by the contract's rules (this
- * file: statuses, redirects, outcomes of writes); the retry layer (retry.ts) sends attempts again; the
- * Deprecation notices and the base transport (undici-transport.ts, traced with -v) carry each one.
+ * The client's requests in layers, each testable alone (as restish stacks its transports): list-read.ts
+ * asks through a call; a call judges the final answer by the contract's rules (this file); retry.ts sends
+ * attempts again; the Deprecation notices and the base transport carry each one.
  */
 
 /**

@@ -85,16 +85,13 @@ function checkDirectory(directory: string): boolean {
   return true;
 }
 
-/** A JSON object: not null, not an array. */
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * The config file as petinv writes it, checked by hand with the schema's rules (configFileSchema); else
- * undefined, and the schema checks it and says what is wrong. A copy that pays: building the schema and
- * parsing with it cost a cold `petinv list` 1.9 ms more CPU (Node 24, code cache kept, paired median of
- * 120 runs, IQR -1.9 to 7.6 ms, 2026-11-28). A property test shows the two accept the same files and give
- * the same config.
+ * The config file as petinv writes it, checked by hand with the schema's rules; else undefined, and the
+ * schema checks it and words what is wrong. A copy that pays: the schema costs a cold `petinv list` 1.9 ms
+ * of CPU (Node 24, paired median of 120 runs); a property test holds the two to the same answers.
  */
 export function usualConfigFile(raw: unknown): ConfigFile | undefined {
   if (!isPlainObject(raw)) return undefined;
@@ -216,9 +213,8 @@ function refuseSymlink(path: string) {
 }
 
 /**
- * Writes the whole config, readable by its owner alone, through files/atomic-write.ts as every file petinv
- * replaces is (fsynced, then renamed into place), in the form conf wrote it (tab-indented JSON). Call it
- * holding the config lock.
+ * Writes the whole config, readable by its owner alone, atomically (files/atomic-write.ts), as
+ * tab-indented JSON as conf wrote it. Call it holding the config lock.
  */
 function writeConfigUnlocked(config: ConfigFile, env: NodeJS.ProcessEnv): string {
   const path = configFilePath(env);
@@ -234,10 +230,7 @@ function writeConfigUnlocked(config: ConfigFile, env: NodeJS.ProcessEnv): string
   }
 }
 
-/**
- * Applies a change to the stored config: lock, read, validate, change, write, unlock. The lock makes it
- * safe for several petinv commands (and serve storing its key) to change the file at once.
- */
+/** Applies a change to the stored config under its lock: lock, read, validate, change, write, unlock. */
 export async function updateConfigFile(
   change: (config: ConfigFile) => void,
   env: NodeJS.ProcessEnv,
@@ -254,9 +247,8 @@ export async function updateConfigFile(
 const CONFIG_LOCK_ABANDONED_AFTER_MS = 60_000;
 
 /**
- * Runs `work` holding the config file's lock (files/lock.ts). Every read-modify-write of the config holds
- * it, so two commands run at once cannot both read the old file and each write back a version without
- * the other's change. A holder keeps it for milliseconds, so a writer waits its turn rather than failing.
+ * Runs `work` holding the config file's lock (files/lock.ts), so two commands run at once cannot each
+ * write back the file without the other's change. A holder keeps it for milliseconds: a writer waits.
  */
 export async function withConfigLock<T>(
   path: string,

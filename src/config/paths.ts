@@ -64,10 +64,7 @@ export function serveRecordDirectory(env: NodeJS.ProcessEnv): string {
   return stateDirectory(env);
 }
 
-/**
- * petinv's state directory: `$XDG_STATE_HOME/petinv`, or `~/.local/state/petinv`. A relative
- * XDG_STATE_HOME is ignored, as the XDG Base Directory specification says. The history lives here.
- */
+/** Where the history lives: `$XDG_STATE_HOME/petinv` when that is absolute, else `~/.local/state/petinv`. */
 export function stateDirectory(env: NodeJS.ProcessEnv): string {
   const state =
     env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME)

@@ -159,10 +159,8 @@ const LITERALS = [
 const PLAIN_MEMBER = { enumerable: true, writable: true, configurable: true };
 
 /**
- * The exact wire form of an item; petId is written as a bare integer, never rounded. The server's answers
- * and the data file's journal lines use this template rather than stringifyJson: it is their hot path
- * (every GET and PATCH), and an item's three fields need no general writer. Everything else petinv
- * prints as JSON goes through stringifyJson.
+ * The exact wire form of an item, its petId a bare integer. The server's answers and the journal's lines
+ * use this template rather than stringifyJson: it is their hot path (every GET and PATCH).
  */
 export function serializeItem(item: InventoryItem): string {
   return `{"petId":${item.petId},"quantity":${item.quantity},"status":"${item.status}"}`;
@@ -196,10 +194,8 @@ export const isWithinRanges = ({ petId, quantity }: InventoryItem) =>
   petId >= INT64_MIN && petId <= INT64_MAX && Number.isSafeInteger(quantity);
 
 /**
- * The item when `text` is exactly its wire form as serializeItem writes it (what petinv serve answers a
- * PATCH with) and every rule of InventoryItemResponse holds; else undefined, and the caller takes the
- * general path, which then gives the same item or names the problem. A bulk run reads one such answer per
- * update: this costs a regular expression instead of a parse and a schema walk.
+ * The item when `text` is exactly in ITEM_FORM (what petinv serve answers a PATCH with) and within the
+ * contract's ranges; else undefined, for the general path. A bulk run reads one such answer per update.
  */
 export function readCanonicalItem(text: string): InventoryItem | undefined {
   const match = CANONICAL_ITEM.exec(text);

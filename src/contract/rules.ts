@@ -1,8 +1,6 @@
 /**
- * The contract's rules that need no validator: int64 petIds, quantities, statuses, and how each is read
- * from text. schemas.ts builds the zod schemas on them and re-exports them. Kept apart so that the
- * commands that only read these (`petinv list` among them) start without building every schema: about
- * 1 ms of a cold start (docs/performance.md).
+ * The contract's rules that need no validator, which schemas.ts builds on: kept apart so that a command
+ * that needs only these (`petinv list`) starts without building every schema, about 1 ms of a cold start.
  */
 
 export const INT64_MIN = -(2n ** 63n);
