@@ -12,10 +12,9 @@ const headerReader = (headers: RawHeaders) => (name: string) => {
 };
 
 /**
- * One exchange as an undici dispatch handler: the body is decoded as it arrives, straight into text,
- * with no stream, async iterator, AbortSignal or async resource in between (together they were most of
- * a bulk run's client CPU per update). Settles its promise exactly once; later events are ignored. With
- * `stream`, a 2xx answer settles at its headers, and its body is handed over as it arrives (the list).
+ * One exchange as an undici dispatch handler, its body decoded straight into text (a stream, an
+ * AbortSignal and an async resource between were most of a bulk run's client CPU). Settles exactly once.
+ * With `stream`, a 2xx answer settles at its headers, and its body is handed over as it arrives.
  */
 export class Exchange implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;

@@ -8,7 +8,6 @@ export type { CachedList };
 
 export interface CacheWriter {
   add(chunk: Uint8Array): void;
-  /** Keeps what was added as the entry. */
   commit(): void;
   /** Forgets what was added; the entry stays as it was. Does nothing after commit. */
   abort(): void;
@@ -56,14 +55,10 @@ export function listCacheFile(directory: string, envName: string, baseUrl: strin
 }
 
 /**
- * The last list body of one environment and base URL, with its ETag, kept on disk so that the next read
- * of the list can ask the service "has it changed?" (If-None-Match) and reuse the body on a 304. It is only
- * ever used after the service has said so: petinv never prints a stale list without asking.
- *
- * A cache is a convenience, never a reason to fail: an entry that is missing, corrupt, too large, reached
- * through a symlink, or not the user's own is ignored (and replaced by the next answer), and a write that
- * fails (a full disk, a read-only directory) is dropped silently. The entry holds the list and the address
- * it came from, never the API key.
+ * The last list body of one environment and base URL with its ETag, reused only on the service's 304 to
+ * If-None-Match: petinv never prints a stale list without asking. A convenience, never a reason to fail:
+ * an entry missing, corrupt, too large, behind a symlink or not the user's own is ignored, and a failed
+ * write dropped. It holds the list and its address, never the API key.
  */
 export class ListCache {
   private readonly files: FileSystem;

@@ -47,10 +47,9 @@ export function defaultDataFile(env: NodeJS.ProcessEnv): string {
 }
 
 /**
- * Where each running `petinv serve` leaves its record for `petinv --env local` (see serve-records.ts). A
- * PETINV_CONFIG_DIR is a world of its own (its `local` key and its serves go together), so its records live
- * inside it. Else the user's runtime directory when it is really the user's (after `su` it may be another
- * user's), else the state directory.
+ * Where each running `petinv serve` leaves its record (serve-records.ts): inside PETINV_CONFIG_DIR, whose
+ * `local` key goes with its serves; else the runtime directory when it is really the user's (after `su`
+ * it may not be); else the state directory.
  */
 export function serveRecordDirectory(env: NodeJS.ProcessEnv): string {
   if (env.PETINV_CONFIG_DIR) return join(env.PETINV_CONFIG_DIR, 'serves');

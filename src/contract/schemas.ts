@@ -20,10 +20,7 @@ export {
 export const PetStatus = z.enum(PET_STATUSES);
 export type PetStatus = z.infer<typeof PetStatus>;
 
-/**
- * petId is int64, wider than a JavaScript number. It is held as a bigint; on the wire it arrives as
- * decimal text (see json.ts), and a library caller may also hand over a bigint or a safe integer.
- */
+/** petId is int64, held as a bigint: decimal text, or from a library caller a bigint or a safe integer. */
 export const PetId = z.pipe(
   z.union([z.string(), z.bigint(), z.number()], { error: `must be ${PET_ID_RULE}` }),
   z.transform((value, ctx) => {
