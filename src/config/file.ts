@@ -145,16 +145,10 @@ function parseConfigText(text: string, path: string): ConfigFile {
 export function readConfigFile(env: NodeJS.ProcessEnv): ConfigFile {
   const path = configFilePath(env);
   if (!checkDirectory(configDirectory(env))) return { environments: {} };
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (error) {
-    const { code } = error as NodeJS.ErrnoException;
-    if (code === 'ENOENT') return { environments: {} };
-    throw configError(`cannot read config file ${path} (${code ?? (error as Error).message})`);
-  }
+  let fd: number | undefined;
   let text: string;
   try {
+    fd = openSync(path, 'r');
     // The checks look at the file that was opened, so it cannot be swapped between check and read.
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw configError(`config file ${path} is not a regular file`);
@@ -162,11 +156,11 @@ export function readConfigFile(env: NodeJS.ProcessEnv): ConfigFile {
     text = readFileSync(fd, 'utf8');
   } catch (error) {
     if (error instanceof PetinvError) throw error;
-    throw configError(
-      `cannot read config file ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT' && fd === undefined) return { environments: {} };
+    throw configError(`cannot read config file ${path} (${code ?? (error as Error).message})`);
   } finally {
-    closeSync(fd);
+    if (fd !== undefined) closeSync(fd);
   }
   return parseConfigText(text, path);
 }

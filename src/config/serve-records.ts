@@ -106,25 +106,23 @@ function checkDirectory(directory: string): { exists: boolean; problem?: string 
 
 /** Reads one record, never through a symlink; a reason when it cannot be trusted. */
 function readRecord(path: string): { record?: ServeRecord; problem?: string } {
-  let fd: number;
-  try {
-    fd = openSync(path, READ_NO_FOLLOW);
-  } catch (error) {
-    const { code } = error as NodeJS.ErrnoException;
-    if (code === 'ENOENT') return {}; // Removed meanwhile: its serve stopped.
-    if (code === 'ELOOP') return { problem: `${path} is a symbolic link` };
-    return { problem: `cannot read ${path} (${code ?? (error as Error).message})` };
-  }
+  let fd: number | undefined;
   let text: string;
   try {
+    fd = openSync(path, READ_NO_FOLLOW);
     const stat = fstatSync(fd);
     if (!stat.isFile()) return { problem: `${path} is not a regular file` };
     const problem = privacyProblem(stat, path);
     if (problem) return { problem };
     if (stat.size > RECORD_LIMIT) return { problem: `${path} is too large to be a serve record` };
     text = readFileSync(fd, 'utf8');
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT') return {}; // Removed meanwhile: its serve stopped.
+    if (code === 'ELOOP') return { problem: `${path} is a symbolic link` };
+    return { problem: `cannot read ${path} (${code ?? (error as Error).message})` };
   } finally {
-    closeSync(fd);
+    if (fd !== undefined) closeSync(fd);
   }
   let raw: unknown;
   try {
