@@ -23,15 +23,8 @@ import type { InventoryItem } from '../contract/schemas';
  * InventoryItemResponse); any other element goes to parseInventoryJson and the schema, which word errors.
  */
 
-/** What is wrong with an answer, in the words of a contract error; `items` whole items came before it. */
-export class InventoryStreamError extends Error {
-  constructor(
-    message: string,
-    readonly items: number,
-  ) {
-    super(message);
-  }
-}
+/** What is wrong with an answer, in the words of a contract error. */
+export class InventoryStreamError extends Error {}
 
 const ONLY_SPACE = /^[ \n\r\t]*$/;
 const NOT_SPACE = /[^ \n\r\t]/;
@@ -63,7 +56,7 @@ class InventoryScanner {
   items = 0;
 
   fail(message: string): InventoryStreamError {
-    return new InventoryStreamError(message, this.items);
+    return new InventoryStreamError(message);
   }
 
   /** Reads a piece of the body; true when it completed elements that are waiting for `check`. */
