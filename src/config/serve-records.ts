@@ -59,12 +59,11 @@ const RECORD_NAME = /^serve-\d+-[0-9a-f]{8}\.json$/;
 /** A record is a few hundred bytes; anything far larger is not one of ours. */
 const RECORD_LIMIT = 64 * 1024;
 
-const myUid = () => process.getuid?.();
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
 
 /** Why a directory or record is not the user's own and private, or undefined when it is. */
 function privacyProblem(stat: Stats, what: string): string | undefined {
-  const uid = myUid();
+  const uid = process.getuid?.();
   if (uid === undefined) return undefined; // Windows: no POSIX owners or modes.
   if (stat.uid !== uid) return `${what} belongs to uid ${stat.uid}, not to you (uid ${uid})`;
   if ((stat.mode & 0o077) !== 0) return `${what} is open to other users (mode ${octal(stat.mode)})`;
@@ -173,7 +172,7 @@ function prepareDirectory(directory: string): void {
   const stat = lstatSync(directory);
   if (stat.isSymbolicLink()) throw new Error(`${directory} is a symbolic link`);
   if (!stat.isDirectory()) throw new Error(`${directory} is not a directory`);
-  const uid = myUid();
+  const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid)
     throw new Error(`${directory} belongs to uid ${stat.uid}, not to you (uid ${uid})`);
   // Ours: made private if it was not (a umask or an older tool may have left it open).
