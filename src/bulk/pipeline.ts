@@ -89,12 +89,7 @@ export async function runPipeline(
   // checked again against a read at most CHECK_WINDOW_MS old as it is sent (fresh.ts).
   const sentAt = performance.now();
   const first = target.first ?? { items: await client.listInventory(), sentAt };
-  // Updates sent and not yet answered: a read of the list waits until there are none (fresh.ts).
-  let sending = 0;
-  let whenIdle: (() => void) | undefined;
-  const idle = () =>
-    sending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (whenIdle = resolve));
-  const inventory = new FreshInventory(client, first, idle);
+  const inventory = new FreshInventory(client, first);
   const plan = planSheet(input.entries, inventory.first, options);
   if (plan.statusDiffers > 0)
     writeNotice(
@@ -126,7 +121,6 @@ export async function runPipeline(
     }
     if (decision === 'alreadyRight' || typeof decision === 'object') return false;
     befores.set(entry.petId, item?.quantity ?? null);
-    sending++;
     return true;
   };
   const beforeOf = (petId: bigint) => befores.get(petId) ?? null;
@@ -155,7 +149,6 @@ export async function runPipeline(
       onResult: (result) => {
         const before = beforeOf(result.petId);
         befores.delete(result.petId);
-        if (--sending === 0) whenIdle?.();
         if (!result.ok) {
           const row = { input: result.line, petId: result.petId };
           // Answered with another quantity, the pet was changed: never "not applied" (counted as mismatched).
