@@ -89,8 +89,11 @@ function noticingDeprecation(
   };
 }
 
-/** Makes each request's transport request; the headers are built once, as the bulk path sends thousands. */
-function requestBuilder({ baseUrl, apiKey, userAgent, timeoutMs, maxBodyBytes }: RequestSettings) {
+/** The requests of one client: auth, timeouts, retries, and one warning per Deprecation header. */
+export function createCall(settings: RequestSettings): Call {
+  const { baseUrl, apiKey, userAgent, timeoutMs, maxBodyBytes, errors, maxRetryWaitMs } = settings;
+  const transport = noticingDeprecation(settings.transport, settings);
+  // Built once: the bulk path sends thousands of requests.
   const headers: Record<string, string> = {
     Authorization: `Bearer ${apiKey}`,
     Accept: 'application/json',
@@ -98,31 +101,6 @@ function requestBuilder({ baseUrl, apiKey, userAgent, timeoutMs, maxBodyBytes }:
   };
   const headersWithBody = { ...headers, 'Content-Type': 'application/json' };
   const split = splitBaseUrl(baseUrl);
-  return (method: string, path: string, body: string | undefined, ifNoneMatch?: string, stream = false) => ({
-    method,
-    url: `${baseUrl}${path}`,
-    origin: split?.origin,
-    path: split && split.basePath + path,
-    headers:
-      ifNoneMatch !== undefined
-        ? { ...headers, 'If-None-Match': ifNoneMatch }
-        : body === undefined
-          ? headers
-          : headersWithBody,
-    body,
-    timeoutMs,
-    maxBodyBytes,
-    stream,
-    // Every request of the service's API: GET reads, PATCH sets an absolute quantity.
-    idempotent: true,
-  });
-}
-
-/** The requests of one client: auth, timeouts, retries, and one warning per Deprecation header. */
-export function createCall(settings: RequestSettings): Call {
-  const { errors, maxRetryWaitMs } = settings;
-  const transport = noticingDeprecation(settings.transport, settings);
-  const buildRequest = requestBuilder(settings);
 
   async function call<T>(
     method: string,
@@ -132,8 +110,25 @@ export function createCall(settings: RequestSettings): Call {
     { ifNoneMatch, read, unknownOutcome }: CallOptions<T> = {},
   ): Promise<T | TransportResponse> {
     const operation = `${method} ${path}`;
-    const request = buildRequest(method, path, body, ifNoneMatch, read !== undefined);
-    const { url } = request;
+    const url = `${baseUrl}${path}`;
+    const request = {
+      method,
+      url,
+      origin: split?.origin,
+      path: split && split.basePath + path,
+      headers:
+        ifNoneMatch !== undefined
+          ? { ...headers, 'If-None-Match': ifNoneMatch }
+          : body === undefined
+            ? headers
+            : headersWithBody,
+      body,
+      timeoutMs,
+      maxBodyBytes,
+      stream: read !== undefined,
+      // Every request of the service's API: GET reads, PATCH sets an absolute quantity.
+      idempotent: true,
+    };
     const attempts: Attempts = { made: 0 };
     /** One attempt: the answer, read within the attempt when it is one to read, so a body that breaks is retried. */
     const attempt = async (): Promise<TransportResponse & { value?: T }> => {
