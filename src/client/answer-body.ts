@@ -30,10 +30,8 @@ export class BodyText {
 const QUEUED_CHUNKS = 16;
 
 /**
- * A streamed body's chunks as undici delivers them, for one reader: undici is paused while the reader is
- * behind and resumed when it catches up, so memory stays bounded whatever the size of the body, and the
- * attempt's deadline is paused while the reader holds a chunk. A reader that leaves early drops the
- * connection.
+ * A streamed body's chunks for one reader: undici is paused while the reader is behind, so memory stays
+ * bounded, and the deadline while it holds a chunk. A reader that leaves early drops the connection.
  */
 export class BodyQueue implements AsyncIterable<Uint8Array> {
   private readonly chunks: Uint8Array[] = [];

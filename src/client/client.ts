@@ -12,9 +12,6 @@ import {
 } from './defaults';
 import type { ListCache } from './list-cache';
 import { type InventoryPoll, type ListReading, pollInventory, streamInventory, wholeList } from './list-read';
-
-export type { InventoryPoll } from './list-read';
-
 import { createCall } from './request';
 import type { RetryWait } from './retry';
 import type { Transport } from './transport';

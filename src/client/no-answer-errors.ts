@@ -122,10 +122,8 @@ export class NoAnswerErrors {
   }
 
   /**
-   * A write whose request was sent whole, and then no answer came (the connection broke, the status line
-   * was garbage, a header overflowed, a timeout): the service may have applied it. Never "cannot reach":
-   * the service was reached. `advice` says how to settle it (for a PATCH of an absolute quantity, sending
-   * the same again is safe).
+   * A write sent whole with no (whole) answer: the service was reached, and may have applied it. `advice`
+   * says how to settle it (for a PATCH of an absolute quantity, sending the same again is safe).
    */
   outcomeUnknown(operation: string, error: TransportError, attempts: string, advice: string): PetinvError {
     const what =

@@ -1,18 +1,12 @@
 import { MismatchError, PetinvError } from '../errors';
 import { isSuccessStatus } from './transport';
 
-/**
- * What a failed write may have left behind, as the client can tell it (issue 21): a write sent whole with
- * no answer, or answered with a success that cannot be believed, may have been applied; one answered with
- * another quantity left what the service claims.
- */
+/** What a failed write may have left behind, as the client can tell it (issue 21). */
 
 /**
- * Refusals of the request itself (its form, target, size or media type): the same request, sent before and
- * lost, would have been refused alike, so after a lost attempt they still mean "not applied". Any other
- * refusal (a 401 or 403: the key may have been revoked after the lost attempt was applied; 409, 412, an
- * unknown 4xx, a 5xx) may be about what happened since, and a redirect says nothing of what became of the
- * lost attempt (it may have been applied before the move).
+ * Refusals of the request itself (its form, target, size or media type): a lost earlier attempt would have
+ * been refused alike, so they still mean "not applied". Any other refusal (401 or 403: the key may have
+ * been revoked since; 409, 412, another 4xx, a 5xx) or a redirect says nothing of the lost attempt.
  */
 const REFUSES_THE_REQUEST_ITSELF = new Set([400, 404, 405, 406, 411, 413, 414, 415, 422, 431]);
 
@@ -30,8 +24,7 @@ export function maybeApplied({ body: { code, status } }: PetinvError): boolean {
 
 /**
  * The quantity a failed write of `sent` may have left on its pet, for the history (so that undo takes it
- * back): the service's own claim when it answered with another quantity, the quantity sent when the
- * outcome is unknown; undefined when the write was refused and left nothing.
+ * back): the service's claim when it answered another, `sent` when unknown, undefined when refused.
  */
 export function quantityLeftBy(error: unknown, sent: number): number | undefined {
   if (error instanceof MismatchError) return error.answered;

@@ -188,9 +188,8 @@ function prepareDirectory(directory: string) {
 }
 
 /**
- * The file is replaced by a rename, which would replace a symlink at its name with a file. A config file
- * that is a link is therefore refused for writing (reading follows it): petinv neither writes through the
- * link into a file elsewhere nor silently replaces the link someone set up on purpose.
+ * The file is replaced by a rename, which would replace a symlink at its name: a config file that is a link
+ * is refused for writing (reading follows it), neither written through nor silently replaced.
  */
 function refuseSymlink(path: string) {
   let stat: Stats;

@@ -6,9 +6,8 @@ import envPaths from 'env-paths';
 /** Where petinv keeps its files; every process input comes in through `env` so tests can move it. */
 
 /**
- * The per-user directories: on Linux and the other Unixes the XDG base directories, read from `env`. A
- * relative XDG_*_HOME is ignored, as the XDG Base Directory Specification says (it would put the files
- * wherever petinv happened to start); macOS and Windows have their own places (env-paths).
+ * The per-user directories: the XDG base directories from `env`, a relative XDG_*_HOME ignored as the
+ * specification says; macOS and Windows have their own places (env-paths).
  */
 function systemPaths(env: NodeJS.ProcessEnv): { config: string; cache: string; data: string } {
   if (process.platform === 'darwin' || process.platform === 'win32')
