@@ -106,11 +106,10 @@ export async function* streamInventory(
 ): AsyncGenerator<InventoryItem[], void, undefined> {
   const { listCache, errors } = reading;
   const kept = listCache?.open();
-  let list: Awaited<ReturnType<typeof openList>> & { writer?: CacheWriter };
-  try {
-    // The first batch is taken inside the attempt, so a failure before anything was handed out is
-    // retried (or refused) like any other; what follows cannot be taken back.
-    list = await openList(reading, kept).catch(async (error: unknown) => {
+  // The first batch is taken inside the attempt, so a failure before anything was handed out is
+  // retried (or refused) like any other; what follows cannot be taken back.
+  const list: Awaited<ReturnType<typeof openList>> & { writer?: CacheWriter } = await openList(reading, kept)
+    .catch(async (error: unknown) => {
       const stale = error instanceof StaleTagError;
       if (!kept || !(stale || (error instanceof PetinvError && error.body.code === 'invalid_response')))
         throw error;
@@ -119,11 +118,11 @@ export async function* streamInventory(
       listCache?.drop();
       kept.close();
       return openList(reading, undefined);
+    })
+    .catch((error: unknown) => {
+      kept?.close();
+      throw error;
     });
-  } catch (error) {
-    kept?.close();
-    throw error;
-  }
   const { batches, first, writer } = list;
   let handedOut = 0;
   let whole = false;

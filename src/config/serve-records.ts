@@ -20,11 +20,10 @@ import type { RunningServe } from './settings';
 import { baseUrlProblem, isLoopback } from './settings';
 
 /**
- * How `petinv --env local` finds a running `petinv serve` on any port: each serve writes a small record
- * (address, key, pid, data file, start time) in the user's runtime directory while it runs, and removes it
- * when it stops cleanly. Clients trust a record only when the directory and the file are the user's own
- * and private, the file is no symlink, its address is loopback, and its process still runs (same pid, same
- * start time, same boot), so a record left by `kill -9` is ignored.
+ * How `petinv --env local` finds a running `petinv serve` on any port: each serve keeps a record (address,
+ * key, pid, data file, start time) while it runs. A record is trusted only when it and its directory are
+ * the user's own and private, no symlink, its address loopback, and its process still runs (same pid,
+ * start time and boot), so one left by `kill -9` is ignored.
  */
 
 /** Built when a record is read: most commands never look for a running serve. */
