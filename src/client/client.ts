@@ -80,9 +80,8 @@ export interface InventoryClient {
 }
 
 /**
- * An answer's item as the contract's schema reads it, or the contract error that names what is wrong with
- * it. The schema is loaded only for an answer not written as serve writes one (see readCanonicalItem):
- * most never need it, and building every schema is about 1 ms of a cold start.
+ * An answer's item as the contract's schema reads it, or the contract error naming what is wrong. Loaded
+ * only for an answer not in ITEM_FORM: building every schema is about 1 ms of a cold start.
  */
 async function decodeItem(errors: ClientErrors, operation: string, text: string): Promise<InventoryItem> {
   const { InventoryItemResponse } = await import('../contract/schemas');

@@ -5,10 +5,9 @@
 const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 /**
- * The deadline of one attempt, its body included, that can stop its clock: a streamed body's deadline
- * counts only the time spent waiting for the service, not the time the caller holds a chunk (writing it
- * to a pipe that `less` reads slowly, say), as a slow reader of petinv's output is not a slow service.
- * `onTimeout` runs once `ms` have run.
+ * The deadline of one attempt, its body included, that can stop its clock: a streamed body's counts only
+ * the time spent waiting for the service, not the time the caller holds a chunk (a slow `less` is not a
+ * slow service).
  */
 export class Deadline {
   private since = 0;

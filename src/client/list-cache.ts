@@ -36,9 +36,8 @@ export interface ListCacheOptions {
 }
 
 /**
- * 64-bit FNV-1a of the text's UTF-16 code units, as 16 hex digits. Only a file name comes of it: an entry
- * names its base URL inside and is checked against it, so two URLs sharing a name only miss each other's
- * list; a cryptographic hash would load node:crypto at every start for nothing.
+ * 64-bit FNV-1a of the text's UTF-16 code units, for a file name only (an entry is checked against the base
+ * URL it names inside); a cryptographic hash would load node:crypto at every start for nothing.
  */
 function fnv1a64(text: string): string {
   let hash = 0xcbf29ce484222325n;

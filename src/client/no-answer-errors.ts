@@ -31,9 +31,8 @@ export class NoAnswerErrors {
   }
 
   /**
-   * What the retry layer's last TransportError means to the user: when it was a write that may have been
-   * applied (`unknownOutcome` says what to do then), that its outcome is unknown (issue 21); else what
-   * failed, and where. Any other error is not the transport's, and is returned as it is.
+   * What the retry layer's last TransportError means to the user: for a write that may have been applied,
+   * that its outcome is unknown (issue 21); else what failed, and where. Other errors are returned as they are.
    */
   afterAttempts(
     error: unknown,

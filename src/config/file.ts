@@ -168,12 +168,11 @@ export function readConfigFile(env: NodeJS.ProcessEnv): ConfigFile {
 /** A write failure as a configuration error that names the file and the reason. */
 function writeFailure(what: string, path: string, error: unknown) {
   const { code } = error as NodeJS.ErrnoException;
-  const reason = code ?? (error as Error).message;
   const hint =
     code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
       ? '; check its permissions, or set PETINV_CONFIG_DIR to a directory you can write'
       : '';
-  return configError(`cannot write ${what} ${path} (${reason})${hint}`);
+  return configError(`cannot write ${what} ${path} (${code ?? (error as Error).message})${hint}`);
 }
 
 function prepareDirectory(directory: string) {
@@ -206,33 +205,28 @@ function refuseSymlink(path: string) {
 }
 
 /**
- * Writes the whole config, readable by its owner alone, atomically (files/atomic-write.ts), as
- * tab-indented JSON as conf wrote it. Call it holding the config lock.
+ * Applies a change to the stored config under its lock: read, validate, change, write. It is written whole,
+ * readable by its owner alone, atomically (files/atomic-write.ts), as tab-indented JSON as conf wrote it.
  */
-function writeConfigUnlocked(config: ConfigFile, env: NodeJS.ProcessEnv): string {
-  const path = configFilePath(env);
-  refuseSymlink(path);
-  try {
-    const text = JSON.stringify(configFileSchema().parse(config), undefined, '\t');
-    writeFileAtomicSync(path, text, { mode: 0o600, fsync: true });
-    // The umask may narrow a new file's mode, never widen it: this makes it exactly the owner's.
-    chmodSync(path, 0o600);
-    return path;
-  } catch (error) {
-    throw writeFailure('config file', path, error);
-  }
-}
-
-/** Applies a change to the stored config under its lock: lock, read, validate, change, write, unlock. */
 export async function updateConfigFile(
   change: (config: ConfigFile) => void,
   env: NodeJS.ProcessEnv,
 ): Promise<string> {
   prepareDirectory(configDirectory(env));
-  return withConfigLock(`${configFilePath(env)}.lock`, () => {
+  const path = configFilePath(env);
+  return withConfigLock(`${path}.lock`, () => {
     const config = readConfigFile(env);
     change(config);
-    return writeConfigUnlocked(config, env);
+    refuseSymlink(path);
+    try {
+      const text = JSON.stringify(configFileSchema().parse(config), undefined, '\t');
+      writeFileAtomicSync(path, text, { mode: 0o600, fsync: true });
+      // The umask may narrow a new file's mode, never widen it: this makes it exactly the owner's.
+      chmodSync(path, 0o600);
+      return path;
+    } catch (error) {
+      throw writeFailure('config file', path, error);
+    }
   });
 }
 
