@@ -96,10 +96,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     const declared = headers['content-length'];
     // Left unread, the body would hold the connection, and petinv's exit, until the deadline.
     if (typeof declared === 'string' && Number(declared) > this.maxBodyBytes) return this.tooLarge();
-    if (this.stream && statusCode < 300) this.startStream(controller);
-  }
-
-  private startStream(controller: Dispatcher.DispatchController) {
+    if (!this.stream || statusCode >= 300) return;
     this.queue = new BodyQueue(controller, this.deadline, this.maxBodyBytes);
     this.settled = true;
     this.resolve({ status: this.status, header: headerReader(this.headers), text: '', body: this.queue });

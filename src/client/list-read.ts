@@ -182,13 +182,7 @@ export async function wholeList(
 
 /** The list only if it changed since `etag`; no list cache. A 304 about another list asks again, whole. */
 export function pollInventory(reading: ListReading, etag: string | undefined): Promise<InventoryPoll> {
-  return poll(reading, etag).catch((error: unknown) => {
-    if (error instanceof StaleTagError) return poll(reading, undefined);
-    throw error;
-  });
-}
-
-function poll({ call, errors }: ListReading, etag: string | undefined): Promise<InventoryPoll> {
+  const { call, errors } = reading;
   return call('GET', '/inventory', undefined, undefined, {
     ifNoneMatch: etag,
     read: async (response): Promise<InventoryPoll> => {
@@ -204,5 +198,8 @@ function poll({ call, errors }: ListReading, etag: string | undefined): Promise<
       );
       return { changed: true, items, etag: response.header('etag') ?? undefined };
     },
+  }).catch((error: unknown) => {
+    if (error instanceof StaleTagError) return pollInventory(reading, undefined);
+    throw error;
   });
 }
