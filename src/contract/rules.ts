@@ -30,9 +30,8 @@ export const comparePetIds = (a: bigint, b: bigint): number => (a < b ? -1 : a >
 export const QUANTITY_MAX = Number.MAX_SAFE_INTEGER;
 
 /**
- * Reads a quantity written as text (`petinv set 42 7`, a bulk line): the same text the request body will
- * carry, so `+5` or `007` are refused everywhere rather than accepted by one command and not another.
- * The sign is the service's to judge (the spec does not say whether a negative count is allowed).
+ * Reads a quantity written as text (`petinv set 42 7`, a bulk line) as the request body will carry it, so
+ * `+5` or `007` are refused everywhere. The sign is the service's to judge (the spec does not say).
  */
 export function parseQuantity(text: string): number | undefined {
   if (text.length > 17 || !INTEGER_TEXT.test(text)) return undefined;
