@@ -2,13 +2,11 @@ import type { InventoryClient } from '../client/client';
 import type { InventoryItem } from '../contract/schemas';
 
 /**
- * How old the list a write is checked against may be: each pet's `from` (and the history's before) is
- * what the service held at most this long before its PATCH was sent. The service has no conditional
- * PATCH, so a change made inside the window is still overwritten; a longer run re-reads as it goes.
+ * How old the list a write is checked against may be. The service has no conditional PATCH, so a change
+ * made inside the window is still overwritten; a longer run re-reads as it goes.
  */
 export const CHECK_WINDOW_MS = 1000;
 
-/** A read older than this is read again before the next write: a write then goes on a read under the window. */
 const READ_AGAIN_AT_MS = CHECK_WINDOW_MS * 0.75;
 
 /**
@@ -24,8 +22,6 @@ export class FreshInventory {
   /** When the read behind `items` was sent: the service's state is at least that recent. */
   private sentAt: number;
   private reading: Promise<void> | undefined;
-  /** Reads after the first, and how many of them found the list changed. */
-  readonly reads = { again: 0, changed: 0 };
 
   constructor(
     private readonly client: Pick<InventoryClient, 'pollInventory'>,
@@ -57,9 +53,7 @@ export class FreshInventory {
     try {
       const sentAt = this.now();
       const poll = await this.client.pollInventory(this.etag);
-      this.reads.again++;
       if (poll.changed) {
-        this.reads.changed++;
         this.items = new Map(poll.items.map((item) => [item.petId, item]));
         this.etag = poll.etag;
       }

@@ -2,9 +2,8 @@ import { INT64_MAX, parsePetId, parseQuantity, QUANTITY_MAX } from '../contract/
 import { printable } from '../printable';
 
 /**
- * A petId or a quantity read from text (a command's argument, a cell, a line), and when it is not one,
- * why, in a store's words: what a spreadsheet does to numbers (formulas, thousands separators, decimals,
- * exponents) named as such. One rule for `petinv set 42 7` and a sheet's row alike.
+ * A petId or a quantity read from text (an argument, a cell, a line), or why it is not one, naming what a
+ * spreadsheet does to numbers (formulas, thousands separators, decimals, exponents).
  */
 
 /** An echoed piece of input, short and printable, quoted. */

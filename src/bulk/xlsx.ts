@@ -7,9 +7,8 @@ import { fromCells, InputCollector } from './rows';
 import { ignoredColumnsNotice, readHeader } from './sheet';
 
 /**
- * An Excel workbook (.xlsx), read by read-excel-file: its first sheet, by its header, as a CSV sheet is
- * read. Numbers come as the text the workbook stores, so a petId typed into a text cell stays exact and
- * one a spreadsheet stored as a number past 2^53 (already rounded) is refused for its row.
+ * An Excel workbook's first sheet, read by its header as a CSV sheet is. Numbers come as the text the
+ * workbook stores: a petId stored as a number past 2^53 (already rounded) is refused for its row.
  */
 
 /** A number cell: the text the workbook stores for it (`5`, `9.2233720368547758E+18`). */

@@ -52,12 +52,10 @@ describe('FreshInventory: what a write is checked against', () => {
     next.release();
     await new Promise((resolve) => setImmediate(resolve));
     expect((await inventory.current()).get(1n)?.quantity).toBe(6);
-    expect(inventory.reads).toEqual({ again: 1, changed: 1 });
     // A 304 keeps what it has.
     clock.now = CHECK_WINDOW_MS * 2.5 + 2;
     expect((await inventory.current()).get(1n)?.quantity).toBe(6);
     expect(etags).toEqual([undefined, '"a"']);
-    expect(inventory.reads).toEqual({ again: 2, changed: 1 });
   });
 
   it('a write waits for the read under way once the last read is past the window', async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { BulkInputReader, parseBulkInput, readBulkInput } from '../../src/bulk/input';
+import { BulkInputReader, readBulkInput } from '../../src/bulk/input';
 import { findDelimiter } from '../../src/bulk/sheet';
 import { PetinvError } from '../../src/errors';
+import { parseBulkInput } from '../helpers/bulk-input';
 
 const read = (text: string) => {
   const input = parseBulkInput(text);
