@@ -219,15 +219,10 @@ export function registerServe(announcement: ServeAnnouncement, env: NodeJS.Proce
     temporaryName: () => `.${name}.tmp`,
     fsync: true,
   });
-  let registered = true;
   return {
     path,
-    unregister() {
-      if (!registered) return;
-      registered = false;
-      // Perhaps gone already: a logout clears XDG_RUNTIME_DIR.
-      quietly(() => unlinkSync(path));
-    },
+    // Perhaps gone already (unregistered before, or a logout cleared XDG_RUNTIME_DIR).
+    unregister: () => quietly(() => unlinkSync(path)),
   };
 }
 
