@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { describeIssues } from '../contract/issues';
+import { printable } from '../printable';
 
 /** A run as the history keeps it, one JSON line each (store.ts keeps the file). */
 
@@ -13,20 +14,26 @@ export interface HistoryChange {
 const HISTORY_MARKS = ['interrupted', 'forced', 'failed'] as const;
 
 const Quantity = z.number().check(z.refine(Number.isSafeInteger, 'must be an integer'));
+/**
+ * Text a run's line holds is shown as it is (history, undo): a line someone edited or damaged that holds
+ * an escape sequence or a control character is damaged, and left out, rather than sent to a terminal.
+ */
+const Shown = z
+  .string()
+  .check(z.refine((text) => printable(text, text.length) === text, 'must be printable text'));
 const HistoryLine = z.object({
-  /** Its name for `petinv undo RUN`: when it ran, and four random hex digits. */
-  id: z.string(),
-  /** ISO 8601, UTC. */
-  at: z.string(),
-  env: z.string(),
+  /** Its name for `petinv undo RUN`: when it ran (UTC), and four random hex digits. */
+  id: z.string().check(z.regex(/^\d{8}T\d{6}-[0-9a-f]{4}$/)),
+  at: z.iso.datetime(),
+  env: Shown,
   /** The service's base URL. */
-  service: z.string(),
+  service: Shown,
   /** What ran: `set`, `adjust`, `set --file counts.csv`, `undo ID`. */
-  command: z.string(),
+  command: Shown,
   // [petId as decimal text, before, after]: compact, a run may write ten thousand pets.
   changes: z.array(z.tuple([z.string().check(z.regex(/^-?\d{1,20}$/)), z.nullable(Quantity), Quantity])),
   /** The terminal session it ran in (session.ts): a bare undo passes over other sessions' runs. */
-  session: z.optional(z.string()),
+  session: z.optional(Shown),
   /** What a person should know of it: stopped before its end, --force, some updates failed. */
   marks: z.optional(z.array(z.enum(HISTORY_MARKS))),
 });
