@@ -1,7 +1,7 @@
 import { runSheet } from '../bulk/pipeline';
 import { resultExporter } from '../bulk/results';
 import type { InventoryClient } from '../client/client';
-import { TransportError } from '../client/transport-error';
+import { TransportError } from '../client/transport';
 import { quantityLeftBy } from '../client/write-outcome';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
