@@ -15,6 +15,7 @@ const ERROR_STATUS = {
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  quantity_changed: 412,
   expectation_failed: 417,
   rate_limited: 429,
   headers_too_large: 431,

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializeItem } from '../contract/json';
+import { parseQuantity } from '../contract/rules';
 import {
   describeIssues,
   type InventoryUpdate,
@@ -7,13 +8,14 @@ import {
   parseInventoryUpdate,
   parsePetId,
 } from '../contract/schemas';
+import { IF_QUANTITY_HEADER, QUANTITY_HEADER } from '../contract/store-id';
 import { StorageError } from '../files/file-system';
 import { HttpError } from './errors';
 import { checkBodyEncoding, decodePathSegment, isJsonContentType, quoted, readBody } from './request';
 import { placeFixed } from './request-order';
 import { endWith, JSON_TYPE, sendJson } from './respond';
 import type { OperationId, RouteHandler } from './routes';
-import type { InventoryStore } from './store';
+import { type InventoryStore, QuantityChanged } from './store';
 
 /** The spec marks GET /pets/{petId} deprecated without a date; this server reports 2026-01-01 (RFC 9745 form). */
 export const PETS_DEPRECATION = '@1767225600';
@@ -62,6 +64,19 @@ function listInventory(store: InventoryStore, req: IncomingMessage, res: ServerR
   endWith(res, body);
 }
 
+/** The quantity a PATCH asks the pet to hold before it is applied (Petinv-If-Quantity), if it asks. */
+function readIfQuantity(req: IncomingMessage): number | undefined {
+  const text = req.headers[IF_QUANTITY_HEADER.toLowerCase()];
+  if (text === undefined) return undefined;
+  const quantity = typeof text === 'string' ? parseQuantity(text.trim()) : undefined;
+  if (quantity === undefined)
+    throw new HttpError(
+      'malformed_request',
+      `${IF_QUANTITY_HEADER} must be one whole number, not ${quoted(String(text))}`,
+    );
+  return quantity;
+}
+
 /** The update a PATCH body carries; its media type and encoding are checked before it is read. */
 async function readUpdate(req: IncomingMessage): Promise<InventoryUpdate> {
   const contentType = req.headers['content-type'];
@@ -99,11 +114,18 @@ async function updateInventory(
   if (petId === undefined) {
     throw new HttpError('invalid_pet_id', `petId ${quoted(petIdText)} in the path is not ${PET_ID_RULE}`);
   }
+  const ifQuantity = readIfQuantity(req);
   const update = await readUpdate(req);
-  const written = store.setQuantity(petId, update.quantity);
+  const written = store.setQuantity(petId, update.quantity, ifQuantity);
   // Queued: a PATCH pipelined behind this one may start now, and be written in the same commit.
   placeFixed(req);
   const item = await written.catch((error: unknown) => {
+    if (error instanceof QuantityChanged)
+      throw new HttpError(
+        'quantity_changed',
+        `pet ${petId} holds ${error.current}, not ${ifQuantity} as ${IF_QUANTITY_HEADER} said; nothing was changed`,
+        { [QUANTITY_HEADER]: String(error.current) },
+      );
     if (!(error instanceof StorageError)) throw error;
     // The operator needs the path and the cause; the client only what happened, without paths.
     logFault(req, error.message);

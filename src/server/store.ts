@@ -19,10 +19,19 @@ const COMMA = Buffer.from(',');
 const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
 
+/** An update refused because the pet no longer held the quantity it was sent for (Petinv-If-Quantity). */
+export class QuantityChanged extends Error {
+  constructor(readonly current: number) {
+    super(`the pet holds ${current}`);
+  }
+}
+
 /** An update waiting to be written, and the request waiting for it. */
 interface PendingUpdate {
   item: InventoryItem;
   position: number;
+  /** The quantity the pet must hold when this update's turn comes, or it is refused (QuantityChanged). */
+  ifQuantity: number | undefined;
   /** Told how the update ended: null, or the storage failure, and then nothing of it was applied. */
   done: (error: Error | null) => void;
 }
@@ -117,14 +126,18 @@ export class InventoryStore {
   /**
    * Sets one pet's quantity; status is left as it is. Resolves with the item as this update left it,
    * once it is durable; with undefined when there is no such pet; rejects with the storage failure when
-   * it could not be written (and then nothing of it was applied).
+   * it could not be written (and then nothing of it was applied), or with QuantityChanged when
+   * `ifQuantity` is given and the pet holds another quantity when the update's turn comes.
    */
-  setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined> {
+  setQuantity(petId: bigint, quantity: number, ifQuantity?: number): Promise<InventoryItem | undefined> {
     const position = this.positions.get(petId);
     const current = position === undefined ? undefined : this.items[position];
     if (position === undefined || !current) return Promise.resolve(undefined);
+    const settled = !this.persistence || !this.unsettled.has(petId);
+    if (settled && ifQuantity !== undefined && current.quantity !== ifQuantity)
+      return Promise.reject(new QuantityChanged(current.quantity));
     // Nothing to write: the durable value already is this one, and no other update of the pet is on its way.
-    if (current.quantity === quantity && !this.unsettled.has(petId)) return Promise.resolve(current);
+    if (current.quantity === quantity && settled) return Promise.resolve(current);
     const item = { petId, quantity, status: current.status };
     if (!this.persistence) {
       this.apply([{ item, position }]);
@@ -137,7 +150,12 @@ export class InventoryStore {
       setImmediate(this.runScheduledCommit);
     }
     return new Promise((resolve, reject) =>
-      this.pending.push({ item, position, done: (error) => (error ? reject(error) : resolve(item)) }),
+      this.pending.push({
+        item,
+        position,
+        ifQuantity,
+        done: (error) => (error ? reject(error) : resolve(item)),
+      }),
     );
   }
 
@@ -179,22 +197,47 @@ export class InventoryStore {
       this.notifyIfIdle();
       return;
     }
-    const batch = this.pending;
+    const batch = this.keepingTheirTurn(this.pending);
     this.pending = [];
+    if (batch.length === 0) {
+      this.notifyIfIdle();
+      return;
+    }
     this.committing = true;
     const changes = new Array<InventoryItem>(batch.length);
     for (let i = 0; i < batch.length; i++) changes[i] = (batch[i] as PendingUpdate).item;
     persistence.append(changes, (error) => this.settle(batch, error));
   }
 
+  /**
+   * The updates whose Petinv-If-Quantity still holds, each against what the pet holds once the earlier
+   * updates of the batch are applied (every earlier batch is settled by now); the others are refused.
+   */
+  private keepingTheirTurn(pending: readonly PendingUpdate[]): PendingUpdate[] {
+    const held = new Map<bigint, number>();
+    return pending.filter((update) => {
+      const { petId } = update.item;
+      const holds = held.get(petId) ?? (this.items[update.position] as InventoryItem).quantity;
+      if (update.ifQuantity !== undefined && update.ifQuantity !== holds) {
+        this.release(petId);
+        update.done(new QuantityChanged(holds));
+        return false;
+      }
+      held.set(petId, update.item.quantity);
+      return true;
+    });
+  }
+
+  private release(petId: bigint): void {
+    const count = (this.unsettled.get(petId) ?? 1) - 1;
+    if (count === 0) this.unsettled.delete(petId);
+    else this.unsettled.set(petId, count);
+  }
+
   /** Applies a written batch (or drops a failed one), starts the next commit, then answers the batch. */
   private settle(batch: readonly PendingUpdate[], error: Error | null): void {
     this.committing = false;
-    for (const { item } of batch) {
-      const count = (this.unsettled.get(item.petId) ?? 1) - 1;
-      if (count === 0) this.unsettled.delete(item.petId);
-      else this.unsettled.set(item.petId, count);
-    }
+    for (const { item } of batch) this.release(item.petId);
     if (!error) this.apply(batch);
     // The next batch goes to disk before this one is answered: the disk works while the answers go out.
     this.startCommit();

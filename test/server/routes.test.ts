@@ -240,6 +240,36 @@ describe('auth: 401 with WWW-Authenticate: Bearer, before anything else', () => 
   });
 });
 
+describe('PATCH with Petinv-If-Quantity (a petinv serve extension)', () => {
+  const patch = (petId: number, quantity: number, ifQuantity: string) => {
+    const options = jsonBody(KEY, JSON.stringify({ quantity }));
+    return request(`${url}/inventory/${petId}`, {
+      ...options,
+      headers: { ...options.headers, 'Petinv-If-Quantity': ifQuantity },
+    });
+  };
+
+  const holds = async (petId: number) => {
+    const items = (await request(`${url}/inventory`, { headers: bearer(KEY) })).json() as {
+      petId: number;
+      quantity: number;
+    }[];
+    return items.find((item) => item.petId === petId)?.quantity;
+  };
+
+  it('applies the update only if the pet holds that quantity; else 412 with what it holds, nothing changed', async () => {
+    const before = (await holds(7)) as number;
+    const refused = await patch(7, 71, String(before + 1));
+    expectError(refused, 412, 'quantity_changed');
+    expect(refused.headers['petinv-quantity']).toBe(String(before));
+    expect(await holds(7)).toBe(before);
+    expect((await patch(7, 71, String(before))).status).toBe(200);
+    expect(await holds(7)).toBe(71);
+    expectError(await patch(7, 72, 'seven'), 400, 'malformed_request');
+    expect(await holds(7)).toBe(71);
+  });
+});
+
 describe('other statuses', () => {
   it('404 for an unknown pet', async () => {
     expectError(

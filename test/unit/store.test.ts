@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parseInventoryJson, serializeItems } from '../../src/contract/json';
 import { type InventoryItem, InventoryList, parsePetId } from '../../src/contract/schemas';
-import { type InventoryPersistence, InventoryStore, seedInventory } from '../../src/server/store';
+import {
+  type InventoryPersistence,
+  InventoryStore,
+  QuantityChanged,
+  seedInventory,
+} from '../../src/server/store';
 
 /** A persistence that only appends, as `append` settles: the snapshot side is data-file.ts's and tested there. */
 function appendOnly(append: (changes: readonly InventoryItem[]) => Promise<void>): InventoryPersistence {
@@ -189,6 +194,33 @@ describe('InventoryStore', () => {
     await expect(change).rejects.toThrow('EIO');
     await expect(back).rejects.toThrow('EIO');
     expect(store.get(1n)?.quantity).toBe(current);
+  });
+
+  it('applies an update with ifQuantity only if the pet holds it when its turn comes, in arrival order', async () => {
+    const written: number[][] = [];
+    const store = new InventoryStore(
+      seedInventory(3),
+      appendOnly(async (changes) => {
+        written.push(changes.map((item) => item.quantity));
+      }),
+    );
+    const start = store.get(2n)?.quantity as number;
+    // One batch: the first holds (start), the second expects start too but comes after it, the third
+    // expects what the first leaves.
+    const answers = await Promise.allSettled([
+      store.setQuantity(2n, 100, start),
+      store.setQuantity(2n, 200, start),
+      store.setQuantity(2n, 300, 100),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((answers[1] as PromiseRejectedResult).reason).toEqual(new QuantityChanged(100));
+    expect(written).toEqual([[100, 300]]);
+    expect(store.get(2n)?.quantity).toBe(300);
+    // Settled, and in memory: checked at once.
+    await expect(store.setQuantity(2n, 5, 7)).rejects.toEqual(new QuantityChanged(300));
+    const inMemory = new InventoryStore(seedInventory(3));
+    await expect(inMemory.setQuantity(1n, 5, 999)).rejects.toBeInstanceOf(QuantityChanged);
+    expect((await inMemory.setQuantity(1n, 5, inMemory.get(1n)?.quantity))?.quantity).toBe(5);
   });
 
   it('answers undefined for an unknown pet', async () => {
