@@ -72,5 +72,16 @@ export class MismatchError extends PetinvError {
   }
 }
 
+/** A write a petinv serve refused because the pet no longer held what the run read (Petinv-If-Quantity). */
+export class QuantityChangedError extends PetinvError {
+  constructor(
+    message: string,
+    /** What the pet holds, as serve said it. */
+    readonly current: number,
+  ) {
+    super('conflict', message, { code: 'quantity_changed', status: 412 });
+  }
+}
+
 export const usageError = (message: string) => new PetinvError('usage', message, { code: 'usage' });
 export const configError = (message: string) => new PetinvError('config', message, { code: 'config' });

@@ -1,4 +1,5 @@
 import type { InventoryClient } from '../client/client';
+import { QuantityChangedError } from '../errors';
 import type { CommandContext, StopSignal } from '../output/context';
 import { createProgress } from '../output/progress';
 import type { BulkEntry, BulkInput, EntryStore } from './entries';
@@ -7,8 +8,16 @@ import { resultJson, resultRow } from './results';
 import { type BulkOutcome, type BulkResult, runBulk } from './run';
 
 export type ApplyOptions = Pick<PipelineOptions, 'concurrency' | 'ndjson' | 'rows'> & {
-  /** Asked just before each update is sent: false holds it back (a conflict found at that moment). */
-  check: (entry: BulkEntry) => Promise<boolean>;
+  /**
+   * Asked just before each update is sent: undefined holds it back (a conflict found at that moment);
+   * `ifQuantity` is what the pet must still hold when a petinv serve writes it (Petinv-If-Quantity).
+   */
+  check: (entry: BulkEntry) => Promise<{ ifQuantity?: number } | undefined>;
+  /**
+   * Told that serve found the pet holding `current` instead: the quantity to send the update again on, or
+   * undefined when it is a conflict, held back (the caller reports it).
+   */
+  changedMeanwhile: (entry: BulkEntry, current: number) => number | undefined;
   /** Told each result as it completes, before it is printed (the history keeps what was written). */
   onResult: (result: BulkResult) => void;
   /**
@@ -17,6 +26,9 @@ export type ApplyOptions = Pick<PipelineOptions, 'concurrency' | 'ndjson' | 'row
    */
   onQuit: (signal: StopSignal, unanswered: readonly BulkEntry[]) => Promise<void>;
 };
+
+/** How often an update is sent while serve finds its pet changed each time (a row without a from). */
+const SENT_AGAIN_AT_MOST = 3;
 
 /**
  * Sends the plan's updates, reporting each result as it completes, under a progress bar on a terminal.
@@ -73,10 +85,20 @@ export async function applyBulk(
     const outcome = await runBulk(input.entries, {
       concurrency,
       update: async (entry: BulkEntry) => {
-        if (!(await options.check(entry))) return undefined;
+        const send = await options.check(entry);
+        if (!send) return undefined;
+        let { ifQuantity } = send;
         inFlight.add(entry);
         try {
-          return await client.updateInventory(entry.petId, entry.quantity);
+          for (let attempt = 1; ; attempt++) {
+            try {
+              return await client.updateInventory(entry.petId, entry.quantity, ifQuantity);
+            } catch (error) {
+              if (!(error instanceof QuantityChangedError) || attempt === SENT_AGAIN_AT_MOST) throw error;
+              ifQuantity = options.changedMeanwhile(entry, error.current);
+              if (ifQuantity === undefined) return undefined;
+            }
+          }
         } finally {
           inFlight.delete(entry);
         }

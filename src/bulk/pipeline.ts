@@ -83,9 +83,25 @@ export async function runPipeline(
       plan.conflicts.push(decision);
       writeConflicts([decision], input.unit, options, context, envName);
     }
-    if (decision === 'alreadyRight' || typeof decision === 'object') return false;
+    if (decision === 'alreadyRight' || typeof decision === 'object') return undefined;
     befores.set(entry.petId, item?.quantity ?? null);
-    return true;
+    // serve writes it only if the pet still holds what was read: a change made since is never overwritten
+    // unseen (--force writes over it, as it does over a from).
+    return { ifQuantity: options.force ? undefined : item?.quantity };
+  };
+  // A row with a from is a conflict, as it would have been at the read; one without is sent again, on the
+  // quantity serve found, which becomes its before, so an undo gives the colleague's count back.
+  const changedMeanwhile = (entry: BulkEntry, current: number) => {
+    if (entry.from === undefined) {
+      befores.set(entry.petId, current);
+      return current;
+    }
+    befores.delete(entry.petId);
+    const { line, petId, from, quantity: wanted } = entry;
+    const conflict = { line, petId, from, current, wanted };
+    plan.conflicts.push(conflict);
+    writeConflicts([conflict], input.unit, options, context, envName);
+    return undefined;
   };
   const beforeOf = (petId: bigint) => befores.get(petId) ?? null;
   // A second Ctrl-C, SIGTERM or SIGHUP quits before the run's end: what was written so far is recorded then.
@@ -108,6 +124,7 @@ export async function runPipeline(
     {
       ...options,
       check,
+      changedMeanwhile,
       onResult: (result) => {
         const before = beforeOf(result.petId);
         befores.delete(result.petId);

@@ -1,8 +1,9 @@
 import { describeIssues } from '../contract/issues';
 import { parseInventoryJson, readCanonicalItem, serializeUpdate } from '../contract/json';
+import { parseQuantity } from '../contract/rules';
 import type { InventoryItem } from '../contract/schemas';
-import { isStoreId, STORE_HEADER } from '../contract/store-id';
-import { PetinvError } from '../errors';
+import { IF_QUANTITY_HEADER, isStoreId, QUANTITY_HEADER, STORE_HEADER } from '../contract/store-id';
+import { PetinvError, QuantityChangedError } from '../errors';
 import { ClientErrors } from './client-errors';
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -73,8 +74,12 @@ export interface InventoryClient {
    * out, a failure ends the iteration with a server error (exit 8). Stopping early cancels the answer.
    */
   streamInventory(): AsyncIterable<InventoryItem[]>;
-  /** PATCH /inventory/{petId}: sets an absolute quantity, so a retry cannot double-count. */
-  updateInventory(petId: bigint, quantity: number): Promise<InventoryItem>;
+  /**
+   * PATCH /inventory/{petId}: sets an absolute quantity, so a retry cannot double-count. With `ifQuantity`,
+   * a petinv serve (one that said its store) sets it only if the pet holds that quantity then, and
+   * otherwise refuses with a QuantityChangedError; another service has no such condition, and is not sent it.
+   */
+  updateInventory(petId: bigint, quantity: number, ifQuantity?: number): Promise<InventoryItem>;
   /** The store the service said it serves (Petinv-Store) on its last read; undefined if it never said. */
   readonly storeId: string | undefined;
 }
@@ -142,10 +147,23 @@ export function createClient(options: ClientOptions): InventoryClient {
     findInventoryItem: async (petId) =>
       (await wholeList(errors, streamInventory(reading), (item) => item.petId === petId))[0],
     pollInventory: (etag) => pollInventory(reading, etag),
-    async updateInventory(petId, quantity) {
+    async updateInventory(petId, quantity, ifQuantity) {
       const path = `/inventory/${petId}`;
       const operation = `PATCH ${path}`;
+      const conditional = ifQuantity !== undefined && storeId !== undefined;
       const response = await call('PATCH', path, serializeUpdate(quantity), `pet ${petId}`, {
+        ...(conditional && {
+          headers: { [IF_QUANTITY_HEADER]: String(ifQuantity) },
+          refused: (answer) => {
+            const held = answer.status === 412 ? answer.header(QUANTITY_HEADER.toLowerCase()) : null;
+            const current = held === null ? undefined : parseQuantity(held);
+            if (current === undefined) return undefined;
+            return new QuantityChangedError(
+              `pet ${petId} holds ${current} in ${where}, not ${ifQuantity}: someone changed it since; not set to ${quantity}`,
+              current,
+            );
+          },
+        }),
         unknownOutcome: {
           // The body is an absolute quantity: applied twice, it is still that quantity. (The words are
           // safe to paste: numbers, and an environment's name, which is letters, digits, - and _.)

@@ -52,6 +52,10 @@ interface CallOptions<T> {
    * applied (see ClientErrors.outcomeUnknown).
    */
   unknownOutcome?: { advice(): string; onSettled(lost: TransportError): void };
+  /** Headers of this request (one with a body) beside the usual ones. */
+  headers?: Readonly<Record<string, string>>;
+  /** The caller's own failure for an answer that is no success, when it has one (else the usual). */
+  refused?: (response: TransportResponse) => Error | undefined;
 }
 
 /** One request with its retries: the answer, or with `read`, what `read` makes of it. */
@@ -107,7 +111,7 @@ export function createCall(settings: RequestSettings): Call {
     path: string,
     body?: string,
     subject?: string,
-    { ifNoneMatch, read, unknownOutcome }: CallOptions<T> = {},
+    { ifNoneMatch, read, unknownOutcome, refused, ...options }: CallOptions<T> = {},
   ): Promise<T | TransportResponse> {
     const operation = `${method} ${path}`;
     const url = `${baseUrl}${path}`;
@@ -121,7 +125,9 @@ export function createCall(settings: RequestSettings): Call {
           ? { ...headers, 'If-None-Match': ifNoneMatch }
           : body === undefined
             ? headers
-            : headersWithBody,
+            : options.headers
+              ? { ...headersWithBody, ...options.headers }
+              : headersWithBody,
       body,
       timeoutMs,
       maxBodyBytes,
@@ -162,6 +168,8 @@ export function createCall(settings: RequestSettings): Call {
     if (status >= 300 && status < 400 && status !== 304)
       throw errors.redirected(operation, url, path, response);
     if (!isSuccessStatus(status) && status !== 304) {
+      const own = refused?.(response);
+      if (own) throw own;
       const refusedWait =
         attempts.refusedWaitMs !== undefined &&
         `it asked for ${Math.ceil(attempts.refusedWaitMs / 1000)}s more before a retry, past the ${maxRetryWaitMs / 1000}s petinv waits in all (--max-retry-wait, PETINV_MAX_RETRY_WAIT); raise it, or try again later`;

@@ -50,7 +50,8 @@ function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClie
     listInventory: () => client.listInventory().catch(explain),
     findInventoryItem: (petId) => client.findInventoryItem(petId).catch(explain),
     pollInventory: (etag) => client.pollInventory(etag).catch(explain),
-    updateInventory: (petId, quantity) => client.updateInventory(petId, quantity).catch(explain),
+    updateInventory: (petId, quantity, ifQuantity) =>
+      client.updateInventory(petId, quantity, ifQuantity).catch(explain),
   };
 }
 

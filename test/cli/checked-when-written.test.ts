@@ -72,6 +72,33 @@ describe('a long run checks each pet against what the service held just before i
     expect(now.get(59)).toBe(10_059);
   }, 30_000);
 
+  it('a colleague changing the next pets right before their writes: conflicts, never overwritten (serve checks at the write)', async () => {
+    const start = await quantities();
+    const rows = Array.from({ length: PETS }, (_, index) => {
+      const petId = index + 1;
+      return `${petId},${start.get(petId)},${30_000 + petId}`;
+    });
+    // Pet 20 is written ten updates after pet 10, well inside the second the run's last read may be old:
+    // whether a read comes between or not, it is a conflict.
+    const result = await runWithColleague(`petId,from,to\n${rows.join('\n')}\n`, 30_010, 20, 8);
+    expect(result.code, result.stderr).toBe(11);
+    expect(JSON.parse(result.stdout)).toContainEqual(
+      expect.objectContaining({ conflict: true, petId: 20, current: 8, quantity: 30_020 }),
+    );
+    expect((await quantities()).get(20)).toBe(8);
+  }, 30_000);
+
+  it("a row without a from written right after a colleague's change: the history's before is theirs", async () => {
+    const rows = Array.from({ length: PETS }, (_, index) => `${index + 1},${40_001 + index}`);
+    const result = await runWithColleague(`petId,quantity\n${rows.join('\n')}\n`, 40_010, 20, 9);
+    expect(result.code, result.stderr).toBe(0);
+    expect((await quantities()).get(20)).toBe(40_020);
+    const [run] = JSON.parse((await runMain(['history', '--json'], { env })).stdout) as {
+      changes: { petId: number; before: number; after: number }[];
+    }[];
+    expect(run?.changes).toContainEqual({ petId: 20, before: 9, after: 40_020 });
+  }, 30_000);
+
   it("a row without a from is written, and the history's before is the colleague's quantity", async () => {
     const rows = Array.from({ length: PETS }, (_, index) => `${index + 1},${20_001 + index}`);
     const result = await runWithColleague(`petId,quantity\n${rows.join('\n')}\n`, 20_010, 57, 5);

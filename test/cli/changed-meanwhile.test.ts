@@ -1,0 +1,108 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useFakeServer } from '../helpers/lying-server';
+import { runMain } from '../helpers/main';
+import { temporaryDirectory } from '../helpers/serve';
+
+/**
+ * A service that says it is a petinv serve (Petinv-Store) and refuses a PATCH whose Petinv-If-Quantity no
+ * longer holds, as serve does when a colleague changed the pet after the run's last read: the run must
+ * take the pet's quantity from the refusal, never overwrite it unseen. A service that says nothing of
+ * itself is sent no such header.
+ */
+const holds = new Map<string, number>();
+let sent: { petId: string; quantity: number; ifQuantity: string | undefined }[] = [];
+let store: string | undefined;
+const service = useFakeServer((req, res) => {
+  const headers = { 'Content-Type': 'application/json', ...(store && { 'Petinv-Store': store }) };
+  if (req.method === 'GET') {
+    const items = [...holds].map(
+      ([petId, quantity]) => `{"petId":${petId},"quantity":${quantity},"status":"sold"}`,
+    );
+    res.writeHead(200, headers);
+    res.end(`[${items.join(',')}]`);
+    return;
+  }
+  let body = '';
+  req.on('data', (chunk) => (body += chunk));
+  req.on('end', () => {
+    const petId = String(req.url).split('/').pop() as string;
+    const { quantity } = JSON.parse(body);
+    const ifQuantity = req.headers['petinv-if-quantity'] as string | undefined;
+    sent.push({ petId, quantity, ifQuantity });
+    // A colleague got there between the run's read and this write: pet 1 to 8, pet 2 to 9, once each.
+    const colleague = { '1': 8, '2': 9 }[petId];
+    if (
+      colleague !== undefined &&
+      holds.get(petId) !== colleague &&
+      sent.filter((s) => s.petId === petId).length === 1
+    )
+      holds.set(petId, colleague);
+    const current = holds.get(petId) as number;
+    if (ifQuantity !== undefined && Number(ifQuantity) !== current) {
+      res.writeHead(412, { ...headers, 'Petinv-Quantity': String(current) });
+      res.end(`{"code":"quantity_changed","message":"pet ${petId} holds ${current}","status":412}`);
+      return;
+    }
+    holds.set(petId, quantity);
+    res.writeHead(200, headers);
+    res.end(`{"petId":${petId},"quantity":${quantity},"status":"sold"}`);
+  });
+});
+
+const files = temporaryDirectory();
+const env = () => ({
+  PETINV_CONFIG_DIR: temporaryDirectory(),
+  XDG_STATE_HOME: temporaryDirectory(),
+  PETINV_ENV: 'local',
+  PETINV_BASE_URL: `${service.origin}/v1`,
+  PETINV_API_KEY: 'k',
+});
+beforeEach(() => {
+  holds.clear();
+  holds.set('1', 5).set('2', 6).set('3', 7);
+  sent = [];
+});
+
+async function run(sheet: string) {
+  const path = join(files, `sheet-${Date.now()}.csv`);
+  writeFileSync(path, sheet);
+  const environment = env();
+  const result = await runMain(['set', '--file', path, '--json'], { env: environment });
+  const history = await runMain(['history', '--json'], { env: environment });
+  return { ...result, history: JSON.parse(history.stdout || '[]') };
+}
+
+describe('a pet changed between the run’s read and its write', () => {
+  it('against a petinv serve: a row with a from is a conflict; one without is sent again, its before the colleague’s', async () => {
+    store = 'store-0123456789';
+    const result = await run('petId,from,to\n1,5,50\n3,7,70\n');
+    expect(result.code, result.stderr).toBe(11);
+    expect(JSON.parse(result.stdout)).toContainEqual(
+      expect.objectContaining({ conflict: true, petId: 1, from: 5, current: 8, quantity: 50 }),
+    );
+    expect(holds.get('1')).toBe(8);
+    expect(holds.get('3')).toBe(70);
+    expect(sent).toEqual([
+      { petId: '1', quantity: 50, ifQuantity: '5' },
+      { petId: '3', quantity: 70, ifQuantity: '7' },
+    ]);
+
+    sent = [];
+    const plain = await run('petId,quantity\n2,60\n');
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(sent).toEqual([
+      { petId: '2', quantity: 60, ifQuantity: '6' },
+      { petId: '2', quantity: 60, ifQuantity: '9' },
+    ]);
+    expect(plain.history[0].changes).toEqual([{ petId: 2, before: 9, after: 60 }]);
+  });
+
+  it('against a service that does not say it is a petinv serve: no condition is sent', async () => {
+    store = undefined;
+    const result = await run('petId,from,to\n3,7,70\n');
+    expect(result.code, result.stderr).toBe(0);
+    expect(sent).toEqual([{ petId: '3', quantity: 70, ifQuantity: undefined }]);
+  });
+});
