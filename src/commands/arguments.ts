@@ -31,8 +31,7 @@ export function parseIntegerArgument(text: string, name: string): number {
  * port when --base-url or PETINV_BASE_URL chose it, never "in production" against a local serve.
  */
 export async function confirmChange(
-  envName: string,
-  where: string,
+  { envName, where }: { envName: string; where: string },
   question: string,
   yes: boolean | undefined,
   context: CommandContext,

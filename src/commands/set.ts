@@ -2,10 +2,8 @@ import { runSheet } from '../bulk/pipeline';
 import { resultExporter } from '../bulk/results';
 import type { InventoryClient } from '../client/client';
 import { TransportError } from '../client/transport-error';
-import { quantityLeftBy } from '../client/write-outcome';
-import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
-import { chooseOutput, type OutputChoice, refuseFieldsInJson } from '../output/choose';
+import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { chooseColumns } from '../output/exporter';
 import { checkItemFields, itemExporter } from '../output/inventory';
@@ -16,7 +14,7 @@ import { connect } from './connect';
 import { readCurrent, rehearseServeRules } from './current';
 import type { GlobalFlags } from './flags';
 import { bulkShape } from './options';
-import { historyFor, historyWarning } from './record';
+import { historyFor, historyWarning, writeRecorded } from './record';
 
 /** set's flags (declared for commander in src/program/inventory.ts). */
 export interface SetFlags extends GlobalFlags {
@@ -29,12 +27,6 @@ export interface SetFlags extends GlobalFlags {
   dryRun?: boolean;
   ndjson?: boolean;
   yes?: boolean;
-}
-
-/** One updated item: a row on a terminal, a TSV line in a pipe, the item itself with --json; or as -o says. */
-function writeItem(item: InventoryItem, output: OutputChoice, context: CommandContext, envName: string) {
-  const exporter = itemExporter(output, envName, 'one');
-  context.stdout.write(exporter.rows([item]) + exporter.end());
 }
 
 export async function runSet(
@@ -57,44 +49,27 @@ export async function runSet(
       chooseColumns(PLAN_COLUMNS, output.fields, output.format);
     } else checkItemFields(output);
     // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
-    const { client, envName, baseUrl, where } = await connect(flags, context);
+    const connection = await connect(flags, context);
+    const { client, where } = connection;
     if (flags.dryRun) {
       const before = await readCurrent(client, petId, where);
       rehearseServeRules(client, petId, quantity, where);
       writePlan([{ petId, to: quantity, before }], 'single', output, context, where);
       return;
     }
-    await confirmChange(envName, where, `Set pet ${petId} to ${quantity}`, flags.yes, context);
+    await confirmChange(connection, `Set pet ${petId} to ${quantity}`, flags.yes, context);
     // The quantity before, for the history (and undo): one read of the list, a 304 where the cache allows.
     const before = await readBefore(client, petId, where);
-    const command = `set ${petId} ${quantity}`;
-    let item: InventoryItem;
-    try {
-      item = await client.updateInventory(petId, quantity);
-    } catch (error) {
-      // A write that may have been applied, or was answered with another quantity, is recorded with what
-      // it may have left, so that undo takes it back; then it fails as it would have.
-      const left = quantityLeftBy(error, quantity);
-      if (left !== undefined && !(before instanceof PetinvError) && before !== left)
-        await historyFor(baseUrl, context, client.storeId ?? null).record({
-          env: where,
-          command,
-          changes: [{ petId, before: before ?? null, after: left }],
-        });
-      throw error;
-    }
+    const change = { petId, before: before instanceof PetinvError ? undefined : before, to: quantity };
+    const item = await writeRecorded(connection, context, `set ${petId} ${quantity}`, change);
     if (before instanceof PetinvError)
       historyWarning(
         context,
         `pet ${petId}'s quantity before this write could not be read (${before.body.code}); this run is not recorded, so petinv undo will not know it`,
       );
-    else if (before !== item.quantity)
-      await historyFor(baseUrl, context, client.storeId ?? null).record({
-        env: where,
-        command,
-        changes: [{ petId, before: before ?? null, after: item.quantity }],
-      });
-    writeItem(item, output, context, where);
+    // As get prints it: a row on a terminal, a TSV line in a pipe, the item itself with --json.
+    const exporter = itemExporter(output, where, 'one');
+    context.stdout.write(exporter.rows([item]) + exporter.end());
     return;
   }
   if (quantityText !== undefined || (flags.file !== undefined && petIdText !== undefined)) {
@@ -106,7 +81,7 @@ export async function runSet(
 }
 
 /**
- * The pet's quantity before a write, undefined when it is not in the inventory (the write then says so).
+ * The pet's quantity before a write, null when it is not in the inventory (the write then says so).
  * The read is for the history and undo: when it fails in a way the write itself may not (the connection
  * broke, a list cut off or too large, a 5xx), the write the user asked for is made all the same, and its
  * own answer tells the truth about it (an outcome unknown is that, never "cannot reach" about the read). A
@@ -117,11 +92,11 @@ async function readBefore(
   client: InventoryClient,
   petId: bigint,
   envName: string,
-): Promise<number | undefined | PetinvError> {
+): Promise<number | null | PetinvError> {
   try {
     return (await readCurrent(client, petId, envName)).quantity;
   } catch (error) {
-    if (error instanceof PetinvError && error.kind === 'notFound') return undefined;
+    if (error instanceof PetinvError && error.kind === 'notFound') return null;
     // A list that breaks the contract (a pet listed twice) is refused, as before any write; so is a read
     // that never reached the service (refused, no such host), which the write would not reach either.
     const { cause } = error as { cause?: unknown };
@@ -170,15 +145,13 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
   // Without -o, --fields or --no-headers a run prints its summary only; with them, a row per result.
   const rows =
     output.explicit && !ndjson && !context.json && !given.dryRun ? resultExporter(output) : undefined;
-  let envName = '';
-  let where = '';
+  let target = { envName: '', where: '' };
   const shape = bulkShape(given.concurrency, given.pipelining);
   await runSheet(
     { file: given.file, strict: given.strict === true, ndjson },
     async () => {
       const connection = await connect(given, context, { shape });
-      envName = connection.envName;
-      where = connection.where;
+      target = connection;
       // Messages (and the history) name the environment, or the URL when --base-url or PETINV_BASE_URL chose it.
       const history = () => historyFor(connection.baseUrl, context, connection.client.storeId ?? null);
       return { ...connection, envName: connection.where, history };
@@ -191,7 +164,7 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
       ndjson,
       output,
       rows,
-      confirm: (question) => confirmChange(envName, where, question, given.yes, context),
+      confirm: (question) => confirmChange(target, question, given.yes, context),
       question: (updates) => `Apply ${plural(updates, 'update')}`,
       command: given.file === undefined || given.file === '-' ? 'set -' : `set --file ${given.file}`,
       again: 'apply the same input again to send them (rows already right are skipped)',

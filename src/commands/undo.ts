@@ -109,8 +109,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       concurrency: shape.connections * shape.pipelining,
       ndjson: output.format === 'ndjson',
       output,
-      confirm: (question) =>
-        confirmChange(connection.envName, connection.where, question, flags.yes, context),
+      confirm: (question) => confirmChange(connection, question, flags.yes, context),
       question: (updates) => `Undo ${describeRun(run)}: ${plural(updates, 'update')}`,
       command: `undo ${run.id}`,
       again: `run petinv undo ${run.id} again to send them (pets already back are skipped)`,
