@@ -50,6 +50,14 @@ interface StatusFacts {
   service: Answer;
 }
 
+type Text = string | null;
+const row = (setting: string, value: SettingRow['value'], source: Text = null, from: Text = null) => ({
+  setting,
+  value,
+  source,
+  from,
+});
+
 /**
  * The report as rows: the settings as config has them, then whether a key is stored, each serve record
  * ignored, the config file, and the service's answer (`ok`, or its error code, with the figures or the
@@ -59,27 +67,17 @@ function statusRows(report: ReturnType<typeof describeSettings> & StatusFacts): 
   const { service } = report;
   return [
     ...settingRows(report),
-    { setting: 'keyStored', value: report.keyStored, source: 'config file', from: report.configFile },
-    ...report.ignoredServeRecords.map((reason) => ({
-      setting: 'ignoredServeRecord',
-      value: reason,
-      source: null,
-      from: null,
-    })),
-    { setting: 'configFile', value: report.configFile, source: null, from: null },
+    row('keyStored', report.keyStored, 'config file', report.configFile),
+    ...report.ignoredServeRecords.map((reason) => row('ignoredServeRecord', reason)),
+    row('configFile', report.configFile),
     service.ok
-      ? {
-          setting: 'service',
-          value: 'ok',
-          source: 'service',
-          from: `${service.pets} pets in ${service.ms} ms`,
-        }
-      : {
-          setting: 'service',
-          value: service.error.code,
-          source: service.error.status === null ? null : `HTTP ${service.error.status}`,
-          from: service.error.message,
-        },
+      ? row('service', 'ok', 'service', `${service.pets} pets in ${service.ms} ms`)
+      : row(
+          'service',
+          service.error.code,
+          service.error.status === null ? null : `HTTP ${service.error.status}`,
+          service.error.message,
+        ),
   ];
 }
 

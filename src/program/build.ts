@@ -2,7 +2,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { catchSubcommandTypos } from '../commands/typos';
 import { examplesText } from '../help/examples';
 import { COMMAND_SUMMARIES } from '../help/summaries';
-import { commandWord } from './command-word';
+import { type CommandName, commandWord } from './command-word';
 import {
   type CommandTable,
   type ContextFor,
@@ -56,8 +56,7 @@ export const COMMANDS: CommandTable = {
 function addHelpTexts(parent: { readonly commands: readonly CommandUnknownOpts[] }, path: string[] = []) {
   for (const command of parent.commands) {
     const commandPath = [...path, command.name()];
-    const summary = COMMAND_SUMMARIES[commandPath.join(' ')];
-    if (summary) command.summary(summary);
+    if (path.length === 0) command.summary(COMMAND_SUMMARIES[command.name() as CommandName]);
     const examples = examplesText(commandPath.join(' '))?.trimEnd() ?? '';
     command.addHelpText('after', `${examples}\n\n${GLOBAL_OPTIONS_LINE}`);
     addHelpTexts(command, commandPath);

@@ -7,33 +7,16 @@
  */
 
 import { COMPLETE_COMMAND } from '../commands/complete';
+import { COMMAND_SUMMARIES } from '../help/summaries';
 import { readShortGroup } from '../short-options';
 
-/**
- * The program's commands, named once: build.ts's table has exactly these, as its type (CommandTable) makes
- * the compiler check.
- */
-export const PROGRAM_COMMANDS = [
-  'list',
-  'get',
-  'set',
-  'adjust',
-  'history',
-  'undo',
-  'summary',
-  'env',
-  'login',
-  'logout',
-  'config',
-  'status',
-  'serve',
-  'completion',
-  'help',
-] as const;
-export type CommandName = (typeof PROGRAM_COMMANDS)[number];
+export type CommandName = keyof typeof COMMAND_SUMMARIES;
 
 /** The program's commands and the shells' `__complete`. */
-export const COMMAND_NAMES: ReadonlySet<string> = new Set([...PROGRAM_COMMANDS, COMPLETE_COMMAND]);
+export const COMMAND_NAMES: ReadonlySet<string> = new Set([
+  ...Object.keys(COMMAND_SUMMARIES),
+  COMPLETE_COMMAND,
+]);
 
 /** The options every command takes that take a value of their own, written as a separate word. */
 export const GLOBAL_OPTIONS_WITH_VALUES: ReadonlySet<string> = new Set([

@@ -164,6 +164,6 @@ export type ContextFor = (command: ChosenCommand) => CommandContext;
 /**
  * Each command's declaration and the module that runs it, by the name it declares: a run that names its
  * command first declares that one only (build.ts). Each group (src/program/) declares some of them; build.ts
- * puts them together into one table of every name in PROGRAM_COMMANDS.
+ * puts them together into one table of every command src/help/summaries.ts names.
  */
 export type CommandTable = Readonly<Record<CommandName, (program: Program, context: ContextFor) => void>>;
