@@ -6,13 +6,6 @@ import type { ChosenCommand, CommandTable, FlagsMatch, OptionsOf, Program } from
 
 const globals = (command: ChosenCommand) => command.optsWithGlobals();
 
-const declareLogin = (program: Program) =>
-  program
-    .command('login')
-    .description('store the API key of an environment: typed hidden on a terminal, or piped on stdin')
-    .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)')
-    .option('--no-verify', 'store the key without asking the service whether it accepts it');
-
 export const SETTINGS_COMMANDS = {
   env: (program, context) => {
     const env = program
@@ -53,9 +46,14 @@ export const SETTINGS_COMMANDS = {
       );
   },
   login: (program, context) =>
-    declareLogin(program).action(async (_flags, command) =>
-      (await import('../commands/login')).runLogin(command.optsWithGlobals(), context(command)),
-    ),
+    program
+      .command('login')
+      .description('store the API key of an environment: typed hidden on a terminal, or piped on stdin')
+      .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)')
+      .option('--no-verify', 'store the key without asking the service whether it accepts it')
+      .action(async (_flags, command) =>
+        (await import('../commands/login')).runLogin(command.optsWithGlobals(), context(command)),
+      ),
   logout: (program, context) =>
     program
       .command('logout')
@@ -89,5 +87,5 @@ export const SETTINGS_COMMANDS = {
 /** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const SETTINGS_FLAGS_MATCH: [
   FlagsMatch<GlobalFlags, OptionsOf<Program>>,
-  FlagsMatch<LoginFlags, OptionsOf<ReturnType<typeof declareLogin>>>,
+  FlagsMatch<LoginFlags, OptionsOf<ReturnType<(typeof SETTINGS_COMMANDS)['login']>>>,
 ] = [true, true];
