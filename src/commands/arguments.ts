@@ -1,5 +1,5 @@
 import { readPetId, readQuantity } from '../bulk/numbers';
-import { PetinvError, usageError } from '../errors';
+import { abortedError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { confirm } from '../output/prompt';
 
@@ -38,6 +38,6 @@ export async function confirmChange(
 ) {
   if (envName !== 'production' || yes || !context.stdin.isTTY) return;
   if (!(await confirm(`${question} in ${where}?`, context.stdin, context.stderr))) {
-    throw new PetinvError('aborted', 'nothing changed: not confirmed', { code: 'aborted' });
+    throw abortedError('nothing changed: not confirmed');
   }
 }

@@ -11,7 +11,7 @@ import {
   resolveSettings,
   storedEnvironment,
 } from '../config/settings';
-import { PetinvError, usageError } from '../errors';
+import { abortedError, usageError } from '../errors';
 import { chooseOutput } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, chooseColumns, exportRows } from '../output/exporter';
@@ -150,10 +150,8 @@ export async function runEnvSetUrl(
     // Checked again under the lock: a key stored since (by a login in between) is not moved unasked.
     const now = keyHome(config);
     if (now !== undefined && now !== home && !flags.yes)
-      throw new PetinvError(
-        'aborted',
+      throw abortedError(
         `nothing changed: a key for ${name} (at ${now}) was stored while petinv asked; run it again`,
-        { code: 'aborted' },
       );
     config.environments[name] = { ...storedEnvironment(config, name), baseUrl };
   }, context.env);
@@ -176,10 +174,8 @@ async function confirmKeyMove(
   const again = `petinv env set-url ${name} ${shellWord(baseUrl)} --yes`;
   const forget = `petinv logout --env ${name}`;
   if (!context.stdin.isTTY)
-    throw new PetinvError(
-      'aborted',
+    throw abortedError(
       `nothing changed: ${warning}; to move it with its key, run: ${again}; or forget the key first: ${forget}`,
-      { code: 'aborted' },
     );
   context.stderr.write(`petinv: warning: ${warning}\n`);
   if (
@@ -189,10 +185,8 @@ async function confirmKeyMove(
       context.stderr,
     ))
   )
-    throw new PetinvError(
-      'aborted',
+    throw abortedError(
       `nothing changed: ${name} stays at ${home}; to move it without its key, forget the key first: ${forget}`,
-      { code: 'aborted' },
     );
 }
 

@@ -11,7 +11,9 @@ export interface GlobalFlags {
   baseUrl?: string;
   timeout: number;
   retries: number;
+  /** Bytes. */
   maxBodySize?: number;
+  /** Milliseconds. */
   maxRetryWait?: number;
   insecure?: boolean;
   json?: boolean;

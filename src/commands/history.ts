@@ -33,14 +33,6 @@ const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
   { key: 'marks', heading: 'MARKS', value: (run) => (run.marks ?? []).join(' ') },
 ];
 
-/** The base URL of the chosen environment, whose history is meant; no key is needed to read it. */
-export function historyServiceUrl(flags: HistoryFlags, context: CommandContext): string {
-  const settings = loadSettings(flags, context.env);
-  const baseUrl = settings.baseUrl.value;
-  if (baseUrl === undefined) throw noBaseUrlError(settings.env.value, context.env, ', so no history to show');
-  return baseUrl;
-}
-
 /** How long `history` waits for the service to say which store it is: a question, not the command's point. */
 const ASK_TIMEOUT_MS = 2000;
 
@@ -67,7 +59,10 @@ async function askStore(flags: HistoryFlags, context: CommandContext): Promise<s
 export async function runHistory(flags: HistoryFlags, context: CommandContext): Promise<void> {
   const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
   refuseFieldsInJson(output, 'history');
-  const baseUrl = historyServiceUrl(flags, context);
+  // The chosen environment's history is meant; no key is needed to read it.
+  const settings = loadSettings(flags, context.env);
+  const baseUrl = settings.baseUrl.value;
+  if (baseUrl === undefined) throw noBaseUrlError(settings.env.value, context.env, ', so no history to show');
   // The service is asked only at an address where no run was recorded yet (serve restarted on another port).
   const linked = linkedStore(stateDirectory(context.env), baseUrl);
   const history = historyFor(

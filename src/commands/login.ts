@@ -9,7 +9,7 @@ import {
   storedEnvironment,
 } from '../config/settings';
 import { loadSettings } from '../config/target';
-import { configError, PetinvError, usageError } from '../errors';
+import { abortedError, configError, PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import { confirm, readAll, readHidden } from '../output/prompt';
@@ -37,7 +37,7 @@ async function confirmEnvironmentWithoutUrl(envName: string, create: boolean, co
   if (!context.stdin.isTTY)
     throw usageError(`${what}; store its key anyway with --create, or first: ${setUrl}`);
   if (!(await confirm(`petinv: ${what}. Store a key for it anyway?`, context.stdin, context.stderr)))
-    throw new PetinvError('aborted', `nothing stored; set its URL first: ${setUrl}`, { code: 'aborted' });
+    throw abortedError(`nothing stored; set its URL first: ${setUrl}`);
 }
 
 /**

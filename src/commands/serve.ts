@@ -1,7 +1,7 @@
 import { defaultDataFile } from '../config/paths';
 import { loopbackBaseUrl, registerServe, type ServeRegistration } from '../config/serve-records';
 import { isLoopbackHost } from '../config/settings';
-import { configError, PetinvError, usageError } from '../errors';
+import { abortedError, configError, PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import {
@@ -200,10 +200,7 @@ function untilStopped(
       logEvent('stopping', { signal }, `petinv serve: ${signal}, finishing requests in flight${flushing}`);
       running.close().then(
         () => {
-          if (cutBy !== undefined)
-            reject(
-              new PetinvError('aborted', `${cutBy}: requests in flight were cut off`, { code: 'aborted' }),
-            );
+          if (cutBy !== undefined) reject(abortedError(`${cutBy}: requests in flight were cut off`));
           // Ctrl-C is exit 130 for every command, as a shell shows it; serve still stops cleanly first.
           // The stopping line has said it all, so only --json adds its one error line.
           else if (signal === 'SIGINT')

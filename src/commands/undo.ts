@@ -79,12 +79,11 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
     if (before === null) unknown++;
     else entries.push(index + 1, petId, before, after);
   });
-  const notices =
-    unknown > 0
-      ? [
-          `${plural(unknown, 'pet')} of run ${run.id} had no quantity before it (not in the inventory); left as ${unknown === 1 ? 'it is' : 'they are'}`,
-        ]
-      : [];
+  const notices: string[] = [];
+  if (unknown > 0)
+    notices.push(
+      `${plural(unknown, 'pet')} of run ${run.id} had no quantity before it (not in the inventory); left as ${unknown === 1 ? 'it is' : 'they are'}`,
+    );
   if (run.env !== connection.where)
     notices.push(`run ${run.id} was made through ${run.env}; undoing it through ${connection.where}`);
   for (const other of passedOver)
