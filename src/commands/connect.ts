@@ -8,6 +8,7 @@ import { cacheDirectory } from '../config/paths';
 import { chooseProxy, describeProxy } from '../config/proxy';
 import { isLoopback, type Settings } from '../config/settings';
 import { loadSettings, resolveTarget, START_SERVE, type Target } from '../config/target';
+import { stringifyJson } from '../contract/json';
 import { configError, PetinvError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { createHttpTrace, traceLevel } from '../output/http-trace';
@@ -20,6 +21,13 @@ import { type ClientLimits, resolveLimits } from './limits';
  */
 export interface Connection extends Target {
   client: InventoryClient;
+}
+
+/** A warning on stderr: a JSON line with --json, as the failure after it may be, so that a script reads both. */
+export function writeWarning(context: CommandContext, message: string): void {
+  context.stderr.write(
+    context.json ? `${stringifyJson({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
+  );
 }
 
 /**
@@ -134,11 +142,7 @@ export async function connect(
     onRetryWait,
     transport,
     userAgent: `petinv/${version}`,
-    // With --json, a warning is a JSON line, as the failure after it may be, so that a script reads both.
-    onWarning: (message) =>
-      context.stderr.write(
-        context.json ? `${JSON.stringify({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
-      ),
+    onWarning: (message) => writeWarning(context, message),
     refusedKeyAdvice: target.refusedKeyAdvice,
     listCache:
       flags.cache === false

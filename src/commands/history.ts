@@ -9,9 +9,6 @@ import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 import { historyFor } from './record';
 
-/** history's flags (declared for commander in src/program/inventory.ts). */
-export type HistoryFlags = GlobalFlags;
-
 /** A run as JSON: its changes as `{"petId","before","after"}`, petIds exact. */
 export const runValue = (run: HistoryRun) => ({
   id: run.id,
@@ -40,7 +37,7 @@ const ASK_TIMEOUT_MS = 2000;
  * The store the service says it serves, asked with one list read (a 304 where the list cache allows) when
  * a key is at hand; undefined when it cannot be asked.
  */
-async function askStore(flags: HistoryFlags, context: CommandContext): Promise<string | null | undefined> {
+async function askStore(flags: GlobalFlags, context: CommandContext): Promise<string | null | undefined> {
   if (loadSettings(flags, context.env).apiKey.value === undefined) return undefined;
   try {
     const timeout = Math.min(flags.timeout ?? ASK_TIMEOUT_MS, ASK_TIMEOUT_MS);
@@ -56,7 +53,7 @@ async function askStore(flags: HistoryFlags, context: CommandContext): Promise<s
  * The recent write runs against the environment's service, newest first: a table on a terminal, TSV in a
  * pipe, with --json each run with its changes.
  */
-export async function runHistory(flags: HistoryFlags, context: CommandContext): Promise<void> {
+export async function runHistory(flags: GlobalFlags, context: CommandContext): Promise<void> {
   const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
   refuseFieldsInJson(output, 'history');
   // The chosen environment's history is meant; no key is needed to read it.

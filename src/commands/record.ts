@@ -1,11 +1,10 @@
 import { quantityLeftBy } from '../client/write-outcome';
 import { stateDirectory } from '../config/paths';
-import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
 import { terminalSession } from '../history/session';
 import { type History, openHistory } from '../history/store';
 import type { CommandContext } from '../output/context';
-import type { Connection } from './connect';
+import { type Connection, writeWarning } from './connect';
 
 /**
  * The history of write runs for the service at `baseUrl`, or of the store it said it serves (`storeId`,
@@ -18,15 +17,8 @@ export function historyFor(baseUrl: string, context: CommandContext, storeId?: s
     baseUrl,
     storeId,
     session: terminalSession(),
-    warn: (message) => historyWarning(context, message),
+    warn: (message) => writeWarning(context, message),
   });
-}
-
-/** A warning about the history on stderr: a JSON line with --json. */
-export function historyWarning(context: CommandContext, message: string): void {
-  context.stderr.write(
-    context.json ? `${stringifyJson({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
-  );
 }
 
 /**

@@ -10,11 +10,11 @@ import { checkItemFields, itemExporter } from '../output/inventory';
 import { PLAN_COLUMNS, writePlan } from '../output/plan';
 import { plural } from '../output/plural';
 import { confirmChange, parsePetIdArgument, parseQuantityArgument } from './arguments';
-import { connect } from './connect';
+import { connect, writeWarning } from './connect';
 import { readCurrent, rehearseServeRules } from './current';
 import type { GlobalFlags } from './flags';
 import { bulkShape } from './options';
-import { historyFor, historyWarning, writeRecorded } from './record';
+import { historyFor, writeRecorded } from './record';
 
 /** set's flags (declared for commander in src/program/inventory.ts). */
 export interface SetFlags extends GlobalFlags {
@@ -63,7 +63,7 @@ export async function runSet(
     const change = { petId, before: before instanceof PetinvError ? undefined : before, to: quantity };
     const item = await writeRecorded(connection, context, `set ${petId} ${quantity}`, change);
     if (before instanceof PetinvError)
-      historyWarning(
+      writeWarning(
         context,
         `pet ${petId}'s quantity before this write could not be read (${before.body.code}); this run is not recorded, so petinv undo will not know it`,
       );

@@ -1,6 +1,5 @@
 import type { AdjustFlags } from '../commands/adjust';
-import type { GetFlags } from '../commands/get';
-import type { HistoryFlags } from '../commands/history';
+import type { GlobalFlags } from '../commands/flags';
 import type { ListFlags } from '../commands/list';
 import {
   byDefault,
@@ -173,10 +172,10 @@ export const INVENTORY_COMMANDS = {
 /** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const INVENTORY_FLAGS_MATCH: [
   FlagsMatch<ListFlags, OptionsOf<ReturnType<(typeof INVENTORY_COMMANDS)['list']>>>,
-  FlagsMatch<GetFlags, OptionsOf<ReturnType<(typeof INVENTORY_COMMANDS)['get']>>>,
+  FlagsMatch<GlobalFlags, OptionsOf<ReturnType<(typeof INVENTORY_COMMANDS)['get']>>>,
   FlagsMatch<SetFlags, OptionsOf<ReturnType<(typeof INVENTORY_COMMANDS)['set']>>>,
   FlagsMatch<AdjustFlags, OptionsOf<ReturnType<(typeof INVENTORY_COMMANDS)['adjust']>>>,
-  FlagsMatch<HistoryFlags, OptionsOf<ReturnType<(typeof INVENTORY_COMMANDS)['history']>>>,
+  FlagsMatch<GlobalFlags, OptionsOf<ReturnType<(typeof INVENTORY_COMMANDS)['history']>>>,
   FlagsMatch<UndoFlags, OptionsOf<ReturnType<(typeof INVENTORY_COMMANDS)['undo']>>>,
   FlagsMatch<SummaryFlags, OptionsOf<ReturnType<(typeof INVENTORY_COMMANDS)['summary']>>>,
 ] = [true, true, true, true, true, true, true];
