@@ -42,14 +42,6 @@ async function askService(
   }
 }
 
-/** What status adds to the settings config shows. */
-interface StatusFacts {
-  keyStored: boolean;
-  ignoredServeRecords: string[];
-  configFile: string;
-  service: Answer;
-}
-
 type Text = string | null;
 const row = (setting: string, value: SettingRow['value'], source: Text = null, from: Text = null) => ({
   setting,
@@ -57,29 +49,6 @@ const row = (setting: string, value: SettingRow['value'], source: Text = null, f
   source,
   from,
 });
-
-/**
- * The report as rows: the settings as config has them, then whether a key is stored, each serve record
- * ignored, the config file, and the service's answer (`ok`, or its error code, with the figures or the
- * message in `from`).
- */
-function statusRows(report: ReturnType<typeof describeSettings> & StatusFacts): SettingRow[] {
-  const { service } = report;
-  return [
-    ...settingRows(report),
-    row('keyStored', report.keyStored, 'config file', report.configFile),
-    ...report.ignoredServeRecords.map((reason) => row('ignoredServeRecord', reason)),
-    row('configFile', report.configFile),
-    service.ok
-      ? row('service', 'ok', 'service', `${service.pets} pets in ${service.ms} ms`)
-      : row(
-          'service',
-          service.error.code,
-          service.error.status === null ? null : `HTTP ${service.error.status}`,
-          service.error.message,
-        ),
-  ];
-}
 
 /**
  * What a failed check says of the service: only a refusal of the key is about the key; a connection that
@@ -125,7 +94,23 @@ export async function runStatus(flags: GlobalFlags, context: CommandContext) {
   if (output.format === 'json') {
     context.stdout.write(jsonDocument(report, output));
   } else if (output.explicit) {
-    context.stdout.write(exportRows(SETTING_COLUMNS, output, statusRows({ ...report, keyStored: stored })));
+    // The settings as config has them, then whether a key is stored, each serve record ignored, the config
+    // file, and the service's answer (`ok`, or its error code, with the figures or the message in `from`).
+    const rows = [
+      ...settingRows(shown),
+      row('keyStored', stored, 'config file', configFile),
+      ...ignored.map((reason) => row('ignoredServeRecord', reason)),
+      row('configFile', configFile),
+      answer.ok
+        ? row('service', 'ok', 'service', `${answer.pets} pets in ${answer.ms} ms`)
+        : row(
+            'service',
+            answer.error.code,
+            answer.error.status === null ? null : `HTTP ${answer.error.status}`,
+            answer.error.message,
+          ),
+    ];
+    context.stdout.write(exportRows(SETTING_COLUMNS, output, rows));
   } else {
     const chalk = paint(context.color);
     const row = (name: string, text: string) => `${name.padEnd(10)}${text}\n`;

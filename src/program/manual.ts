@@ -2,7 +2,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { COMMAND_EXAMPLES } from '../help/examples';
 import { optionsTopic } from '../help/options';
 import { roffText, topicMarkdown, topicRoff } from '../help/render';
-import { findTopic, HELP_TOPICS, type HelpTopic } from '../help/topics';
+import { findTopic, HELP_TOPICS } from '../help/topics';
 import { buildProgram } from './build';
 
 /**
@@ -104,17 +104,12 @@ const marker = (name: string, end = false) => `<!-- ${end ? '/' : ''}help:${name
 
 /** The README's exit codes in short: each code once, with the words before its meaning's first colon or parenthesis. */
 function shortExitCodes(): string {
-  const topic = findTopic('exit-codes');
-  const table = topic?.blocks.find((block) => 'table' in block);
+  const table = findTopic('exit-codes')?.blocks.find((block) => 'table' in block);
   if (table === undefined || !('table' in table)) throw new Error('the exit-codes topic has no table');
   const seen = new Map<string, string>();
   for (const [code = '', meaning = ''] of table.table.rows)
     if (!seen.has(code)) seen.set(code, meaning.split(/: | \(/)[0] ?? meaning);
-  const rows = [...seen].map(([code, meaning]) => [code, meaning]);
-  return topicMarkdown({
-    ...topic,
-    blocks: [{ table: { head: ['exit code', 'meaning'], rows } }],
-  } as HelpTopic);
+  return topicMarkdown({ blocks: [{ table: { head: ['exit code', 'meaning'], rows: [...seen] } }] });
 }
 
 /**
