@@ -167,24 +167,15 @@ async function confirmKeyMove(
 ) {
   const target = new URL(baseUrl).origin;
   const warning = `the API key stored for ${name} belongs to ${home}; with ${name} at ${target}, petinv will send that key to ${target}`;
-  if (flags.yes) {
-    context.stderr.write(`petinv: warning: ${warning}\n`);
-    return;
-  }
-  const again = `petinv env set-url ${name} ${shellWord(baseUrl)} --yes`;
   const forget = `petinv logout --env ${name}`;
-  if (!context.stdin.isTTY)
+  if (!flags.yes && !context.stdin.isTTY)
     throw abortedError(
-      `nothing changed: ${warning}; to move it with its key, run: ${again}; or forget the key first: ${forget}`,
+      `nothing changed: ${warning}; to move it with its key, run: petinv env set-url ${name} ${shellWord(baseUrl)} --yes; or forget the key first: ${forget}`,
     );
   context.stderr.write(`petinv: warning: ${warning}\n`);
-  if (
-    !(await confirm(
-      `Send the key stored for ${name} to ${target} from now on?`,
-      context.stdin,
-      context.stderr,
-    ))
-  )
+  if (flags.yes) return;
+  const question = `Send the key stored for ${name} to ${target} from now on?`;
+  if (!(await confirm(question, context.stdin, context.stderr)))
     throw abortedError(
       `nothing changed: ${name} stays at ${home}; to move it without its key, forget the key first: ${forget}`,
     );
