@@ -55,7 +55,6 @@ export async function runAdjust(
   if (flags.dryRun) refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
   else chooseColumns(ADJUSTED_COLUMNS, output.fields, output.format);
-  // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
   const connection = await connect(flags, context);
   const { client, where } = connection;
   const current = await readCurrent(client, petId, where);

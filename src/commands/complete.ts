@@ -3,12 +3,9 @@ import type { OutputStream } from '../output/context';
 import { findOption, optionsOf, shortGroup, subcommandNamed, takesValue, walkWords } from './usage';
 
 /**
- * `petinv __complete WORD... CURRENT`: what the shell scripts of `petinv completion` ask on each TAB. It
- * answers from the commander declarations, so the scripts stay small and never fall behind the commands,
- * and it reads only the config file (for environment names): no network, and only the modules it needs.
- *
- * The answer is a directive line, `:values` or `:files`, then one candidate per line, `value<TAB>description`
- * (the description may be empty). `:files` asks the shell for file names and carries no candidates.
+ * `petinv __complete WORD... CURRENT`, what `petinv completion`'s scripts ask on each TAB, answered from the
+ * declarations, with no network: `:files` (the shell completes file names), or `:values` then one
+ * `value<TAB>description` a line (the description may be empty).
  */
 export const COMPLETE_COMMAND = '__complete';
 

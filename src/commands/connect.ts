@@ -15,10 +15,7 @@ import { createHttpTrace, traceLevel } from '../output/http-trace';
 import type { GlobalFlags } from './flags';
 import { type ClientLimits, resolveLimits } from './limits';
 
-/**
- * What a command works with, resolved once from its flags: the service and its client. A command that
- * writes opens the service's history from `baseUrl` (record.ts), which a read never loads.
- */
+/** What a command works with, resolved once from its flags: the service and its client. */
 export interface Connection extends Target {
   client: InventoryClient;
 }

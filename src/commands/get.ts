@@ -7,9 +7,8 @@ import { readCurrent } from './current';
 import type { GlobalFlags } from './flags';
 
 /**
- * `petinv get <petId>`: one pet, as `list` would print its row (a table on a terminal, TSV in a pipe, the
- * item itself with --json). The spec has no endpoint for one pet, so it reads the whole list (a list
- * that names the pet twice is refused: which of the two is its stock is not known).
+ * One pet, as `list` prints its row (the item itself with --json). The spec has no endpoint for one pet,
+ * so it reads the whole list (one naming the pet twice is refused: which is its stock is not known).
  */
 export async function runGet(petIdText: string, flags: GlobalFlags, context: CommandContext) {
   const petId = parsePetIdArgument(petIdText);

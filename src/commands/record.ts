@@ -22,10 +22,8 @@ export function historyFor(baseUrl: string, context: CommandContext, storeId?: s
 }
 
 /**
- * Sets one pet's quantity (set, adjust) and records the run when it changed the pet. A write that may have
- * been applied, or was answered with another quantity, is recorded with what it may have left, so that undo
- * takes it back; then it fails as it would have. `before` null: the pet was not in the inventory; undefined:
- * not known, so nothing is recorded.
+ * Sets one pet's quantity and records the run when it changed the pet, or may have (with what it may have
+ * left, for undo), then fails as it would have. `before` null: not in the inventory; undefined: not known.
  */
 export async function writeRecorded(
   { client, baseUrl, where }: Connection,

@@ -70,8 +70,7 @@ function registerForLocal(
 export async function runServe(flags: ServeFlags, context: CommandContext): Promise<void> {
   const { env, json } = context;
   const { data, quiet, apiKey, apiKeyFile, ...serverOptions } = flags;
-  // Every option was checked where it is declared; this pair is checked here, before a key is generated or a
-  // file is touched.
+  // The one check its declarations cannot make, before a key is generated or a file touched.
   const { headersTimeout, requestTimeout } = flags;
   if (headersTimeout > requestTimeout)
     throw usageError(

@@ -48,7 +48,6 @@ export async function runSet(
       refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
       chooseColumns(PLAN_COLUMNS, output.fields, output.format);
     } else checkItemFields(output);
-    // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
     const connection = await connect(flags, context);
     const { client, where } = connection;
     if (flags.dryRun) {
@@ -81,12 +80,9 @@ export async function runSet(
 }
 
 /**
- * The pet's quantity before a write, null when it is not in the inventory (the write then says so).
- * The read is for the history and undo: when it fails in a way the write itself may not (the connection
- * broke, a list cut off or too large, a 5xx), the write the user asked for is made all the same, and its
- * own answer tells the truth about it (an outcome unknown is that, never "cannot reach" about the read). A
- * refused key, a redirect or a service never reached would fail the write too, and a list that breaks the
- * contract (a pet listed twice) is refused before any write: those end here.
+ * The pet's quantity before a write (null: not in the inventory), for the history and undo. A read that
+ * fails where the write may not (a broken connection, a list cut off or too large, a 5xx) is returned, and
+ * the write made all the same: its own answer tells the truth about it.
  */
 async function readBefore(
   client: InventoryClient,

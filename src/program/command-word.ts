@@ -1,9 +1,8 @@
 /**
- * The command a command line names, found before commander reads it: the launcher keeps V8's compiled
- * code per command (src/launch.ts), and the program declares that command alone (build.ts). Both run
- * before commander, so the words are read here as commander reads them: the options every command takes
- * may come first, and one that takes a value takes the next word too (`petinv --env local list`, as the
- * docs write it). test/cli/help-structure.test.ts keeps the options in step with their declarations.
+ * The command a command line names, found before commander runs (for src/launch.ts's code cache and
+ * build.ts), reading the words as commander does: options every command takes may come first, and one that
+ * takes a value takes the next word (`petinv --env local list`). test/cli/help-structure.test.ts keeps
+ * GLOBAL_OPTIONS_WITH_VALUES in step with the declarations.
  */
 
 import { COMPLETE_COMMAND } from '../commands/complete';

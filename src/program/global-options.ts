@@ -16,10 +16,8 @@ import type { CommandName } from './command-word';
 const megabytes = DEFAULT_MAX_BODY_BYTES / 2 ** 20;
 
 /**
- * The program, the options every command takes, and how it meets a mistake and shows its help. Each option
- * is declared once: its declaration is its parser (a bad value is a usage error before anything runs), its
- * default (which help shows) and the type commander hands over, which each call of a command checks
- * against the flags that command declares it reads (src/commands/flags.ts and each command's own).
+ * The program, the options every command takes, and how it shows mistakes and help. An option's declaration
+ * is its parser (a bad value is a usage error before anything runs), its default and its type.
  */
 export const declareProgram = () =>
   new Command('petinv')
@@ -129,10 +127,9 @@ export type Program = ReturnType<typeof declareProgram>;
 export type OptionsOf<C> = C extends { optsWithGlobals(): infer Flags } ? Flags : never;
 
 /**
- * `true` when a command's declared flags (src/commands/) and commander's options for it have the same
- * names. Each call of a command checks that every flag it reads is declared with a type it accepts;
- * this checks the other way too, so no option is declared and then never read, or read and never
- * declared. Used as `FlagsMatch<...>` in a `true` position: a mismatch fails the typecheck there.
+ * `true` when the flags a command reads (src/commands/) and commander's options for it have the same names:
+ * no option is declared and never read, or read and never declared. In a `true` position, a mismatch fails
+ * the typecheck; each call of a command checks the types.
  */
 export type FlagsMatch<Read, Declared> = [
   Exclude<keyof Read, keyof Declared> | Exclude<keyof Declared, keyof Read>,
@@ -144,9 +141,5 @@ type DeclaredGlobalFlags = OptionsOf<Program>;
 
 export type ChosenCommand = { name(): string; optsWithGlobals(): DeclaredGlobalFlags };
 export type ContextFor = (command: ChosenCommand) => CommandContext;
-/**
- * Each command's declaration and the module that runs it, by the name it declares: a run that names its
- * command first declares that one only (build.ts). Each group (src/program/) declares some of them; build.ts
- * puts them together into one table of every command src/help/summaries.ts names.
- */
+/** Each command's declaration and the module that runs it, for every command src/help/summaries.ts names. */
 export type CommandTable = Readonly<Record<CommandName, (program: Program, context: ContextFor) => void>>;

@@ -6,9 +6,8 @@ import { findTopic, HELP_TOPICS } from '../help/topics';
 import { buildProgram } from './build';
 
 /**
- * The documents made from the help text: the man page (written at build, scripts/docs.mjs) and the
- * generated sections of the README and docs/ (`npm run docs`). Built from the same declarations, examples
- * and topics as `--help`.
+ * The man page (written at build, scripts/docs.mjs) and the generated sections of the README and docs/
+ * (`npm run docs`), from the same declarations, examples and topics as `--help`.
  */
 
 /** The program as help sees it; no command runs, so no context is ever made. */
@@ -113,9 +112,8 @@ function shortExitCodes(): string {
 }
 
 /**
- * The sections made from the help text, and the page that holds each between its markers: the help topics
- * (the page where a reader looks for them), `options` made from the declarations, and the README's short
- * exit codes. `npm run docs` writes them; a test fails when a page drifts or loses a section.
+ * The sections made from the help text, each with the page that holds it between its markers. `npm run docs`
+ * writes them; a test fails when a page drifts or loses a section.
  */
 export const GENERATED_SECTIONS: readonly { page: string; name: string; render: () => string }[] = [
   { page: 'README.md', name: 'exit-codes-short', render: shortExitCodes },
