@@ -34,7 +34,6 @@ export async function confirmChange(
   context: CommandContext,
 ) {
   if (envName !== 'production' || yes || !context.stdin.isTTY) return;
-  if (!(await confirm(`${question} in ${where}?`, context.stdin, context.stderr))) {
+  if (!(await confirm(`${question} in ${where}?`, context.stdin, context.stderr)))
     throw abortedError('nothing changed: not confirmed');
-  }
 }

@@ -102,11 +102,10 @@ export async function runEnvUse(name: string, context: CommandContext) {
   checkEnvName(name);
   // Checked on the file as read under the lock, so a concurrent `env remove` cannot slip in between.
   await updateConfigFile((config) => {
-    if (!(BUILTIN_ENVIRONMENTS as readonly string[]).includes(name) && !storedEnvironment(config, name)) {
+    if (!(BUILTIN_ENVIRONMENTS as readonly string[]).includes(name) && !storedEnvironment(config, name))
       throw usageError(
         `unknown environment ${name}${didYouMean(name, knownEnvironments(config))}; add it first: petinv env set-url ${name} https://<host>/v1`,
       );
-    }
     config.currentEnv = name;
   }, context.env);
   context.stderr.write(`petinv: now using ${name}\n`);

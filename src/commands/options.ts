@@ -28,11 +28,8 @@ export function parsedOption<Usage extends string, T>(
   flags: Usage,
   description: string,
   parse: (text: string, flag: string) => T,
-  /** The values it takes, kept by commander for help and completion (choiceOption); `parse` checks them. */
-  choices?: readonly string[],
 ) {
   const option = new Option(flags, description);
-  if (choices) option.argChoices = [...choices];
   return option.argParser((text) =>
     parse(option.short !== undefined && text.startsWith('=') ? text.slice(1) : text, option.long ?? flags),
   );
@@ -54,7 +51,9 @@ export function choiceOption<Usage extends string, const T extends string>(
       throw usageError(`${flag} ${text}: must be one of ${oneOf}`);
     return text as T;
   };
-  return parsedOption(flags, description, check, choices);
+  const option = parsedOption(flags, description, check);
+  option.argChoices = [...choices];
+  return option;
 }
 
 /** What list's --sort takes; list.ts sorts by each. */
@@ -76,9 +75,8 @@ export function parseLatency(text: string, flag: string): { min: number; max: nu
   const match = /^(\d+)(?:-(\d+))?$/.exec(text);
   const min = Number(match?.[1]);
   const max = match?.[2] === undefined ? min : Number(match[2]);
-  if (!match || max < min || max > 60_000) {
+  if (!match || max < min || max > 60_000)
     throw usageError(`${flag} ${text}: must be milliseconds, MS or MIN-MAX, at most 60000`);
-  }
   return { min, max };
 }
 

@@ -37,9 +37,8 @@ export async function runSet(
 ) {
   const bulk = flags.file !== undefined || petIdText === '-';
   if (!bulk) {
-    if (petIdText === undefined || quantityText === undefined) {
+    if (petIdText === undefined || quantityText === undefined)
       throw usageError('give a petId and a quantity (petinv set 42 7), or bulk updates with --file F or -');
-    }
     const petId = parsePetIdArgument(petIdText);
     const quantity = parseQuantityArgument(quantityText);
     refuseBulkOnlyOptions(flags);
@@ -71,11 +70,10 @@ export async function runSet(
     context.stdout.write(exporter.rows([item]) + exporter.end());
     return;
   }
-  if (quantityText !== undefined || (flags.file !== undefined && petIdText !== undefined)) {
+  if (quantityText !== undefined || (flags.file !== undefined && petIdText !== undefined))
     throw usageError(
       'bulk updates take no petId or quantity arguments: petinv set --file F, or petinv set -',
     );
-  }
   await runBulkSet(flags, context);
 }
 
@@ -118,11 +116,10 @@ function refuseBulkOnlyOptions(flags: SetFlags) {
     flags.all && '--all',
     flags.force && '--force',
   ].filter(Boolean);
-  if (given.length > 0) {
+  if (given.length > 0)
     throw usageError(
       `${given.join(', ')} ${given.length === 1 ? 'applies' : 'apply'} only to bulk updates (petinv set --file F, or petinv set -)`,
     );
-  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import type { CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import { COMMAND_EXAMPLES } from '../help/examples';
 import { optionsTopic } from '../help/options';
 import { roffText, topicMarkdown, topicRoff } from '../help/render';
@@ -20,10 +20,7 @@ function declaredProgram() {
   );
 }
 
-function optionsRoff(
-  command: CommandUnknownOpts,
-  options: ReturnType<CommandUnknownOpts['options']['slice']>,
-) {
+function optionsRoff(command: CommandUnknownOpts, options: readonly Option[]) {
   const help = command.createHelp();
   return options
     .map(
