@@ -20,13 +20,14 @@ function declaredProgram() {
   );
 }
 
+/** A term (in bold, or italic) and its description, as man lists them. */
+const itemRoff = (font: 'B' | 'I', term: string, description: string) =>
+  `.TP\n\\f${font}${roffText(term)}\\fR\n${roffText(description)}`;
+
 function optionsRoff(command: CommandUnknownOpts, options: readonly Option[]) {
   const help = command.createHelp();
   return options
-    .map(
-      (option) =>
-        `.TP\n\\fB${roffText(help.optionTerm(option))}\\fR\n${roffText(help.optionDescription(option))}`,
-    )
+    .map((option) => itemRoff('B', help.optionTerm(option), help.optionDescription(option)))
     .join('\n');
 }
 
@@ -42,10 +43,7 @@ function commandRoff(command: CommandUnknownOpts, path: string[]): string {
   const options = help.visibleOptions(command).filter((option) => option.long !== '--help');
   const args = help
     .visibleArguments(command)
-    .map(
-      (argument) =>
-        `.TP\n\\fI${roffText(help.argumentTerm(argument))}\\fR\n${roffText(help.argumentDescription(argument))}`,
-    );
+    .map((argument) => itemRoff('I', help.argumentTerm(argument), help.argumentDescription(argument)));
   const parts = [
     `.SS ${roffText(name.join(' '))}`,
     `.B ${roffText(help.commandUsage(command))}`,

@@ -8,19 +8,17 @@ const globals = (command: ChosenCommand) => command.optsWithGlobals();
 
 export const SETTINGS_COMMANDS = {
   env: (program, context) => {
+    const list = async (_flags: object, command: ChosenCommand) =>
+      (await import('../commands/env')).runEnvList(globals(command), context(command));
     const env = program
       .command('env')
       .description('list environments and mark the current one; set-url, use, remove')
-      .action(async (_flags, command) =>
-        (await import('../commands/env')).runEnvList(globals(command), context(command)),
-      );
+      .action(list);
     // `petinv env list` as gh and kubectl users type it (the top-level help names list beside set-url).
     env
       .command('list')
       .description('list environments and mark the current one (as petinv env does)')
-      .action(async (_flags, command) =>
-        (await import('../commands/env')).runEnvList(globals(command), context(command)),
-      );
+      .action(list);
     env
       .command('set-url')
       .argument('<env>')
