@@ -80,8 +80,7 @@ async function argumentValues(command: Command, index: number, env: NodeJS.Proce
   const name = argument.name();
   if (name === 'env') return values(await environmentNames(env, command.name() === 'remove'));
   if (name === 'shell') return values((await import('./completion')).SHELLS);
-  if (name === 'command') return subcommands(command.parent ?? command);
-  return values(argument.argChoices ?? []);
+  return [];
 }
 
 const firstLine = (text: string) => text.split('\n')[0] ?? '';

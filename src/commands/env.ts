@@ -111,9 +111,7 @@ export async function runEnvUse(name: string, context: CommandContext) {
   context.stderr.write(`petinv: now using ${name}\n`);
 }
 
-/** What `env set-url` takes beyond its arguments. */
 export interface EnvSetUrlFlags {
-  /** Move an environment whose key is stored to another origin without asking. */
   yes?: boolean;
 }
 

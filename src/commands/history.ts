@@ -1,4 +1,5 @@
 import { stateDirectory } from '../config/paths';
+import type { Settings } from '../config/settings';
 import { loadSettings, noBaseUrlError } from '../config/target';
 import { type HistoryRun, linkedStore } from '../history/store';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
@@ -37,11 +38,15 @@ const ASK_TIMEOUT_MS = 2000;
  * The store the service says it serves, asked with one list read (a 304 where the list cache allows) when
  * a key is at hand; undefined when it cannot be asked.
  */
-async function askStore(flags: GlobalFlags, context: CommandContext): Promise<string | null | undefined> {
-  if (loadSettings(flags, context.env).apiKey.value === undefined) return undefined;
+async function askStore(
+  flags: GlobalFlags,
+  context: CommandContext,
+  settings: Settings,
+): Promise<string | null | undefined> {
+  if (settings.apiKey.value === undefined) return undefined;
   try {
-    const timeout = Math.min(flags.timeout ?? ASK_TIMEOUT_MS, ASK_TIMEOUT_MS);
-    const { client } = await connect({ ...flags, retries: 0, timeout }, context);
+    const timeout = Math.min(flags.timeout, ASK_TIMEOUT_MS);
+    const { client } = await connect({ ...flags, retries: 0, timeout }, context, { settings });
     await client.listInventory();
     return client.storeId ?? null;
   } catch {
@@ -65,7 +70,7 @@ export async function runHistory(flags: GlobalFlags, context: CommandContext): P
   const history = historyFor(
     baseUrl,
     context,
-    linked === undefined ? await askStore(flags, context) : linked,
+    linked === undefined ? await askStore(flags, context, settings) : linked,
   );
   const runs = history.read().reverse();
   if (output.format === 'json') {
