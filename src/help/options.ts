@@ -4,9 +4,7 @@ import { type HelpTopic, OPTIONS_TOPIC } from './topics';
 /** `petinv help options`, made from the declarations, so the terminal and docs/guide.md list the same options. */
 export function optionsTopic(program: CommandUnknownOpts): HelpTopic {
   const help = program.createHelp();
-  const options = program.options.filter(
-    (option) => !option.hidden && option.long !== '--version' && option.long !== '--help',
-  );
+  const options = program.options.filter((option) => !option.hidden && option.long !== '--version');
   return {
     ...OPTIONS_TOPIC,
     manSection: 'OPTIONS',

@@ -136,10 +136,8 @@ export type FlagsMatch<Read, Declared> = [
 ] extends [never]
   ? true
   : false;
-/** The options every command shares, as commander hands them over: parsed, defaults applied. */
-type DeclaredGlobalFlags = OptionsOf<Program>;
-
-export type ChosenCommand = { name(): string; optsWithGlobals(): DeclaredGlobalFlags };
+/** A command as its action gets it, with the options every command shares as commander parsed them. */
+export type ChosenCommand = { name(): string; optsWithGlobals(): OptionsOf<Program> };
 export type ContextFor = (command: ChosenCommand) => CommandContext;
 /** Each command's declaration and the module that runs it, for every command src/help/summaries.ts names. */
 export type CommandTable = Readonly<Record<CommandName, (program: Program, context: ContextFor) => void>>;
