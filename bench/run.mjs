@@ -1,6 +1,6 @@
 // npm run bench: every figure is a ratio against a baseline measured in the same run.
 // `npm run bench -- server` or `-- client` runs one half; `-- list` only the million-pet list; `-- cold`
-// only the cold start; `-- replay` only the crash replay; `-- ceiling` (not part of the whole bench) what
+// only the cold start; `-- bulk` only the bulk run; `-- replay` only the crash replay; `-- ceiling` (not part of the whole bench) what
 // a durable PATCH can reach here whatever petinv does.
 //
 // The figures are Node 24's, the active LTS a user installs today: run on an older Node, the bench fetches
@@ -10,6 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { printTable } from './lib.mjs';
 
 const BENCH_NODE = 24;
 const caCertificates = process.env.NODE_EXTRA_CA_CERTS;
@@ -36,7 +37,7 @@ if (Number(process.versions.node.split('.')[0]) < BENCH_NODE) {
 }
 
 const { benchDurableCeiling } = await import('./ceiling.mjs');
-const { benchClient, benchColdStart, benchList } = await import('./client.mjs');
+const { benchBulk, benchClient, benchColdStart, benchList } = await import('./client.mjs');
 const { benchCrashReplay, benchLargeInventory, benchServer, bottlenecks, hasWrk } = await import(
   './server.mjs'
 );
@@ -60,6 +61,17 @@ if (!only || only === 'server') {
   await benchCrashReplay();
 }
 if (only === 'cold') await benchColdStart();
+if (only === 'bulk') {
+  const { KEY, temporaryDirectory } = await import('./lib.mjs');
+  const env = {
+    PETINV_CONFIG_DIR: temporaryDirectory(),
+    PETINV_CACHE_DIR: temporaryDirectory(),
+    PETINV_ENV: 'local',
+    PETINV_API_KEY: KEY,
+  };
+  const row = await benchBulk(env);
+  printTable('Bulk run (ratio: petinv / wrk)', [['measure', 'petinv', 'baseline', 'ratio', 'target'], row]);
+}
 if (!only || only === 'client') await benchClient();
 if (!only || only === 'client' || only === 'list') await benchList();
 if (only === 'ceiling') await benchDurableCeiling();

@@ -1,8 +1,4 @@
-/**
- * Every failure a user can meet is a PetinvError. It carries the exit code the CLI entry will use,
- * and for failures the service reported, the service's own Error body.
- */
-/** What each means is written once, in `petinv help exit-codes` (src/help/topics.ts). */
+/** Every failure a user can meet is a PetinvError, carrying its exit code (each told in `petinv help exit-codes`). */
 export const ExitCode = {
   ok: 0,
   internal: 1,
@@ -39,10 +35,7 @@ export class PetinvError extends Error {
   /** The service's Error body (or one made up for a failure that never reached the service). */
   readonly body: ServiceErrorBody;
 
-  /**
-   * What --json says beside the error, on its one line (`{"error":{...},"summary":{...}}`): a failing run
-   * prints that line alone on stderr, its summary included, where a script expects one line.
-   */
+  /** What --json says beside the error on its one line (`{"error":{...},"summary":{...}}`). */
   readonly json?: Readonly<Record<string, unknown>>;
 
   constructor(

@@ -19,16 +19,15 @@ import { makeDirectories, READ_NO_FOLLOW } from './files/file-system';
 import { COMMAND_NAMES, commandWord } from './program/command-word';
 
 /**
- * How bin/petinv.cjs loads the CLI bundle: as Node's `require` would, but with V8's compiled code kept
- * between runs, which Node 22 does itself (module.enableCompileCache) and Node 20 does not. Compiling the
- * 1.2 MB of `dist/cli.cjs`, and then each function a command calls, is about a third of a cold
- * `petinv list`; with the code V8 compiled last time it starts about 15 ms sooner.
+ * How bin/petinv.cjs loads the CLI bundle: as Node's `require` would, but with the code V8 compiled in the
+ * last successful run of the same command kept between runs (about 15 ms of a cold `petinv list`). Node's
+ * own module.enableCompileCache keeps code compiled before the run, not during it, and measured slower
+ * (docs/performance.md).
  *
  * The kept code is executable, so it is trusted only as the list cache is: a 0600 file of the user's own,
  * never followed through a symlink, in a directory the user alone can write. Its name carries the bundle's
- * size, modification and change times and inode and the Node version and architecture, because V8 itself
- * only checks its own version, its flags and the source's length, and the command it was kept for (see
- * codeFile). Anything wrong with it costs only the speed-up.
+ * size, times and inode, the Node version and architecture (V8 checks only its version, flags and the
+ * source's length) and the command (see codeFile). Anything wrong with it costs only the speed-up.
  */
 
 /** What dist/cli.cjs exports to the bin. */
@@ -44,9 +43,8 @@ export interface LoadedCli {
 }
 
 /**
- * The names codeFile gives: the build, then the command (none and three or four numbers in those of earlier
- * versions). Pruning removes these only, never a file of the user's own that merely starts with `code-`,
- * should PETINV_CACHE_DIR be a directory in use; the build part groups each build's files.
+ * The names codeFile gives (earlier versions: no command, three or four numbers). Pruning removes these
+ * only, never a user's file that merely starts with `code-` in a PETINV_CACHE_DIR in use.
  */
 const CODE_FILE = /^code-(v\d+\.\d+\.\d+\S*?-[a-z0-9]+(?:-\d+){3,4})(?:-[a-z_][a-z0-9_-]*)?\.bin$/;
 /** The launcher's temporary files (see writePrivateFile), and the age past which one was abandoned. */
@@ -55,16 +53,15 @@ const ABANDONED_AFTER_MS = 60 * 60 * 1000;
 /** Builds whose code is kept at most, this one included: a few installs or Node versions in use at once. */
 const KEPT_BUILDS = 4;
 /**
- * Code files kept for one build at most: one per command (src/program/command-word.ts), and `other` for
- * any command line that names none (an option, a typo, `petinv WORD --help`, which exits 0). Kept code V8
- * accepts is never written again, so a file's modification time is its first run's: were every first word
- * kept apart, a few words that name no command would prune the commands kept first, list the first of them.
+ * Code files kept for one build at most: one per command, and `other` for a command line that names none
+ * (`petinv WORD --help` exits 0). Were every first word kept apart, a few typos would prune the commands
+ * kept first, since a file's modification time is its first run's.
  */
 const KEPT_COMMANDS = COMMAND_NAMES.size + 1;
 /**
  * V8's code for the bundle, every function compiled, is about 1.4 times its source: a larger file is not
- * V8's. V8 reads only the length its header gives and ignores the rest, so a padded file would be accepted,
- * read whole at every start (padded to 1.9 GB: nine seconds and 2 GB of memory) and never replaced.
+ * V8's. V8 ignores what follows the length its header gives, so a padded file would be read whole at every
+ * start (1.9 GB: nine seconds) and never replaced.
  */
 const LARGEST_CODE_PER_SOURCE_BYTE = 4;
 
@@ -77,14 +74,12 @@ export function loadCli(
   const source = readSource(path);
   const cache = codeFile(path, env, commandWord(argv.slice(2)));
   const kept = cache && readPrivateFile(cache.directory, cache.file, cache.largest);
-  // Node's own CommonJS wrapper, on the source's first line: stack traces keep their line numbers. V8 copies
-  // the two into one string on its heap. Handing it the Latin-1 text as it is (an external string, the
-  // wrapper written into the bundle) started 0.6 ms sooner, but moved V8's garbage collections in a
-  // `petinv serve` loading a million pets and raised its peak memory by 100 MB (measured 2026-11-25).
+  // Node's own CommonJS wrapper, on the source's first line: stack traces keep their line numbers. (The
+  // text as an external string started 0.6 ms sooner but raised a million-pet serve's peak memory 100 MB.)
   const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
     filename: path,
-    // No importModuleDynamically, so the bundle is built without import() (tsup.config.ts): on 22 and 24 a
-    // callback needs --experimental-vm-modules, and the main context's loader prints an ExperimentalWarning.
+    // No importModuleDynamically, so the bundle has no import() (tsup.config.ts): on 22 and 24 a callback
+    // needs --experimental-vm-modules and prints an ExperimentalWarning.
     cachedData: kept,
   });
   const module = { exports: {} as CliModule };
@@ -109,23 +104,20 @@ export function loadCli(
 /** The channel undici publishes each request on as it creates it, before it connects for it. */
 const REQUEST_CREATED = 'undici:request:create';
 /**
- * Liftoff only, and no tier-up. --liftoff-only implies the other two at start (V8's flag-definitions.h), but
- * set at run time on Node 24 it no longer does: undici's parser was re-optimised during a 400,000-pet list,
- * V8's peak malloc 26 MB against 3 MB with all three (measured 2026-11-28, Node 24.21). V8 refuses kept
- * code unless every flag is as it was, so putting them back takes all three too.
+ * Liftoff only, and no tier-up. Set at run time on Node 24, --liftoff-only no longer implies the other two:
+ * a 400,000-pet list re-optimised undici's parser, V8's peak malloc 26 MB against 3 MB. V8 refuses kept code
+ * unless every flag is as it was, so putting them back takes all three too.
  */
 const LIFTOFF_ONLY = ['--liftoff-only', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
 const LIFTOFF_ONLY_UNDONE = ['--no-liftoff-only', '--wasm-tier-up', '--wasm-dynamic-tiering'];
 
 /**
- * undici parses HTTP with its WebAssembly build of llhttp. V8 would compile it a second time with its
- * optimizing tier in the background, and a short-lived CLI then waits at exit for work it never uses;
- * Liftoff, V8's baseline compiler, is plenty for the requests one command makes.
+ * undici parses HTTP with its WebAssembly build of llhttp, which V8 would compile again with its optimizing
+ * tier in the background, work a short-lived CLI waits for at exit; Liftoff is plenty for one command.
  *
- * The switch is thrown when undici creates its first request, not at start: with any V8 flag changed, V8
- * refuses the code Node ships compiled for its own modules, and node:http, node:net, node:stream and the
- * rest that undici loads were then each compiled afresh, 3.8 ms of a cold `petinv list`. By the first
- * request they are loaded; the WebAssembly is compiled when undici first connects, after it.
+ * The switch is thrown at undici's first request, not at start: with any V8 flag changed, V8 refuses the
+ * code Node ships for its own modules, and node:http, net, stream and the rest were compiled afresh (3.8 ms
+ * of a cold `petinv list`). By the first request they are loaded; the WebAssembly is compiled after it.
  */
 function liftoffOnlyFromFirstRequest(): { asAtStart<T>(run: () => T): T } {
   let thrown = false;
@@ -135,9 +127,8 @@ function liftoffOnlyFromFirstRequest(): { asAtStart<T>(run: () => T): T } {
   };
   const onFirstRequest = () => {
     unsubscribe(REQUEST_CREATED, onFirstRequest);
-    // undici 8 reads performance.now() when a connection goes idle, after the switch, and Node's perf_hooks
-    // (nine modules) then compiled afresh: 8 M instructions, about 3 ms of a cold `petinv list` (callgrind,
-    // Node 24). Loaded before the switch, it runs the code Node ships.
+    // undici 8 reads performance.now() when a connection goes idle, after the switch: loaded before it,
+    // Node's perf_hooks runs the code Node ships rather than compiling afresh (about 3 ms).
     performance.now();
     setFlags(LIFTOFF_ONLY);
     thrown = true;
@@ -157,10 +148,8 @@ function liftoffOnlyFromFirstRequest(): { asAtStart<T>(run: () => T): T } {
 }
 
 /**
- * The bundle's text. esbuild writes it in ASCII (strings escaped; license comments in cli.cjs.LEGAL.txt,
- * see tsup.config.ts), and ASCII read as Latin-1 is the same text, made without decoding: 0.3 ms where
- * UTF-8 takes 2 to 4, and 5 to 7 when a single character beyond ASCII makes V8 hold the whole 1.2 MB as a
- * two-byte string. Anything else is read as UTF-8, as Node would.
+ * The bundle's text. esbuild writes it in ASCII (tsup.config.ts), and ASCII read as Latin-1 is the same
+ * text without decoding: 0.3 ms where UTF-8 takes 2 to 7. Anything else is read as UTF-8, as Node would.
  */
 function readSource(path: string): string {
   const bytes = readFileSync(path);
@@ -169,8 +158,7 @@ function readSource(path: string): string {
 
 /**
  * Where the code for `command` (the first word after `petinv`) is kept. One file per command: V8 keeps the
- * functions one run compiled, so code kept by `petinv --help` or `petinv env set-url` had little of what
- * `petinv list` runs, and list then compiled the rest at every start (7 ms of a cold start, measured).
+ * functions one run compiled, and code kept by `petinv --help` left list compiling the rest (7 ms).
  */
 function codeFile(
   path: string,
@@ -179,9 +167,8 @@ function codeFile(
 ): { directory: string; file: string; largest: number } | undefined {
   try {
     const { size, mtimeMs, ctimeMs, ino } = statSync(path);
-    // The change time too: a modification time can be set back (tar, cp -p and rsync -a copy it, and every
-    // npm tarball says 1985-10-26), so a new bundle of the same size unpacked over the old one, in the same
-    // inode, would otherwise run the old one's code; the kernel sets the change time at every write.
+    // The change time too: a modification time can be set back (tar, cp -p; every npm tarball says
+    // 1985-10-26), and a new bundle of the same size in the same inode would run the old one's code.
     const build = `${size}-${Math.round(mtimeMs * 1000)}-${Math.round(ctimeMs * 1000)}-${ino}`;
     return {
       directory: cacheDirectory(env),

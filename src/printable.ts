@@ -11,12 +11,8 @@ const ESCAPE_SEQUENCE =
   /\u001b\[[0-?]*[ -/]*[@-~]?|\u009b[0-?]*[ -/]*[@-~]?|(?:\u001b[\]PX^_]|[\u0090\u009d-\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|\u001b[ -/]*[0-~]?/g;
 const LINE_BREAKS = /[\r\n\t\v\f\u0085\u2028\u2029]+/g;
 /**
- * Characters that show nothing or turn the direction of what follows (a soft hyphen, the Arabic letter
- * mark, zero-width spaces and joiners, the directional marks, embeddings, overrides and isolates, word
- * joiners and invisible operators, the byte order mark; and the other characters Unicode marks as
- * ignorable that show nothing: the combining grapheme joiner, the Hangul fillers, the Khmer inherent
- * vowels, the Mongolian selectors and vowel separator, the interlinear annotation marks and the tag
- * characters U+E0000-U+E007F): removed, so that what a terminal shows is what
+ * Characters that show nothing or turn the direction of what follows (zero-width and directional marks,
+ * the others Unicode calls ignorable, the tag characters): removed, so that what a terminal shows is what
  * the text says, and a key cut up by them is found whole (issue 21).
  */
 export const INVISIBLE_CHARACTERS =

@@ -1,8 +1,6 @@
 /**
- * Short options written together, read as commander reads them: `-vo json` is -v -o json, and in
- * `-vojson` (or `-vo=json`) the o takes the rest of the word. What reads a command line before commander
- * does (the launcher's command word, whether a failure is JSON, the usage hint, completion) reads such a
- * word here, each with what it knows of which options take a value.
+ * Short options written together, read as commander reads them (`-vo json` is -v -o json, in `-vojson`
+ * the o takes the rest of the word), for what reads a command line before commander does.
  */
 export interface ShortGroup {
   /** The flags read before the first that takes a value (`-v` of `-vo`), in order. */
@@ -14,9 +12,8 @@ export interface ShortGroup {
 }
 
 /**
- * `word` as short options written together, or undefined when it is none (`--env`, `-`, `list`).
- * `takesValue` says whether a flag (`-o`) takes a value: true, false, or undefined for no such option,
- * which stops the reading there.
+ * `word` as short options, or undefined when it is none (`--env`, `-`, `list`). `takesValue` says whether
+ * a flag takes a value; undefined (no such option) stops the reading there.
  */
 export function readShortGroup(
   word: string,

@@ -1,8 +1,4 @@
-/**
- * "Did you mean …?" for a name a person typed: the nearest of `known` by edit distance (a swap of two
- * neighbouring letters counts as one edit, as commander counts for command names), or the one name it
- * begins, or undefined when nothing is close enough to be a likely typo.
- */
+/** "Did you mean …?": the nearest of `known` by edit distance, or the one name `typed` begins, if likely a typo. */
 export function nearestName(typed: string, known: readonly string[]): string | undefined {
   const lower = typed.toLowerCase();
   let best: string | undefined;
@@ -22,7 +18,6 @@ export function nearestName(typed: string, known: readonly string[]): string | u
 
 /** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
 function editDistance(a: string, b: string): number {
-  // Row i of the table holds the distances from a's first i characters to each prefix of b.
   const rows = Array.from({ length: a.length + 1 }, (_, i) =>
     Array.from({ length: b.length + 1 }, (_, j) => i + j),
   );

@@ -1,50 +1,34 @@
 import type { InventoryClient } from '../client/client';
 import type { CommandContext, StopSignal } from '../output/context';
-import type { Exporter } from '../output/exporter';
 import { createProgress } from '../output/progress';
-import type { BulkEntries, BulkEntry, BulkInput } from './input';
-import { type BulkRow, resultJson, resultRow } from './results';
+import type { BulkEntry, BulkInput, EntryStore } from './entries';
+import type { PipelineOptions } from './options';
+import { resultJson, resultRow } from './results';
 import { type BulkOutcome, type BulkResult, runBulk } from './run';
 
-export interface ApplyOptions {
-  /** Updates in flight at once. */
-  concurrency: number;
-  /** A JSON line per result on stdout as each completes. */
-  ndjson: boolean;
-  /** -o table|tsv|csv: a row per result as it completes (the table waits for the end). */
-  rows?: Exporter<BulkRow>;
+export type ApplyOptions = Pick<PipelineOptions, 'concurrency' | 'ndjson' | 'rows'> & {
   /** Asked just before each update is sent: false holds it back (a conflict found at that moment). */
-  check?: (entry: BulkEntry) => Promise<boolean>;
+  check: (entry: BulkEntry) => Promise<boolean>;
   /** Told each result as it completes, before it is printed (the history keeps what was written). */
-  onResult?: (result: BulkResult) => void;
+  onResult: (result: BulkResult) => void;
   /**
-   * At a second Ctrl-C, or at SIGTERM or SIGHUP, petinv quits at once (context.quit), the updates in flight unanswered:
-   * this is awaited first, to record and say what was written so far. `unanswered` are the updates handed
-   * over and never answered, in input order: each may have been applied.
+   * At a quit (see applyBulk) this is awaited first, to record and say what was written so far.
+   * `unanswered` are the updates handed over and never answered, in input order: each may have been applied.
    */
-  onQuit?: (signal: StopSignal, unanswered: readonly BulkEntry[]) => Promise<void>;
-}
-
-/** The signals that end a bulk run at once: a second Ctrl-C, a stop, the terminal closed. */
-const QUIT_SIGNALS: readonly StopSignal[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-
-export interface AppliedBulk {
-  outcome: BulkOutcome;
-  seconds: number;
-}
+  onQuit: (signal: StopSignal, unanswered: readonly BulkEntry[]) => Promise<void>;
+};
 
 /**
- * Sends every update of the plan, `concurrency` at a time, reporting each result as it completes (an
- * --ndjson line, or a failure on stderr) under a progress bar on a terminal. The first Ctrl-C stops
- * sending and lets the updates in flight finish; a second one, SIGTERM or SIGHUP (the terminal closed) ends
- * petinv at once, as the signal does, once onQuit has recorded what was written.
+ * Sends the plan's updates, reporting each result as it completes, under a progress bar on a terminal.
+ * The first Ctrl-C stops sending and lets those in flight finish; a second one, SIGTERM or SIGHUP ends
+ * petinv at once, once onQuit has recorded what was written.
  */
 export async function applyBulk(
-  input: { entries: BulkEntries; unit: BulkInput['unit'] },
+  input: { entries: EntryStore; unit: BulkInput['unit'] },
   client: InventoryClient,
   options: ApplyOptions,
   context: CommandContext,
-): Promise<AppliedBulk> {
+): Promise<{ outcome: BulkOutcome; seconds: number }> {
   const { ndjson, rows, concurrency } = options;
   // Results streamed to stdout (and rows on a terminal) leave no room for a bar.
   const streamed = context.json || ndjson || rows !== undefined;
@@ -57,7 +41,8 @@ export async function applyBulk(
   /** Every listener of the run's signals: one per signal for the whole run (see onSigint). */
   const stopListening = () => {
     context.signals.off('SIGINT', onSigint);
-    for (const name of QUIT_SIGNALS) if (name !== 'SIGINT') context.signals.off(name, onQuit);
+    context.signals.off('SIGTERM', onQuit);
+    context.signals.off('SIGHUP', onQuit);
   };
   const onQuit = (signal: NodeJS.Signals) => {
     stopListening();
@@ -67,7 +52,7 @@ export async function applyBulk(
     progress.finish();
     const quit = () => context.quit?.(signal as StopSignal);
     const unanswered = [...inFlight].sort((a, b) => a.line - b.line);
-    (options.onQuit?.(signal as StopSignal, unanswered) ?? Promise.resolve()).then(quit, quit);
+    options.onQuit(signal as StopSignal, unanswered).then(quit, quit);
   };
   // One SIGINT listener for both presses, never swapped: while a signal has no listener, Node gives it back
   // its default action, so a second Ctrl-C arriving between a `once` listener's removal and the next one's
@@ -88,7 +73,7 @@ export async function applyBulk(
     const outcome = await runBulk(input.entries, {
       concurrency,
       update: async (entry: BulkEntry) => {
-        if (options.check && !(await options.check(entry))) return undefined;
+        if (!(await options.check(entry))) return undefined;
         inFlight.add(entry);
         try {
           return await client.updateInventory(entry.petId, entry.quantity);
@@ -99,7 +84,7 @@ export async function applyBulk(
       onResult: (result) => {
         // Quitting, the bar is cleared for the last words: answers still coming in do not draw it again.
         if (!quitting) progress.advance(result.ok);
-        options.onResult?.(result);
+        options.onResult(result);
         if (ndjson) context.stdout.write(`${resultJson(result)}\n`);
         else {
           const text = rows?.rows([resultRow(result)]) ?? '';

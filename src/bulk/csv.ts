@@ -5,9 +5,8 @@ import { printable } from '../printable';
 import type { Delimiter } from './sheet';
 
 /**
- * The engine of csv-parse's stream reader (what its Transform calls with each chunk; on the instance as
- * `api`, untyped), driven here chunk by chunk so that push() and end() stay synchronous. Its live
- * `info.lines` is read as each record arrives: the `info` option, a copy per record, doubled the time.
+ * The engine of csv-parse's stream reader (`api` on the instance, untyped), driven chunk by chunk so that
+ * push() and end() stay synchronous. Its live `info.lines` is read: the `info` option doubled the time.
  */
 export interface CsvEngine {
   parse(
@@ -35,9 +34,8 @@ export function csvEngine(delimiter: Exclude<Delimiter, 'space'>): CsvEngine {
 }
 
 /**
- * What csv-parse stopped at, for the row after the last it read (`next`; lines counted from the sheet's
- * first, its header on `headerLine`): a quote never closed is that row's problem; anything else ends the
- * run before anything is sent.
+ * What csv-parse stopped at, for the row after the last it read: a quote never closed is that row's
+ * problem; anything else ends the run before anything is sent.
  */
 export function csvFailure(error: Error, next: { line: number; row: number }, headerLine: number): string {
   const code = error instanceof CsvError ? error.code : undefined;

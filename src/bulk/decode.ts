@@ -15,10 +15,7 @@ const SAVE_AS = 'save it as CSV (comma, semicolon or tab separated) or as an Exc
 /** How many first bytes tell a workbook, a zip or another binary file from text. */
 export const SNIFF_BYTES = 4096;
 
-/**
- * What the first bytes say the input is: 'workbook' for a zip that may be an .xlsx (its parts are looked
- * at once it is whole), 'text', or a usage error naming a binary file petinv does not read.
- */
+/** What the first bytes say: a zip (an .xlsx, perhaps: checked once whole), text, or a binary file, refused. */
 export function sniff(head: Buffer): 'zip' | 'text' {
   if (head.subarray(0, 4).equals(ZIP)) return 'zip';
   if (head.subarray(0, 8).equals(OLE2))

@@ -20,7 +20,7 @@ export interface BulkProblem {
 }
 
 export interface BulkInput {
-  entries: BulkEntries;
+  entries: EntryStore;
   problems: BulkProblem[];
   /** What the reader noticed and a person should hear once (the columns of a sheet nobody reads). */
   notices: string[];
@@ -32,27 +32,23 @@ export interface BulkInput {
 export const problemPlace = (unit: string, problem: BulkProblem) =>
   `${unit} ${problem.line}${problem.pet === undefined ? '' : ` (pet ${problem.pet})`}`;
 
-/** The entries of a run, in input order, held compactly (20 bytes each) for inputs of millions of lines. */
-export interface BulkEntries extends Iterable<BulkEntry> {
-  readonly length: number;
-  /** A count sheet's rows left without a count: nothing is sent for them. */
-  readonly notCounted?: number;
-  at(index: number): BulkEntry | undefined;
-}
-
 const STATUS_CODES = new Map<string, number>(PET_STATUSES.map((status, index) => [status, index + 1]));
 /** A status that is none of the contract's: it differs from whatever the service holds. */
 const OTHER_STATUS = 255;
 const NO_FROM = Number.NaN;
 
-/** Entries in growing typed arrays rather than an object each: a million cost 30 MB, not 150. */
-export class EntryStore implements BulkEntries {
+/**
+ * The entries of a run, in input order, in growing typed arrays rather than an object each (20 bytes an
+ * entry): a million cost 30 MB, not 150.
+ */
+export class EntryStore {
   private petIds = new BigInt64Array(1024);
   private quantities = new Float64Array(1024);
   private froms = new Float64Array(1024);
   private statuses = new Uint8Array(1024);
   private lines = new Uint32Array(1024);
   length = 0;
+  /** A count sheet's rows left without a count: nothing is sent for them. */
   notCounted = 0;
 
   push(line: number, petId: bigint, quantity: number, from?: number, status?: string) {
@@ -106,7 +102,6 @@ export class EntryStore implements BulkEntries {
       if (sorted[index] === sorted[index - 1]) repeated.add(sorted[index] as bigint);
     }
     if (repeated.size === 0) return;
-    // The last line naming a pet wins.
     const winners = new Map<bigint, number>();
     for (let index = this.length - 1; index >= 0; index--) {
       const petId = this.petIds[index] as bigint;

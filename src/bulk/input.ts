@@ -21,7 +21,7 @@ import {
   type SheetHeader,
 } from './sheet';
 
-export type { BulkEntries, BulkEntry, BulkInput, BulkProblem } from './entries';
+export type { BulkEntry, BulkInput, BulkProblem } from './entries';
 
 /** A line longer than this is a bad line: no update needs more than a few dozen bytes. */
 export const MAX_LINE_BYTES = 64 * 1024;
@@ -37,13 +37,12 @@ export const MAX_WORKBOOK_BYTES = 64 * 1024 * 1024;
 /** A line end: LF, CRLF, or a CR alone (Excel for Mac's "CSV (Macintosh)"). */
 const LINE_END = /\r\n?|\n/g;
 const NUMBER_CELL = /^\s*[+-]?\d/;
+const TOO_LONG = { problem: `longer than ${MAX_LINE_BYTES / 1024} KiB; one update needs a few dozen bytes` };
 
 /**
- * Reads bulk input as it arrives: a sheet (its header first), headerless lines, NDJSON, or a JSON array
- * (read whole, up to MAX_JSON_INPUT_BYTES); each line or record is handled as it completes, so memory
- * holds the entries and never the input. A CSV sheet is read by csv-parse's reader (quotes, line breaks
- * in cells, record numbers); lines without a header are split here, as a CSV reader would read them
- * ten times slower. Feed it with push(), then call end(); a zip is kept whole in `zip` (see xlsx.ts).
+ * Reads bulk input as it arrives (a sheet, headerless lines, NDJSON, or a JSON array read whole), so that
+ * memory holds the entries, never the input. A CSV sheet goes to csv-parse; lines without a header are
+ * split here, which a CSV reader does ten times slower. A zip is kept whole in `zip` (see xlsx.ts).
  */
 export class BulkInputReader {
   private readonly rows = new InputCollector();
@@ -159,12 +158,7 @@ export class BulkInputReader {
     const line = ++this.lineNumber;
     if (line > this.maxLines) throw this.tooManyLines();
     const where = this.shape === 'sheet' ? line - this.headerLine + 1 : line;
-    if (text.length > MAX_LINE_BYTES) {
-      this.rows.add(where, {
-        problem: `longer than ${MAX_LINE_BYTES / 1024} KiB; one update needs a few dozen bytes`,
-      });
-      return;
-    }
+    if (text.length > MAX_LINE_BYTES) return void this.rows.add(where, TOO_LONG);
     const trimmed = text.trim();
     // A sheet split on spaces (`petId quantity` as its header): its rows are read here too.
     if (this.shape === 'sheet')
@@ -241,8 +235,7 @@ export class BulkInputReader {
   }
 
   private sheetRow(cells: string[], row: number): ReadRow {
-    if (cells.some((cell) => cell.length > MAX_LINE_BYTES))
-      return { problem: `longer than ${MAX_LINE_BYTES / 1024} KiB; one update needs a few dozen bytes` };
+    if (cells.some((cell) => cell.length > MAX_LINE_BYTES)) return TOO_LONG;
     // relax_quotes keeps a cell's opening quote when a quote closes it with text after it: over several
     // lines, the rows it ran over would be read as a note, unsaid.
     if (cells.some((cell) => cell.startsWith('"') && /[\r\n]/.test(cell)))
@@ -254,8 +247,7 @@ export class BulkInputReader {
 
   /**
    * A row below the first that names a pet and a counted column is a header out of place (a title row
-   * above it, two sheets one after the other): the rows below it would be read by the wrong columns.
-   * Refused before anything is sent; the same header again is a bad row.
+   * above it, two sheets in one): refused, as the rows below would be read by the wrong columns.
    */
   private lateHeader(cells: readonly string[], position: number): ReadRow | undefined {
     if (cells.some((cell) => NUMBER_CELL.test(cell))) return undefined;
@@ -279,11 +271,4 @@ export async function readBulkInput(source: AsyncIterable<Buffer | string>): Pro
   const workbook = checkWorkbook(Buffer.concat(reader.zip));
   const { readWorkbook } = await import('./xlsx');
   return readWorkbook(workbook);
-}
-
-/** The same for input already in memory. */
-export function parseBulkInput(text: string): BulkInput {
-  const reader = new BulkInputReader();
-  reader.push(Buffer.from(text));
-  return reader.end();
 }

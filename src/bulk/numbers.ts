@@ -2,9 +2,8 @@ import { INT64_MAX, parsePetId, parseQuantity, QUANTITY_MAX } from '../contract/
 import { printable } from '../printable';
 
 /**
- * A petId or a quantity read from text (a command's argument, a cell, a line), and when it is not one,
- * why, in a store's words: what a spreadsheet does to numbers (formulas, thousands separators, decimals,
- * exponents) named as such. One rule for `petinv set 42 7` and a sheet's row alike.
+ * A petId or a quantity read from text (an argument, a cell, a line), or why it is not one, naming what a
+ * spreadsheet does to numbers (formulas, thousands separators, decimals, exponents).
  */
 
 /** An echoed piece of input, short and printable, quoted. */
@@ -30,12 +29,29 @@ function notWholeNumber(text: string, limit: number | bigint, what: string): str
 export const roundedPetId = (text: string) =>
   `petId ${printable(text, 40)}: the spreadsheet rounded it: format the column as text`;
 
+/**
+ * Spreadsheets keep 15 significant digits of a number (Excel as it is typed, LibreOffice as it saves), so
+ * a longer petId stored as a number may be another pet's, even below 2^53: refused, as a guess would be.
+ */
+const SPREADSHEET_DIGITS = 15;
+
+/** Why a petId a spreadsheet stored as the number `text` cannot be trusted; undefined when it can. */
+export function spreadsheetNumberProblem(text: string): string | undefined {
+  const value = Math.abs(Number(text.replace(',', '.')));
+  if (value > Number.MAX_SAFE_INTEGER) return roundedPetId(text);
+  if (value >= 10 ** SPREADSHEET_DIGITS)
+    return `petId ${printable(text, 40)}: the spreadsheet may have rounded it (it keeps ${SPREADSHEET_DIGITS} digits of a number): format the column as text`;
+  return undefined;
+}
+
 /** A petId from its text, or the words saying why it is not one. */
 export function readPetId(text: string): bigint | string {
   const petId = parsePetId(text);
   if (petId !== undefined) return petId;
-  // `9.00719925474099E+015`: what a spreadsheet makes of a long number in a cell not formatted as text.
-  if (/^\d+([.,]\d*)?e\+?\d+$/i.test(text)) return roundedPetId(text);
+  // `9.00719925474099E+015`: what a spreadsheet shows (and saves as CSV) of a long number in a cell not
+  // formatted as text; `1e0` is merely an exponent.
+  if (/^\d+([.,]\d*)?e\+?\d+$/i.test(text) && Number(text.replace(',', '.')) >= 10 ** SPREADSHEET_DIGITS)
+    return roundedPetId(text);
   return `petId ${quoted(text)} ${notWholeNumber(text, INT64_MAX, 'a petId')}`;
 }
 

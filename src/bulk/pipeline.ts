@@ -4,18 +4,16 @@ import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import type { History, HistoryChange } from '../history/store';
-import type { OutputChoice } from '../output/choose';
 import type { CommandContext } from '../output/context';
-import type { Exporter } from '../output/exporter';
 import { type PlannedChange, writePlan } from '../output/plan';
 import { plural } from '../output/plural';
 import { applyBulk } from './apply';
 import { FreshInventory } from './fresh';
 import type { BulkEntry, BulkInput } from './input';
+import type { PipelineOptions } from './options';
 import { decideRow, planSheet, readSheet, type SheetPlan, type SheetSource, writeNotice } from './plan';
-import { type NotApplied, reportBulk } from './report';
+import { type FinishedRun, reportBulk } from './report';
 import {
-  type BulkRow,
   type Conflict,
   conflictError,
   conflictMessage,
@@ -23,40 +21,6 @@ import {
   conflictRow,
   skippedResult,
 } from './results';
-
-/**
- * A bulk run, one pipeline: read the sheet, plan it against one read of the current inventory, confirm,
- * apply, record, report. Its options are its own: the command (set, undo) turns its flags into them.
- */
-
-export interface PipelineOptions {
-  /** Show the plan against current stock; write nothing. */
-  dryRun: boolean;
-  /** Send every row, even one whose pet already holds its quantity. */
-  all: boolean;
-  /** Write a row even when its `from` no longer matches the pet's quantity. */
-  force: boolean;
-  /** Updates in flight at once. */
-  concurrency: number;
-  /** Results as JSON lines on stdout as they complete. */
-  ndjson: boolean;
-  /** How a dry run prints its plan. */
-  output: OutputChoice;
-  /** -o table|tsv|csv on a real run: a row per result. */
-  rows?: Exporter<BulkRow>;
-  /** Asks before writing (on production, at a terminal); throws to stop the run. */
-  confirm: (question: string) => Promise<void>;
-  /** The question, given how many updates would be sent. */
-  question: (updates: number) => string;
-  /** What the history calls the run (`set --file counts.csv`, `undo ID`). */
-  command: string;
-  /** What a stopped run tells a person to do to apply the rest. */
-  again: string;
-  /** What settles the updates whose outcome is unknown (`apply the same input again`): sends them once more. */
-  resend: string;
-  /** Where the run is recorded, opened once the service was read (it may say which store it is); none, and nothing is. */
-  history?: () => History;
-}
 
 export interface PipelineTarget {
   client: InventoryClient;
@@ -77,7 +41,7 @@ export async function runSheet(
   await runPipeline(input, target, { ...options, history: target.history }, context);
 }
 
-/** Plans `input` against the current inventory and applies it, as a dry run or for real. */
+/** Plans `input` against one read of the current inventory, confirms, applies, records and reports: or rehearses. */
 export async function runPipeline(
   input: BulkInput,
   target: PipelineTarget,
@@ -89,12 +53,7 @@ export async function runPipeline(
   // checked again against a read at most CHECK_WINDOW_MS old as it is sent (fresh.ts).
   const sentAt = performance.now();
   const first = target.first ?? { items: await client.listInventory(), sentAt };
-  // Updates sent and not yet answered: a read of the list waits until there are none (fresh.ts).
-  let sending = 0;
-  let whenIdle: (() => void) | undefined;
-  const idle = () =>
-    sending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (whenIdle = resolve));
-  const inventory = new FreshInventory(client, first, idle);
+  const inventory = new FreshInventory(client, first);
   const plan = planSheet(input.entries, inventory.first, options);
   if (plan.statusDiffers > 0)
     writeNotice(
@@ -113,7 +72,7 @@ export async function runPipeline(
   // Updates whose outcome is unknown, or answered with another quantity: in the history too, with what
   // they may have left (an undo of one not applied finds it already right), but not counted as changed.
   const maybeChanges: HistoryChange[] = [];
-  const failedRows = { refused: [] as NotApplied[], maybeApplied: [] as NotApplied[] };
+  const failedRows: FinishedRun['failedRows'] = { refused: [], maybeApplied: [] };
   // What each pet held when its update was sent (the history's before), kept until its answer.
   const befores = new Map<bigint, number | null>();
   const check = async (entry: BulkEntry) => {
@@ -126,7 +85,6 @@ export async function runPipeline(
     }
     if (decision === 'alreadyRight' || typeof decision === 'object') return false;
     befores.set(entry.petId, item?.quantity ?? null);
-    sending++;
     return true;
   };
   const beforeOf = (petId: bigint) => befores.get(petId) ?? null;
@@ -148,14 +106,11 @@ export async function runPipeline(
     { entries: plan.send, unit: input.unit },
     client,
     {
-      concurrency: options.concurrency,
-      ndjson: options.ndjson,
-      rows: options.rows,
+      ...options,
       check,
       onResult: (result) => {
         const before = beforeOf(result.petId);
         befores.delete(result.petId);
-        if (--sending === 0) whenIdle?.();
         if (!result.ok) {
           const row = { input: result.line, petId: result.petId };
           // Answered with another quantity, the pet was changed: never "not applied" (counted as mismatched).
@@ -200,18 +155,9 @@ export async function runPipeline(
   // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
   await record(outcome.stop !== undefined);
   reportBulk(
-    outcome,
-    input,
-    plan,
-    changes.length,
-    options.ndjson,
+    { outcome, input, plan, changed: changes.length, failedRows, envName, seconds },
+    options,
     context,
-    envName,
-    seconds,
-    failedRows,
-    options.again,
-    options.resend,
-    options.rows,
   );
 }
 
@@ -230,9 +176,7 @@ function writeConflicts(
     return;
   }
   // -o table|tsv|csv: a row each, as the results that follow; and a line each for a person on stderr.
-  const text = options.rows?.rows(
-    conflicts.map((conflict) => conflictRow(conflict, conflictMessage(conflict, envName))),
-  );
+  const text = options.rows?.rows(conflicts.map((conflict) => conflictRow(conflict, envName)));
   if (text) context.stdout.write(text);
   for (const conflict of conflicts)
     context.stderr.write(`petinv: ${unit} ${conflict.line}: ${conflictMessage(conflict, envName)}\n`);
@@ -266,15 +210,27 @@ function rehearse(
   if (!context.json)
     for (const conflict of plan.conflicts)
       context.stderr.write(`petinv: ${input.unit} ${conflict.line}: ${conflictMessage(conflict, envName)}\n`);
-  const conflicts =
-    context.json && plan.conflicts.length > 0
-      ? { conflicts: plan.conflicts.map((conflict) => conflictResult(conflict, envName)) }
-      : {};
   // The real run would end in exit 9, its skipped input reported and each unknown pet's update failing
   // with 404, or in exit 11 for its conflicts: so must its rehearsal, or `--dry-run && set` goes ahead.
   const skipped = input.problems.length;
-  const { unknown } = plan;
-  const failing = skipped > 0 || unknown > 0 || refused > 0 || plan.conflicts.length > 0;
+  const { unknown, conflicts } = plan;
+  const problems = [
+    refused > 0 && `${plural(refused, 'update')} would be refused (a negative quantity)`,
+    unknown > 0 && `${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`,
+    skipped > 0 && `${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped`,
+  ].filter(Boolean);
+  // --json's message is the rehearsal's words too, not the real run's.
+  const failure =
+    problems.length > 0
+      ? new PetinvError('partial', `dry run: ${problems.join(' and ')}; nothing was written to ${envName}`, {
+          code: 'partial_failure',
+        })
+      : conflicts.length > 0
+        ? new PetinvError(
+            'conflict',
+            `dry run: ${conflictError(conflicts, envName).message}; nothing was written`,
+          )
+        : undefined;
   // --json: the skipped lines head the one array, as in a real run (--ndjson printed them already). A
   // failing rehearsal's summary goes on its one error line.
   const summary = writePlan(
@@ -284,32 +240,15 @@ function rehearse(
     context,
     envName,
     input.problems.map(skippedResult),
-    { alreadyRight: plan.alreadyRight, conflicts: plan.conflicts.length },
-    { summary: !(failing && context.json) },
+    { alreadyRight: plan.alreadyRight, conflicts: conflicts.length },
+    { summary: !(failure && context.json) },
   );
-  if (skipped > 0 || unknown > 0 || refused > 0) {
-    const problems = [
-      ...(refused > 0 ? [`${plural(refused, 'update')} would be refused (a negative quantity)`] : []),
-      ...(unknown > 0
-        ? [`${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`]
-        : []),
-      ...(skipped > 0 ? [`${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped`] : []),
-    ];
-    throw new PetinvError(
-      'partial',
-      `dry run: ${problems.join(' and ')}; nothing was written to ${envName}`,
-      { code: 'partial_failure' },
-      { dryRun: summary, ...conflicts },
-    );
-  }
-  if (plan.conflicts.length > 0) {
-    const error = conflictError(plan.conflicts, envName);
-    // --json's message is the same words: the rehearsal's, not the real run's.
-    throw new PetinvError(
-      'conflict',
-      `dry run: ${error.message}; nothing was written`,
-      { code: error.body.code },
-      { dryRun: summary, ...conflicts },
-    );
-  }
+  if (failure)
+    throw failure.withJson({
+      dryRun: summary,
+      ...(context.json &&
+        conflicts.length > 0 && {
+          conflicts: conflicts.map((conflict) => conflictResult(conflict, envName)),
+        }),
+    });
 }

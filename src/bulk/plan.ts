@@ -6,7 +6,8 @@ import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import { EntryStore, problemPlace } from './entries';
 import { type BulkEntry, type BulkInput, readBulkInput } from './input';
-import { type Conflict, type PlannedRun, skippedJson, skippedResult } from './results';
+import type { PipelineOptions } from './options';
+import { type Conflict, skippedJson, skippedResult } from './results';
 
 /** Where a sheet comes from, and how its bad rows are met. */
 export interface SheetSource {
@@ -18,26 +19,15 @@ export interface SheetSource {
   ndjson: boolean;
 }
 
-/** The bulk input as a stream: stdin, or the file, read as it arrives (see readBulkInput). */
-function openBulkSource(
-  file: string | undefined,
-  context: CommandContext,
-): Promise<AsyncIterable<Buffer | string>> {
-  if (file === undefined || file === '-') {
-    // Typed at a terminal, the input would otherwise look like a command that hangs.
-    if (context.stdin.isTTY)
-      context.stderr.write(
-        'petinv: reading updates from stdin, one "petId quantity" a line; end with Ctrl-D on a line of its own (Ctrl-C cancels)\n',
-      );
-    return Promise.resolve(context.stdin);
-  }
-  return new Promise((resolve, reject) => {
-    const stream = createReadStream(file);
-    stream.once('open', () => resolve(stream));
-    stream.once('error', (error: NodeJS.ErrnoException) =>
-      reject(usageError(`cannot read --file ${file}: ${error.code ?? error.message}`)),
+/** The bulk input as a stream: stdin, or the file (whose failure to open is met as it is read). */
+function openBulkSource(file: string | undefined, context: CommandContext): AsyncIterable<Buffer | string> {
+  if (file !== undefined && file !== '-') return createReadStream(file);
+  // Typed at a terminal, the input would otherwise look like a command that hangs.
+  if (context.stdin.isTTY)
+    context.stderr.write(
+      'petinv: reading updates from stdin, one "petId quantity" a line; end with Ctrl-D on a line of its own (Ctrl-C cancels)\n',
     );
-  });
+  return context.stdin;
 }
 
 /**
@@ -60,12 +50,12 @@ export function writeNotice(message: string, context: CommandContext) {
  */
 function reportProblems(input: BulkInput, source: SheetSource, context: CommandContext) {
   const inResults = !source.strict && (context.json || source.ndjson);
-  const refused = source.strict && input.problems.length > 0;
+  const refused =
+    source.strict && input.problems.length > 0
+      ? usageError(`--strict: ${plural(input.problems.length, `bad ${input.unit}`)}; nothing was sent`)
+      : undefined;
   // --strict --json: the bad lines stand beside the one error line, as `skipped`.
-  if (refused && context.json)
-    throw usageError(
-      `--strict: ${plural(input.problems.length, `bad ${input.unit}`)}; nothing was sent`,
-    ).withJson({ skipped: input.problems.map(skippedResult) });
+  if (refused && context.json) throw refused.withJson({ skipped: input.problems.map(skippedResult) });
   for (const problem of input.problems) {
     // --json prints them at the head of its one array at the end.
     if (inResults) {
@@ -76,17 +66,12 @@ function reportProblems(input: BulkInput, source: SheetSource, context: CommandC
         `petinv: ${problemPlace(input.unit, problem)}: ${problem.message}${source.strict ? '' : ' (skipped)'}\n`,
       );
   }
-  if (refused) {
-    throw usageError(`--strict: ${plural(input.problems.length, `bad ${input.unit}`)}; nothing was sent`);
-  }
+  if (refused) throw refused;
 }
 
-/**
- * The sheet read and checked: its notices said, its bad rows reported (with --strict, the run ends
- * here). Nothing has been sent yet, nor the service asked.
- */
+/** The sheet read and checked, its notices said and bad rows reported: before the service is asked. */
 export async function readSheet(source: SheetSource, context: CommandContext): Promise<BulkInput> {
-  const input = await readBulkInput(await openBulkSource(source.file, context)).catch((error: unknown) => {
+  const input = await readBulkInput(openBulkSource(source.file, context)).catch((error: unknown) => {
     if (error instanceof PetinvError) throw error;
     const { code, message } = error as NodeJS.ErrnoException;
     throw usageError(
@@ -99,9 +84,11 @@ export async function readSheet(source: SheetSource, context: CommandContext): P
 }
 
 /** What a run will do, decided against one read of the current inventory. */
-export interface SheetPlan extends PlannedRun {
-  /** The updates to send, each with its row's own `from`: checked again as it is sent (unless forced). */
+export interface SheetPlan {
+  /** The updates to send, in input order, each with its row's own `from`: checked again as it is sent (unless forced). */
   send: EntryStore;
+  /** Rows whose pet already holds the quantity wanted: not sent (with --all, sent all the same). */
+  alreadyRight: number;
   /** The current item of each update to send; undefined for a pet that is not in the inventory. */
   before: (InventoryItem | undefined)[];
   conflicts: Conflict[];
@@ -111,12 +98,7 @@ export interface SheetPlan extends PlannedRun {
   statusDiffers: number;
 }
 
-export interface PlanOptions {
-  /** Send every row, even one whose pet already holds its quantity. */
-  all: boolean;
-  /** Write a row even when its `from` no longer matches. */
-  force: boolean;
-}
+type PlanOptions = Pick<PipelineOptions, 'all' | 'force'>;
 
 /**
  * What to do with one row given the pet's item now: a row whose pet already holds its wanted quantity is
@@ -135,10 +117,7 @@ export function decideRow(
   return { line, petId, from, current: item.quantity, wanted };
 }
 
-/**
- * Plans the rows against the current inventory: only the rows that change something are sent (all of
- * them with `all`), and a row whose `from` no longer matches is a conflict, not sent (sent with `force`).
- */
+/** Plans the rows against the current inventory, each as decideRow says. */
 export function planSheet(
   entries: Iterable<BulkEntry>,
   current: ReadonlyMap<bigint, InventoryItem>,

@@ -1,31 +1,23 @@
 import { stringifyJson } from '../contract/json';
 import { PetinvError } from '../errors';
 import type { CommandContext } from '../output/context';
-import type { Exporter } from '../output/exporter';
-import { paint } from '../output/inventory';
 import { plural } from '../output/plural';
+import { paint } from '../output/terminal';
 import type { BulkEntry, BulkInput } from './input';
+import type { PipelineOptions } from './options';
+import type { SheetPlan } from './plan';
 import {
-  type BulkRow,
-  type Conflict,
   conflictError,
   conflictResult,
   notSentJson,
   notSentRow,
-  type PlannedRun,
+  petList,
   resultJson,
   skippedJson,
 } from './results';
 import { type BulkOutcome, type BulkStop, FAILING_STREAK, UNREACHABLE_STREAK } from './run';
 
 /** The end of a bulk run: its summary, the rows it left unsettled, and the failure that gives its exit status. */
-
-/** The entries never sent: the last `notSent` of those sent, since entries are sent in input order. */
-function* notSentEntries(input: Pick<BulkInput, 'entries'>, outcome: BulkOutcome): Generator<BulkEntry> {
-  const { length } = input.entries;
-  for (let index = length - outcome.notSent; index < length; index++)
-    yield input.entries.at(index) as BulkEntry;
-}
 
 const STOP_REASONS = {
   'output closed': 'the output was closed',
@@ -52,30 +44,26 @@ export interface NotApplied {
   petId: bigint;
 }
 
-/** The failed rows of a run, in any order, as the report tells them apart. */
-export interface FailedRows {
-  /** Refused, or answered with another quantity: not applied as asked. */
-  refused: readonly NotApplied[];
-  /** Sent whole with no answer, or answered with a success that cannot be believed: maybe applied. */
-  maybeApplied: readonly NotApplied[];
+/** A run as its end is told. */
+export interface FinishedRun {
+  outcome: BulkOutcome;
+  input: BulkInput;
+  plan: SheetPlan;
+  /** Updates that changed a quantity (the others were already right, sent with --all). */
+  changed: number;
+  /** Refused, or answered with another quantity (not applied as asked); and maybe applied. In any order. */
+  failedRows: { refused: NotApplied[]; maybeApplied: NotApplied[] };
+  envName: string;
+  seconds: number;
 }
 
-/** The rows of a stopped run left unsettled, each list in input order. */
-interface Unsettled {
-  /** Failed (refused, another quantity) or never sent. */
-  notApplied: readonly NotApplied[];
-  /** Of unknown outcome: neither counted as applied nor named as not applied. */
-  maybeApplied: readonly NotApplied[];
-}
+type ReportOptions = Pick<PipelineOptions, 'ndjson' | 'again' | 'resend' | 'rows'>;
+
+/** The rows left unsettled, each list in input order: failed or never sent, and of unknown outcome. */
+type Unsettled = Record<'notApplied' | 'maybeApplied', readonly NotApplied[]>;
 
 /** The summary as --json writes it, on its own line or beside a failing run's one error line. */
-function summaryJson(
-  outcome: BulkOutcome,
-  input: BulkInput,
-  plan: PlannedRun,
-  changed: number,
-  unsettled: Unsettled,
-) {
+function summaryJson({ outcome, input, plan, changed }: FinishedRun, unsettled: Unsettled) {
   const { updated, failed, mismatched, unknown, notSent, stop } = outcome;
   return {
     updated,
@@ -86,34 +74,25 @@ function summaryJson(
     unknown,
     conflicts: plan.conflicts.length,
     skipped: input.problems.length,
-    notCounted: input.entries.notCounted ?? 0,
+    notCounted: input.entries.notCounted,
     notSent,
     stopped: stop?.reason ?? null,
-    notApplied: unsettled.notApplied,
-    maybeApplied: unsettled.maybeApplied,
+    ...unsettled,
   };
 }
 
 function writeSummary(
-  outcome: BulkOutcome,
-  input: BulkInput,
-  plan: PlannedRun,
-  changed: number,
+  run: FinishedRun,
   unsettled: Unsettled,
-  again: string,
-  resend: string,
-  envName: string,
-  seconds: number,
+  options: ReportOptions,
   context: CommandContext,
 ) {
+  const { outcome, input, plan, envName } = run;
   const { updated, failed, mismatched, unknown, notSent, stop } = outcome;
   const skipped = input.problems.length;
-  const { alreadyRight } = plan;
   const conflicts = plan.conflicts.length;
   if (context.json) {
-    context.stderr.write(
-      `${stringifyJson({ summary: summaryJson(outcome, input, plan, changed, unsettled) })}\n`,
-    );
+    context.stderr.write(`${stringifyJson({ summary: summaryJson(run, unsettled) })}\n`);
     return;
   }
   const among = [
@@ -122,17 +101,17 @@ function writeSummary(
   ].filter(Boolean);
   const stopped = stop ? `stopped early, ${stopReason(stop)}: ` : '';
   const unsent = stop ? `, ${notSent} not sent` : '';
-  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${seconds.toFixed(1)}s; ${changed} changed, ${alreadyRight} already right, ${failed} failed${among.length > 0 ? ` (${among.join(', ')})` : ''}, ${plural(conflicts, 'conflict')}, ${plural(skipped, input.unit)} skipped${input.entries.notCounted ? `, ${input.entries.notCounted} not counted` : ''}${unsent}`;
+  const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${run.seconds.toFixed(1)}s; ${run.changed} changed, ${plan.alreadyRight} already right, ${failed} failed${among.length > 0 ? ` (${among.join(', ')})` : ''}, ${plural(conflicts, 'conflict')}, ${plural(skipped, input.unit)} skipped${input.entries.notCounted ? `, ${input.entries.notCounted} not counted` : ''}${unsent}`;
   const chalk = paint(context.color);
   context.stderr.write(
     `petinv: ${failed || skipped || stop || conflicts ? chalk.yellow(summary) : summary}\n`,
   );
   const { notApplied, maybeApplied } = unsettled;
   if (notApplied.length > 0)
-    context.stderr.write(`petinv: not applied: ${nameRows(notApplied, input.unit)}; ${again}\n`);
+    context.stderr.write(`petinv: not applied: ${nameRows(notApplied, input.unit)}; ${options.again}\n`);
   if (maybeApplied.length > 0)
     context.stderr.write(
-      `petinv: outcome unknown, maybe applied: ${nameRows(maybeApplied, input.unit)}; ${resend} to settle ${maybeApplied.length === 1 ? 'it' : 'them'} (the quantities are absolute, so that is safe)\n`,
+      `petinv: outcome unknown, maybe applied: ${nameRows(maybeApplied, input.unit)}; ${options.resend} to settle ${maybeApplied.length === 1 ? 'it' : 'them'} (the quantities are absolute, so that is safe)\n`,
     );
 }
 
@@ -145,41 +124,25 @@ function nameRows(rows: readonly NotApplied[], unit: BulkInput['unit']): string 
   return rows.length > NAMED_NOT_APPLIED ? `${named} and ${rows.length - NAMED_NOT_APPLIED} more` : named;
 }
 
-/**
- * The end of a bulk run: the results (--json's one array, and with --json or --ndjson the entries never
- * sent), the summary on stderr, and the failure that gives the exit status, if any.
- */
-export function reportBulk(
-  outcome: BulkOutcome,
-  input: BulkInput,
-  plan: PlannedRun,
-  /** Updates that changed a quantity (the others were already right, sent with --all). */
-  changed: number,
-  /** The results stream as NDJSON. */
-  ndjson: boolean,
-  context: CommandContext,
-  envName: string,
-  seconds: number,
-  /** The rows that failed, in any order (the rows never sent are known from the outcome). */
-  failedRows: FailedRows,
-  /** How the rows not applied of a stopped run can be applied: what to run again. */
-  again: string,
-  /** What settles the updates whose outcome is unknown: sends them once more. */
-  resend: string,
-  /** -o table|tsv|csv: the rows written so far as results came; the entries never sent and the end follow. */
-  rows?: Exporter<BulkRow>,
-) {
-  const { stop } = outcome;
-  const outputOpen = stop?.reason !== 'output closed';
-  const unsentEntries = Array.from(notSentEntries({ entries: plan.send }, outcome));
-  if (outputOpen && (context.json || ndjson)) {
+/** The end of a bulk run: the results still to write (the entries never sent), the summary, the failure. */
+export function reportBulk(run: FinishedRun, options: ReportOptions, context: CommandContext) {
+  const { outcome, input, plan, failedRows } = run;
+  const { rows } = options;
+  const outputOpen = outcome.stop?.reason !== 'output closed';
+  // Entries are sent in input order: those never sent are the last `notSent`.
+  const firstUnsent = plan.send.length - outcome.notSent;
+  const unsentEntries = Array.from(
+    { length: outcome.notSent },
+    (_, index) => plan.send.at(firstUnsent + index) as BulkEntry,
+  );
+  if (outputOpen && (context.json || options.ndjson)) {
     const unsent = unsentEntries.map(notSentJson);
     // The results were written as JSON text once each; the array is joined from that text.
     if (context.json)
       context.stdout.write(
         `[${[
           ...input.problems.map(skippedJson),
-          ...plan.conflicts.map((conflict) => stringifyJson(conflictResult(conflict, envName))),
+          ...plan.conflicts.map((conflict) => stringifyJson(conflictResult(conflict, run.envName))),
           ...(outcome.results ?? []).map(resultJson),
           ...unsent,
         ].join(',')}]\n`,
@@ -195,24 +158,16 @@ export function reportBulk(
     maybeApplied: [...failedRows.maybeApplied].sort(byInput),
   };
   // A closed output ends the run quietly; the CLI entry gives the exit status.
-  const failure = outputOpen ? failureOf(outcome, input, plan, envName, resend, again) : undefined;
+  const failure = outputOpen ? failureOf(run, options) : undefined;
   // With --json a failing run's stderr is its one error line, the summary beside the error.
-  if (context.json && failure)
-    throw failure.withJson({ summary: summaryJson(outcome, input, plan, changed, unsettled) });
-  writeSummary(outcome, input, plan, changed, unsettled, again, resend, envName, seconds, context);
+  if (context.json && failure) throw failure.withJson({ summary: summaryJson(run, unsettled) });
+  writeSummary(run, unsettled, options, context);
   if (failure) throw failure;
 }
 
 /** The failure that gives a finished run its exit status, if any. */
-function failureOf(
-  outcome: BulkOutcome,
-  input: BulkInput,
-  plan: PlannedRun,
-  envName: string,
-  resend: string,
-  /** How the rows a stopped run did not apply are applied: what to run again. */
-  again: string,
-): PetinvError | undefined {
+function failureOf(run: FinishedRun, options: ReportOptions): PetinvError | undefined {
+  const { outcome, input, plan, envName } = run;
   const { stop, failed } = outcome;
   if (stop?.reason === 'interrupted')
     return new PetinvError(
@@ -223,7 +178,7 @@ function failureOf(
   if (stop?.reason === 'output closed') return undefined;
   // A refused key is the run's failure as it is one pet's: every further request would meet it.
   if (stop?.reason === 'refused') return stop.error;
-  if (stop) return stoppedRunError(stop, outcome, envName, again);
+  if (stop) return stoppedRunError(stop, run, options.again);
   // A service that kept another quantity than it was sent is worse than a refusal: its own exit status.
   if (outcome.mismatched > 0)
     return new PetinvError(
@@ -237,30 +192,32 @@ function failureOf(
   if (outcome.unknown > 0)
     return new PetinvError(
       'server',
-      `outcome unknown: ${plural(outcome.unknown, 'update')} in ${envName} ${outcome.unknown === 1 ? 'was' : 'were'} sent whole but ${outcome.unbelieved === 0 ? 'no answer came' : outcome.unbelieved === outcome.unknown ? 'answered with a success that could not be taken for the item sent' : 'no answer came, or a success that could not be taken for the item sent'}; ${outcome.unknown === 1 ? 'it' : 'they'} may have been applied: ${resend} (the quantities are absolute, so that is safe)`,
+      `outcome unknown: ${plural(outcome.unknown, 'update')} in ${envName} ${outcome.unknown === 1 ? 'was' : 'were'} sent whole but ${outcome.unbelieved === 0 ? 'no answer came' : outcome.unbelieved === outcome.unknown ? 'answered with a success that could not be taken for the item sent' : 'no answer came, or a success that could not be taken for the item sent'}; ${outcome.unknown === 1 ? 'it' : 'they'} may have been applied: ${options.resend} (the quantities are absolute, so that is safe)`,
       { code: 'outcome_unknown' },
     );
   // Skipped input counts as a partial failure too: a script must learn that not everything was applied.
   const skipped = input.problems.length;
+  const { conflicts } = plan;
+  // The conflicts a run that failed too kept are named in its message: the failure's exit status wins.
+  const kept =
+    conflicts.length > 0 ? `; ${plural(conflicts.length, 'conflict')} kept (pet ${petList(conflicts)})` : '';
   if (failed > 0 || skipped > 0)
     return new PetinvError(
       'partial',
-      `${plural(failed, 'update')} failed and ${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped in ${envName}${conflictsKept(plan.conflicts)}`,
+      `${plural(failed, 'update')} failed and ${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped in ${envName}${kept}`,
       { code: 'partial_failure' },
     );
-  if (plan.conflicts.length > 0) return conflictError(plan.conflicts, envName);
+  if (conflicts.length > 0) return conflictError(conflicts, envName);
   return undefined;
 }
 
 /**
- * A run stopped by a service that cannot be reached, or that fails every update: the run's own words (why,
- * and what is left), not the last pet's. Any update of unknown outcome makes it the broken-response status
- * (8, outcome_unknown), as for a finished run: a script must learn that something may have been written.
+ * A run stopped by a service that cannot be reached or fails every update, in the run's own words, not the
+ * last pet's. An update of unknown outcome makes it outcome_unknown (8): something may have been written.
  */
 function stoppedRunError(
   stop: Extract<BulkStop, { reason: 'unreachable' | 'failing' }>,
-  outcome: BulkOutcome,
-  envName: string,
+  { outcome, envName }: FinishedRun,
   again: string,
 ): PetinvError {
   const { unknown, failed, notSent, mismatched } = outcome;
@@ -272,12 +229,4 @@ function stoppedRunError(
   return unknown > 0
     ? new PetinvError('server', message, { code: 'outcome_unknown', status: last.body.status })
     : new PetinvError(last.kind, message, { code: last.body.code, status: last.body.status });
-}
-
-/** The conflicts a run that failed too kept, for its message: the failure's exit status wins. */
-function conflictsKept(conflicts: readonly Conflict[]): string {
-  if (conflicts.length === 0) return '';
-  const pets = conflicts.slice(0, 10).map((conflict) => conflict.petId);
-  const more = conflicts.length > 10 ? ` and ${conflicts.length - 10} more` : '';
-  return `; ${plural(conflicts.length, 'conflict')} kept (pet ${pets.join(', ')}${more})`;
 }

@@ -1,23 +1,16 @@
 import { maybeApplied } from '../client/write-outcome';
 import { stringifyJson } from '../contract/json';
-import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import type { OutputChoice } from '../output/choose';
 import { type Column, createExporter, type Exporter } from '../output/exporter';
+import { itemValue } from '../output/inventory';
 import { plural } from '../output/plural';
-import type { BulkEntries } from './entries';
 import type { BulkEntry, BulkProblem } from './input';
 import type { BulkResult } from './run';
 
 /** A bulk run's results as they are printed: JSON values, rows of -o table|tsv|csv, and its conflicts. */
 
-/** An item as JSON values, in the service's field order whatever order its object has. */
-const itemValue = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
-
-/**
- * One result of a bulk run as JSON. `input` is where the entry stood in the input (its line, or its
- * position in a JSON array); `item` is the updated item as the service returned it.
- */
+/** One result as JSON: `input` its line (or position in a JSON array), `item` as the service returned it. */
 export function resultJson(result: BulkResult): string {
   return stringifyJson(
     result.ok
@@ -77,38 +70,32 @@ const BULK_COLUMNS: readonly Column<BulkRow>[] = [
   { key: 'message', heading: 'MESSAGE', value: (row) => row.message },
 ];
 
+/** A row of -o table|tsv|csv; what it does not give is empty. */
+const bulkRow = (
+  row: Pick<BulkRow, 'input' | 'result' | 'petId' | 'quantity'> & Partial<BulkRow>,
+): BulkRow => ({
+  status: null,
+  error: null,
+  message: null,
+  ...row,
+});
+
 export function resultRow(result: BulkResult): BulkRow {
   const { line: input, petId } = result;
   return result.ok
-    ? {
-        input,
-        result: 'updated',
-        petId,
-        quantity: result.item.quantity,
-        status: result.item.status,
-        error: null,
-        message: null,
-      }
-    : {
+    ? bulkRow({ input, result: 'updated', petId, quantity: result.item.quantity, status: result.item.status })
+    : bulkRow({
         input,
         result: maybeApplied(result.error) ? 'maybe applied' : 'failed',
         petId,
         quantity: result.quantity,
-        status: null,
         error: result.error.body.code,
         message: result.error.body.message,
-      };
+      });
 }
 
-export const notSentRow = (entry: BulkEntry): BulkRow => ({
-  input: entry.line,
-  result: 'not sent',
-  petId: entry.petId,
-  quantity: entry.quantity,
-  status: null,
-  error: null,
-  message: null,
-});
+export const notSentRow = ({ line, petId, quantity }: BulkEntry): BulkRow =>
+  bulkRow({ input: line, result: 'not sent', petId, quantity });
 
 /** A row whose `from` no longer matches the pet's quantity: someone changed it since the sheet was read. */
 export interface Conflict {
@@ -117,15 +104,6 @@ export interface Conflict {
   from: number;
   current: number;
   wanted: number;
-}
-
-/** What the plan decided, as the report tells it. */
-export interface PlannedRun {
-  /** The updates sent (or to send), in input order. */
-  send: BulkEntries;
-  /** Rows whose pet already holds the quantity wanted: not sent (with --all, sent all the same). */
-  alreadyRight: number;
-  conflicts: readonly Conflict[];
 }
 
 /** A conflict as a result (a JSON value: --json's array holds these, --ndjson prints each). */
@@ -147,34 +125,37 @@ export function conflictMessage(conflict: Conflict, envName: string): string {
 }
 
 /** A conflict as a row: its wanted quantity, and the message with from and current. */
-export const conflictRow = (conflict: Conflict, message: string): BulkRow => ({
-  input: conflict.line,
-  result: 'conflict',
-  petId: conflict.petId,
-  quantity: conflict.wanted,
-  status: null,
-  error: 'conflict',
-  message,
-});
+export const conflictRow = (conflict: Conflict, envName: string): BulkRow =>
+  bulkRow({
+    input: conflict.line,
+    result: 'conflict',
+    petId: conflict.petId,
+    quantity: conflict.wanted,
+    error: 'conflict',
+    message: conflictMessage(conflict, envName),
+  });
 
-/**
- * The results of a run as rows in a text format (-o table|tsv|csv, --fields): each as it completes, the
- * entries never sent last; skipped input lines stay on stderr, as without -o.
- */
+/** -o table|tsv|csv: a row per result as it completes, the entries never sent last; skipped lines stay on stderr. */
 export function resultExporter(output: OutputChoice): Exporter<BulkRow> {
   return createExporter(BULK_COLUMNS, output);
 }
 
 /** Conflicts end a run with their own exit status: nothing failed, but not everything was written. */
 export function conflictError(conflicts: readonly Conflict[], envName: string): PetinvError {
-  const pets = conflicts
-    .slice(0, 10)
-    .map((conflict) => conflict.petId)
-    .join(', ');
-  const more = conflicts.length > 10 ? ` and ${conflicts.length - 10} more` : '';
   return new PetinvError(
     'conflict',
-    `${plural(conflicts.length, 'conflict')} in ${envName}: pet ${pets}${more} changed since the input was read, and kept ${conflicts.length === 1 ? 'its' : 'their'} quantity; check them, or pass --force to write anyway`,
+    `${plural(conflicts.length, 'conflict')} in ${envName}: pet ${petList(conflicts)} changed since the input was read, and kept ${conflicts.length === 1 ? 'its' : 'their'} quantity; check them, or pass --force to write anyway`,
     { code: 'conflict' },
+  );
+}
+
+/** The conflicts' pets, the first ten named: `12, 40 and 3 more`. */
+export function petList(conflicts: readonly Conflict[]): string {
+  const more = conflicts.length > 10 ? ` and ${conflicts.length - 10} more` : '';
+  return (
+    conflicts
+      .slice(0, 10)
+      .map((conflict) => conflict.petId)
+      .join(', ') + more
   );
 }

@@ -113,15 +113,13 @@ export function fromJsonLine(text: string): ReadRow {
 
 /** A JSON array, read whole (its bound is the reader's): an item a row. */
 export function readJsonArray(text: string, rows: InputCollector): BulkInput {
-  let items: unknown;
   try {
-    items = parseInventoryJson(text);
+    const items = parseInventoryJson(text);
+    if (!Array.isArray(items)) rows.add(1, { problem: 'expected a JSON array' });
+    else for (const [index, item] of items.entries()) rows.add(index + 1, fromObject(item));
   } catch (error) {
     rows.add(1, { problem: notJson(error) });
   }
-  if (items !== undefined && !Array.isArray(items)) rows.add(1, { problem: 'expected a JSON array' });
-  if (Array.isArray(items))
-    for (const [index, item] of items.entries()) rows.add(index + 1, fromObject(item));
   return rows.finish('item');
 }
 

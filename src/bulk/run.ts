@@ -1,17 +1,13 @@
 import { maybeApplied } from '../client/write-outcome';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
-import type { BulkEntries, BulkEntry } from './input';
+import type { BulkEntry, EntryStore } from './entries';
 
 export type BulkResult =
   | { line: number; petId: bigint; quantity: number; ok: true; item: InventoryItem }
   | { line: number; petId: bigint; quantity: number; ok: false; error: PetinvError };
 
-/**
- * Why a run stopped before its last entry: the output closed, the service refused the key (every
- * further request would be refused too), the service could not be reached several times in a row, or it
- * answered many updates in a row with a server error (5xx, 429, 408), each after its retries.
- */
+/** Why a run stopped before its last entry (report.ts words each). */
 export type BulkStop =
   | { reason: 'output closed' }
   | { reason: 'interrupted' }
@@ -29,10 +25,7 @@ export interface BulkOutcome {
   mismatched: number;
   unknown: number;
   unbelieved: number;
-  /**
-   * Entries never sent because the run stopped early. Entries are sent in input order, so these are the
-   * last `notSent` entries of the input.
-   */
+  /** Entries never sent because the run stopped early: the last `notSent`, as entries go in input order. */
   notSent: number;
   stop?: BulkStop;
   /** Every result in completion order, when asked for (--json prints them at the end). */
@@ -42,10 +35,8 @@ export interface BulkOutcome {
 /** Consecutive network failures or timeouts, each after its own retries, that end a run: the service is gone. */
 export const UNREACHABLE_STREAK = 3;
 /**
- * Consecutive server errors (5xx, and 429 or 408: overloaded, or past its own deadline), each after its own
- * retries, that end a run: a service in maintenance or overloaded fails every update, and going on only
- * prints a failure a line (and sends a rate-limited service every retry). More than UNREACHABLE_STREAK,
- * since a 500 can be one pet's own.
+ * Consecutive server errors (5xx, 429, 408), each after its retries, that end a run: a service in
+ * maintenance or overloaded fails every update. More than UNREACHABLE_STREAK, since a 500 can be one pet's own.
  */
 export const FAILING_STREAK = 10;
 
@@ -62,11 +53,10 @@ export interface BulkRunOptions {
 }
 
 /**
- * Applies every entry with at most `concurrency` updates in flight; a failure is recorded, not thrown,
- * so one bad pet does not stop the rest. Results arrive through `onResult` as they complete. A run
- * stops starting updates when going on cannot help (see BulkStop); the updates in flight finish.
+ * Applies every entry, `concurrency` at a time; a failure is recorded, not thrown, so one bad pet does not
+ * stop the rest. A run stops sending when going on cannot help (BulkStop); those in flight finish.
  */
-export async function runBulk(entries: BulkEntries, options: BulkRunOptions): Promise<BulkOutcome> {
+export async function runBulk(entries: EntryStore, options: BulkRunOptions): Promise<BulkOutcome> {
   const { update, onResult, outputClosed, interrupted } = options;
   const outcome: BulkOutcome = {
     updated: 0,

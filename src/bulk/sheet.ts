@@ -1,10 +1,7 @@
 import { usageError } from '../errors';
-import { printable } from '../printable';
+import { quoted } from './numbers';
 
-/**
- * A sheet's header: which column holds what, found by the columns' names, in any order, case, spacing
- * or punctuation, in the words a store uses (COLUMN_NAMES). A header petinv cannot map is refused.
- */
+/** A sheet's header: which column holds what, found by the names a store uses (COLUMN_NAMES), or refused. */
 
 /** `space`: a header such as `petId quantity`, its rows split on runs of spaces and tabs. */
 export type Delimiter = ',' | '\t' | ';' | 'space';
@@ -82,13 +79,9 @@ export function findDelimiter(line: string): Delimiter {
   return counts[','] === count ? ',' : best;
 }
 
-const quoted = (text: string) => `"${printable(text, 40)}"`;
 const KNOWN = `petinv reads a pet column (${COLUMN_NAMES.petId.slice(0, 4).join(', ')}, …) and a counted column (${COLUMN_NAMES.counted.slice(0, 5).join(', ')}, …), and expected (or from) and status; petinv help input lists every name`;
 
-/**
- * Reads a header from its cells: each known name gives its column a role; a header without a pet column
- * or a counted column, or naming one role twice, is refused before anything is sent (usage error).
- */
+/** A header from its cells: refused without a pet or a counted column, or naming one role twice. */
 export function readHeader(cells: readonly string[], delimiter: Delimiter): SheetHeader {
   const names = cells.map((cell) => cell.trim());
   const filled = names.filter((name) => name !== '');

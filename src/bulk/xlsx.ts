@@ -2,14 +2,14 @@ import { readSheet } from 'read-excel-file/universal';
 import { usageError } from '../errors';
 import { printable } from '../printable';
 import type { BulkInput } from './entries';
-import { roundedPetId } from './numbers';
+import { spreadsheetNumberProblem } from './numbers';
 import { fromCells, InputCollector } from './rows';
 import { ignoredColumnsNotice, readHeader } from './sheet';
 
 /**
- * An Excel workbook (.xlsx), read by read-excel-file: its first sheet, by its header, as a CSV sheet is
- * read. Numbers come as the text the workbook stores, so a petId typed into a text cell stays exact and
- * one a spreadsheet stored as a number past 2^53 (already rounded) is refused for its row.
+ * An Excel workbook's first sheet, read by its header as a CSV sheet is. Numbers come as the text the
+ * workbook stores: a petId stored as a number of more than 15 digits may have been rounded, and its row
+ * is refused (numbers.ts).
  */
 
 /** A number cell: the text the workbook stores for it (`5`, `9.2233720368547758E+18`). */
@@ -40,15 +40,11 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   for (let index = first + 1; index < sheet.length; index++) {
     const cells = sheet[index] as Cell[];
     const petId = cells[header.petId];
-    const rounded =
-      typeof petId === 'object' &&
-      petId !== null &&
-      'number' in petId &&
-      Math.abs(Number(petId.number)) > Number.MAX_SAFE_INTEGER;
-    rows.add(
-      index + 1,
-      rounded ? { problem: roundedPetId(petId.number) } : fromCells(cells.map(cellText), header),
-    );
+    const untrusted =
+      typeof petId === 'object' && petId !== null && 'number' in petId
+        ? spreadsheetNumberProblem(petId.number)
+        : undefined;
+    rows.add(index + 1, untrusted ? { problem: untrusted } : fromCells(cells.map(cellText), header));
   }
   return rows.finish('row');
 }

@@ -54,7 +54,9 @@ export function undiciTransport(
         const pipelines = pipelining?.on === true && request.idempotent === true && request.stream !== true;
         let done = (): void => {};
         if (limit !== undefined) {
-          if (!pipelines && active >= limit) {
+          // Once pipelining is on, undici queues what it does not pipeline (a list read during a bulk run)
+          // behind the connection's answers, which are quick; held here, it would wait for all of them.
+          if (!pipelines && pipelining?.on !== true && active >= limit) {
             waiting.push(start);
             return;
           }

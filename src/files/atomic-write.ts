@@ -11,34 +11,23 @@ import {
 
 /**
  * The one way petinv replaces a file: written whole under a temporary name of its own in the same
- * directory, created exclusively (a symlink or a file planted at that name is never followed nor
- * truncated), fsynced when asked, then renamed over the file. A reader sees the old file or the new one,
- * never half of one; a failure at any step removes the temporary file and leaves the old file as it was.
- * A symlink at the file's own name is replaced by the rename, never written through.
- *
- * Every writer uses it: the serve's snapshots and new journals, the evidence a start keeps aside (never
- * replacing), the config file, serve's records, the run history, the list cache and the launcher's
- * compiled code. test/unit/atomic-write.test.ts holds it to short writes, a full disk, failing
- * fsyncs and renames, and planted symlinks.
+ * directory, created exclusively (a symlink or file planted at that name is never followed nor truncated),
+ * fsynced when asked, then renamed over the file (a symlink at its name is replaced, never written
+ * through). A reader sees the old file or the new one; a failure removes the temporary file and leaves the
+ * old one. test/unit/atomic-write.test.ts holds it to short writes, a full disk, failing fsyncs and renames.
  */
 
 export interface AtomicWriteOptions {
   /** The new file's permission bits, narrowed by the umask as any new file's are; 0o600 by default. */
   mode?: number;
-  /**
-   * The temporary file's name, given 16 random hex digits: `.NAME.HEX.tmp` by default. A writer that
-   * clears the temporary files of killed runs matches the names it chose.
-   */
+  /** The temporary file's name, given 16 random hex digits: `.NAME.HEX.tmp` by default. */
   temporaryName?: (random: string) => string;
   /**
-   * fsync the new file before the rename: after a crash the file is the old one or the whole new one,
-   * never an empty one. Off for what can be made again (a cache); syncDirectory makes the rename durable.
+   * fsync the new file before the rename, so that a crash never leaves an empty one; off for what can be
+   * made again (a cache). syncDirectory makes the rename durable.
    */
   fsync?: boolean;
-  /**
-   * false: the file must not exist yet, and never replaces one (a hard link, not a rename, puts it in
-   * place: EEXIST if something is there). For evidence kept aside, which must never overwrite.
-   */
+  /** false: a hard link puts the file in place, never replacing one (EEXIST): for evidence kept aside. */
   replace?: boolean;
   /** The file-system calls, for a test that injects faults; Node's own by default. */
   files?: FileSystem;
@@ -96,59 +85,53 @@ export function createAtomicFile(path: string, options: AtomicWriteOptions = {})
     abort();
     throw error;
   };
+  const guarded = (step: () => void) => {
+    try {
+      step();
+    } catch (error) {
+      failed(error);
+    }
+  };
 
   return {
     temporary,
-    write(bytes, position) {
-      try {
-        writeFully(files, opened(), bytes, position);
-      } catch (error) {
-        failed(error);
-      }
-    },
+    write: (bytes, position) => guarded(() => writeFully(files, opened(), bytes, position)),
     async commit() {
-      try {
-        if (options.fsync) await files.fsync(opened());
-        rename();
-      } catch (error) {
-        failed(error);
-      }
+      if (options.fsync) await files.fsync(opened()).catch(failed);
+      guarded(rename);
     },
-    commitSync() {
-      try {
+    commitSync: () =>
+      guarded(() => {
         if (options.fsync) files.fsyncSync(opened());
         rename();
-      } catch (error) {
-        failed(error);
-      }
-    },
+      }),
     abort,
   };
 }
 
-const piecesOf = (data: string | Uint8Array | readonly Uint8Array[]): readonly Uint8Array[] =>
-  typeof data === 'string' ? [Buffer.from(data, 'utf8')] : data instanceof Uint8Array ? [data] : data;
+type Data = string | Uint8Array | readonly Uint8Array[];
+
+/** A replacement of `path` with `data` (a text, bytes, or pieces of bytes), written and ready to commit. */
+function written(path: string, data: Data, options: AtomicWriteOptions): AtomicFile {
+  const file = createAtomicFile(path, options);
+  const pieces =
+    typeof data === 'string' ? [Buffer.from(data, 'utf8')] : data instanceof Uint8Array ? [data] : data;
+  for (const piece of pieces) file.write(piece);
+  return file;
+}
 
 /** Replaces `path` with `data` (a text, bytes, or pieces of bytes written one after another). */
-export function writeFileAtomicSync(
-  path: string,
-  data: string | Uint8Array | readonly Uint8Array[],
-  options: AtomicWriteOptions = {},
-): void {
-  const file = createAtomicFile(path, options);
-  for (const piece of piecesOf(data)) file.write(piece);
-  file.commitSync();
+export function writeFileAtomicSync(path: string, data: Data, options: AtomicWriteOptions = {}): void {
+  written(path, data, options).commitSync();
 }
 
 /** writeFileAtomicSync, with the fsync in the thread pool. */
 export async function writeFileAtomic(
   path: string,
-  data: string | Uint8Array | readonly Uint8Array[],
+  data: Data,
   options: AtomicWriteOptions = {},
 ): Promise<void> {
-  const file = createAtomicFile(path, options);
-  for (const piece of piecesOf(data)) file.write(piece);
-  await file.commit();
+  await written(path, data, options).commit();
 }
 
 /** fsync of the directory holding `path`: makes a rename into it, or a new file's name, durable. */
@@ -161,11 +144,7 @@ export async function syncDirectory(files: FileSystem, path: string): Promise<vo
   }
 }
 
-/**
- * Moves a file to another name in the same directory, byte for byte (a rename), and makes the move
- * durable (the directory fsynced): how a damaged journal is set aside. Throws what failed; on a failed
- * rename the file stays where it was.
- */
+/** Renames a file within its directory, durably: how a damaged journal is set aside, byte for byte. */
 export async function moveDurably(files: FileSystem, from: string, to: string): Promise<void> {
   files.renameSync(from, to);
   await syncDirectory(files, to);

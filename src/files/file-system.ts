@@ -10,7 +10,6 @@ import {
   mkdirSync,
   openSync,
   renameSync,
-  statfsSync,
   statSync,
   unlinkSync,
   write,
@@ -20,9 +19,8 @@ import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 
 /**
- * Every call the data file and its lock make that can change the disk, in one injectable layer: tests
- * hand in a layer that fails with ENOSPC after so many bytes, writes short, or fails at the final stop,
- * and prove that nothing acknowledged is lost and that the file still loads.
+ * Every call that changes the disk, in one injectable layer: tests hand in one that fails with ENOSPC,
+ * writes short or fails its syncs, and prove that nothing acknowledged is lost.
  */
 export interface FileSystem {
   openSync(path: string, flags: number, mode?: number): number;
@@ -39,22 +37,16 @@ export interface FileSystem {
   unlinkSync(path: string): void;
   /** mkdir -p; each directory it creates gets `mode` exactly, whatever the umask. */
   mkdirSync(path: string, mode?: number): void;
-  /** Bytes free to this user on the file system holding `path`; undefined when it cannot tell. */
-  freeSpace(path: string): number | undefined;
 }
 
-const fsyncAsync = promisify(fsync);
+const writeAsync = promisify(write);
 
 export const nodeFileSystem: FileSystem = {
   openSync: (path, flags, mode) => openSync(path, flags, mode),
   writeSync: (fd, buffer, offset, length, position) => writeSync(fd, buffer, offset, length, position),
-  write: (fd, buffer, offset, length, position) =>
-    new Promise((resolve, reject) =>
-      write(fd, buffer, offset, length, position, (error, written) =>
-        error ? reject(error) : resolve(written),
-      ),
-    ),
-  fsync: (fd) => fsyncAsync(fd),
+  write: async (fd, buffer, offset, length, position) =>
+    (await writeAsync(fd, buffer, offset, length, position)).bytesWritten,
+  fsync: promisify(fsync),
   fsyncSync: (fd) => fsyncSync(fd),
   ftruncateSync: (fd, length) => ftruncateSync(fd, length),
   closeSync: (fd) => closeSync(fd),
@@ -62,22 +54,12 @@ export const nodeFileSystem: FileSystem = {
   linkSync: (existing, newPath) => linkSync(existing, newPath),
   unlinkSync: (path) => unlinkSync(path),
   mkdirSync: (path, mode) => makeDirectories(path, mode),
-  freeSpace: (path) => {
-    try {
-      const { bavail, bsize } = statfsSync(path);
-      return bavail * bsize;
-    } catch {
-      return undefined;
-    }
-  },
 };
 
 /**
- * mkdir -p, one level at a time. Node's recursive mkdirSync (20 to 24) never returns when a directory cannot
- * be made in a parent that exists (ENOENT under /proc, say); this fails with that error instead. Each
- * directory it creates gets `mode` exactly: mkdir's mode is narrowed by the umask (a umask of 0777 would
- * leave 0000, one of 0 leaves it as asked), so it is set again once the directory exists. A directory
- * that was there already is left as it is.
+ * mkdir -p, one level at a time: Node's recursive mkdirSync (20 to 24) never returns when a directory
+ * cannot be made in a parent that exists (ENOENT under /proc, say). Each directory it creates gets `mode`
+ * exactly (chmod after the umask narrowed it); one that was there already is left as it is.
  */
 export function makeDirectories(path: string, mode?: number): void {
   try {
@@ -97,10 +79,9 @@ const { O_WRONLY, O_RDONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DSYNC, O_NONBLOCK } =
 /** A new file that must not exist yet: never follows a planted symlink, never truncates a stranger's file. */
 export const CREATE_EXCLUSIVE = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 /**
- * The journal: created when absent, never reached through a symlink, and each write durable when it
- * returns (O_DSYNC, as a write and an fdatasync are): one trip to the thread pool per commit rather than
- * two, which the durable PATCH bench shows as about a sixth more updates per second. Not O_APPEND: the
- * journal writes each commit at its own offset, into zeros laid down ahead of it (journal.ts).
+ * The journal: never reached through a symlink, each write durable when it returns (O_DSYNC): one trip
+ * to the thread pool per commit rather than two, about a sixth more durable PATCHes per second. Not
+ * O_APPEND: each commit is written at its own offset (journal.ts).
  */
 export const JOURNAL_WRITE = O_WRONLY | O_CREAT | O_NOFOLLOW | O_DSYNC;
 /**
@@ -109,17 +90,16 @@ export const JOURNAL_WRITE = O_WRONLY | O_CREAT | O_NOFOLLOW | O_DSYNC;
  */
 export const READ_NO_FOLLOW = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 
-/**
- * Runs a clean-up step whose failure changes nothing: closing after a failure that is already being
- * reported, removing what may be gone already.
- */
+/** Runs a clean-up step whose failure changes nothing (closing after a failure being reported, say). */
 export function quietly(step: () => void): void {
   try {
     step();
-  } catch {
-    // Nothing to do: see above.
-  }
+  } catch {}
 }
+
+/** A write that makes no progress would loop for ever: the disk is as good as full. */
+const noProgress = () =>
+  Object.assign(new Error('no space left on device (write made no progress)'), { code: 'ENOSPC' });
 
 /** Writes every byte, however many calls the kernel needs; throws what the first failing call throws. */
 export function writeFully(files: FileSystem, fd: number, buffer: Uint8Array, position?: number): void {
@@ -127,9 +107,7 @@ export function writeFully(files: FileSystem, fd: number, buffer: Uint8Array, po
   while (offset < buffer.length) {
     const at = position === undefined ? undefined : position + offset;
     const written = files.writeSync(fd, buffer, offset, buffer.length - offset, at);
-    // A write that makes no progress would loop for ever: the disk is as good as full.
-    if (written <= 0)
-      throw Object.assign(new Error('no space left on device (write made no progress)'), { code: 'ENOSPC' });
+    if (written <= 0) throw noProgress();
     offset += written;
   }
 }
@@ -144,8 +122,7 @@ export async function writeFullyInBackground(
   let offset = 0;
   while (offset < buffer.length) {
     const written = await files.write(fd, buffer, offset, buffer.length - offset, position + offset);
-    if (written <= 0)
-      throw Object.assign(new Error('no space left on device (write made no progress)'), { code: 'ENOSPC' });
+    if (written <= 0) throw noProgress();
     offset += written;
   }
 }
@@ -189,10 +166,7 @@ export class StorageError extends Error {
   }
 }
 
-/**
- * Random hex for a temporary file's name, from the Web Crypto global: node:crypto loads on first use,
- * so a command that writes no such file (a cold `petinv list`) does not pay the milliseconds it takes.
- */
+/** Random hex from the Web Crypto global, which loads node:crypto only when used (not in a cold `list`). */
 export function randomHex(bytes: number): string {
   return Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
 }

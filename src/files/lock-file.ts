@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, readFileSync } from 'node:fs';
 import { writeFileAtomicSync } from './atomic-write';
 import { CREATE_EXCLUSIVE, type FileSystem, nodeFileSystem, quietly, READ_NO_FOLLOW } from './file-system';
 import {
@@ -11,13 +11,10 @@ import {
 } from './lock-record';
 
 /**
- * The lock file `PATH.lock` (part of the lock module, lock.ts), naming its owner (lock-record.ts).
- * - Taken atomically with its owner already recorded: written whole under a private name, then linked
- *   into place. There is no moment at which another process finds it empty.
- * - Broken only while holding a short-lived breaker lock (`LOCK.break`), and only if it is still the very
- *   lock found stale: same inode and same owner record (an inode number is handed to the next new file as
- *   soon as it is freed, so it alone is no identity). Only breakers remove another's lock, and a breaker
- *   runs alone, so a fresh lock taken meanwhile is never removed: two processes can never both hold it.
+ * The lock file `PATH.lock` (lock.ts), naming its owner (lock-record.ts), linked into place whole so that
+ * nobody finds it empty. It is broken only under a breaker lock (`LOCK.break`), and only if it is still the
+ * very lock found stale: same inode and same record (an inode number alone is reused at once). A breaker
+ * runs alone, so a fresh lock taken meanwhile is never removed: two processes never both hold it.
  */
 
 export interface LockOptions {
@@ -36,10 +33,7 @@ export type LockAttempt =
   | { acquired: true; release: () => void }
   | { acquired: false /** Undefined when the lock names no owner (yet). */; heldBy: LockOwner | undefined };
 
-/**
- * Puts `record` at `lockPath` whole (atomic-write.ts, never replacing): written under a private name,
- * then linked into place, so that nobody finds it empty. False when a lock is there already.
- */
+/** Puts `record` at `lockPath` whole (atomic-write.ts, never replacing); false when a lock is there. */
 function linkRecord(lockPath: string, record: Buffer, mode: number, files: FileSystem): boolean {
   try {
     writeFileAtomicSync(lockPath, record, { files, mode, replace: false });
@@ -58,22 +52,14 @@ const UNRECORDED_STALE_MS = 10_000;
 /** A breaker holds its lock for microseconds; one older than this died holding it. */
 const BREAKER_STALE_MS = 10_000;
 
-/** Whether the process that took the lock still runs: same host, pid, boot and start time. */
-function ownerIsAlive(owner: LockOwner, lockPath: string, ageMs: number, options: LockOptions): boolean {
-  if (isForeign(owner)) {
-    const limit = options.abandonUncheckableAfterMs;
-    return limit === undefined || ageMs < limit;
-  }
-  if (owner.pid === process.pid) return held.has(lockPath);
-  return ownerIsRunning(owner);
-}
-
 interface FoundLock {
   owner: LockOwner | undefined;
   torn: boolean;
   /** The inode and the record together: which lock this is. */
   identity: string;
   ageMs: number;
+  /** Its bytes and mode, for putBackLockFile: a regular file of a few lines, as a record is. */
+  kept?: KeptLockFile;
 }
 
 function readLock(lockPath: string): FoundLock | undefined {
@@ -90,12 +76,14 @@ function readLock(lockPath: string): FoundLock | undefined {
   }
   try {
     const stat = fstatSync(fd);
-    const record = readFileSync(fd, 'utf8');
+    const bytes = readFileSync(fd);
+    const record = bytes.toString('utf8');
     return {
       owner: parseOwner(record),
       torn: isTornRecord(record),
       identity: `${stat.ino} ${record}`,
       ageMs: Date.now() - stat.mtimeMs,
+      kept: stat.isFile() && stat.size <= 4096 ? { bytes, mode: stat.mode & 0o777 } : undefined,
     };
   } finally {
     closeSync(fd);
@@ -109,7 +97,7 @@ function breakStaleLock(lockPath: string, identity: string, files: FileSystem, o
     files.closeSync(files.openSync(breaker, CREATE_EXCLUSIVE, 0o600));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    // Another process is breaking it; the caller tries again. A breaker that died is cleared after a while.
+    // Another process is breaking it, and the caller tries again; a breaker that died is cleared.
     const stat = lstatSync(breaker, { throwIfNoEntry: false });
     // A caller holding serve's claims races no other breaker of this petinv: one left is a killed one's.
     const abandoned = options.tornIsStale === true || (stat && Date.now() - stat.mtimeMs > BREAKER_STALE_MS);
@@ -124,10 +112,14 @@ function breakStaleLock(lockPath: string, identity: string, files: FileSystem, o
 }
 
 /** Whether the lock found is stale: its owner gone, or (tornIsStale) its record never written whole. */
-function isStale(found: FoundLock, lockPath: string, options: LockOptions): boolean {
-  if (options.tornIsStale && found.torn) return true;
-  if (!found.owner) return found.ageMs >= UNRECORDED_STALE_MS;
-  return !ownerIsAlive(found.owner, lockPath, found.ageMs, options);
+function isStale({ owner, torn, ageMs }: FoundLock, lockPath: string, options: LockOptions): boolean {
+  if (options.tornIsStale && torn) return true;
+  if (!owner) return ageMs >= UNRECORDED_STALE_MS;
+  // An owner on another host cannot be checked from here.
+  const limit = options.abandonUncheckableAfterMs;
+  if (isForeign(owner)) return limit !== undefined && ageMs >= limit;
+  if (owner.pid === process.pid) return !held.has(lockPath);
+  return !ownerIsRunning(owner);
 }
 
 /**
@@ -179,36 +171,22 @@ export interface KeptLockFile {
 
 /** The lock file at `lockPath` as it is now, for putBackLockFile; undefined when there is none. */
 export function keepLockFile(lockPath: string): KeptLockFile | undefined {
-  let fd: number;
   try {
-    fd = openSync(lockPath, READ_NO_FOLLOW);
+    return readLock(lockPath)?.kept;
   } catch {
     return undefined;
-  }
-  try {
-    const stat = fstatSync(fd);
-    // A lock record is a few lines; anything else is not put back.
-    return stat.isFile() && stat.size <= 4096
-      ? { bytes: readFileSync(fd), mode: stat.mode & 0o777 }
-      : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
   }
 }
 
 /**
- * Puts back the lock file a refused start found, as it found it: the start took it over (it was stale) and
- * removed its own at the refusal, and a refused start leaves every file as it was (a damaged journal is
- * evidence, and so is what named the serve that wrote it). Linked into place as every lock is, never
- * over a lock taken meanwhile (that one stands).
+ * Puts back the (stale) lock file a refused start took over: a refused start leaves every file as it was,
+ * and that one names the serve that wrote a damaged journal. Never over a lock taken meanwhile.
  */
 export function putBackLockFile(
   lockPath: string,
   kept: KeptLockFile | undefined,
   files = nodeFileSystem,
 ): void {
-  // No room: no lock file is put back, which no start minds.
+  // No room: none is put back, which no start minds.
   if (kept) quietly(() => linkRecord(lockPath, kept.bytes, kept.mode, files));
 }

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { closeSync, constants, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,39 +8,34 @@ import { tryLock } from './lock-file';
 import { describeLockOwner, encodePath, LockHeldError, type LockOwner, parseOwner } from './lock-record';
 
 /**
- * Claims of a name with the kernel rather than the disk (part of the lock module, lock.ts). On Linux a
- * claim is a Unix socket listening on an abstract address (`\0petinv/...`): a name no file backs, held by
- * the kernel for as long as the process keeps the socket, and freed by the kernel when the process exits
- * however it exits (kill -9 included). A second listen on the same name fails with EADDRINUSE, so:
- * - a power cut or kill -9 leaves nothing behind to clean up, stale or torn;
- * - it needs no disk space, so a full disk never stops a restart;
- * - the holder answers whoever connects with its owner record, so a refusal names its pid.
- * Abstract addresses belong to a network namespace: two containers that share a data file but not a
- * network namespace do not see each other's claims (the lock file beside the data file still does).
+ * Claims of a name with the kernel (lock.ts): on Linux a Unix socket listening on an abstract address
+ * (`\0petinv/...`), which the kernel frees however the process exits; a second listen fails with
+ * EADDRINUSE. So kill -9 or a power cut leaves nothing stale, a full disk never stops a restart, and the
+ * holder answers whoever connects with its owner record. Abstract addresses belong to a network
+ * namespace: containers sharing a data file but not a namespace see only each other's lock file.
  */
 
 /** Whether this platform has abstract socket addresses (Linux alone); elsewhere claims are lock files. */
-export const hasAbstractSockets = process.platform === 'linux';
+const hasAbstractSockets = process.platform === 'linux';
 
 /** How long a refused claim waits for the holder's record; a holder that cannot answer is named without it. */
 const ASK_TIMEOUT_MS = 1000;
 
-// node:crypto is fetched when a lock is taken, not imported: read-only commands (`petinv list`) load this
-// module through serve-records.ts and config/file.ts, and loading crypto is about 3 ms of their cold start.
+// node:crypto is fetched when a lock is taken, not imported: it is about 3 ms of a read-only command's
+// cold start, which loads this module (serve-records.ts, config/file.ts).
 const hashed = (text: string) =>
   process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex').slice(0, 32);
 
 /**
  * The name of the directory entry `path` (its directory's device and inode, and its base name): the same
- * through every path to that directory, and there before the file is, so that two starts creating it
- * cannot both go ahead. Its neighbours (the journal, temporary files) share it.
+ * through every path, and there before the file is, so that two starts creating it cannot both go ahead.
  */
-export function entryIdentityName(path: string): string {
+function entryIdentityName(path: string): string {
   const stat = statSync(dirname(path), { bigint: true });
   return `petinv/entry/${stat.dev}:${stat.ino}/${hashed(basename(path))}`;
 }
 
-export interface Claim {
+interface Claim {
   readonly name: string;
   release(): Promise<void>;
 }
@@ -71,13 +67,7 @@ async function claimAbstractName(name: string, record: string, lockPath: string)
     socket.end(record);
   });
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ path: `\0${name}`, exclusive: true }, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await once(server.listen({ path: `\0${name}`, exclusive: true }), 'listening');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
     throw new LockHeldError(lockPath, await askHolder(name), 'identity');
@@ -93,23 +83,13 @@ async function claimAbstractName(name: string, record: string, lockPath: string)
 }
 
 export interface IdentityOptions {
-  /**
-   * serve: also claim the identity of this file (its device and inode, however it is reached) and of its
-   * directory entry, with the kernel. The lock file's record then becomes optional (lock.ts).
-   */
+  /** serve: also claim this file's identity (device and inode) and its directory entry (lock.ts). */
   identityOf?: string;
   /**
-   * Where identity claims are kept as lock files on a platform without abstract sockets (not Linux, or
-   * a sandbox that refuses them), or on Linux when a test asks for them; default: `petinv-locks-UID` in
-   * the temporary directory.
+   * Where claims are lock files without abstract sockets (not Linux, a sandbox refusing them, or a test
+   * asking); default: `petinv-locks-UID` in the temporary directory.
    */
   identityDirectory?: string;
-}
-
-/** One identity claim, with the file kept open (when it is one) to tell when no name reaches it any more. */
-interface IdentityClaim {
-  claim: Claim;
-  fd?: number;
 }
 
 /** Set once listening on an abstract name failed other than as taken (a sandbox that forbids it, say). */
@@ -150,9 +130,8 @@ async function claimName(name: string, options: IdentityOptions, lockPath: strin
 }
 
 /**
- * Opens `path` to claim its identity; undefined when there is no such file yet. The descriptor is kept
- * with the claim: through it, a former identity is seen to have no name left (nlink 0), and its inode
- * number cannot be handed to a new file while the claim holds it.
+ * Opens `path` to claim its identity; undefined when there is no such file yet. The claim keeps the
+ * descriptor: it tells when no name is left (nlink 0), and keeps the inode number from a new file.
  */
 function openIdentity(path: string): { fd: number; name: string } | undefined {
   let fd: number;
@@ -169,7 +148,8 @@ function openIdentity(path: string): { fd: number; name: string } | undefined {
 
 /** serve's kernel claims on the file at `path` (see the module's comment). */
 export async function claimIdentities(path: string, lockPath: string, options: IdentityOptions) {
-  const claims: IdentityClaim[] = [];
+  /** Each with its file kept open (when it is one), to tell when no name reaches it any more. */
+  const claims: { claim: Claim; fd?: number }[] = [];
   let released = false;
   /** Follows run one at a time, and a release waits for the one under way. */
   let following: Promise<void> = Promise.resolve();

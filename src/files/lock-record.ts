@@ -2,9 +2,8 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 /**
- * The owner record a lock holds (part of the lock module, lock.ts): the pid on the first line (for
- * `kill $(head -1 FILE.lock)`), then the host, the process's start time and the boot it belongs to, so
- * that a lock whose pid was reused by an unrelated process after a crash is still seen to be stale.
+ * The owner record a lock holds (lock.ts): the pid on the first line (for `kill $(head -1 FILE.lock)`),
+ * then the host, start time and boot id, so that a pid reused after a crash is still seen to be stale.
  */
 
 export interface LockOwner {
@@ -54,10 +53,7 @@ export function describeLockOwner(pid: number): string {
   return `${pid}\nhost=${hostname()}\n${start ? `start=${start}\n` : ''}${boot ? `boot=${boot}\n` : ''}`;
 }
 
-/**
- * Whether a record was left incomplete: empty, cut short (a record always ends in a newline), or with
- * zeros where its bytes never reached the disk (a power cut after the lock's name did).
- */
+/** Whether a record is incomplete: empty, with no final newline, or with zeros a power cut left. */
 export function isTornRecord(text: string): boolean {
   return text === '' || !text.endsWith('\n') || text.includes('\0');
 }

@@ -2,54 +2,36 @@ import { type LockAttempt, type LockOptions, removeStaleLock, tryLock } from './
 import { claimIdentities, type IdentityOptions } from './lock-identity';
 import { LockHeldError } from './lock-record';
 
-export {
-  type KeptLockFile,
-  keepLockFile,
-  type LockAttempt,
-  type LockOptions,
-  putBackLockFile,
-  tryLock,
-} from './lock-file';
+export { keepLockFile, putBackLockFile, tryLock } from './lock-file';
 export {
   bootId,
   describeLockOwner,
   isRunning,
   isSameProcess,
-  isZombie,
   LockHeldError,
-  type LockOwner,
   processStartTime,
 } from './lock-record';
 
 /**
- * petinv's one lock module: the config file's lock and serve's data file lock are both taken here.
- *
- * The lock file (`PATH.lock`, lock-file.ts) names its owner (lock-record.ts): pid, host, start time and
- * boot id. It is taken atomically with its owner recorded, and broken only when its owner is gone, by one
- * breaker at a time: two processes can never both hold it.
- *
- * A lock file is found by its name, and what it guards may have other names: serve's data file can be
- * reached through a hard link in another directory or a bind mount. So serve (the `identityOf` option)
- * also claims, with the kernel, the file's identity (device and inode) and its directory entry
- * (lock-identity.ts): claims that vanish with their process, kill -9 and power cuts included, and take no
- * disk space. A process holding them is the only petinv on this machine using the file, so the lock file
- * then only guards against an older petinv or one on another host: an empty or torn lock file is stale at
- * once (a power cut left it), and one that cannot be written (a full disk) is no reason to refuse.
+ * petinv's one lock module, for the config file and serve's data file. The lock file (`PATH.lock`,
+ * lock-file.ts) names its owner (lock-record.ts) and is broken only when that owner is gone. A data file
+ * may have other names (a hard link, a bind mount), so serve (`identityOf`) also claims its identity with
+ * the kernel (lock-identity.ts), which frees the claims however the process dies. Holding them, serve is
+ * the only petinv here on the file: the lock file then only guards against an older petinv or another
+ * host, so a torn one is stale at once and one that cannot be written (a full disk) refuses nothing.
  */
 
 export interface AcquireOptions extends LockOptions, IdentityOptions {
   /** How long to wait for another holder before giving up (LockHeldError); 0, the default: not at all. */
   waitMs?: number;
-  sleep?: (ms: number) => Promise<void>;
 }
 
 export interface HeldLock {
   /** Set when the lock file could not be written but the identity claims hold the lock: why. */
   readonly recordProblem: NodeJS.ErrnoException | undefined;
   /**
-   * Claims the file's identity anew after it was created or replaced (a snapshot renamed into place).
-   * A former identity is kept while another name (a hard link) still reaches it. Throws LockHeldError when
-   * another process claims the new identity.
+   * Claims the file's identity anew after it was created or replaced (a snapshot renamed into place),
+   * keeping a former one that a hard link still reaches; LockHeldError when another process has it.
    */
   follow(): Promise<void>;
   release(): Promise<void>;
@@ -66,7 +48,6 @@ export async function acquireLock(lockPath: string, options: AcquireOptions = {}
   const follow = identities?.follow ?? (async () => {});
   const releaseClaims = async () => identities?.releaseAll();
   const lockOptions = { ...options, tornIsStale: options.tornIsStale ?? identities !== undefined };
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const started = Date.now();
   try {
     for (let round = 0; ; round++) {
@@ -91,24 +72,11 @@ export async function acquireLock(lockPath: string, options: AcquireOptions = {}
       if (Date.now() - started >= (options.waitMs ?? 0))
         throw new LockHeldError(lockPath, attempt.heldBy, 'file');
       // Short waits first: a holder keeps the lock for a few milliseconds.
-      await sleep(Math.min(5 * 2 ** Math.min(round, 4), 50) * (0.5 + Math.random()));
+      const wait = Math.min(5 * 2 ** Math.min(round, 4), 50) * (0.5 + Math.random());
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
   } catch (error) {
     await releaseClaims();
     throw error;
-  }
-}
-
-/** Runs `work` holding the lock at `lockPath`; the lock is released however `work` ends. */
-export async function withLock<T>(
-  lockPath: string,
-  work: () => T | Promise<T>,
-  options: AcquireOptions = {},
-): Promise<T> {
-  const lock = await acquireLock(lockPath, options);
-  try {
-    return await work();
-  } finally {
-    await lock.release();
   }
 }

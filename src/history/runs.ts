@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { describeIssues } from '../contract/issues';
+import { printable } from '../printable';
 
 /** A run as the history keeps it, one JSON line each (store.ts keeps the file). */
 
@@ -10,38 +11,34 @@ export interface HistoryChange {
   after: number;
 }
 
-export interface HistoryRun {
-  /** Its name for `petinv undo RUN`: when it ran, and four random hex digits. */
-  id: string;
-  /** ISO 8601, UTC. */
-  at: string;
-  env: string;
-  /** The service's base URL. */
-  service: string;
-  /** What ran: `set`, `adjust`, `set --file counts.csv`, `undo ID`. */
-  command: string;
-  changes: HistoryChange[];
-  /** The terminal session it ran in (session.ts): a bare undo passes over other sessions' runs. */
-  session?: string;
-  /** What a person should know of it: stopped before its end, --force, some updates failed. */
-  marks?: HistoryMark[];
-}
-
-export const HISTORY_MARKS = ['interrupted', 'forced', 'failed'] as const;
-export type HistoryMark = (typeof HISTORY_MARKS)[number];
+const HISTORY_MARKS = ['interrupted', 'forced', 'failed'] as const;
 
 const Quantity = z.number().check(z.refine(Number.isSafeInteger, 'must be an integer'));
+/**
+ * Text a run's line holds is shown as it is (history, undo): a line someone edited or damaged that holds
+ * an escape sequence or a control character is damaged, and left out, rather than sent to a terminal.
+ */
+const Shown = z
+  .string()
+  .check(z.refine((text) => printable(text, text.length) === text, 'must be printable text'));
 const HistoryLine = z.object({
-  id: z.string(),
-  at: z.string(),
-  env: z.string(),
-  service: z.string(),
-  command: z.string(),
+  /** Its name for `petinv undo RUN`: when it ran (UTC), and four random hex digits. */
+  id: z.string().check(z.regex(/^\d{8}T\d{6}-[0-9a-f]{4}$/)),
+  at: z.iso.datetime(),
+  env: Shown,
+  /** The service's base URL. */
+  service: Shown,
+  /** What ran: `set`, `adjust`, `set --file counts.csv`, `undo ID`. */
+  command: Shown,
   // [petId as decimal text, before, after]: compact, a run may write ten thousand pets.
   changes: z.array(z.tuple([z.string().check(z.regex(/^-?\d{1,20}$/)), z.nullable(Quantity), Quantity])),
-  session: z.optional(z.string()),
+  /** The terminal session it ran in (session.ts): a bare undo passes over other sessions' runs. */
+  session: z.optional(Shown),
+  /** What a person should know of it: stopped before its end, --force, some updates failed. */
   marks: z.optional(z.array(z.enum(HISTORY_MARKS))),
 });
+
+export type HistoryRun = Omit<z.infer<typeof HistoryLine>, 'changes'> & { changes: HistoryChange[] };
 
 export function serialize(run: HistoryRun): string {
   const changes = run.changes.map((change) => [String(change.petId), change.before, change.after]);
@@ -51,8 +48,7 @@ export function serialize(run: HistoryRun): string {
 /** The runs of a history file's text; each damaged line is told to `damaged` by its number. */
 export function parseHistory(text: string, damaged: (line: number, why: string) => void): HistoryRun[] {
   const runs: HistoryRun[] = [];
-  const lines = text.split('\n');
-  lines.forEach((line, index) => {
+  text.split('\n').forEach((line, index) => {
     if (line.trim() === '') return;
     let raw: unknown;
     try {

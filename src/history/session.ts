@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * The terminal session this process runs in, so that a bare `petinv undo` takes back this terminal's
- * last run and not a colleague's from another terminal of the same account. On Linux, the session id
- * (what a terminal's shell starts, and its commands share) with its leader's start time, since ids are
- * reused; elsewhere, the parent process (the shell). A script's commands share its terminal's session.
+ * The terminal session this process runs in, so that a bare `petinv undo` takes back this terminal's last
+ * run, not a colleague's. On Linux the session id with its leader's start time (ids are reused);
+ * elsewhere the parent process (the shell).
  */
 export function terminalSession(): string {
   try {

@@ -14,15 +14,14 @@ import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { tryLock } from '../files/lock';
 import { printable } from '../printable';
-import { type HistoryChange, type HistoryMark, type HistoryRun, parseHistory, serialize } from './runs';
+import { type HistoryRun, parseHistory, serialize } from './runs';
 
-export type { HistoryChange, HistoryMark, HistoryRun } from './runs';
+export type { HistoryChange, HistoryRun } from './runs';
 
 /**
- * The local history of write runs (set, adjust, a bulk run, an undo), one JSON line a run, in one file
- * per service origin under the state directory: when, where, and each written pet's quantity before and
- * after, so that `petinv undo` can write the before-values back. A history is a convenience: whatever
- * goes wrong with it is reported and never fails the write it records.
+ * The local history of write runs, one JSON line a run, a file per service origin (or store), so that
+ * `petinv undo` can write the before-values back. Whatever goes wrong with it is reported and never fails
+ * the write it records.
  */
 
 /** The newest runs kept, and shown. */
@@ -37,16 +36,12 @@ export interface HistoryOptions {
   /** The state directory (`$XDG_STATE_HOME/petinv`); the history is in its `history` folder. */
   directory: string;
   baseUrl: string;
-  /**
-   * The store the service said it serves (a petinv serve, at whatever address): the history is filed under
-   * it. null: the service said none, so by origin; undefined (not asked): as linkedStore says.
-   */
+  /** The store the service said it serves, the history filed under it; null: by origin; undefined: linkedStore's. */
   storeId?: string | null;
   /** The terminal session this petinv runs in (session.ts), kept with each run. */
   session?: string;
   /** Told what went wrong with the history, once each, as a person should hear it. */
   warn: (message: string) => void;
-  now?: () => Date;
 }
 
 export interface History {
@@ -55,12 +50,7 @@ export interface History {
   /** The newest MAX_HISTORY_RUNS runs, oldest first; damaged lines are reported and left out. */
   read(): HistoryRun[];
   /** Records a run that wrote something; a failure is reported, never thrown. Resolves with the run, if kept. */
-  record(run: {
-    env: string;
-    command: string;
-    changes: readonly HistoryChange[];
-    marks?: readonly HistoryMark[];
-  }): Promise<HistoryRun | undefined>;
+  record(run: Pick<HistoryRun, 'env' | 'command' | 'changes' | 'marks'>): Promise<HistoryRun | undefined>;
 }
 
 /** A name for a service origin: readable, and distinct for every origin. */
@@ -81,20 +71,13 @@ function originName(baseUrl: string): string {
   return `${readable}-${hash.toString(16).padStart(8, '0')}`;
 }
 
-function runId(at: Date): string {
-  const stamp = at
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, '');
-  return `${stamp}-${randomHex(2)}`;
-}
+const runId = (at: Date) => `${at.toISOString().replace(/[-:]|\.\d+Z$/g, '')}-${randomHex(2)}`;
 
 const describe = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message;
 
-/** How long a run waits for another petinv's hold on the history (a few milliseconds each) before giving up. */
+/** How long a run waits for another petinv's hold on the history (a few milliseconds each). */
 const LOCK_WAIT_MS = 3000;
 
-/** Takes the history's lock, waiting while another petinv holds it; throws once it has waited too long. */
 async function lockHistory(lockPath: string): Promise<() => void> {
   const started = Date.now();
   for (;;) {
@@ -135,20 +118,11 @@ function readText(path: string, onError: (error: unknown) => void): string | und
   }
 }
 
-function countLines(bytes: Buffer): number {
-  let count = 0;
-  for (let index = bytes.indexOf(0x0a); index !== -1; index = bytes.indexOf(0x0a, index + 1)) count++;
-  return count;
-}
-
 /** What the service at an origin last said of its store, beside the histories: its id, or that it said none. */
 const linkPath = (folder: string, origin: string) => join(folder, `${origin}.store`);
 const NO_STORE = 'none';
 
-/**
- * The store last recorded at `baseUrl`'s origin (null: it said none, so the history is by origin), for a
- * history read without asking the service; undefined when no run was recorded there yet.
- */
+/** The store last recorded at `baseUrl`'s origin (null: none), for a history read without asking the service. */
 export function linkedStore(directory: string, baseUrl: string): string | null | undefined {
   const text = readText(linkPath(join(directory, 'history'), originName(baseUrl)), () => {})?.trim();
   return isStoreId(text) ? text : text === undefined ? undefined : null;
@@ -161,7 +135,6 @@ export function openHistory(options: HistoryOptions): History {
   const storeId =
     options.storeId === undefined ? linkedStore(options.directory, options.baseUrl) : options.storeId;
   const file = join(folder, storeId ? `store-${storeId}.jsonl` : `${origin}.jsonl`);
-  const now = options.now ?? (() => new Date());
   const where = `the history ${file}`;
   const read = (): HistoryRun[] => {
     const text = readText(file, (error) => options.warn(`cannot read ${where}: ${describe(error)}`));
@@ -197,7 +170,7 @@ export function openHistory(options: HistoryOptions): History {
     read,
     async record({ env, command, changes, marks = [] }) {
       if (changes.length === 0) return undefined;
-      const at = now();
+      const at = new Date();
       const run: HistoryRun = {
         id: runId(at),
         at: at.toISOString(),
@@ -236,7 +209,8 @@ export function openHistory(options: HistoryOptions): History {
         } finally {
           closeSync(descriptor);
         }
-        if (size > MAX_HISTORY_BYTES || countLines(readFileSync(file)) > MAX_HISTORY_RUNS) compact();
+        const runs = readFileSync(file, 'latin1').split('\n').length - 1;
+        if (size > MAX_HISTORY_BYTES || runs > MAX_HISTORY_RUNS) compact();
         if (readText(link, () => {})?.trim() !== (storeId ?? NO_STORE))
           try {
             writeFileAtomicSync(link, `${storeId ?? NO_STORE}\n`, { mode: 0o600, fsync: false });

@@ -50,23 +50,23 @@ export interface OutputFlags {
 
 export interface OutputChoice {
   format: OutputFormat;
+  /** --fields: column keys, in the order wanted; all columns when undefined. */
   fields?: readonly string[];
+  /** The heading line of the table and CSV (and the table's footer); --no-headers turns it off. */
   headers: boolean;
   color: boolean;
   /** JSON for a person: indented (and coloured) on a terminal, compact in a pipe. */
   pretty: boolean;
   /**
-   * Whether the command line asked for a shape (-o, a shorthand, --fields or --no-headers). A command
-   * with a view of its own for people (config's report, summary's chart, `42: 7 → 12`) prints that view
-   * only when nothing was asked for, and the rows in the chosen format otherwise.
+   * Whether the command line asked for a shape (-o, a shorthand, --fields or --no-headers): a command with
+   * a view of its own for people (summary's chart, `42: 7 → 12`) prints that view only when none was.
    */
   explicit: boolean;
 }
 
 /**
- * The format a command writes in: `-o` or one of its shorthands (`--json`, and a command's own such as
- * list's `--csv`), else `fallback`, which a command usually makes a table on a terminal and TSV in a
- * pipe. Two that disagree are a usage error, not a guess.
+ * The format a command writes in: `-o` or one of its shorthands (`--json`, list's `--csv`), else
+ * `fallback`. Two that disagree are a usage error, not a guess.
  */
 export function chooseOutput(
   flags: OutputFlags,

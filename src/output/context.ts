@@ -26,16 +26,14 @@ export interface CliIo {
   stderr: OutputStream;
   signals: SignalSource;
   /**
-   * Ends the process at once as `signal` would have, no listener being left for it (the bin re-raises it);
-   * a test leaves it out. A bulk run calls it at a second Ctrl-C, SIGTERM or SIGHUP, once it has recorded what
-   * it wrote.
+   * Ends the process at once as `signal` would have (the bin re-raises it); a test leaves it out. A bulk
+   * run calls it at a second Ctrl-C, SIGTERM or SIGHUP, once it has recorded what it wrote.
    */
   quit?: (signal: StopSignal) => void;
 }
 
 /** The process inputs every command receives from the CLI entry, decided once there. */
 export interface CommandContext extends CliIo {
-  /** --json: data and failures as JSON. */
   json: boolean;
   /** Whether stdout gets colour (NO_COLOR, FORCE_COLOR, --no-color and the TTY decided). */
   color: boolean;

@@ -2,9 +2,8 @@ import type { InventoryItem } from '../contract/schemas';
 import { type Column, createExporter, type Exporter } from './exporter';
 
 /**
- * The count sheet (`petinv list --count-sheet`): the sheet staff fill in, `petId,status,expected,counted`,
- * expected the quantity at export and counted empty. `set --file` reads expected as each row's from, so
- * a pet a colleague changed since the export is a conflict, never overwritten (src/bulk/sheet.ts).
+ * The count sheet staff fill in (`list --count-sheet`): `set --file` reads expected as each row's from, so
+ * a pet a colleague changed since the export is a conflict, never overwritten.
  */
 export const COUNT_SHEET_COLUMNS: readonly Column<InventoryItem>[] = [
   { key: 'petId', heading: 'PET ID', value: (item) => item.petId },

@@ -1,20 +1,17 @@
 import { type JsonStyle, stringifyJson } from '../contract/json';
 import { usageError } from '../errors';
-import type { OutputFormat } from './choose';
+import type { OutputChoice, OutputFormat } from './choose';
 import { paint } from './terminal';
 
 /**
- * Values out, one writer picks the format (as gh's Exporter does): a command describes its rows by their
- * columns and hands the rows over; this module writes them as a table, TSV, CSV, JSON or NDJSON, with
- * the columns --fields chose, in that order. Rows can come in batches as they arrive: every format but
- * the table writes each batch at once, and only `end()` completes the output (the table, JSON's `]`),
- * so output that stops before `end()` is visibly incomplete to a JSON reader.
+ * Values out, one writer picks the format (as gh's Exporter does). Rows may come in batches: every format
+ * but the table writes each at once, and only `end()` completes the output (the table, JSON's `]`), so
+ * output that stops before it is visibly incomplete to a JSON reader.
  */
 
 export interface Column<Row> {
   /** Its key in JSON, its heading in CSV, and its name for --fields. */
   key: string;
-  /** Its heading in the table. */
   heading: string;
   value(row: Row): bigint | number | string | boolean | null | { readonly [key: string]: unknown };
   /** Its text in the table, TSV and CSV, where that differs from its JSON value (`*` for `true`). */
@@ -23,7 +20,6 @@ export interface Column<Row> {
   plain?: true;
   /** A nested value (an item), in JSON and NDJSON only: the other formats neither show nor offer it. */
   jsonOnly?: true;
-  /** Numbers are right-aligned in the table. */
   align?: 'right';
   /** The table's least width for it, so that its layout does not jump with the data. */
   minWidth?: number;
@@ -31,15 +27,7 @@ export interface Column<Row> {
   paint?: (text: string, row: Row, color: boolean) => string;
 }
 
-export interface ExportOptions<Row> {
-  format: OutputFormat;
-  /** --fields: column keys, in the order wanted; all columns when undefined. */
-  fields?: readonly string[];
-  /** The heading line of the table and CSV (and the table's footer); --no-headers turns it off. */
-  headers: boolean;
-  color: boolean;
-  /** JSON indented (and coloured, with `color`) for a person at a terminal; compact otherwise. */
-  pretty: boolean;
+export interface ExportOptions<Row> extends Omit<OutputChoice, 'explicit'> {
   /** `one`: a single row, written as one object in JSON rather than an array of one. */
   shape?: 'list' | 'one';
   /** The table's last line, given every row (a summary such as "12 pets · 186 units"). */
@@ -51,7 +39,6 @@ export interface ExportOptions<Row> {
 export interface Exporter<Row> {
   /** The text for these rows, to be written now (the table keeps them for `end`). */
   rows(rows: readonly Row[]): string;
-  /** The text that completes the output. */
   end(): string;
 }
 
@@ -146,17 +133,12 @@ function tsvText(text: string): string {
 const TSV_ESCAPES = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\\': '\\\\' } as const;
 
 /**
- * Text a spreadsheet would run as a formula when it opens the file (`=`, `+`, `-`, `@`, a tab or a
- * carriage return first) gets a leading `'`, as OWASP's advice on CSV injection says: a service's error
- * code or message in a bulk result row, say, is shown, never run (issue 21). Numbers are numbers, written
- * as they are: only text (a string value) passes through here.
+ * Text a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, a tab or CR first) gets a leading `'`, as
+ * OWASP's advice on CSV injection says (issue 21). Only text passes through here: numbers stay numbers.
  */
 export const defuseFormula = (text: string): string => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
 
-/**
- * A column's text in TSV or CSV, defused (defuseFormula) and `escapeText` applied to what is text (a number or a bigint never needs it,
- * nor a plain column), its function chosen once rather than per row.
- */
+/** A column's text in TSV or CSV, defused and escaped if it is text: the function chosen once, not per row. */
 const escapedCell = <Row>(
   column: Column<Row>,
   escapeText: (text: string) => string,
@@ -170,7 +152,6 @@ const escapedCell = <Row>(
   };
 };
 
-/** One line from its cells, `separator` between them. */
 function joinCells<Row>(cells: readonly ((row: Row) => string)[], separator: string): (row: Row) => string {
   const count = cells.length;
   return (row) => {
@@ -181,11 +162,14 @@ function joinCells<Row>(cells: readonly ((row: Row) => string)[], separator: str
   };
 }
 
-/** One row as a JSON object of the chosen columns. */
-function jsonRow<Row>(columns: readonly Column<Row>[], style: JsonStyle): (row: Row) => string {
+function jsonRow<Row>(columns: readonly Column<Row>[], style: JsonStyle, depth = 1): (row: Row) => string {
   if (style.indent) {
     return (row) =>
-      stringifyJson(Object.fromEntries(columns.map((column) => [column.key, column.value(row)])), style, 1);
+      stringifyJson(
+        Object.fromEntries(columns.map((column) => [column.key, column.value(row)])),
+        style,
+        depth,
+      );
   }
   const keys = columns.map((column, index) => `${index === 0 ? '{' : ','}${JSON.stringify(column.key)}:`);
   const count = columns.length;
@@ -220,12 +204,13 @@ function jsonExporter<Row>(columns: readonly Column<Row>[], options: ExportOptio
   const style = jsonStyle(options);
   const row = jsonRow(columns, style);
   if (options.shape === 'one') {
+    const one = jsonRow(columns, style, 0);
     let written = false;
     return {
       rows(rows) {
         if (rows.length === 0) return '';
         written = true;
-        return `${style.indent ? stringifyJson(Object.fromEntries(columns.map((c) => [c.key, c.value(rows[0] as Row)])), style) : row(rows[0] as Row)}\n`;
+        return `${one(rows[0] as Row)}\n`;
       },
       end: () => (written ? '' : 'null\n'),
     };

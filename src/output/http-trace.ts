@@ -5,31 +5,15 @@ import { type Transport, TransportError } from '../client/transport';
 import { printableWithout, REDACTED } from '../printable';
 
 /**
- * `-v` and `PETINV_DEBUG=http`: every HTTP exchange on stderr, as curl -v shows it (`>` sent, `<` received,
- * `*` what petinv did): method and URL, the request headers petinv sends, the status and every response
- * header as they came off the wire (undici's diagnostics channels), timing, failures and retries with their
- * reasons. `-vv` (`PETINV_DEBUG=http,body`) adds the bodies, cut short.
+ * `-v` and `PETINV_DEBUG=http`: every HTTP exchange on stderr, as curl -v shows it, the response headers
+ * as they came off the wire (undici's diagnostics channels); `-vv` (`http,body`) adds the bodies, cut short.
  *
- * No line ever carries a secret: Authorization and Proxy-Authorization values are replaced, and every
- * line, whatever it holds (a header a service echoed, a body, a URL), has each secret removed before and
- * after it is made printable, so a key split by an escape sequence is not rejoined on the terminal.
+ * No line ever carries a secret: Authorization values are replaced, and every line (an echoed header, a
+ * body, a URL) has each secret removed before and after it is made printable, so a key split by an
+ * escape sequence is not rejoined on the terminal.
  */
 
 export type TraceLevel = 0 | 1 | 2;
-
-export interface HttpTraceOptions {
-  level: 1 | 2;
-  write: (line: string) => void;
-  /** Texts no line may show: the API key. */
-  secrets: readonly string[];
-}
-
-export interface HttpTrace {
-  /** The transport, each exchange traced. */
-  transport: (inner: Transport) => Transport;
-  /** To be told of each wait before a retry (the client's onRetryWait). */
-  onRetryWait: (wait: RetryWait) => void;
-}
 
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization']);
 const HEADER_LINE_LIMIT = 1000;
@@ -113,7 +97,13 @@ async function* tracedBody(
   if (level >= 2) attempt.say(`< body (${size} bytes): ${Buffer.concat(kept).toString('utf8')}`, BODY_LIMIT);
 }
 
-export function createHttpTrace(options: HttpTraceOptions): HttpTrace {
+/** The transport wrapper that traces each exchange, and the client's onRetryWait. */
+export function createHttpTrace(options: {
+  level: 1 | 2;
+  write: (line: string) => void;
+  /** Texts no line may show: the API key. */
+  secrets: readonly string[];
+}) {
   subscribeToUndici();
   const say = (line: string, limit = HEADER_LINE_LIMIT) =>
     options.write(printableWithout(line, options.secrets, limit));

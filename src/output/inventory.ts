@@ -7,17 +7,13 @@ import { paint } from './terminal';
 
 export { paint };
 
+const STATUS_COLOURS = { available: 'green', pending: 'yellow', sold: 'dim' } as const;
 // Made when first needed, not as the module loads: output without colour then never loads chalk.
-const makeColours = (chalk = paint(true)) => ({
-  available: chalk.green,
-  pending: chalk.yellow,
-  sold: chalk.dim,
-});
-let colours: ReturnType<typeof makeColours> | undefined;
+let chalk: ReturnType<typeof paint> | undefined;
 /** `text` in the colour of what `status` means. */
 function inColourOf(status: PetStatus, text: string): string {
-  colours ??= makeColours();
-  return colours[status](text);
+  chalk ??= paint(true);
+  return chalk[STATUS_COLOURS[status]](text);
 }
 
 /** A status word, coloured by what it means when `color` is on. */
@@ -41,7 +37,9 @@ export const ITEM_COLUMNS: readonly Column<InventoryItem>[] = [
 ];
 
 /** The order of an item's fields in JSON: the service's own (petId, quantity, status). */
-export const ITEM_JSON_FIELDS = ['petId', 'quantity', 'status'] as const;
+const ITEM_JSON_FIELDS = ['petId', 'quantity', 'status'] as const;
+/** An item as JSON values in that order, whatever order its object has. */
+export const itemValue = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
 
 /** The table's last line: `12 pets · 186 units · local`. */
 export const inventoryFooter =

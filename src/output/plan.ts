@@ -37,9 +37,8 @@ function planLine(step: PlannedChange, envName: string): string {
 }
 
 /**
- * Prints a dry run: a line per change (`42: 7 → 9`), or JSON (one array for bulk input, one object for a
- * single pet), or NDJSON, or with -o, --fields or --no-headers the changes as rows in that format; then
- * one line on stderr saying that nothing was written.
+ * Prints a dry run: a line per change (`42: 7 → 9`), or the changes in the format asked for; then a line
+ * on stderr saying that nothing was written.
  */
 export function writePlan(
   plan: readonly PlannedChange[],
@@ -53,7 +52,7 @@ export function writePlan(
   counts?: { alreadyRight: number; conflicts: number },
   /** Whether to write the summary on stderr: a failing --json rehearsal puts it on its error line. */
   { summary = true } = {},
-): DryRunSummary {
+) {
   const { stdout } = context;
   if (output.format === 'json')
     stdout.write(
@@ -72,7 +71,8 @@ export function writePlan(
   const missing = plan.filter((step) => !step.before).length;
   // A step to the quantity the pet already holds (`set 5 1` when it holds 1, bulk rows with --all) changes nothing.
   const changes = plan.filter((step) => step.before && step.before.quantity !== step.to).length;
-  const written: DryRunSummary = { changes, unknown: missing, ...counts, written: 0 };
+  // What a dry run's summary says: `{"dryRun":{...}}` with --json.
+  const written = { changes, unknown: missing, ...counts, written: 0 };
   if (!summary) return written;
   // With --json, stderr carries JSON lines only, as the summary of a real run does.
   if (context.json) {
@@ -87,13 +87,4 @@ export function writePlan(
     `petinv: dry run: ${plural(changes, 'change')} against ${envName}${unknown}${more}; nothing was written\n`,
   );
   return written;
-}
-
-/** What a dry run's summary says: `{"dryRun":{...}}` with --json. */
-export interface DryRunSummary {
-  changes: number;
-  unknown: number;
-  alreadyRight?: number;
-  conflicts?: number;
-  written: 0;
 }

@@ -1,13 +1,5 @@
 import type { OutputStream } from './context';
 
-export interface Progress {
-  advance(succeeded: boolean): void;
-  /** Writes `text` (whole lines) above the bar, which is drawn again at the next redraw. */
-  print(text: string): void;
-  /** Clears the bar, so that the line that follows (the summary) takes its place. */
-  finish(): void;
-}
-
 const REDRAW_MS = 80;
 /** The bar itself is never narrower than this; below it, only the counts are shown. */
 const MIN_BAR = 10;
@@ -50,16 +42,12 @@ export function progressLine(
   return `${done}/${total}${failures}`.slice(0, Math.max(fits, 0));
 }
 
-/**
- * A one-line progress bar on stderr, redrawn at most every 80 ms to the terminal's width, with the rate
- * and the time left; silent when stderr is not a terminal. When done it is cleared, not left behind: the
- * summary line takes its place.
- */
-export function createProgress(total: number, stream: OutputStream, now = () => performance.now()): Progress {
+/** A one-line progress bar on stderr, redrawn at most every 80 ms; silent when stderr is not a terminal. */
+export function createProgress(total: number, stream: OutputStream, now = () => performance.now()) {
   if (!stream.isTTY || total === 0)
     return {
-      advance() {},
-      print: (text) => void stream.write(text),
+      advance(_succeeded: boolean) {},
+      print: (text: string) => void stream.write(text),
       finish() {},
     };
   const started = now();
@@ -72,16 +60,17 @@ export function createProgress(total: number, stream: OutputStream, now = () => 
     drawnAt = now();
   };
   return {
-    advance(succeeded) {
+    advance(succeeded: boolean) {
       done++;
       if (!succeeded) failed++;
       if (now() - drawnAt >= REDRAW_MS) draw();
     },
-    print(text) {
+    /** Writes `text` (whole lines) above the bar, which is drawn again at the next advance. */
+    print(text: string) {
       stream.write(`${CLEAR_LINE}${text}`);
-      // Drawn again at the next advance.
       drawnAt = Number.NEGATIVE_INFINITY;
     },
+    /** Clears the bar, so that the line that follows (the summary) takes its place. */
     finish() {
       stream.write(CLEAR_LINE);
     },

@@ -1,8 +1,6 @@
 /**
- * petinv's own output is input for `petinv set --file` (see docs/stock-take.md). CSV names its columns in
- * its heading; TSV has none, and is read by position: `petId quantity`, `petId status quantity`, or a
- * plan's `petId from to found` (src/bulk/input.ts). A --fields order other than those would be read as
- * other pets' numbers, so TSV in such an order gets a heading line, as CSV has.
+ * petinv's own output is input for `set --file`. TSV without a heading is read by position (these orders,
+ * src/bulk/rows.ts): any other --fields order would be read as other pets' numbers, so it gets a heading.
  */
 const ORDERS_READ_BY_POSITION = new Set([
   'petId,quantity',

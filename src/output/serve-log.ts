@@ -22,9 +22,8 @@ export function formatLogEntry(entry: RequestLogEntry): string {
 }
 
 /**
- * Whether an entry belongs to the request log, which --quiet silences: a line per request answered or
- * aborted, and per request answered below the routes. Faults (a write that failed, the cause of a 500),
- * refused connections and everything serve says of itself are always logged.
+ * Whether an entry belongs to the request log, which --quiet silences; faults, refused connections and
+ * what serve says of itself are always logged.
  */
 export function isRequestLine(entry: RequestLogEntry): boolean {
   if ('event' in entry) return entry.event === 'client_error';
@@ -59,9 +58,8 @@ function lineWriter(stream: Writable): (line: string) => void {
 }
 
 /**
- * One log event: with --json a line `{"time","event",...fields}`, else the time and the text, and any
- * details on indented lines of their own below it (so the first line stays short). Every event carries
- * the time in UTC (ISO 8601, milliseconds), so a log kept for days still reads in order.
+ * One log event, its time in UTC (a log kept for days reads in order): with --json a line
+ * `{"time","event",...fields}`, else the time and the text, any details on indented lines below it.
  */
 export type LogEvent = (event: string, fields: object, text: string, details?: readonly string[]) => void;
 

@@ -1,22 +1,14 @@
 import { PET_STATUSES, type PetStatus } from '../contract/rules';
 import type { InventoryItem } from '../contract/schemas';
 import type { Column } from './exporter';
-import { paint, statusPainter } from './inventory';
+import { itemValue, paint, statusPainter } from './inventory';
 import { plural } from './plural';
-
-export interface StatusTotals {
-  pets: number;
-  units: bigint;
-}
 
 export interface InventorySummary {
   pets: number;
   units: bigint;
-  statuses: Record<PetStatus, StatusTotals>;
-  /**
-   * Pets with a quantity at or below `atMost`: how many, and the first LOW_PETS_SHOWN of them, lowest
-   * first (ties by petId).
-   */
+  statuses: Record<PetStatus, { pets: number; units: bigint }>;
+  /** Pets at or below `atMost`: how many, and the first LOW_PETS_SHOWN, lowest first (ties by petId). */
   low: { atMost: number; pets: number; items: InventoryItem[] };
   /** The largest stocks, largest first (ties by petId). */
   largest: InventoryItem[];
@@ -48,9 +40,8 @@ function keepRanked(
 }
 
 /**
- * Every figure of `petinv summary` in one pass over the list: linear in the pets (the largest stocks are
- * kept in a list of `top` entries, the low pets in one of LOW_PETS_SHOWN), with units summed in doubles while they are exact and in bigints past
- * that, so a million pets cost a million cheap additions.
+ * Every figure of `petinv summary` in one pass over the list, memory bounded by `top` and LOW_PETS_SHOWN;
+ * units summed in doubles while they are exact and in bigints past that, so each addition is cheap.
  */
 export function summarizeInventory(
   items: Iterable<InventoryItem>,
@@ -78,7 +69,7 @@ export function summarizeInventory(
     }
     keepRanked(largest, item, top, ranksAbove);
   }
-  const statuses = {} as Record<PetStatus, StatusTotals>;
+  const statuses = {} as InventorySummary['statuses'];
   let units = 0n;
   for (const status of PET_STATUSES) {
     statuses[status] = { pets: pets[status], units: carried[status] + BigInt(exact[status]) };
@@ -93,8 +84,6 @@ export function summarizeInventory(
   };
 }
 
-const brief = ({ petId, quantity, status }: InventoryItem) => ({ petId, quantity, status });
-
 /** One JSON object; units and petIds written as exact integers, as everywhere in petinv's JSON. */
 export function summaryValue(summary: InventorySummary, envName: string) {
   const { pets, units, statuses, low, largest } = summary;
@@ -103,13 +92,13 @@ export function summaryValue(summary: InventorySummary, envName: string) {
     pets,
     units,
     statuses,
-    low: { ...low, items: low.items.map(brief) },
-    largest: largest.map(brief),
+    low: { ...low, items: low.items.map(itemValue) },
+    largest: largest.map(itemValue),
   };
 }
 
 /** The summary as rows, one per status, for -o table|tsv|csv|ndjson and --fields. */
-type StatusSummaryRow = StatusTotals & { status: PetStatus };
+type StatusSummaryRow = InventorySummary['statuses'][PetStatus] & { status: PetStatus };
 
 export const SUMMARY_COLUMNS: readonly Column<StatusSummaryRow>[] = [
   {
@@ -147,10 +136,7 @@ export function bar(fraction: number, width: number): string {
 /** The fewest cells a bar chart is worth drawing in; a narrower terminal gets the figures alone. */
 const MIN_BAR_WIDTH = 8;
 
-/**
- * The summary as text: figures per status, with a bar of units per status when `columns` is given (a
- * terminal), sized so that every line fits in it; the largest stocks below.
- */
+/** The summary as text: figures per status, with a bar of units when `columns` is given, fitting it. */
 export function renderSummary(
   summary: InventorySummary,
   options: {

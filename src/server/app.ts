@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEFAULT_BASE_URL } from '../contract/defaults';
 import { STORE_HEADER } from '../contract/store-id';
 import { createAuthenticator } from './auth';
-import { HttpError } from './errors';
+import { CLOSE, HttpError } from './errors';
 import { createHandlers } from './handlers';
 import { buildOpenApiDocument } from './openapi';
 import { ClientAborted, requestPath } from './request';
@@ -26,8 +26,6 @@ export interface AppOptions extends FaultOptions {
   log?: (entry: RequestLogEntry) => void;
   /** The base URL the served OpenAPI document names; read on the first request for it. */
   baseUrl?: () => string;
-  random?: () => number;
-  now?: () => number;
   /** Answered in Petinv-Store on every response (store-id.ts). */
   storeId?: string;
 }
@@ -50,13 +48,11 @@ export type AppHandler = (req: IncomingMessage, res: ServerResponse) => void | P
 
 /** --rate-limit and --fail-rate: throws the 429 or 503 a request meets, on the routes that are not spared. */
 function createFaultInjector(options: AppOptions): (route: Route | undefined) => void {
-  const random = options.random ?? Math.random;
-  const now = options.now ?? Date.now;
   let rateWindow = { second: -1, count: 0 };
   return (route) => {
     if (route?.faults === false) return;
     if (options.rateLimit !== undefined) {
-      const current = now();
+      const current = Date.now();
       const second = Math.floor(current / 1000);
       if (second !== rateWindow.second) rateWindow = { second, count: 0 };
       if (++rateWindow.count > options.rateLimit) {
@@ -66,7 +62,7 @@ function createFaultInjector(options: AppOptions): (route: Route | undefined) =>
         });
       }
     }
-    if (options.failRate !== undefined && random() < options.failRate) {
+    if (options.failRate !== undefined && Math.random() < options.failRate) {
       throw new HttpError('unavailable', 'injected failure (--fail-rate)', { 'Retry-After': '1' });
     }
   };
@@ -93,7 +89,6 @@ function answerFailure(
 
 /** Builds the request handler of `petinv serve`: routing, auth, validation, faults, logging. */
 export function createInventoryApp(options: AppOptions): AppHandler {
-  const random = options.random ?? Math.random;
   let openApiBody: string | undefined;
   const describeServer = () =>
     (openApiBody ??= JSON.stringify(
@@ -123,18 +118,14 @@ export function createInventoryApp(options: AppOptions): AppHandler {
         throw new HttpError(
           'malformed_request',
           `serve speaks HTTP/1.0 and HTTP/1.1, not ${req.httpVersion}`,
-          {
-            Connection: 'close',
-          },
+          CLOSE,
         );
       // RFC 9112 section 3.2 (node:http's own check answers without a body, so serve makes it).
       if (req.headers.host === undefined && req.httpVersion === '1.1')
-        throw new HttpError('malformed_request', 'an HTTP/1.1 request must carry a Host header', {
-          Connection: 'close',
-        });
+        throw new HttpError('malformed_request', 'an HTTP/1.1 request must carry a Host header', CLOSE);
       if (options.latency) {
         const { min, max } = options.latency;
-        await new Promise((resolve) => setTimeout(resolve, min + random() * (max - min)));
+        await new Promise((resolve) => setTimeout(resolve, min + Math.random() * (max - min)));
       }
       const matched = router.match(path);
       injectFaults(matched?.route);

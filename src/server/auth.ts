@@ -6,10 +6,9 @@ import { HttpError } from './errors';
 const digest = (text: string) => hash('sha256', text, 'buffer');
 
 /**
- * The Authorization header a connection last sent that was valid. A client sends the same header on every
- * request of a kept-alive connection; comparing it with what the same connection sent before spares a
- * hash per request (a tenth of the GET path's JavaScript), and reveals nothing about a key that connection
- * has not already proved it holds.
+ * The last valid Authorization header of a connection: a client sends the same one on every request, and
+ * comparing it spares a hash per request (a tenth of the GET path's JavaScript), revealing nothing about a
+ * key that connection has not already proved it holds.
  */
 const VERIFIED = Symbol('the last valid Authorization header on this connection');
 type VerifiedSocket = Socket & { [VERIFIED]?: string };

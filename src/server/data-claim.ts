@@ -6,16 +6,9 @@ import { ServeError } from './errors';
 import { JOURNAL_HEADER } from './journal-format';
 
 /**
- * A data file claimed for one serve: its lock, and the refusal of a file that other names reach in a way
- * serve cannot keep durable (a single-file bind mount, hard links without their journal).
- */
-
-/**
- * Claims the data file at `path` (already resolved to the real file) for this process: `FILE.lock` names
- * the owner, and the file's identity is claimed too, so that a serve reaching it by another name (a hard
- * link in any directory, a bind mount) is refused as well (files/lock.ts). A lock left by a serve that
- * died is taken over, even when its pid now belongs to another process; one held by a live serve refuses
- * the start.
+ * Claims the data file at `path` (the real file) for this process: `FILE.lock` names the owner, and the
+ * file's identity is claimed too, so that a serve reaching it by another name (a hard link, a bind mount)
+ * is refused as well (files/lock.ts). A dead serve's lock is taken over, even when its pid was reused.
  */
 export async function lockDataFile(path: string, files?: FileSystem): Promise<HeldLock> {
   const lockPath = `${path}.lock`;
@@ -44,9 +37,8 @@ export async function lockDataFile(path: string, files?: FileSystem): Promise<He
 }
 
 /**
- * Whether `path` is itself a mount point, as a single-file bind mount is (Linux: /proc/self/mountinfo,
- * whose fifth field is each mount point, with octal escapes for space, tab, newline and backslash);
- * false where that cannot be read.
+ * Whether `path` is itself a mount point, as a single-file bind mount is: the fifth field of
+ * /proc/self/mountinfo, with octal escapes for space, tab, newline and backslash (false without it).
  */
 function isMountPoint(path: string): boolean {
   let mounts: string;
@@ -64,9 +56,8 @@ function isMountPoint(path: string): boolean {
 }
 
 /**
- * What a refusal of a single-file bind mount must add when a journal with commits lies beside the mount:
- * one an earlier petinv kept there, serving through the mount. Every update it made since is there and
- * nowhere else, and a serve on the data file's directory, as the refusal advises, never reads it.
+ * What a refusal of a single-file bind mount adds when a journal with commits lies beside the mount (an
+ * earlier petinv's, serving through it): its updates are nowhere else, and the advised serve never reads it.
  */
 function journalBesideMount(dataFile: string): string {
   const journal = `${dataFile}.journal`;
@@ -81,11 +72,9 @@ function journalBesideMount(dataFile: string): string {
 }
 
 /**
- * Why a data file that has other names (hard links) and no journal beside this one must not be served
- * through it, or undefined. serve keeps its journal beside the name it was started with: through another
- * name, a start after kill -9 would serve the snapshot without the updates that journal holds, and accept
- * writes that go their own way. The name a serve wrote through has its journal; a copy made with a link (a
- * backup) has none, and is refused until it is a copy of its own.
+ * Why a data file with other names (hard links) and no journal beside this one must not be served through
+ * it, or undefined: the journal is beside the name serve was started with, and a start through another
+ * name after kill -9 would serve the snapshot without it. A backup made with a link is refused so.
  */
 function linkedElsewhere(dataFile: string): string | undefined {
   let links: number;

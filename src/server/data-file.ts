@@ -1,4 +1,3 @@
-import { statSync } from 'node:fs';
 import { serializeItems } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
 import { type FileSystem, nodeFileSystem, type StorageError } from '../files/file-system';
@@ -8,32 +7,19 @@ import { createDataDirectory } from './data-path';
 import { ServeError } from './errors';
 import type { Journal } from './journal';
 import { type JournalReport, openJournal } from './journal-open';
-import type { JournalState } from './journal-replay';
-import { permissionsOf, removeAbandonedSnapshots, replaceSnapshot } from './snapshot-file';
-
-const NO_JOURNAL: JournalState = { format: 'empty', length: 0, soundEnd: 0, commits: 0, entries: 0 };
+import { removeAbandonedSnapshots, replaceSnapshot } from './snapshot-file';
 
 /**
- * The inventory on disk is a snapshot plus a journal (docs/serve-durability.md tells it whole):
- * - `inventory.json` wraps the very bytes GET /inventory serves, with their checksum. It is only ever
- *   replaced whole: written to a new temporary file of unpredictable name, fsynced, renamed into place,
- *   the directory fsynced. A snapshot that could not be written whole is removed, and the journal is kept.
- * - `inventory.json.journal` holds a header, then one checksummed, numbered line per commit made since
- *   that snapshot (journal-format.ts), appended with O_DSYNC before its changes are acknowledged. Changes
- *   set absolute quantities, so replaying one that the snapshot already holds changes nothing. A commit
- *   that fails (ENOSPC, or EIO from its sync) is cut back, durably, before anything else is written.
- * A crash mid-append leaves at most a torn last commit, never acknowledged, which the next start keeps in
- * a side file and cuts. Damage (a commit that does not check, with complete commits after it, or a
- * changed one) refuses the start, every file left as it is; `--recover` starts from what is sound
- * before it. When the journal grows past a quarter of the inventory, a new snapshot replaces it.
+ * The inventory on disk (docs/serve-durability.md tells it whole): a snapshot, the very bytes GET
+ * /inventory serves with their checksum, only ever replaced whole (snapshot-file.ts); and a journal of
+ * the commits made since (journal.ts). Changes set absolute quantities, so replaying one the snapshot
+ * already holds changes nothing. The journal is folded into a new snapshot once it outgrows a quarter of
+ * the inventory, and at a clean stop.
  */
 
 /**
- * The journal is folded into a new snapshot once it holds more entries than this and a quarter of the
- * inventory. A snapshot holds the commits back while it syncs a new file, its directory and the emptied
- * journal: at 1024 entries that was a tenth to a fifth of a small inventory's durable PATCH rate. A clean
- * stop folds the journal anyway, so only a start after a crash replays it: 16,384 commits, each checked,
- * add 0.1 to 0.2 s.
+ * The fewest journal entries a snapshot waits for: snapshots hold commits back (at 1024 entries, a tenth
+ * to a fifth of a small inventory's durable PATCH rate), and replaying 16,384 after a crash adds 0.1-0.2 s.
  */
 const MIN_JOURNAL_ENTRIES = 16_384;
 /** After a failed snapshot the next try waits, doubling from this up to the maximum: never a tight loop. */
@@ -60,27 +46,21 @@ export class InventoryFile {
   private nextSnapshotAt = 0;
   private readonly files: FileSystem;
   private readonly now: () => number;
-  private readonly minJournalEntries: number;
 
   private constructor(
     readonly path: string,
     private readonly journal: Journal,
-    private currentFormat: DataFileFormat,
+    /** `array` until the first snapshot rewrites a plain-array data file in serve's own format. */
+    public format: DataFileFormat,
     private readonly options: DataFileOptions,
   ) {
     this.files = options.files ?? nodeFileSystem;
     // A monotonic clock: the wall clock set back a day would hold every snapshot back for that day.
     this.now = options.now ?? (() => performance.now());
-    this.minJournalEntries = options.minJournalEntries ?? MIN_JOURNAL_ENTRIES;
   }
 
   get journalPath(): string {
     return this.journal.path;
-  }
-
-  /** `array` until the first snapshot rewrites a plain-array data file in serve's own format. */
-  get format(): DataFileFormat {
-    return this.currentFormat;
   }
 
   /**
@@ -94,7 +74,7 @@ export class InventoryFile {
   ): Promise<{ file: InventoryFile; items: InventoryItem[]; created: boolean; journal: JournalReport }> {
     const files = options.files ?? nodeFileSystem;
     createDataDirectory(path, files);
-    const loaded = loadInventory(path, { recover: options.recover });
+    const loaded = loadInventory(path, options.recover);
     // Only once the start goes ahead: a start refused (a damaged journal) leaves every file as it found it.
     removeAbandonedSnapshots(path);
     const items = loaded?.items ?? seed();
@@ -105,16 +85,7 @@ export class InventoryFile {
         throw new ServeError(`cannot create data file ${path}: ${(error as Error).message}`);
       }
     }
-    const dataFile = { permissions: permissionsOf(path), owner: statSync(path).uid };
-    const state = loaded?.journal ?? NO_JOURNAL;
-    const { journal, report } = await openJournal(
-      files,
-      path,
-      dataFile,
-      state,
-      loaded?.journalBytes ?? Buffer.alloc(0),
-      items,
-    );
+    const { journal, report } = await openJournal(files, path, loaded, items);
     // Folding a journal of the previous version, or recovering, wrote a snapshot of serve's own format.
     const rewritten = report.foldedLegacyEntries !== undefined || report.recovered !== undefined;
     const format = rewritten ? 'petinv' : (loaded?.format ?? 'petinv');
@@ -130,7 +101,8 @@ export class InventoryFile {
   /** True when the journal has grown enough to be folded into a new snapshot, and no failed one is cooling off. */
   wantsSnapshot(inventorySize: number): boolean {
     return (
-      this.journal.entries > Math.max(this.minJournalEntries, inventorySize / 4) &&
+      this.journal.entries >
+        Math.max(this.options.minJournalEntries ?? MIN_JOURNAL_ENTRIES, inventorySize / 4) &&
       this.now() >= this.nextSnapshotAt
     );
   }
@@ -155,7 +127,7 @@ export class InventoryFile {
     this.options.onSnapshotReplaced?.();
     this.snapshotFailures = 0;
     this.nextSnapshotAt = 0;
-    this.currentFormat = 'petinv';
+    this.format = 'petinv';
     await this.journal.empty();
   }
 

@@ -1,14 +1,11 @@
 import * as z from 'zod/mini';
 import { InventoryList, PetId, Quantity } from '../contract/schemas';
 
-/** The data file's two formats on disk, read and written: the snapshot's wrapper and the journal's lines. */
-
 const FORMAT = 'petinv-inventory';
 /**
- * A snapshot serve writes is `{"format":"petinv-inventory","version":2,"crc32":"XXXXXXXX","items":`, then
- * the very body GET /inventory serves, then SNAPSHOT_SUFFIX: the checksum (zlib's CRC-32, 8 hex digits)
- * is of the items exactly as serve serializes them. Version 1, without a checksum, is what the previous
- * version wrote and what a hand-made fixture may be: it loads as it always did.
+ * A snapshot is `{"format":"petinv-inventory","version":2,"crc32":"XXXXXXXX","items":`, the very body GET
+ * /inventory serves, then SNAPSHOT_SUFFIX; the CRC-32 is of those items' bytes. Version 1, without a
+ * checksum (the previous version's, or a hand-made fixture), loads as it always did.
  */
 export const SNAPSHOT_VERSION = 2;
 const SNAPSHOT_CHECKSUM_AT = `{"format":"${FORMAT}","version":${SNAPSHOT_VERSION},"crc32":"`;
@@ -47,14 +44,10 @@ export type DataFileFormat = 'petinv' | 'array';
 
 /*
  * The previous version's journal: one JSON line per change (`{"petId":2,"quantity":42}`), no checksum,
- * each commit written over zeros laid down ahead of it. A start still reads it, as that version did, and
- * folds it into a new snapshot at once: see data-file.ts.
+ * written over zeros laid down ahead. A start reads it as that version did and folds it at once.
  */
 
-/**
- * The unit a disk writes whole (a sector): a write a crash cut short reached the disk in such units, so a
- * stretch of zeros it left in the middle of its bytes ends at a multiple of this.
- */
+/** A sector: a write a crash cut short left zeros among its bytes that end at a multiple of this. */
 const SECTOR_SIZE = 512;
 const ZERO_SECTOR = Buffer.alloc(SECTOR_SIZE);
 
@@ -75,12 +68,9 @@ function nonZeroFrom(bytes: Buffer, from: number): number {
 }
 
 /**
- * Where a journal's complete lines end, and what follows them. Appends are written over zeros laid down
- * ahead of them (journal.ts), and a JSON line never holds a zero byte: the lines end where the zeros
- * begin, at their last line break. After that comes what a write cut short by a crash left: part of a
- * line, and perhaps more of its bytes after a stretch of zeros it never wrote, never acknowledged either.
- * A stretch of zeros with bytes after it that does not end at a sector's boundary is not that:
- * `strayBytesAt` is then where those bytes begin (the journal was cut short while serve ran, say).
+ * Where a journal's complete lines end (at the last line break before the first zero, as a JSON line
+ * holds none), and what follows: a torn last line, perhaps with zeros among its bytes. Zeros followed by
+ * bytes off a sector's boundary are no crash's: `strayBytesAt` is where those bytes begin.
  */
 export function journalExtent(bytes: Buffer): {
   linesEnd: number;

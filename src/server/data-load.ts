@@ -65,7 +65,6 @@ function parseSnapshot(path: string, bytes: Buffer): { items: InventoryItem[]; f
 }
 
 export interface LoadedInventory {
-  path: string;
   items: InventoryItem[];
   format: DataFileFormat;
   journal: JournalState;
@@ -73,12 +72,8 @@ export interface LoadedInventory {
   journalBytes: Buffer;
 }
 
-export interface LoadOptions {
-  /** Damage in the journal: replay what is sound before it, rather than refuse the start. */
-  recover?: boolean;
-}
-
-export function loadInventory(path: string, options: LoadOptions = {}): LoadedInventory | undefined {
+/** `recover`: damage in the journal replays what is sound before it, rather than refuse the start. */
+export function loadInventory(path: string, recover = false): LoadedInventory | undefined {
   const journalPath = `${path}.journal`;
   const snapshotBytes = readNoFollow(path, 'data file');
   const journal = readNoFollow(journalPath, 'journal') ?? Buffer.alloc(0);
@@ -91,17 +86,18 @@ export function loadInventory(path: string, options: LoadOptions = {}): LoadedIn
     return undefined;
   }
   const { items, format } = parseSnapshot(path, snapshotBytes);
-  const state = replayJournal(journalPath, journal, items, options.recover === true);
-  return { path, items, format, journal: state, journalBytes: journal };
+  return {
+    items,
+    format,
+    journal: replayJournal(journalPath, journal, items, recover),
+    journalBytes: journal,
+  };
 }
 
 /** The inventory a data file holds, its journal applied, for a serve that never writes (`--in-memory`). */
-export function readInventoryFile(
-  path: string,
-  options: LoadOptions = {},
-): { items: InventoryItem[]; format: DataFileFormat; journal: JournalState } {
-  const loaded = loadInventory(resolveDataPath(path), options);
+export function readInventoryFile(path: string, recover = false): LoadedInventory {
+  const loaded = loadInventory(resolveDataPath(path), recover);
   if (!loaded)
     throw new ServeError(`data file ${path} does not exist; --in-memory with --data loads an existing file`);
-  return { items: loaded.items, format: loaded.format, journal: loaded.journal };
+  return loaded;
 }

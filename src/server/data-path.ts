@@ -9,11 +9,6 @@ import {
 import { ServeError } from './errors';
 
 /**
- * Where a data file is and how its bytes are read: its real path, its directory, and reads that never
- * follow a planted symlink. A file that cannot be used stops the start with its path and the reason.
- */
-
-/**
  * The real file behind `path`: a data file reached through a symlink, or by another path, is one file,
  * locked once and written through to its target rather than replaced by a regular file.
  */
@@ -43,9 +38,7 @@ export function resolveDataPath(path: string): string {
   const stat = lstatSync(real);
   if (!stat.isFile())
     throw new ServeError(`data file ${path} is not a regular file; give --data a file path`);
-  // No name reaches it: a single-file bind mount still showing a file that serve has since replaced (every
-  // snapshot is a new file renamed into place). Its identity is no longer claimed by the serve that
-  // replaced it, and what it holds is out of date: a serve on it would answer with other values.
+  // No name reaches it, and no serve claims its identity any more: out of date (see the message).
   if (stat.nlink === 0)
     throw new ServeError(
       `data file ${path} is in no directory any more: it was replaced (serve writes each snapshot as a new file) after it was bind-mounted here on its own, and the mount still shows the old file, which is out of date; bind-mount the data file's directory instead`,

@@ -8,9 +8,5 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** Far below the usual file-descriptor limits, far above what one machine's scripts open. */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
-/**
- * A quarter of the total: one client (an address; an IPv6 /64) holding connections open, idle or sending
- * its headers slowly, leaves the other three quarters to everyone else. As many as petinv's own bulk run
- * opens at its highest --concurrency.
- */
+/** A quarter of the total, left to one client (an address, an IPv6 /64): a bulk run's highest --concurrency. */
 export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 256;

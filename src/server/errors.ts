@@ -1,5 +1,8 @@
 import { type ErrorCode, statusOf } from '../contract/error-codes';
 
+/** The headers of an answer that ends its connection. */
+export const CLOSE: Readonly<Record<string, string>> = { Connection: 'close' };
+
 /** An answer other than success, thrown anywhere below the app and sent by its one error path. */
 export class HttpError extends Error {
   readonly status: number;
@@ -7,7 +10,7 @@ export class HttpError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly headers: Record<string, string> = {},
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
     this.status = statusOf(code);
@@ -15,9 +18,8 @@ export class HttpError extends Error {
 }
 
 /**
- * A start or a stop of the server that the machine refused: the data file, its directory, journal or
- * lock, or the address to listen on. The message is one line a person reads, naming the file or address
- * and what to do; `petinv serve` prints it and exits 3.
+ * A start or a stop the machine refused (the data file, its journal or lock, the address): one line
+ * naming the file or address and what to do; `petinv serve` prints it and exits 3.
  */
 export class ServeError extends Error {
   override readonly name = 'ServeError';

@@ -12,26 +12,18 @@ import { holdContinue } from './request';
 import { inOrderPerConnection } from './request-order';
 import { closeAfter } from './respond';
 
-/**
- * The HTTP layer under the app: requests answered in order per connection, connections counted and capped,
- * and a stopping server lets no new request start on a kept-alive connection. What node:http answers by
- * itself is answered with the same Error bodies as every route (protocol-errors.ts).
- */
-
 const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 export interface HttpEdgeOptions {
   log?: AppOptions['log'];
+  /** Headers must arrive within this many ms of a request's first byte (default 10000). */
   headersTimeout?: number;
+  /** The whole request, body included, within this many ms (default 30000). */
   requestTimeout?: number;
+  /** Open connections past which new ones are closed at once (default 1024). */
   maxConnections?: number;
+  /** Open connections of one client (an address, an IPv6 /64) past which its new ones are closed (default 256). */
   maxConnectionsPerClient?: number;
-}
-
-export interface HttpEdge {
-  server: Server;
-  /** Called once when the server starts stopping: the answers under way close their connections. */
-  drain(): void;
 }
 
 /** Counts refusals by whom they refused, and reports them at most once a second. */
@@ -79,10 +71,9 @@ function refuse(res: ServerResponse) {
 
 /**
  * Counts the open connections, all and per client: past --max-connections-per-client a client's new ones
- * are closed at once, so that no one client holds every connection the server allows. At a stop, node:http's
- * own closeIdleConnections would also cut a connection whose last answer is ended but still being written
- * (a large list to a slow reader): this one closes only connections with nothing under way, and the
- * returned drain closes the others once their answer is out.
+ * are closed at once. At a stop, node:http's closeIdleConnections would also cut an answer still being
+ * written (a large list to a slow reader): this one closes only idle connections, and the returned drain
+ * closes the others once their answer is out.
  */
 function manageConnections(
   server: Server,
@@ -127,7 +118,7 @@ function manageConnections(
   };
 }
 
-export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpEdge {
+export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions) {
   const { log } = options;
   const timeouts: Timeouts = {
     headersTimeout: options.headersTimeout ?? DEFAULT_HEADERS_TIMEOUT_MS,
@@ -182,6 +173,7 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions): HttpE
   );
   server.on('drop', () => refused('any client'));
 
+  /** Called once when the server starts stopping: the answers under way close their connections. */
   function drain() {
     draining = true;
     closeBusyConnections();

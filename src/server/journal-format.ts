@@ -5,19 +5,16 @@ import { describeIssues } from '../contract/schemas';
 import { JournalEntry } from './data-format';
 
 /**
- * The journal's format on disk (version 2), written and read: a header line, then one line per commit.
+ * The journal's format on disk (version 2): a header line, then one line per commit.
  *
  *     petinv-journal 2
  *     1 5c3f1a0e [{"petId":2,"quantity":42}]
  *     2 0e1d44b7 [{"petId":1,"quantity":5},{"petId":3,"quantity":7}]
  *
- * A commit line is its sequence number (1, 2, 3, ... in the order written), the CRC-32 (zlib's) of the
- * sequence number, a space and the changes, as 8 hex digits, then the changes as a JSON array. Commits
- * are written one after another, each only once the one before it is durable, and a failed one is cut
- * back (and that made durable) before the next is written. So after a crash the file holds complete
- * commits, then at most one torn commit: its first bytes, or all of its length with stretches a crash
- * left as zeros. Anything else that does not check (a changed digit, a zeroed sector with complete
- * commits after it, a file of zeros) is damage, and is never taken for a crash.
+ * A commit line is its sequence number, the CRC-32 of the sequence number, a space and the changes (8 hex
+ * digits), then the changes. After a crash the file holds complete commits, then at most one torn commit
+ * (journal.ts): its first bytes, or its whole length with zeros a crash left. Anything else that does not
+ * check (a changed digit, a zeroed sector with commits after it, a file of zeros) is damage.
  */
 
 export const JOURNAL_HEADER = Buffer.from('petinv-journal 2\n');
@@ -47,8 +44,7 @@ export function encodeCommit(
 export interface JournalCommit {
   sequence: number;
   changes: JournalChange[];
-  /** Where its line begins and where the next begins, in bytes. */
-  start: number;
+  /** Where the next line begins, in bytes. */
   end: number;
 }
 
@@ -79,7 +75,7 @@ function decodeCommit(bytes: Buffer, start: number): JournalCommit | { invalid: 
   } catch (error) {
     return { invalid: `changes that are not valid JSON (${(error as Error).message})` };
   }
-  return { sequence: Number(sequenceText), changes, start, end: end + 1 };
+  return { sequence: Number(sequenceText), changes, end: end + 1 };
 }
 
 export interface JournalDamage {

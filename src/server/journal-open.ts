@@ -1,13 +1,14 @@
-import { constants, fstatSync, lstatSync } from 'node:fs';
+import { constants, fstatSync, lstatSync, statSync } from 'node:fs';
 import { serializeItems } from '../contract/json';
 import { comparePetIds, type InventoryItem } from '../contract/schemas';
-import { moveDurably } from '../files/atomic-write';
+import { moveDurably, syncDirectory } from '../files/atomic-write';
 import { describeFileSystemError, type FileSystem, isOutOfSpace, JOURNAL_WRITE } from '../files/file-system';
+import type { LoadedInventory } from './data-load';
 import { ServeError } from './errors';
 import { Journal } from './journal';
 import { JOURNAL_HEADER, type JournalDamage } from './journal-format';
-import type { JournalState } from './journal-replay';
-import { closeQuietly, createJournal, replaceSnapshot, syncDirectory, writeNewFile } from './snapshot-file';
+import { type JournalState, NO_JOURNAL } from './journal-replay';
+import { closeQuietly, createJournal, permissionsOf, replaceSnapshot, writeNewFile } from './snapshot-file';
 
 /**
  * Opening the journal a start has read (data-load.ts) for appends: a torn last commit kept in a side file
@@ -24,20 +25,13 @@ export interface JournalReport {
   torn?: { bytes: number; keptAt: string } | { bytes: number; base64: string };
   /** Updates of a previous version's journal, folded into a new snapshot (with its checksum). */
   foldedLegacyEntries?: number;
-  /** --recover: where the damage was, where the damaged journal went, and what could not be replayed. */
-  recovered?: {
-    offset: number;
-    reason: string;
-    /** Where the damaged journal went; undefined when it was only read (--in-memory). */
-    keptAt?: string;
-    commitsReplayed: number;
-    updatesReplayed: number;
-    commitsLost: number;
-    updatesLost: number;
-  };
+  recovered?: ReturnType<typeof recoveredReport>;
 }
 
-/** What --recover started from, and what it could not replay; `keptAt`: where the damaged journal went. */
+/**
+ * --recover: where the damage was, what could not be replayed, and where the damaged journal went
+ * (`keptAt`: none when it was only read, with --in-memory).
+ */
 export const recoveredReport = (state: JournalState, damage: JournalDamage, keptAt?: string) => ({
   offset: damage.offset,
   reason: damage.reason,
@@ -133,17 +127,17 @@ async function cutTornCommit(
 }
 
 /**
- * Makes the journal `state` describes (read from `bytes`) ready for appends, and says what that took.
+ * Makes the journal a start loaded (none for a new data file) ready for appends, and says what that took.
  * `items` are the data file's items with everything sound in the journal applied.
  */
 export async function openJournal(
   files: FileSystem,
   dataPath: string,
-  dataFile: { permissions: number; owner: number },
-  state: JournalState,
-  bytes: Buffer,
+  loaded: LoadedInventory | undefined,
   items: readonly InventoryItem[],
 ): Promise<{ journal: Journal; report: JournalReport }> {
+  const { journal: state = NO_JOURNAL, journalBytes: bytes = Buffer.alloc(0) } = loaded ?? {};
+  const dataFile = { permissions: permissionsOf(dataPath), owner: statSync(dataPath).uid };
   const journalPath = `${dataPath}.journal`;
   const report: JournalReport = {};
   const fresh = { entries: 0, bytes: JOURNAL_HEADER.length, commits: 0 };
@@ -171,14 +165,16 @@ export async function openJournal(
     return { journal: new Journal(journalPath, fd, start, files), report };
   }
 
+  const folding = state.format === 'lines' && damage?.kind !== 'damaged';
   try {
-    if (state.format === 'lines' && damage?.kind !== 'damaged') {
+    if (folding) {
       // The previous version's journal has no checksums: its lines are folded into a snapshot that has
       // one, and a new journal takes its place. A torn last line is kept aside first, as in this format.
       if (damage) {
         const keptAt = asideName(journalPath, 'torn');
-        await writeNewFile(files, keptAt, bytes.subarray(state.soundEnd), dataFile.permissions);
-        report.torn = { bytes: state.length - state.soundEnd, keptAt };
+        const torn = bytes.subarray(state.soundEnd);
+        await writeNewFile(files, keptAt, torn, dataFile.permissions);
+        report.torn = { bytes: torn.length, keptAt };
       }
       await replaceSnapshot(files, dataPath, snapshotBody(items));
       report.foldedLegacyEntries = state.entries;
@@ -194,12 +190,11 @@ export async function openJournal(
     await createJournal(files, dataPath, journalPath);
   } catch (error) {
     if (error instanceof ServeError) throw error;
-    const doing =
-      state.format === 'lines' && damage?.kind !== 'damaged'
-        ? `fold journal ${journalPath}, written by an earlier petinv, into a new snapshot`
-        : damage
-          ? `recover from damaged journal ${journalPath}`
-          : `create journal ${journalPath}`;
+    const doing = folding
+      ? `fold journal ${journalPath}, written by an earlier petinv, into a new snapshot`
+      : damage
+        ? `recover from damaged journal ${journalPath}`
+        : `create journal ${journalPath}`;
     throw new ServeError(
       `cannot ${doing}: ${describeFileSystemError(error)}; what is on disk still loads as it did`,
     );

@@ -5,11 +5,7 @@ import { decodeText } from './data-path';
 import { ServeError } from './errors';
 import { type JournalChange, type JournalDamage, type JournalScan, scanJournal } from './journal-format';
 
-/**
- * The journal replayed over the snapshot's items at a start (journal-format.ts reads this version's
- * format, data-format.ts the previous version's lines). Damage refuses the start, every file left as it
- * is, unless --recover: then what is sound before it applies.
- */
+/** The journal replayed over the snapshot's items at a start, this version's or the previous one's. */
 
 export const commitsText = (count: number) => `${count} complete commit${count === 1 ? '' : 's'}`;
 export const updatesText = (count: number) => `${count} update${count === 1 ? '' : 's'}`;
@@ -18,18 +14,16 @@ export const updatesText = (count: number) => `${count} update${count === 1 ? ''
 export interface JournalState {
   /** `checked`: this version's; `lines`: the previous version's, without checksums; `empty`: nothing in it. */
   format: JournalScan['format'];
-  /** The file's length, and where its sound part ends (all of it, unless torn or damaged). */
-  length: number;
+  /** Where its sound part ends (all of it, unless torn or damaged). */
   soundEnd: number;
   /** Commits (this version's format) and updates replayed. */
   commits: number;
   entries: number;
-  /**
-   * What follows the sound part: a torn last commit (or, in the previous version's format, an incomplete
-   * last line), never acknowledged, or, with `recover` only, damage.
-   */
+  /** What follows the sound part: a torn last commit or line (never acknowledged), or with `recover`, damage. */
   damage?: JournalDamage;
 }
+
+export const NO_JOURNAL: JournalState = { format: 'empty', soundEnd: 0, commits: 0, entries: 0 };
 
 /** Applies journal changes to the items; a change naming a pet the data file lacks refuses the start. */
 function applyChanges(
@@ -61,7 +55,7 @@ export function replayJournal(
 ): JournalState {
   const positions = new Map(items.map((item, position) => [item.petId, position]));
   const scan = scanJournal(bytes);
-  if (scan.format === 'empty') return { format: 'empty', length: 0, soundEnd: 0, commits: 0, entries: 0 };
+  if (scan.format === 'empty') return NO_JOURNAL;
   if (scan.format === 'lines') return replayJournalLines(path, bytes, items, positions, recover);
   const { damage } = scan;
   if (damage?.kind === 'damaged' && !recover)
@@ -75,7 +69,6 @@ export function replayJournal(
   }
   return {
     format: 'checked',
-    length: bytes.length,
     soundEnd: scan.soundEnd,
     commits: scan.commits.length,
     entries,
@@ -95,18 +88,9 @@ function legacyChange(line: string): JournalChange | { invalid: string } {
 }
 
 /** What follows the sound lines of the previous version's journal; `after`: the valid lines after it. */
-const lineDamage = (
-  kind: JournalDamage['kind'],
-  offset: number,
-  reason: string,
-  after = 0,
-): JournalDamage => ({
-  kind,
-  offset,
-  reason,
-  commitsAfter: after,
-  updatesAfter: after,
-});
+function lineDamage(kind: JournalDamage['kind'], offset: number, reason: string, after = 0): JournalDamage {
+  return { kind, offset, reason, commitsAfter: after, updatesAfter: after };
+}
 
 /**
  * The previous version's journal, read as that version read it (it has no checksums to check). A line
@@ -150,7 +134,6 @@ function replayJournalLines(
     );
   return {
     format: 'lines',
-    length: bytes.length,
     soundEnd: damage ? damage.offset : linesEnd,
     commits: entries,
     entries,

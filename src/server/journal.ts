@@ -10,20 +10,16 @@ interface PendingCommit {
 }
 
 /**
- * The journal's commit pipeline (journal-format.ts has the file's format): commits appended one after
- * another, each durable once its write returns (the journal is opened with O_DSYNC), answered in order.
- * A commit is written only when the file ends, durably, where the one before it ended: a failed write is
- * cut back and that cut made durable (its own fsync) before anything else is written or acknowledged;
- * while the cut or its sync keeps failing, every commit is refused. So after a crash the file holds
- * acknowledged commits and at most one torn one, never refused bytes with later commits after them.
- *
- * Each commit lengthens the file: no zeros are laid down ahead of it (the previous version did, to save
- * ext4 a metadata commit per append), because a journal that ends in zeros by design cannot tell a zeroed
- * sector from room not yet used, and the checks need every byte to mean something.
+ * The journal's commit pipeline (journal-format.ts has the format): commits appended one after another,
+ * each durable once its write returns (O_DSYNC), answered in order. A failed write is cut back, and the
+ * cut synced, before anything else is written; while that keeps failing every commit is refused. So after
+ * a crash the file holds acknowledged commits and at most one torn one, never refused bytes with commits
+ * after them. No zeros are laid down ahead (the previous version did): a journal ending in zeros by
+ * design could not tell a zeroed sector from room not yet used.
  */
 export class Journal {
   /** Updates acknowledged since the last snapshot. */
-  private appliedEntries: number;
+  entries: number;
   /** Where the acknowledged commits end: the durable length of the file when nothing is owed. */
   private bytes: number;
   /** The number the next commit carries. */
@@ -33,7 +29,7 @@ export class Journal {
   /** Commits not yet answered, in the order they were made: the first one may be under way. */
   private commits: PendingCommit[] = [];
   /** Waiting for every commit to be answered, cut-backs included. */
-  private settledWaiters: (() => void)[] = [];
+  private readonly settledWaiters: (() => void)[] = [];
 
   constructor(
     readonly path: string,
@@ -41,13 +37,9 @@ export class Journal {
     start: { entries: number; bytes: number; commits: number },
     private readonly files: FileSystem,
   ) {
-    this.appliedEntries = start.entries;
+    this.entries = start.entries;
     this.bytes = start.bytes;
     this.nextSequence = start.commits + 1;
-  }
-
-  get entries(): number {
-    return this.appliedEntries;
   }
 
   /** Whether bytes that must go are still in the file (or not durably gone): emptying it settles that. */
@@ -57,8 +49,7 @@ export class Journal {
 
   /**
    * Makes `changes` durable: calls `done` with null once their commit is on disk, or with a StorageError
-   * when it could not be written whole, and then it is cut from the journal. Commits made while one is
-   * under way wait for it: its write is its sync (O_DSYNC), and the batch behind it grows meanwhile.
+   * (and then it is cut from the journal). Commits made meanwhile wait for the one under way.
    */
   append(changes: readonly InventoryItem[], done: (error: StorageError | null) => void): void {
     this.commits.push({ changes, done });
@@ -77,7 +68,7 @@ export class Journal {
    */
   async empty(): Promise<void> {
     // Counted from here at once: the new snapshot holds these updates, whether or not the cut is durable.
-    this.appliedEntries = 0;
+    this.entries = 0;
     this.nextSequence = 1;
     this.bytes = JOURNAL_HEADER.length;
     this.repairTo = JOURNAL_HEADER.length;
@@ -92,9 +83,7 @@ export class Journal {
   private writeNext(): void {
     const commit = this.commits[0];
     if (!commit) {
-      const waiters = this.settledWaiters;
-      this.settledWaiters = [];
-      for (const resolve of waiters) resolve();
+      for (const resolve of this.settledWaiters.splice(0)) resolve();
       return;
     }
     if (this.repairTo === undefined) {
@@ -115,7 +104,7 @@ export class Journal {
       () => {
         this.bytes = start + bytes.length;
         this.nextSequence++;
-        this.appliedEntries += commit.changes.length;
+        this.entries += commit.changes.length;
         this.finish(commit, null);
       },
       (error: unknown) => {

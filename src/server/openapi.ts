@@ -1,12 +1,9 @@
 import DOCUMENT from './openapi.json';
-import { API_PREFIX, type Route } from './routes';
 
 /**
- * What `petinv serve` implements, exactly; served at GET /v1/openapi.json. The document is written out
- * whole in openapi.json, and test/server/openapi.test.ts holds it to the route table, the error codes,
- * the limits and the server's real answers. Served, it names the address really bound, each shared
- * answer (`components/responses`) is written out in place, every GET gets its HEAD twin, and 429 and
- * 503 are declared only when --rate-limit and --fail-rate can answer them.
+ * The document served at GET /v1/openapi.json, written out in openapi.json (test/server/openapi.test.ts
+ * holds it to the code). Served, it names the address bound, shared answers are written out in place,
+ * each GET gets its HEAD twin, and 429 and 503 are declared only when --rate-limit and --fail-rate apply.
  */
 
 export interface DescribedServer {
@@ -18,9 +15,6 @@ export interface DescribedServer {
 
 type Response = { $ref?: string; content?: { 'application/json': { example: { message: string } } } };
 type Operation = { operationId: string; summary: string; responses: Record<string, Response> };
-
-/** A route's path in the document, whose server URL already ends in API_PREFIX. */
-export const describedPath = (route: Route) => route.pattern.slice(API_PREFIX.length);
 
 const { responses: SHARED, ...COMPONENTS } = DOCUMENT.components as typeof DOCUMENT.components & {
   responses: Record<string, Response>;

@@ -49,23 +49,15 @@ export async function openInventory(
   readOnly: boolean,
 ): Promise<OpenedInventory> {
   const seed = () => seedInventory(options.seed ?? DEFAULT_SEED_COUNT);
-  const unlocked = async () => {};
+  const unwritten = { unlock: async () => {}, warnings: [], journal: {} };
   if (!dataFile)
-    return {
-      store: new InventoryStore(seed()),
-      unlock: unlocked,
-      warnings: [],
-      seeded: true,
-      dataFormat: undefined,
-      journal: {},
-    };
+    return { ...unwritten, store: new InventoryStore(seed()), seeded: true, dataFormat: undefined };
   if (readOnly) {
-    const loaded = readInventoryFile(dataFile, { recover: options.recover });
+    const loaded = readInventoryFile(dataFile, options.recover);
     const { damage } = loaded.journal;
     return {
+      ...unwritten,
       store: new InventoryStore(loaded.items),
-      unlock: unlocked,
-      warnings: [],
       seeded: false,
       dataFormat: loaded.format,
       // Loaded, never written: a torn commit stays in the file, and out of the inventory; so does damage.

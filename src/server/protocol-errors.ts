@@ -7,10 +7,9 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { BODY_LIMIT_BYTES } from '../contract/limits';
 import type { AppOptions } from './app';
-import { HttpError } from './errors';
-import { quoted, requestPath } from './request';
+import { CLOSE, HttpError } from './errors';
+import { quoted, requestPath, tooLarge } from './request';
 import { closeAfter, errorBody, JSON_TYPE, sendError } from './respond';
 import { SERVER_METHODS } from './routes';
 
@@ -57,47 +56,47 @@ function describeClientError(
   error: NodeJS.ErrnoException & { reason?: string },
   { headersTimeout, requestTimeout }: Timeouts,
 ): HttpError | undefined {
-  const close = { Connection: 'close' };
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new HttpError(
         'request_timeout',
         `the request did not arrive in time: headers are due within ${headersTimeout} ms, the whole request within ${requestTimeout} ms`,
-        close,
+        CLOSE,
       );
     case 'HPE_HEADER_OVERFLOW':
-      return new HttpError('headers_too_large', `the request headers exceed ${maxHeaderSize} bytes`, close);
+      return new HttpError('headers_too_large', `the request headers exceed ${maxHeaderSize} bytes`, CLOSE);
     // The client closed its side with a request unfinished: nobody is left to read an answer.
     case 'HPE_INVALID_EOF_STATE':
       return undefined;
     // A declared size past 2^64-1, which the parser cannot hold: a body far too large, not a malformed
     // request (a huge size sent with `Expect: 100-continue` is answered 413, as a smaller huge one is).
     case 'HPE_INVALID_CONTENT_LENGTH':
-      if (error.reason === 'Content-Length overflow')
-        return new HttpError('payload_too_large', `request body exceeds ${BODY_LIMIT_BYTES} bytes`, close);
+      if (error.reason === 'Content-Length overflow') return tooLarge();
   }
   if (!error.code?.startsWith('HPE_')) return undefined; // ECONNRESET and the like
   const reason = error.reason ?? 'unparsable';
-  return new HttpError('malformed_request', `malformed request: ${reason}`, close);
+  return new HttpError('malformed_request', `malformed request: ${reason}`, CLOSE);
 }
 
-/** Answers node:http's `clientError`s with Error bodies, once a connection, never over an answer under way. */
-function clientErrorHandler(
+/**
+ * What node:http would answer by itself, or drop without a word, answered with Error bodies and logged.
+ * A `clientError` is answered once a connection, never over an answer under way.
+ */
+export function answerBelowTheApp(
+  server: Server,
   timeouts: Timeouts,
   log: AppOptions['log'],
   latestResponse: WeakMap<Socket, ServerResponse>,
-): (error: NodeJS.ErrnoException, socket: Duplex) => void {
+) {
   const answered = new WeakSet<Duplex>();
-  return (error, socket) => {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // node:http reports every later chunk of an unparsable connection again; the first answer stands.
     if (answered.has(socket)) return;
     const answer = describeClientError(error, timeouts);
     const response = (socket as Duplex & WithResponse)._httpMessage;
     if (answer && socket.writable && response?.req.complete) {
-      // The bad bytes follow whole requests still being answered (pipelining): those answers go out
-      // whole, then the connection closes; an answer now would take their place. The last of them closes
-      // it, not the first: writes pipelined behind the first may have started already (http-server.ts),
-      // and a write that ran must be answered.
+      // The bad bytes follow whole requests still being answered (pipelining): those answers go out whole,
+      // and the last closes the connection (writes pipelined behind the first may have run already).
       answered.add(socket);
       const last = latestResponse.get(socket as Socket) ?? response;
       if (!last.req.complete && !last.headersSent) {
@@ -121,17 +120,7 @@ function clientErrorHandler(
       // A request already handed to the app (its body too slow): its own response carries the answer.
       sendError(response, answer);
     } else endLingering(socket, rawErrorResponse(answer));
-  };
-}
-
-/** What node:http would answer by itself, or drop without a word, answered with Error bodies and logged. */
-export function answerBelowTheApp(
-  server: Server,
-  timeouts: Timeouts,
-  log: AppOptions['log'],
-  latestResponse: WeakMap<Socket, ServerResponse>,
-) {
-  server.on('clientError', clientErrorHandler(timeouts, log, latestResponse));
+  });
 
   // Any Expect but 100-continue (which node:http answers itself).
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {

@@ -1,18 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/**
- * The order in which the requests pipelined on one connection run (RFC 9112 section 9.3.2), under the
- * app (http-server.ts). A write's handler says when its place among the writes is fixed (placeFixed).
- */
-
 const PLACE_FIXED = Symbol('the place of this write among the writes is fixed');
 type PlacedRequest = IncomingMessage & { [PLACE_FIXED]?: () => void };
 
 /**
  * Called by a write's handler once its update is queued in the store, which applies its queue in order:
- * a PATCH pipelined behind it on the same connection may then start, and join the same group commit,
- * instead of waiting for this one's answer.
+ * a PATCH pipelined behind it may then start, and join the same group commit.
  */
 export function placeFixed(req: IncomingMessage): void {
   (req as PlacedRequest)[PLACE_FIXED]?.();
@@ -34,38 +28,31 @@ type OrderedSocket = Socket & { [TURNS]?: Turns; [CLOSING]?: true };
 const track = (socket: OrderedSocket) => (socket[TURNS] = { waiting: [], unanswered: 0, unplaced: 0 });
 
 /**
- * The most requests one connection may have waiting for their turn. node:http parses all that arrives,
- * so a client that pipelines faster than its requests are answered (one that never reads its answers,
- * say) would queue them without end: memory, and an event loop busy with them long after that client
- * has gone. Past this the connection is closed, and what waited is dropped unanswered, as when the client
- * closes it (none of it was acknowledged).
+ * The most requests one connection may have waiting for their turn: node:http parses all that arrives, so
+ * a client that never reads its answers would queue them without end. Past this the connection is closed
+ * and what waited is dropped unanswered (none of it was acknowledged).
  */
 export const MAX_WAITING_PER_CONNECTION = 8192;
 
 /**
- * The most pipelined writes one connection may have started and not yet answered (see
- * inOrderPerConnection): enough to fill a group commit, few enough that a client which never reads its
- * answers holds little; the rest wait their turn, and MAX_WAITING_PER_CONNECTION bounds those.
+ * The most pipelined writes one connection may have started and not yet answered: enough to fill a group
+ * commit, few enough that a client which never reads its answers holds little.
  */
 export const MAX_STARTED_WRITES_PER_CONNECTION = 64;
 
 /**
- * node:http starts every request pipelined on a connection at once and only orders the responses. RFC
- * 9112 section 9.3.2 wants them handled in order: PATCH 11, PATCH 22, GET must show 22. So a request
- * starts only once the one before it on its connection has been answered, and none starts behind an
- * answer that closes the connection: its client would never learn that it ran. One exception keeps a
- * pipelining client's writes in one group commit rather than one commit each: a PATCH starts as soon as
- * every request before it is a PATCH whose update is queued in the store (placeFixed), since the store
- * applies its queue in order and the answers go out in order. A storage failure is answered without
- * closing the connection, so no write starts behind an answer that closes it unless the server is
- * stopping, when the last request of each connection is the one whose answer closes it. A request
- * answered at once (the GET hot path) leaves nothing to wait for and costs no bookkeeping.
+ * node:http starts every request pipelined on a connection at once and only orders the responses; RFC
+ * 9112 section 9.3.2 wants them handled in order (PATCH 11, PATCH 22, GET must show 22). So a request
+ * starts once the one before it was answered, and none starts behind an answer that closes the
+ * connection: its client would never learn that it ran. A PATCH starts as soon as every request before
+ * it is a PATCH queued in the store (placeFixed), which applies its queue in order: a pipelining client's
+ * writes share one group commit (a storage failure keeps the connection open, so only a stopping server
+ * closes one behind started writes, with its last answer). The GET hot path costs no bookkeeping.
  */
 export function inOrderPerConnection(
   handle: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>,
   log: ((entry: { event: 'pipeline_overflow'; limit: number }) => void) | undefined,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  /** Whether `socket` takes no more requests: closed, or closing once its answers are out. */
   const ended = (socket: OrderedSocket) => socket.destroyed || socket[CLOSING] === true;
   // An answer that ends its connection (sendError's `Connection: close`, HTTP/1.0, a stopping server).
   const answered = (socket: OrderedSocket, res: ServerResponse) => {
@@ -75,7 +62,7 @@ export function inOrderPerConnection(
     turns.unanswered === 0 ||
     (turns.unplaced === 0 && req.method === 'PATCH' && turns.unanswered < MAX_STARTED_WRITES_PER_CONNECTION);
 
-  /** Counts `req` as started on its connection until it is answered; `run` calls its handler. */
+  /** Counts `req` as started until it is answered; `run` calls its handler. */
   const start = (
     socket: OrderedSocket,
     turns: Turns,

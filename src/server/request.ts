@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BODY_LIMIT_BYTES } from '../contract/limits';
-import { HttpError } from './errors';
+import { CLOSE, HttpError } from './errors';
 
 /** The client went away before its request body was complete: nobody is left to answer. */
 export class ClientAborted extends Error {}
@@ -36,11 +36,6 @@ export function isJsonContentType(value: string | undefined): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
-/** The charset parameter of a Content-Type, lower case; undefined when there is none. */
-function charsetOf(contentType: string): string | undefined {
-  return /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType)?.[1]?.toLowerCase();
-}
-
 /** Refuses a body serve would otherwise misread: compressed (a content or transfer coding), or not UTF-8 (RFC 7694). */
 export function checkBodyEncoding(req: IncomingMessage, contentType: string | undefined) {
   const encoding = req.headers['content-encoding']?.trim().toLowerCase();
@@ -57,7 +52,7 @@ export function checkBodyEncoding(req: IncomingMessage, contentType: string | un
       'unsupported_media_type',
       `Transfer-Encoding ${quoted(transfer)} is not supported; send the body with chunked alone or with Content-Length`,
     );
-  const charset = contentType === undefined ? undefined : charsetOf(contentType);
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
     throw new HttpError(
       'unsupported_media_type',
@@ -69,11 +64,9 @@ const CONTINUE = Symbol('sends 100 Continue, once the request has been checked')
 type ExpectingRequest = IncomingMessage & { [CONTINUE]?: () => void };
 
 /**
- * A request that sent `Expect: 100-continue` waits for `100 Continue` before it sends its body: that
- * answer is held back until its key, route and declared size have been checked (RFC 9110 section
- * 10.1.1), so a client without a valid key or with a body too large is told so (401, 413) instead of
- * being invited to send it. Until then its final answer closes the connection: the client may or may not
- * send the body after such an answer, and what it sends must not be read as its next request.
+ * `Expect: 100-continue`: the 100 is held back until the key, route and declared size are checked (RFC
+ * 9110 section 10.1.1), so a bad key or a body too large is told 401 or 413 instead. Until then a final
+ * answer closes the connection: a body the client sends after it must not be read as a next request.
  */
 export function holdContinue(req: IncomingMessage, res: ServerResponse, mayKeepAlive: () => boolean): void {
   const keepAlive = res.shouldKeepAlive;
@@ -87,12 +80,11 @@ export function holdContinue(req: IncomingMessage, res: ServerResponse, mayKeepA
   };
 }
 
+export const tooLarge = () =>
+  new HttpError('payload_too_large', `request body exceeds ${BODY_LIMIT_BYTES} bytes`, CLOSE);
+
 /** The whole body as UTF-8 text, refused past BODY_LIMIT_BYTES; rejects with ClientAborted when cut off. */
 export function readBody(req: IncomingMessage): Promise<string> {
-  const tooLarge = () =>
-    new HttpError('payload_too_large', `request body exceeds ${BODY_LIMIT_BYTES} bytes`, {
-      Connection: 'close',
-    });
   if (Number(req.headers['content-length']) > BODY_LIMIT_BYTES) return Promise.reject(tooLarge());
   // Gone already (during --latency, say): its 'error' and 'close' have been emitted, and 'end' never comes.
   if (req.destroyed && !req.complete) return Promise.reject(new ClientAborted());

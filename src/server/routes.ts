@@ -2,9 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from './errors';
 
 /**
- * The routes of `petinv serve`, in one table: the router, the `Allow` header, the served OpenAPI
- * document and its test all read it. Authentication before the method check (a wrong method without a
- * key is 401, not 405), HEAD wherever GET is, and 405 with `Allow` follow from it here, once.
+ * The routes of `petinv serve`, in one table that the router, `Allow` and the OpenAPI test read.
+ * Authentication comes before the method check (a wrong method without a key is 401, not 405).
  */
 
 /** The methods a route declares; HEAD is answered wherever GET is, by GET's handler (node:http drops the body). */
@@ -55,7 +54,7 @@ export const ROUTES = [
 ] as const satisfies readonly Route[];
 
 /** The methods a route answers, in `Allow` order: HEAD right after GET. */
-export function allowedMethods(route: Route): string[] {
+function allowedMethods(route: Route): string[] {
   return Object.keys(route.methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
 }
 
@@ -71,28 +70,8 @@ export const SERVER_METHODS = [...new Set(ROUTES.flatMap(allowedMethods))].join(
 /** `param` is the request's `{name}` segment as sent, or '' for a route without one. */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, param: string) => void | Promise<void>;
 
-/** A route as the router holds it; `route` is all a caller may read. */
-export interface MatchedRoute {
-  readonly route: Route;
-  /** The path up to the `{name}` segment; the whole pattern for a route without one. */
-  readonly prefix: string;
-  readonly parameterised: boolean;
-  readonly handlers: ReadonlyMap<string, RouteHandler>;
-}
-
-export interface Router {
-  /** The route a path belongs to, whatever the method; undefined when none does. */
-  match(path: string): MatchedRoute | undefined;
-  /** Authenticates where the route wants it, then answers with the method's handler, or 405, or 404. */
-  dispatch(
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    matched: MatchedRoute | undefined,
-  ): Promise<void>;
-}
-
-function compile(route: Route, handlers: Record<OperationId, RouteHandler>): MatchedRoute {
+/** A route as the router holds it: the path up to its `{name}` segment (all of it without one). */
+function compile(route: Route, handlers: Record<OperationId, RouteHandler>) {
   const brace = route.pattern.indexOf('{');
   if (brace !== -1 && !/^\{\w+\}$/.test(route.pattern.slice(brace)))
     throw new Error(`route ${route.pattern}: only a last segment may be a parameter`);
@@ -106,7 +85,7 @@ function compile(route: Route, handlers: Record<OperationId, RouteHandler>): Mat
     route,
     prefix: parameterised ? route.pattern.slice(0, brace) : route.pattern,
     parameterised,
-    handlers: byMethod,
+    byMethod,
   };
 }
 
@@ -114,35 +93,39 @@ function compile(route: Route, handlers: Record<OperationId, RouteHandler>): Mat
 export function createRouter(
   handlers: Record<OperationId, RouteHandler>,
   authenticate: (req: IncomingMessage) => void,
-): Router {
-  const fixed = new Map<string, MatchedRoute>();
-  const parameterised: MatchedRoute[] = [];
+) {
+  const fixed = new Map<string, ReturnType<typeof compile>>();
+  const parameterised: ReturnType<typeof compile>[] = [];
   for (const route of ROUTES) {
     const compiled = compile(route, handlers);
     if (compiled.parameterised) parameterised.push(compiled);
     else fixed.set(route.pattern, compiled);
   }
 
-  return {
-    match(path) {
-      const exact = fixed.get(path);
-      if (exact) return exact;
-      for (const candidate of parameterised) {
-        const { length } = candidate.prefix;
-        if (path.length > length && path.startsWith(candidate.prefix) && path.indexOf('/', length) === -1)
-          return candidate;
-      }
-      return undefined;
-    },
-    // Async, so that a refusal (401, 405) is answered a microtask later, once node:http has parsed what
-    // followed the headers in the same read: a malformed body there is answered by the HTTP edge instead.
-    async dispatch(req, res, path, matched) {
-      const method = req.method ?? 'GET';
-      if (!matched) throw new HttpError('not_found', `no route ${method} ${path}`);
-      if (matched.route.auth) authenticate(req);
-      const handler = matched.handlers.get(method);
-      if (!handler) throw methodNotAllowed(matched.route);
-      return handler(req, res, matched.parameterised ? path.slice(matched.prefix.length) : '');
-    },
-  };
+  /** The route a path belongs to, whatever the method; undefined when none does. */
+  const match = (path: string) =>
+    fixed.get(path) ??
+    parameterised.find(
+      ({ prefix }) =>
+        path.length > prefix.length && path.startsWith(prefix) && path.indexOf('/', prefix.length) === -1,
+    );
+  /**
+   * Authenticates where the route wants it, then answers with the method's handler, or 405, or 404. Async,
+   * so that a refusal (401, 405) is answered a microtask later, once node:http has parsed what followed
+   * the headers in the same read: a malformed body there is answered by the HTTP edge instead.
+   */
+  async function dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    matched: ReturnType<typeof match>,
+  ) {
+    const method = req.method ?? 'GET';
+    if (!matched) throw new HttpError('not_found', `no route ${method} ${path}`);
+    if (matched.route.auth) authenticate(req);
+    const handler = matched.byMethod.get(method);
+    if (!handler) throw methodNotAllowed(matched.route);
+    return handler(req, res, matched.parameterised ? path.slice(matched.prefix.length) : '');
+  }
+  return { match, dispatch };
 }

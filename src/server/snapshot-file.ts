@@ -6,8 +6,6 @@ import { type FileSystem, quietly, StorageError } from '../files/file-system';
 import { SNAPSHOT_SUFFIX, snapshotPrefix } from './data-format';
 import { checksumHex, JOURNAL_HEADER } from './journal-format';
 
-export { syncDirectory } from '../files/atomic-write';
-
 /** The permission bits of the snapshot being replaced: a new one never widens what the operator set. */
 export function permissionsOf(path: string): number {
   try {
@@ -24,9 +22,8 @@ export const closeQuietly = (files: FileSystem, fd: number) => quietly(() => fil
 const temporaryName = (path: string, random: string) => `.${basename(path)}.${random}.tmp`;
 
 /**
- * Removes the temporary files of snapshots that a serve killed while writing them left beside `path`
- * (each as large as the inventory: repeated crashes would fill the disk). Only regular files of this
- * process's user with the exact name a snapshot gets; the data file is locked, so no serve writes one now.
+ * Removes the temporary snapshots a killed serve left beside `path` (each as large as the inventory):
+ * regular files of this user with the exact name a snapshot gets. The data file is locked meanwhile.
  */
 export function removeAbandonedSnapshots(path: string): void {
   const directory = dirname(path);
@@ -51,11 +48,8 @@ export function removeAbandonedSnapshots(path: string): void {
 }
 
 /**
- * Writes `parts` as the file at `path`, through the one atomic writer (files/atomic-write.ts): a new temporary file of unpredictable name beside the data file
- * `dataPath` (removeAbandonedSnapshots knows its name) created exclusively (a symlink planted in the
- * directory is never followed), written whole and fsynced, renamed into place only then, and the
- * directory fsynced after the rename. On any failure before the rename the temporary file is removed and
- * `path` is left as it was. Throws a StorageError naming `what`.
+ * Replaces `path` with `parts` durably, through the one atomic writer, under a temporary name that
+ * removeAbandonedSnapshots knows, with the data file `dataPath`'s mode. Throws a StorageError naming `what`.
  */
 async function replaceFile(
   files: FileSystem,
@@ -93,8 +87,8 @@ export async function createJournal(files: FileSystem, dataPath: string, journal
 }
 
 /**
- * Writes `bytes` to a new file at `path` (never one that exists), fsynced, and its directory fsynced:
- * evidence kept aside before the journal is cut. Throws what failed, and leaves nothing at `path`.
+ * Writes `bytes` durably to a new file at `path`, never replacing one: evidence kept aside before the
+ * journal is cut. Throws what failed, and leaves nothing (nor half a file) at `path`.
  */
 export async function writeNewFile(
   files: FileSystem,
@@ -102,7 +96,6 @@ export async function writeNewFile(
   bytes: Buffer,
   mode: number,
 ): Promise<void> {
-  // Through the one atomic writer, never replacing: a crash leaves no half-written file at `path`.
   await writeFileAtomic(path, bytes, { files, mode, fsync: true, replace: false });
   await syncDirectory(files, path);
 }

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_BASE_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from '../contract/defaults';
@@ -5,23 +6,15 @@ import { createInventoryApp, type FaultOptions } from './app';
 import type { DataFileFormat } from './data-format';
 import { resolveDataPath } from './data-path';
 import { ServeError } from './errors';
-import { createHttpEdge, type HttpEdge, type HttpEdgeOptions } from './http-server';
+import { createHttpEdge, type HttpEdgeOptions } from './http-server';
 import type { JournalReport } from './journal-open';
 import { commitsText, updatesText } from './journal-replay';
 import { type InventoryOptions, type OpenedInventory, openInventory } from './opened-inventory';
 import { API_PREFIX } from './routes';
 import { openStoreId } from './store-id';
 
-export interface ServeOptions extends FaultOptions, InventoryOptions {
+export interface ServeOptions extends FaultOptions, InventoryOptions, HttpEdgeOptions {
   host?: string;
-  /** Headers must arrive within this many ms of a request's first byte (default 10000). */
-  headersTimeout?: HttpEdgeOptions['headersTimeout'];
-  /** The whole request, body included, within this many ms (default 30000). */
-  requestTimeout?: HttpEdgeOptions['requestTimeout'];
-  /** Open connections past which new ones are closed at once (default 1024). */
-  maxConnections?: HttpEdgeOptions['maxConnections'];
-  /** Open connections of one client (an address, an IPv6 /64) past which its new ones are closed (default 256). */
-  maxConnectionsPerClient?: HttpEdgeOptions['maxConnectionsPerClient'];
   port?: number;
   apiKeys: readonly string[];
 }
@@ -54,14 +47,7 @@ export interface RunningServer {
 /** Listens on `host:port`; an address the machine refuses is a ServeError that says what to do. */
 async function listen(server: Server, host: string, port: number): Promise<void> {
   try {
-    await new Promise<void>((resolve, reject) => {
-      const fail = (error: Error) => reject(error);
-      server.once('error', fail);
-      server.listen(port, host, () => {
-        server.off('error', fail);
-        resolve();
-      });
-    });
+    await once(server.listen(port, host), 'listening');
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     const where = `${host}:${port}`;
@@ -78,7 +64,10 @@ async function listen(server: Server, host: string, port: number): Promise<void>
 }
 
 /** Stops accepting, lets requests in flight finish (cut after `graceMs`), flushes and unlocks; once. */
-function stopper(edge: HttpEdge, inventory: OpenedInventory): RunningServer['close'] {
+function stopper(
+  edge: ReturnType<typeof createHttpEdge>,
+  inventory: OpenedInventory,
+): RunningServer['close'] {
   const { server, drain } = edge;
   const { store, file, unlock } = inventory;
   let closing: Promise<void> | undefined;
@@ -104,10 +93,8 @@ function stopper(edge: HttpEdge, inventory: OpenedInventory): RunningServer['clo
 }
 
 /**
- * A start refused after it changed the journal (a port in use, say) never logs the notices that say what
- * it did: the refusal says it instead. A torn last commit cut on a disk with no room for its `.torn-` file
- * is held nowhere else; a --recover's count of the commits it could not replay, nowhere at all, as the
- * next start finds a sound journal and says nothing.
+ * A start refused after it changed the journal (a port in use, say) never logs its notices, so the
+ * refusal says what it did: a torn commit's bytes or a --recover's losses are told nowhere else.
  */
 function withJournalReport(error: unknown, journal: JournalReport, dataFile: string | undefined): unknown {
   const { torn, recovered } = journal;

@@ -5,9 +5,8 @@ import { type FileSystem, randomHex } from '../files/file-system';
 
 /**
  * The id serve answers in Petinv-Store (src/contract/store-id.ts): kept in `DATA.store-id` beside a durable
- * data file, made at its first start, so a serve restarted on another port is the same store to its
- * clients. An in-memory serve (also one that loads a data file and never writes it) is a new store each
- * start. An id that cannot be kept is a fresh one, as for an in-memory serve: the store still serves.
+ * data file, so a serve restarted on another port is the same store to its clients. An in-memory serve,
+ * or one whose id cannot be kept, is a new store each start.
  */
 export function openStoreId(dataFile: string | undefined, readOnly: boolean, files?: FileSystem): string {
   if (dataFile === undefined || readOnly) return randomHex(16);
@@ -15,9 +14,7 @@ export function openStoreId(dataFile: string | undefined, readOnly: boolean, fil
   try {
     const kept = readFileSync(path, 'utf8').trim();
     if (isStoreId(kept)) return kept;
-  } catch {
-    // None yet: made below.
-  }
+  } catch {}
   const id = randomHex(16);
   try {
     writeFileAtomicSync(path, `${id}\n`, { files, mode: 0o600 });

@@ -4,10 +4,7 @@ import { comparePetIds, type InventoryItem, PET_STATUSES } from '../contract/sch
 
 /** Where the store makes its changes durable (see data-file.ts); absent, the store lives in memory only. */
 export interface InventoryPersistence {
-  /**
-   * Makes `changes` durable, then calls `done` with null; or with the failure when they could not be
-   * written, and then none of them may be applied. The store makes one append at a time.
-   */
+  /** Makes `changes` durable, then calls `done` with null, or with the failure (none applied). One at a time. */
   append(changes: readonly InventoryItem[], done: (error: Error | null) => void): void;
   /** True when the changes written so far should be folded into a whole new snapshot. */
   wantsSnapshot(inventorySize: number): boolean;
@@ -46,11 +43,9 @@ export function seedInventory(count: number): InventoryItem[] {
 
 /**
  * The inventory of `petinv serve`: items in petId order, the serialized list cached slice by slice, and
- * updates made durable by group commit: one commit (a durable write) is under way at a time, and every
- * update that arrives meanwhile is covered by the next single commit, which starts as soon as one ends (a
- * second commit in flight only splits the batches smaller: the bench measured it slower). What GET shows,
- * and its ETag, is only ever what is durable: a change is applied once its write succeeded, and a change
- * whose write failed is dropped, never shown, never written later.
+ * group commit: one commit under way at a time, the updates that arrive meanwhile all in the next (a
+ * second commit in flight only splits the batches: measured slower). GET and its ETag show only what is
+ * durable: a change is applied once written, and one whose write failed is dropped.
  */
 export class InventoryStore {
   private readonly items: InventoryItem[];
@@ -59,15 +54,14 @@ export class InventoryStore {
   private listBodyCache: Buffer | undefined;
   private readonly instanceTag = randomBytes(4).toString('hex');
   private version = 0;
-  private etagCache = '';
-  private etagVersion = -1;
+  private currentEtag = `"${this.instanceTag}-0"`;
   private pending: PendingUpdate[] = [];
   /** Per pet, its updates not yet applied or dropped: while any is, an update must take its turn. */
   private readonly unsettled = new Map<bigint, number>();
   private commitScheduled = false;
   private committing = false;
   private snapshotting: Promise<void> | undefined;
-  private idleWaiters: (() => void)[] = [];
+  private readonly idleWaiters: (() => void)[] = [];
 
   constructor(
     items: readonly InventoryItem[],
@@ -93,11 +87,7 @@ export class InventoryStore {
 
   /** Changes with every durable update that changes a quantity; differs between two runs of the server. */
   get etag(): string {
-    if (this.etagVersion !== this.version) {
-      this.etagCache = `"${this.instanceTag}-${this.version}"`;
-      this.etagVersion = this.version;
-    }
-    return this.etagCache;
+    return this.currentEtag;
   }
 
   /** The JSON array of every item, serialized again only in the slices that changed. */
@@ -167,7 +157,7 @@ export class InventoryStore {
       this.slices[Math.floor(position / SLICE_SIZE)] = undefined;
     }
     this.listBodyCache = undefined;
-    this.version++;
+    this.currentEtag = `"${this.instanceTag}-${++this.version}"`;
   }
 
   /** Starting a turn after the first update lets every request that arrived in that turn join the commit. */
@@ -223,8 +213,6 @@ export class InventoryStore {
 
   private notifyIfIdle(): void {
     if (!this.isIdle()) return;
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const resolve of waiters) resolve();
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 }

@@ -11,11 +11,8 @@ export interface InventoryChange {
 
 export type InventoryIndex = ReadonlyMap<bigint, InventoryItem>;
 
-export function indexInventory(items: readonly InventoryItem[]): InventoryIndex {
-  const index = new Map<bigint, InventoryItem>();
-  for (const item of items) index.set(item.petId, item);
-  return index;
-}
+export const indexInventory = (items: readonly InventoryItem[]): InventoryIndex =>
+  new Map(items.map((item) => [item.petId, item]));
 
 function changeOf(petId: bigint, before: InventoryItem | undefined, after: InventoryItem | undefined) {
   if (before && after && before.quantity === after.quantity && before.status === after.status)
@@ -25,9 +22,8 @@ function changeOf(petId: bigint, before: InventoryItem | undefined, after: Inven
 }
 
 /**
- * The changes a watcher is shown: every pet in the view before or after (the list's filters, sort and
- * limit applied) whose item changed, appeared or went away. A pet that only moves into or out of the view
- * because others changed is not a change of its own. In the order of the new view, then the pets gone from it.
+ * Every pet in the view before or after (filters, sort and limit applied) whose item changed, appeared or
+ * went away; one that only moves into or out of the view is no change. New view's order, then the gone.
  */
 export function changesBetween(
   before: InventoryIndex,

@@ -20,10 +20,8 @@ export interface WatchScreenState {
   lost?: string;
 }
 
-const clock = (at: Date | undefined) =>
-  at
-    ? [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':')
-    : '—';
+/** `14:05:09`, local time. */
+const clock = (at: Date | undefined) => at?.toTimeString().slice(0, 8) ?? '—';
 
 /** What a pet's row says about its recent change: new, its status only, or its quantity up or down. */
 function changeMark(
@@ -40,9 +38,8 @@ function changeMark(
 }
 
 /**
- * One frame of `list --watch` on a terminal: a header with the times of the last change and the last check,
- * the table with each changed quantity marked (up green, down red, with the value before), pets gone from
- * the inventory, and a footer; no more lines than the terminal has, each cleared to its end.
+ * One frame of `list --watch` on a terminal: the times of the last change and check, the table with each
+ * change marked, pets gone, a footer; no more lines than the terminal has, each cleared to its end.
  */
 export function renderWatchScreen(
   state: WatchScreenState,

@@ -14,8 +14,6 @@ export class FaultyFiles implements FileSystem {
   spaceLeft: number | undefined;
   /** Overwrites take space too, as on a copy-on-write file system (btrfs, ZFS). */
   copyOnWrite = false;
-  /** False for a file system that cannot tell its free space (or a disk another writer fills meanwhile). */
-  reportsFreeSpace = true;
   /**
    * What was done to which file, by base name, in order: `write NAME`, `sync NAME`, `truncate NAME`,
    * `rename FROM TO`. Lets a test check that a sync came before a write or an answer.
@@ -150,10 +148,5 @@ export class FaultyFiles implements FileSystem {
 
   mkdirSync(path: string, mode?: number): void {
     nodeFileSystem.mkdirSync(path, mode);
-  }
-
-  freeSpace(path: string): number | undefined {
-    if (!this.reportsFreeSpace) return undefined;
-    return this.spaceLeft ?? nodeFileSystem.freeSpace(path);
   }
 }

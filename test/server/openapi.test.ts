@@ -6,14 +6,15 @@ import { ERROR_CODES, statusOf } from '../../src/contract/error-codes';
 import { BODY_LIMIT_BYTES } from '../../src/contract/limits';
 import { PET_STATUSES } from '../../src/contract/schemas';
 import { PETS_DEPRECATION } from '../../src/server/handlers';
-import { describedPath } from '../../src/server/openapi';
 import WRITTEN from '../../src/server/openapi.json';
-import { methodNotAllowed, ROUTES } from '../../src/server/routes';
+import { API_PREFIX, methodNotAllowed, ROUTES, type Route } from '../../src/server/routes';
 import { type RunningServer, startInventoryServer } from '../../src/server/start';
 import { bearer, jsonBody, request } from '../helpers/http';
 import { schemaChecker, validateDocument } from '../helpers/openapi';
 
 const KEY = 'openapi-key';
+/** A route's path in the document, whose server URL already ends in API_PREFIX. */
+const describedPath = (route: Route) => route.pattern.slice(API_PREFIX.length);
 let server: RunningServer;
 // biome-ignore lint/suspicious/noExplicitAny: the document is walked by path in the checks below
 let document: any;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BulkInputReader, MAX_LINE_BYTES, parseBulkInput } from '../../src/bulk/input';
+import { BulkInputReader, MAX_LINE_BYTES } from '../../src/bulk/input';
 import { PetinvError } from '../../src/errors';
+import { parseBulkInput } from '../helpers/bulk-input';
 
 const entries = (text: string) =>
   Array.from(parseBulkInput(text).entries, ({ petId, quantity }) => [petId, quantity]);

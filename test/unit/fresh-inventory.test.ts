@@ -16,7 +16,6 @@ function fresh(answers: (() => Promise<InventoryPoll>)[]) {
       },
     },
     { items: [{ petId: 1n, quantity: 5, status: 'available' }], sentAt: 0 },
-    async () => {},
     () => clock.now,
   );
   return { inventory, clock, etags };
@@ -28,19 +27,56 @@ const changedTo = (quantity: number, etag: string) => async (): Promise<Inventor
   etag,
 });
 
+/** A poll answer the test releases when it chooses. */
+function held(answer: InventoryPoll) {
+  let release = () => {};
+  const poll = () => new Promise<InventoryPoll>((resolve) => (release = () => resolve(answer)));
+  return { poll, release: () => release() };
+}
+
 describe('FreshInventory: what a write is checked against', () => {
-  it('is read again before a write once three quarters of the window passed; a 304 keeps what it has', async () => {
-    const { inventory, clock, etags } = fresh([changedTo(6, '"a"'), async () => ({ changed: false })]);
+  it('is read again once three quarters of the window passed, while writes go on against the last read', async () => {
+    const next = held({
+      changed: true,
+      items: [{ petId: 1n, quantity: 6, status: 'available' }],
+      etag: '"a"',
+    });
+    const { inventory, clock, etags } = fresh([next.poll, async () => ({ changed: false })]);
     clock.now = CHECK_WINDOW_MS * 0.75;
     expect((await inventory.current()).get(1n)?.quantity).toBe(5);
     expect(etags).toEqual([]);
     clock.now = CHECK_WINDOW_MS * 0.75 + 1;
+    // The read is under way; the last read is still inside the window, so the write does not wait for it.
+    expect((await inventory.current()).get(1n)?.quantity).toBe(5);
+    expect(etags).toEqual([undefined]);
+    next.release();
+    await new Promise((resolve) => setImmediate(resolve));
     expect((await inventory.current()).get(1n)?.quantity).toBe(6);
-    expect(inventory.reads).toEqual({ again: 1, changed: 1 });
-    clock.now = CHECK_WINDOW_MS * 1.5 + 2;
+    // A 304 keeps what it has.
+    clock.now = CHECK_WINDOW_MS * 2.5 + 2;
     expect((await inventory.current()).get(1n)?.quantity).toBe(6);
     expect(etags).toEqual([undefined, '"a"']);
-    expect(inventory.reads).toEqual({ again: 2, changed: 1 });
+  });
+
+  it('a write waits for the read under way once the last read is past the window', async () => {
+    const next = held({
+      changed: true,
+      items: [{ petId: 1n, quantity: 7, status: 'available' }],
+      etag: '"b"',
+    });
+    const { inventory, clock } = fresh([next.poll]);
+    clock.now = CHECK_WINDOW_MS * 0.8;
+    await inventory.current();
+    clock.now = CHECK_WINDOW_MS + 1;
+    let settled = false;
+    const waiting = inventory.current().then((items) => {
+      settled = true;
+      return items;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    next.release();
+    expect((await waiting).get(1n)?.quantity).toBe(7);
   });
 
   it('a read that fails fails the write that waits for it, and the next write reads again', async () => {
@@ -53,5 +89,20 @@ describe('FreshInventory: what a write is checked against', () => {
     clock.now = CHECK_WINDOW_MS * 2;
     await expect(inventory.current()).rejects.toThrow('gone');
     expect((await inventory.current()).get(1n)?.quantity).toBe(9);
+  });
+
+  it('a read that fails inside the window fails no write, and is made again', async () => {
+    const { inventory, clock, etags } = fresh([
+      async () => {
+        throw new Error('gone');
+      },
+      changedTo(8, '"c"'),
+    ]);
+    clock.now = CHECK_WINDOW_MS * 0.8;
+    expect((await inventory.current()).get(1n)?.quantity).toBe(5);
+    await new Promise((resolve) => setImmediate(resolve));
+    clock.now = CHECK_WINDOW_MS * 1.2;
+    expect((await inventory.current()).get(1n)?.quantity).toBe(8);
+    expect(etags).toEqual([undefined, undefined]);
   });
 });

@@ -69,6 +69,23 @@ describe('the history of write runs', () => {
     expect(history.read().map((run) => run.command)).toEqual(['set', 'adjust +1']);
   });
 
+  it('a line whose text holds escape sequences or control characters is damaged, never shown', async () => {
+    const { history, warnings } = open(temporaryDirectory());
+    await history.record({ env: 'local', command: 'set', changes: [change(1n, 1, 2)] });
+    const [good] = readFileSync(history.file, 'utf8').trimEnd().split('\n');
+    const run = JSON.parse(good as string);
+    const edited = [
+      { ...run, command: 'set \u001b]0;pwned\u0007\u001b[2J' },
+      { ...run, env: 'local\u001b[31m' },
+      { ...run, id: `${run.id}\u001b[31m` },
+      { ...run, service: 'http://x/v1\u202e' },
+      { ...run, at: 'yesterday' },
+    ].map((line) => JSON.stringify(line));
+    writeFileSync(history.file, `${edited.join('\n')}\n${good}\n`);
+    expect(history.read().map((read) => read.command)).toEqual(['set']);
+    expect(warnings).toEqual([expect.stringMatching(/has 5 damaged lines \(line 1, 2, 3, 4, 5\), left out/)]);
+  });
+
   it('a run after a torn last line (no newline at its end) is recorded on a line of its own', async () => {
     const { history, warnings } = open(temporaryDirectory());
     await history.record({ env: 'local', command: 'set 1 2', changes: [change(1n, 1, 2)] });

@@ -2,15 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  acquireLock,
-  describeLockOwner,
-  type HeldLock,
-  isZombie,
-  LockHeldError,
-  tryLock,
-  withLock,
-} from '../../src/files/lock';
+import { acquireLock, describeLockOwner, type HeldLock, LockHeldError, tryLock } from '../../src/files/lock';
+import { isZombie } from '../../src/files/lock-record';
 import { FaultyFiles } from '../helpers/faulty-files';
 import { spawnServer, temporaryDirectory } from '../helpers/serve';
 
@@ -128,22 +121,21 @@ describe('tryLock', () => {
   });
 });
 
-describe('acquireLock and withLock', () => {
+describe('acquireLock', () => {
   it('waits for a holder up to waitMs, then names it', async () => {
     const lockPath = join(temporaryDirectory(), 'thing.lock');
     const order: string[] = [];
-    let release = () => {};
-    const holding = new Promise<void>((resolve) => (release = resolve));
-    const holder = withLock(lockPath, async () => {
-      order.push('first');
-      await holding;
+    const holder = await acquireLock(lockPath);
+    const waiter = acquireLock(lockPath, { waitMs: 10_000 }).then((lock) => {
+      order.push('second');
+      return lock;
     });
-    const waiter = withLock(lockPath, () => order.push('second'), { waitMs: 10_000 });
     const impatient = await refusal(lockPath, { waitMs: 0 });
     expect(impatient).toMatchObject({ lockPath, via: 'file', heldBy: { pid: process.pid } });
-    release();
-    await Promise.all([holder, waiter]);
-    expect(order).toEqual(['first', 'second']);
+    order.push('first released');
+    await holder.release();
+    await (await waiter).release();
+    expect(order).toEqual(['first released', 'second']);
     expect(existsSync(lockPath)).toBe(false);
   });
 });

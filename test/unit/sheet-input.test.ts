@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { BulkInputReader, parseBulkInput, readBulkInput } from '../../src/bulk/input';
+import { BulkInputReader, readBulkInput } from '../../src/bulk/input';
 import { findDelimiter } from '../../src/bulk/sheet';
 import { PetinvError } from '../../src/errors';
+import { parseBulkInput } from '../helpers/bulk-input';
 
 const read = (text: string) => {
   const input = parseBulkInput(text);
@@ -145,7 +146,7 @@ describe('a sheet: columns chosen by the header', () => {
 
   it('says what a spreadsheet did to a number: decimals, separators, formulas, exponents', () => {
     const input = parseBulkInput(
-      'Pet\'s ID,Counted\n1,12.5\n2,"1,000"\n3,=5+2\n4,12.0\n9.00719925474099E+015,3\n5,+4\n99999999999999999999,1\n',
+      'Pet\'s ID,Counted\n1,12.5\n2,"1,000"\n3,=5+2\n4,12.0\n9.00719925474099E+015,3\n5,+4\n99999999999999999999,1\n1e0,2\n',
     );
     expect(input.problems.map(({ line, message, pet }) => `${line} ${pet}: ${message}`)).toEqual([
       '2 1: counted "12.5" is not a whole number',
@@ -155,6 +156,7 @@ describe('a sheet: columns chosen by the header', () => {
       '6 undefined: petId 9.00719925474099E+015: the spreadsheet rounded it: format the column as text',
       '7 5: counted "+4" has a "+": write 4',
       '8 undefined: petId "99999999999999999999" is larger than a petId can be (at most 9223372036854775807)',
+      '9 undefined: petId "1e0" is written as an exponent: format the column as whole numbers',
     ]);
   });
 
