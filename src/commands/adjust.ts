@@ -51,7 +51,7 @@ export async function runAdjust(
 ) {
   const petId = parsePetIdArgument(petIdText);
   const delta = parseIntegerArgument(deltaText, 'delta');
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   if (flags.dryRun) refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
   else chooseColumns(ADJUSTED_COLUMNS, output.fields, output.format);

@@ -50,7 +50,7 @@ const ENV_COLUMNS: readonly Column<EnvRow>[] = [
 const ENV_JSON_FIELDS = ['name', 'current', 'baseUrl', 'hasKey'];
 
 export function runEnvList(flags: GlobalFlags, context: CommandContext) {
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   const json = output.format === 'json' || output.format === 'ndjson';
   const fields = output.fields ?? (json ? ENV_JSON_FIELDS : undefined);
   const columns = chooseColumns(ENV_COLUMNS, fields, output.format);

@@ -12,7 +12,7 @@ import type { GlobalFlags } from './flags';
  */
 export async function runGet(petIdText: string, flags: GlobalFlags, context: CommandContext) {
   const petId = parsePetIdArgument(petIdText);
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   checkItemFields(output);
   const { client, where } = await connect(flags, context);
   const item = await readCurrent(client, petId, where);

@@ -59,7 +59,7 @@ async function askStore(
  * pipe, with --json each run with its changes.
  */
 export async function runHistory(flags: GlobalFlags, context: CommandContext): Promise<void> {
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   refuseFieldsInJson(output, 'history');
   // The chosen environment's history is meant; no key is needed to read it.
   const settings = loadSettings(flags, context.env);

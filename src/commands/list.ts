@@ -44,7 +44,7 @@ function parseListOptions(flags: ListFlags, context: CommandContext) {
   const countSheet = flags.countSheet ? countSheetFormat(flags, context) : undefined;
   const output: OutputChoice = countSheet
     ? { format: 'csv', headers: true, color: false, pretty: false, explicit: true }
-    : chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv', [
+    : chooseOutput(flags, context, [
         [flags.ndjson, 'ndjson', '--ndjson'],
         [flags.csv, 'csv', '--csv'],
         [flags.table, 'table', '--table'],

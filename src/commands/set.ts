@@ -42,7 +42,7 @@ export async function runSet(
     const petId = parsePetIdArgument(petIdText);
     const quantity = parseQuantityArgument(quantityText);
     refuseBulkOnlyOptions(flags);
-    const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+    const output = chooseOutput(flags, context);
     if (flags.dryRun) {
       refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
       chooseColumns(PLAN_COLUMNS, output.fields, output.format);
@@ -127,9 +127,7 @@ function refuseBulkOnlyOptions(flags: SetFlags) {
  * it against the current inventory, confirms, applies, records and reports.
  */
 async function runBulkSet(given: SetFlags, context: CommandContext) {
-  const output = chooseOutput(given, context, context.stdout.isTTY ? 'table' : 'tsv', [
-    [given.ndjson, 'ndjson', '--ndjson'],
-  ]);
+  const output = chooseOutput(given, context, [[given.ndjson, 'ndjson', '--ndjson']]);
   // Their JSON and NDJSON shapes are documented (results, skipped lines, entries never sent): no --fields.
   refuseFieldsInJson(output, given.dryRun ? 'a dry run' : 'bulk results', ['json', 'ndjson']);
   if (given.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);

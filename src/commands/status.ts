@@ -71,7 +71,7 @@ function failureVerdict(failure: PetinvError | undefined): string {
  * follows on stderr and sets the exit code, as the same failure would for any other command.
  */
 export async function runStatus(flags: GlobalFlags, context: CommandContext) {
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   refuseFieldsInJson(output, 'status');
   if (output.explicit && output.format !== 'json') chooseColumns(SETTING_COLUMNS, output.fields);
   const settings = loadSettings(flags, context.env);

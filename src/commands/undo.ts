@@ -62,7 +62,7 @@ function chooseRun(runs: readonly HistoryRun[], name: string | undefined, file: 
  * so undoing it redoes.
  */
 export async function runUndo(name: string | undefined, flags: UndoFlags, context: CommandContext) {
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   refuseFieldsInJson(output, flags.dryRun ? 'a dry run' : 'undo results', ['json', 'ndjson']);
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
   const shape = bulkShape(flags.concurrency, flags.pipelining);
