@@ -52,14 +52,14 @@ export const declareProgram = () =>
       parsedOption(
         '--max-body-size <size>',
         `largest answer read, in bytes or with K, M, G (default ${megabytes}M; PETINV_MAX_BODY_SIZE)`,
-        (text, flag) => parseBodySize(text, flag),
+        parseBodySize,
       ),
     )
     .addOption(
       parsedOption(
         '--max-retry-wait <s>',
         `most seconds spent waiting between the retries of one request, Retry-After included (default ${DEFAULT_MAX_RETRY_WAIT_MS / 1000}; PETINV_MAX_RETRY_WAIT)`,
-        (text, flag) => parseRetryWait(text, flag),
+        parseRetryWait,
       ),
     )
     .option('--insecure', 'allow sending the API key over plain http to a non-loopback host')
