@@ -1,10 +1,10 @@
-import type { OutputFormat } from '../output/choose';
+import type { OutputFlags } from '../output/choose';
 
 /**
  * The options every command takes, as commander hands them over. Each command declares the flags it reads
  * beside its run function and turns them into the options of the room it calls: flags end at the command.
  */
-export interface GlobalFlags {
+export interface GlobalFlags extends OutputFlags {
   env?: string;
   baseUrl?: string;
   timeout: number;
@@ -14,9 +14,6 @@ export interface GlobalFlags {
   /** Milliseconds. */
   maxRetryWait?: number;
   insecure?: boolean;
-  json?: boolean;
-  output?: OutputFormat;
-  fields?: string[];
   headers: boolean;
   color: boolean;
   cache: boolean;
