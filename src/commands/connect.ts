@@ -13,7 +13,7 @@ import { configError, PetinvError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { createHttpTrace, traceLevel } from '../output/http-trace';
 import type { GlobalFlags } from './flags';
-import { type ClientLimits, resolveLimits } from './limits';
+import { resolveLimits } from './limits';
 
 /** What a command works with, resolved once from its flags: the service and its client. */
 export interface Connection extends Target {
@@ -67,7 +67,7 @@ async function transportTo(
   target: Target,
   flags: GlobalFlags,
   context: CommandContext,
-  limits: ClientLimits,
+  onRetryWait: ((wait: RetryWait) => void) | undefined,
   shape: ConnectionShape | undefined,
 ): Promise<{ transport: Transport; onRetryWait: ((wait: RetryWait) => void) | undefined }> {
   const url = new URL(target.baseUrl);
@@ -92,7 +92,6 @@ async function transportTo(
     proxy: proxy && describeProxy(proxy),
     pipelining: pipelines ? { connections: shape.connections } : undefined,
   });
-  const { onRetryWait } = limits;
   const level = traceLevel(flags.verbose, context.env);
   if (level === 0) return { transport, onRetryWait };
   const trace = createHttpTrace({
@@ -126,7 +125,13 @@ export async function connect(
   const limits = resolveLimits(flags, context);
   const target = resolveTarget(options.settings ?? loadSettings(flags, context.env), context.env);
   const { envName, baseUrl, where } = target;
-  const { transport, onRetryWait } = await transportTo(target, flags, context, limits, options.shape);
+  const { transport, onRetryWait } = await transportTo(
+    target,
+    flags,
+    context,
+    limits.onRetryWait,
+    options.shape,
+  );
   const client = createClient({
     baseUrl,
     apiKey: target.apiKey,

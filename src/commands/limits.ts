@@ -5,12 +5,6 @@ import { configError, type PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import type { GlobalFlags } from './flags';
 
-export interface ClientLimits {
-  maxBodyBytes: number;
-  maxRetryWaitMs: number;
-  onRetryWait?: (wait: RetryWait) => void;
-}
-
 const SIZE = /^(\d+)\s*([kmg]?)(?:i?b)?$/i;
 const UNIT_BYTES: Record<string, number> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30 };
 /** The whole body becomes one string for the JSON parser, and V8 holds none longer than this. */
@@ -58,7 +52,7 @@ function fromVariable<T>(
 export function resolveLimits(
   flags: Pick<GlobalFlags, 'maxBodySize' | 'maxRetryWait'>,
   context: CommandContext,
-): ClientLimits {
+) {
   const maxBodyBytes =
     flags.maxBodySize ??
     fromVariable(context.env, 'PETINV_MAX_BODY_SIZE', parseBodySize) ??
