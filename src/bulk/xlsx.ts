@@ -5,6 +5,7 @@ import type { BulkInput } from './entries';
 import { spreadsheetNumberProblem } from './numbers';
 import { fromCells, InputCollector } from './rows';
 import { ignoredColumnsNotice, readHeader } from './sheet';
+import { type UnreadCells, unreadCells } from './xlsx-cells';
 
 /**
  * An Excel workbook's first sheet, read by its header as a CSV sheet is. Numbers come as the text the
@@ -16,21 +17,39 @@ import { ignoredColumnsNotice, readHeader } from './sheet';
 interface NumberCell {
   number: string;
 }
-type Cell = string | NumberCell | boolean | typeof Date | null;
+type Cell = string | NumberCell | boolean | Date | null;
 
 const cellText = (cell: Cell): string =>
-  cell === null ? '' : typeof cell === 'object' && 'number' in cell ? cell.number : String(cell);
+  cell === null
+    ? ''
+    : cell instanceof Date
+      ? cell.toISOString().slice(0, 10)
+      : typeof cell === 'object'
+        ? cell.number
+        : String(cell);
 
 export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   let sheet: Cell[][];
+  let unread: UnreadCells;
   try {
     const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
     sheet = (await readSheet(data, { parseNumber: (text) => ({ number: text }), trim: false })) as Cell[][];
+    unread = unreadCells(bytes);
   } catch (error) {
     throw usageError(
       `bulk input: the workbook cannot be read (${printable((error as Error).message, 120)}); save it again as .xlsx, or as CSV. Nothing was sent`,
     );
   }
+  // The cells read as empty that hold a formula's text or an error (xlsx-cells.ts), in rows that may hold nothing else.
+  const rowCount = Math.max(sheet.length, ...[...unread.keys()].map((row) => row + 1));
+  sheet = Array.from({ length: rowCount }, (_, row) => {
+    const cells = sheet[row] ?? [];
+    const width = Math.max(cells.length, ...[...(unread.get(row)?.keys() ?? [])].map((column) => column + 1));
+    return Array.from(
+      { length: width },
+      (_, column) => cells[column] ?? unread.get(row)?.get(column) ?? null,
+    );
+  });
   const rows = new InputCollector();
   const first = sheet.findIndex((row) => row.some((cell) => cellText(cell).trim() !== ''));
   if (first === -1) return rows.finish('row');

@@ -1,15 +1,11 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Deadline } from './deadline';
+import { TransportError } from './transport';
 import type { Dispatcher } from './undici';
 
 /**
- * An answer's body as the transport takes it, bounded either way: read whole into text (every answer but
- * a 2xx the caller streams), or handed to one reader chunk by chunk as it arrives (the list).
- */
-
-/**
- * A body decoded to text as it arrives, bounded: nothing is copied whole more than once (the pieces,
- * then the text). A StringDecoder, unlike a TextDecoder, costs next to nothing to make for each answer.
+ * A body read whole into text as it arrives (every answer but a 2xx the caller streams), bounded: nothing
+ * is copied whole more than once. A StringDecoder, unlike a TextDecoder, costs next to nothing to make.
  */
 export class BodyText {
   private readonly decoder = new StringDecoder('utf8');
@@ -34,10 +30,8 @@ export class BodyText {
 const QUEUED_CHUNKS = 16;
 
 /**
- * A streamed body's chunks as undici delivers them, for one reader: undici is paused while the reader is
- * behind and resumed when it catches up, so memory stays bounded whatever the size of the body, and the
- * attempt's deadline is paused while the reader holds a chunk. A reader that leaves early drops the
- * connection.
+ * A streamed body's chunks for one reader: undici is paused while the reader is behind, so memory stays
+ * bounded, and the deadline while it holds a chunk. A reader that leaves early drops the connection.
  */
 export class BodyQueue implements AsyncIterable<Uint8Array> {
   private readonly chunks: Uint8Array[] = [];
@@ -50,7 +44,6 @@ export class BodyQueue implements AsyncIterable<Uint8Array> {
     private readonly controller: Dispatcher.DispatchController,
     private readonly deadline: Deadline,
     private readonly limit: number,
-    private readonly cancel: () => void,
   ) {}
 
   /** Takes one more chunk; false (and nothing kept) once the body passes the limit. */
@@ -97,7 +90,7 @@ export class BodyQueue implements AsyncIterable<Uint8Array> {
       }
     } finally {
       this.deadline.clear();
-      if (!finished) this.cancel();
+      if (!finished) this.controller.abort(new TransportError('network', 'not read'));
     }
   }
 }

@@ -1,11 +1,11 @@
-import { type ErrorKind, MismatchError, PetinvError, type ServiceErrorBody } from '../errors';
+import { MismatchError, PetinvError, type ServiceErrorBody } from '../errors';
 import { headerText } from '../printable';
 import { shellWord } from '../suggest';
 import { InventoryStreamError } from './inventory-stream';
 import { NoAnswerErrors } from './no-answer-errors';
 import { TransportError, type TransportResponse } from './transport';
 
-function kindOfStatus(status: number): ErrorKind {
+function kindOfStatus(status: number): 'auth' | 'notFound' | 'rejected' | 'server' {
   if (status === 401 || status === 403) return 'auth';
   if (status === 404) return 'notFound';
   if (status >= 400 && status < 500 && status !== 408 && status !== 429) return 'rejected';
@@ -41,36 +41,16 @@ export class ClientErrors extends NoAnswerErrors {
     const shownText = this.shown(text);
     const detail = body ? `${status} ${code}: ${message}` : `${status}${shownText ? `: ${shownText}` : ''}`;
     const errorBody = { code, message: message ?? `HTTP ${status}`, status };
-    switch (kind) {
-      case 'auth':
-        return new PetinvError(
-          kind,
-          `the service refused the API key for ${this.context.where} (${detail}); ${this.context.refusedKeyAdvice ?? `run: petinv login --env ${this.context.where}`}`,
-          errorBody,
-        );
-      case 'notFound':
-        return subject
-          ? new PetinvError(kind, `${subject} not found in ${this.context.where} (${detail})`, errorBody)
-          : new PetinvError(
-              kind,
-              this.context.addressed
-                ? `${operation} not found in ${this.context.where} (${detail}); check the base URL given with --base-url or PETINV_BASE_URL`
-                : `${operation} not found in ${this.context.where} (${detail}); check the base URL: petinv env set-url ${this.context.where} <url>`,
-              errorBody,
-            );
-      case 'rejected':
-        return new PetinvError(
-          kind,
-          `the service rejected ${operation} in ${this.context.where} (${detail})`,
-          errorBody,
-        );
-      default:
-        return new PetinvError(
-          kind,
-          `the service failed ${operation} in ${this.context.where} (${detail}); ${advice}`,
-          errorBody,
-        );
-    }
+    const { where, addressed, refusedKeyAdvice } = this.context;
+    const words = {
+      auth: `the service refused the API key for ${where} (${detail}); ${refusedKeyAdvice ?? `run: petinv login --env ${where}`}`,
+      notFound: subject
+        ? `${subject} not found in ${where} (${detail})`
+        : `${operation} not found in ${where} (${detail}); ${addressed ? 'check the base URL given with --base-url or PETINV_BASE_URL' : `check the base URL: petinv env set-url ${where} <url>`}`,
+      rejected: `the service rejected ${operation} in ${where} (${detail})`,
+      server: `the service failed ${operation} in ${where} (${detail}); ${advice}`,
+    };
+    return new PetinvError(kind, words[kind], errorBody);
   }
 
   /**

@@ -11,17 +11,7 @@ import {
   DEFAULT_TIMEOUT_MS,
 } from './defaults';
 import type { ListCache } from './list-cache';
-import {
-  findListedTwice,
-  type InventoryPoll,
-  type ListReading,
-  listedTwice,
-  pollInventory,
-  streamInventory,
-} from './list-read';
-
-export type { InventoryPoll } from './list-read';
-
+import { type InventoryPoll, type ListReading, pollInventory, streamInventory, wholeList } from './list-read';
 import { createCall } from './request';
 import type { RetryWait } from './retry';
 import type { Transport } from './transport';
@@ -90,9 +80,8 @@ export interface InventoryClient {
 }
 
 /**
- * An answer's item as the contract's schema reads it, or the contract error that names what is wrong with
- * it. The schema is loaded only for an answer not written as serve writes one (see readCanonicalItem):
- * most never need it, and building every schema is about 1 ms of a cold start.
+ * An answer's item as the contract's schema reads it, or the contract error naming what is wrong. Loaded
+ * only for an answer not in ITEM_FORM: building every schema is about 1 ms of a cold start.
  */
 async function decodeItem(errors: ClientErrors, operation: string, text: string): Promise<InventoryItem> {
   const { InventoryItemResponse } = await import('../contract/schemas');
@@ -125,9 +114,8 @@ export function createClient(options: ClientOptions): InventoryClient {
   });
   let storeId: string | undefined;
   const call = createCall({
+    ...options,
     baseUrl,
-    apiKey: options.apiKey,
-    userAgent: options.userAgent,
     where,
     timeoutMs,
     retries: options.retries ?? DEFAULT_RETRIES,
@@ -141,8 +129,6 @@ export function createClient(options: ClientOptions): InventoryClient {
     },
     sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     random: options.random ?? Math.random,
-    onRetryWait: options.onRetryWait,
-    onWarning: options.onWarning,
     errors,
   });
   const reading: ListReading = { call, errors, url: `${baseUrl}/inventory`, listCache: options.listCache };
@@ -152,28 +138,9 @@ export function createClient(options: ClientOptions): InventoryClient {
       return storeId;
     },
     streamInventory: () => streamInventory(reading),
-    async listInventory() {
-      const items: InventoryItem[] = [];
-      for await (const batch of streamInventory(reading)) for (const item of batch) items.push(item);
-      const twice = findListedTwice(items);
-      if (twice !== undefined) throw errors.contractError('GET /inventory', twice);
-      return items;
-    },
-    async findInventoryItem(petId) {
-      // Read to the end, not to the first match: a second item for the pet must not go unseen.
-      let found: { item: InventoryItem; index: number } | undefined;
-      let index = 0;
-      for await (const batch of streamInventory(reading)) {
-        for (const item of batch) {
-          if (item.petId === petId) {
-            if (found) throw errors.contractError('GET /inventory', listedTwice(petId, found.index, index));
-            found = { item, index };
-          }
-          index++;
-        }
-      }
-      return found?.item;
-    },
+    listInventory: () => wholeList(errors, streamInventory(reading)),
+    findInventoryItem: async (petId) =>
+      (await wholeList(errors, streamInventory(reading), (item) => item.petId === petId))[0],
     pollInventory: (etag) => pollInventory(reading, etag),
     async updateInventory(petId, quantity) {
       const path = `/inventory/${petId}`;

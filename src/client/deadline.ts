@@ -5,10 +5,9 @@
 const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 /**
- * The deadline of one attempt, its body included, that can stop its clock: a streamed body's deadline
- * counts only the time spent waiting for the service, not the time the caller holds a chunk (writing it
- * to a pipe that `less` reads slowly, say), as a slow reader of petinv's output is not a slow service.
- * `onTimeout` runs once `ms` have run.
+ * The deadline of one attempt, its body included, that can stop its clock: a streamed body's counts only
+ * the time spent waiting for the service, not the time the caller holds a chunk (a slow `less` is not a
+ * slow service).
  */
 export class Deadline {
   private since = 0;
@@ -17,14 +16,13 @@ export class Deadline {
   constructor(
     private left: number,
     private readonly onTimeout: () => void,
-    private readonly now = monotonicMs,
   ) {
     this.resume();
   }
 
   resume() {
     if (this.timer !== undefined || this.left <= 0) return;
-    this.since = this.now();
+    this.since = monotonicMs();
     this.timer = setTimeout(() => {
       this.left = 0;
       this.onTimeout();
@@ -37,7 +35,7 @@ export class Deadline {
     if (this.timer === undefined) return;
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.left -= this.now() - this.since;
+    this.left -= monotonicMs() - this.since;
   }
 
   clear() {

@@ -12,10 +12,9 @@ const headerReader = (headers: RawHeaders) => (name: string) => {
 };
 
 /**
- * One exchange as an undici dispatch handler: the body is decoded as it arrives, straight into text,
- * with no stream, async iterator, AbortSignal or async resource in between (together they were most of
- * a bulk run's client CPU per update). Settles its promise exactly once; later events are ignored. With
- * `stream`, a 2xx answer settles at its headers, and its body is handed over as it arrives (the list).
+ * One exchange as an undici dispatch handler, its body decoded straight into text (a stream, an
+ * AbortSignal and an async resource between were most of a bulk run's client CPU). Settles exactly once.
+ * With `stream`, a 2xx answer settles at its headers, and its body is handed over as it arrives.
  */
 export class Exchange implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
@@ -97,13 +96,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
     const declared = headers['content-length'];
     // Left unread, the body would hold the connection, and petinv's exit, until the deadline.
     if (typeof declared === 'string' && Number(declared) > this.maxBodyBytes) return this.tooLarge();
-    if (this.stream && statusCode < 300) this.startStream(controller);
-  }
-
-  private startStream(controller: Dispatcher.DispatchController) {
-    this.queue = new BodyQueue(controller, this.deadline, this.maxBodyBytes, () =>
-      controller.abort(new TransportError('network', 'not read')),
-    );
+    if (!this.stream || statusCode >= 300) return;
+    this.queue = new BodyQueue(controller, this.deadline, this.maxBodyBytes);
     this.settled = true;
     this.resolve({ status: this.status, header: headerReader(this.headers), text: '', body: this.queue });
   }

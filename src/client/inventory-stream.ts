@@ -3,56 +3,34 @@ import {
   CLOSE_ARRAY,
   CLOSE_OBJECT,
   COMMA,
+  ITEM_FORM,
   isJsonSpace,
+  isWithinRanges,
+  matchedItem,
   OPEN_ARRAY,
   OPEN_OBJECT,
   parseInventoryJson,
   QUOTE,
 } from '../contract/json';
-import { INT64_MAX, INT64_MIN, QUANTITY_MAX } from '../contract/rules';
 import type { InventoryItem } from '../contract/schemas';
 
 /**
- * GET /inventory's answer parsed as it arrives: a JSON array read chunk by chunk, each chunk's complete
- * items handed out as one batch once every one of them has passed the contract (InventoryListResponse,
- * the schema a whole answer is checked with). Memory holds a chunk and one unfinished item, never the
- * answer, so a million pets cost what a thousand do.
- *
- * A scanner walks the array's elements (depth, strings, commas). An element in the exact form a service
- * usually writes, `{"petId":1,"quantity":2,"status":"sold"}`, is read by one anchored regular expression
- * (its petId straight from its digits, as a bigint); any other element (white space, another key order,
- * an escape, anything invalid) is cut out by the scanner and parsed by parseInventoryJson, JSON.parse with
- * exact petIds, which also reports its syntax errors. The scanner itself checks what no single element
- * shows: the opening `[`, no empty element, the closing `]` and nothing after it.
- *
- * Every item is checked against the contract. An element of the usual form already has the schema's
- * types (its petId digits, its quantity a JSON integer, its status one of the three), so what is left to
- * check is its two ranges, done here by hand: InventoryItemResponse answers the same for such an item
- * (test/unit/inventory-stream.test.ts compares the two), at a fraction of the cost on a million pets. Any
- * other element (one cut by a chunk's end among them), and an item out of range, is checked by the schema
- * itself, which also words the error.
+ * GET /inventory's answer parsed as it arrives, each chunk's complete items handed out as one batch once
+ * all of them passed the contract: memory holds a chunk and one unfinished item, so a million pets cost
+ * what a thousand do. A scanner walks the array (depth, strings, commas) and checks what no one element
+ * shows: the `[`, no empty element, the `]` and nothing after it. An element in ITEM_FORM is read by a
+ * regular expression and its ranges checked by hand (test/unit/inventory-stream.test.ts holds that to
+ * InventoryItemResponse); any other element goes to parseInventoryJson and the schema, which word errors.
  */
 
-/** What is wrong with an answer, in the words of a contract error; `items` whole items came before it. */
-export class InventoryStreamError extends Error {
-  constructor(
-    message: string,
-    readonly items: number,
-  ) {
-    super(message);
-  }
-}
+/** What is wrong with an answer, in the words of a contract error. */
+export class InventoryStreamError extends Error {}
 
 const ONLY_SPACE = /^[ \n\r\t]*$/;
 const NOT_SPACE = /[^ \n\r\t]/;
 /** A first character that starts some JSON value other than an array. */
 const OTHER_JSON_START = /^[{"\-0-9tfn]/;
-/**
- * The usual form of an item. Only JSON integers match (no leading zero, no fraction), at most 19 digits
- * of petId and 16 of quantity: anything longer is read by the general path, and the schema judges both.
- */
-const USUAL_ITEM =
-  /\{"petId":(-?(?:0|[1-9]\d{0,18})),"quantity":(-?(?:0|[1-9]\d{0,15})),"status":"(available|pending|sold)"\}/y;
+const USUAL_ITEM = new RegExp(ITEM_FORM, 'y');
 
 type Phase = 'before' | 'inside' | 'after';
 
@@ -75,11 +53,10 @@ class InventoryScanner {
   private values: unknown[] = [];
   /** Where `values` holds one that is not a usual item within the contract's ranges: the schema judges it. */
   private suspects: number[] = [];
-  /** Items checked and handed out so far. */
   items = 0;
 
   fail(message: string): InventoryStreamError {
-    return new InventoryStreamError(message, this.items);
+    return new InventoryStreamError(message);
   }
 
   /** Reads a piece of the body; true when it completed elements that are waiting for `check`. */
@@ -188,11 +165,9 @@ class InventoryScanner {
     const usualItem = USUAL_ITEM.exec(piece);
     if (!usualItem) return false;
     this.parseGeneral();
-    const petId = BigInt(usualItem[1] as string);
-    const quantity = Number(usualItem[2]);
-    if (petId < INT64_MIN || petId > INT64_MAX || Math.abs(quantity) > QUANTITY_MAX)
-      this.suspects.push(this.values.length);
-    this.values.push({ petId, quantity, status: usualItem[3] });
+    const item = matchedItem(usualItem);
+    if (!isWithinRanges(item)) this.suspects.push(this.values.length);
+    this.values.push(item);
     this.usual = true;
     return true;
   }

@@ -1,37 +1,81 @@
-import type { Stats } from 'node:fs';
-import { closeSync, fstatSync, lstatSync, openSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { type AtomicFile, createAtomicFile } from '../files/atomic-write';
 import { type FileSystem, makeDirectories, nodeFileSystem, READ_NO_FOLLOW } from '../files/file-system';
-import { type CachedList, cachedList, entryHeader, isCacheableEtag, readHeader } from './list-cache-entry';
-
-export { type CachedList, isCacheableEtag };
 
 /**
- * The last list body of one environment and base URL, with its ETag, kept on disk so that the next read
- * of the list can ask the service "has it changed?" (If-None-Match) and reuse the body on a 304. It is only
- * ever used after the service has said so: petinv never prints a stale list without asking.
- *
- * A cache is a convenience, never a reason to fail: an entry that is missing, corrupt, too large, reached
- * through a symlink, or not the user's own is ignored (and replaced by the next answer), and a write that
- * fails (a full disk, a read-only directory) is dropped silently. The entry holds the list and the address
- * it came from, never the API key.
+ * One list cache entry on disk: a header line (JSON: format, base URL, ETag, body length), padded with
+ * spaces, then the body exactly as the service sent it.
  */
-export interface ListCache {
-  /** The entry for this environment and base URL, opened now; undefined when there is none usable. */
-  open(): CachedList | undefined;
-  /**
-   * A new entry for a body the service is sending with this ETag, written as it arrives; it replaces the
-   * entry only at `commit`, once the body was read whole and valid. Undefined when nothing can be kept.
-   */
-  writer(etag: string): CacheWriter | undefined;
-  /** Forgets the entry: its body did not parse. */
-  drop(): void;
+export interface CachedList {
+  etag: string;
+  /** The body a piece at a time, from the file `open` opened (a replacement since does not change it). */
+  chunks(): Iterable<Uint8Array>;
+  close(): void;
+}
+
+/** How much of a kept body is read at a time. */
+const READ_CHUNK_BYTES = 64 * 1024;
+
+const FORMAT = 'petinv list cache 1';
+/** The header line (format, base URL, ETag, body length) is read in one go; longer is not ours. */
+const MAX_HEADER_BYTES = 16 * 1024;
+/** An ETag petinv can send back as it came: visible ASCII, bounded. */
+const SENDABLE_ETAG = /^[\x21-\x7e]{1,1024}$/;
+
+function isCacheableEtag(etag: unknown): etag is string {
+  return typeof etag === 'string' && SENDABLE_ETAG.test(etag);
+}
+
+/**
+ * The entry in the file `fd` (`size` bytes) when its header is ours, for `baseUrl`, and its body whole and
+ * at most `maxBytes`; else undefined. Read from `fd`, so a concurrent replacement of the file changes nothing.
+ */
+function readEntry(fd: number, size: number, baseUrl: string, maxBytes: number): CachedList | undefined {
+  const head = Buffer.alloc(Math.min(size, MAX_HEADER_BYTES));
+  const newline = head.subarray(0, readSync(fd, head, 0, head.length, 0)).indexOf(10);
+  if (newline < 0) return undefined;
+  let header: { format?: unknown; baseUrl?: unknown; etag?: unknown; bytes?: unknown } | null;
+  try {
+    header = JSON.parse(head.subarray(0, newline).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const bytes = size - newline - 1;
+  if (
+    header?.format !== FORMAT ||
+    header.baseUrl !== baseUrl ||
+    !isCacheableEtag(header.etag) ||
+    header.bytes !== bytes ||
+    bytes > maxBytes
+  )
+    return undefined;
+  let closed = false;
+  return {
+    etag: header.etag,
+    *chunks() {
+      for (let offset = 0; offset < bytes; ) {
+        const piece = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, bytes - offset));
+        const read = readSync(fd, piece, 0, piece.length, newline + 1 + offset);
+        if (read === 0) throw new Error('the cached list ends early');
+        offset += read;
+        yield piece.subarray(0, read);
+      }
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      closeSync(fd);
+    },
+  };
+}
+
+function entryHeader(baseUrl: string, etag: string, bytes: number): Buffer {
+  return Buffer.from(JSON.stringify({ format: FORMAT, baseUrl, etag, bytes }), 'utf8');
 }
 
 export interface CacheWriter {
   add(chunk: Uint8Array): void;
-  /** Keeps what was added as the entry. */
   commit(): void;
   /** Forgets what was added; the entry stays as it was. Does nothing after commit. */
   abort(): void;
@@ -60,9 +104,8 @@ export interface ListCacheOptions {
 }
 
 /**
- * 64-bit FNV-1a of the text's UTF-16 code units, as 16 hex digits. Only a file name comes of it: an entry
- * names its base URL inside and is checked against it, so two URLs sharing a name only miss each other's
- * list; a cryptographic hash would load node:crypto at every start for nothing.
+ * 64-bit FNV-1a of the text's UTF-16 code units, for a file name only (an entry is checked against the base
+ * URL it names inside); a cryptographic hash would load node:crypto at every start for nothing.
  */
 function fnv1a64(text: string): string {
   let hash = 0xcbf29ce484222325n;
@@ -78,136 +121,131 @@ export function listCacheFile(directory: string, envName: string, baseUrl: strin
   return join(directory, `list-${envName}-${fnv1a64(baseUrl)}.json`);
 }
 
-/** What every operation on one cache entry shares: where it is, whose files are trusted, how much is too much. */
-interface CacheContext {
-  directory: string;
-  baseUrl: string;
-  maxBodyBytes: number;
-  files: FileSystem;
-  uid: number;
-  /** The entry's file. */
-  path: string;
-}
+/**
+ * The last list body of one environment and base URL with its ETag, reused only on the service's 304 to
+ * If-None-Match: petinv never prints a stale list without asking. A convenience, never a reason to fail:
+ * an entry missing, corrupt, too large, behind a symlink or not the user's own is ignored, and a failed
+ * write dropped. It holds the list and its address, never the API key.
+ */
+export class ListCache {
+  private readonly files: FileSystem;
+  private readonly uid: number;
+  private readonly path: string;
 
-export function createListCache(options: ListCacheOptions): ListCache {
-  const { directory, baseUrl, maxBodyBytes } = options;
-  const context: CacheContext = {
-    directory,
-    baseUrl,
-    maxBodyBytes,
-    files: options.files ?? nodeFileSystem,
-    uid: options.uid ?? process.getuid?.() ?? 0,
-    path: listCacheFile(directory, options.envName, baseUrl),
-  };
-  return {
-    open: () => openEntry(context),
-    writer: (etag) => startEntry(context, etag),
-    drop: () => dropEntry(context),
-  };
-}
+  constructor(private readonly options: ListCacheOptions) {
+    this.files = options.files ?? nodeFileSystem;
+    this.uid = options.uid ?? process.getuid?.() ?? 0;
+    this.path = listCacheFile(options.directory, options.envName, options.baseUrl);
+  }
 
-/** Only the user's own files, writable by nobody else: another user's could be planted, or changed under us. */
-function trusted(context: CacheContext, stat: Stats): boolean {
-  return stat.uid === context.uid && (stat.mode & 0o022) === 0;
-}
+  /** Only the user's own files, writable by nobody else: another user's could be planted, or changed under us. */
+  private trusted(stat: Stats): boolean {
+    return stat.uid === this.uid && (stat.mode & 0o022) === 0;
+  }
 
-/** The directory, made 0700 if missing; false when it is not a directory the user alone controls. */
-function usableDirectory(context: CacheContext, create: boolean): boolean {
-  try {
-    const stat = lstatSync(context.directory, { throwIfNoEntry: false });
-    if (!stat) {
-      if (!create) return false;
-      // Not Node's recursive mkdirSync, which never returns for a path it cannot make (under /proc; 20 to 24).
-      makeDirectories(context.directory, 0o700);
-      return usableDirectory(context, false);
+  /** The directory, made 0700 if missing; false when it is not a directory the user alone controls. */
+  private usableDirectory(create: boolean): boolean {
+    const { directory } = this.options;
+    try {
+      const stat = lstatSync(directory, { throwIfNoEntry: false });
+      if (!stat) {
+        if (!create) return false;
+        // Not Node's recursive mkdirSync, which never returns for a path it cannot make (under /proc; 20 to 24).
+        makeDirectories(directory, 0o700);
+        return this.usableDirectory(false);
+      }
+      return stat.isDirectory() && this.trusted(stat);
+    } catch {
+      return false;
     }
-    return stat.isDirectory() && trusted(context, stat);
-  } catch {
-    return false;
   }
-}
 
-function openEntry(context: CacheContext): CachedList | undefined {
-  if (!usableDirectory(context, false)) return undefined;
-  let fd: number;
-  try {
-    fd = openSync(context.path, READ_NO_FOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
-    const stat = fstatSync(fd);
-    const entry =
-      stat.isFile() && trusted(context, stat) && (stat.mode & 0o077) === 0
-        ? readHeader(fd, stat.size)
-        : undefined;
-    if (!entry || entry.header.baseUrl !== context.baseUrl || entry.header.bytes > context.maxBodyBytes) {
-      closeSync(fd);
+  /** The entry for this environment and base URL, opened now; undefined when there is none usable. */
+  open(): CachedList | undefined {
+    if (!this.usableDirectory(false)) return undefined;
+    let fd: number;
+    try {
+      fd = openSync(this.path, READ_NO_FOLLOW);
+    } catch {
       return undefined;
     }
-    return cachedList(fd, entry.header, entry.bodyStart);
-  } catch {
+    try {
+      const stat = fstatSync(fd);
+      const { baseUrl, maxBodyBytes } = this.options;
+      const entry =
+        stat.isFile() && this.trusted(stat) && (stat.mode & 0o077) === 0
+          ? readEntry(fd, stat.size, baseUrl, maxBodyBytes)
+          : undefined;
+      if (entry) return entry;
+    } catch {
+      // Unreadable: as good as none.
+    }
     closeSync(fd);
     return undefined;
   }
-}
 
-/** A new entry for a body with this ETag, written as it arrives and kept only at `commit`. */
-function startEntry(context: CacheContext, etag: string): CacheWriter | undefined {
-  if (!isCacheableEtag(etag) || !usableDirectory(context, true)) return undefined;
-  const { files, baseUrl, maxBodyBytes } = context;
-  // The header comes first but holds the body's length: a line of spaces as long as the longest header
-  // is written first, and the header over it at commit (JSON allows the spaces left after it).
-  const headerLength = entryHeader(baseUrl, etag, Number.MAX_SAFE_INTEGER).length;
-  // Written atomically (files/atomic-write.ts): a reader sees the old entry or the new one, never half of one.
-  let file: AtomicFile | undefined;
-  let bytes = 0;
-  const abort = () => {
-    file?.abort();
-    file = undefined;
-  };
-  try {
-    file = createAtomicFile(context.path, {
-      files,
-      mode: 0o600,
-      temporaryName: (random) => `.list-${random}.tmp`,
-    });
-    file.write(Buffer.from(`${' '.repeat(headerLength)}\n`, 'utf8'));
-  } catch {
-    abort();
-    return undefined;
-  }
-  // A failed write (a full disk, say) forgets the entry and the rest of the body: the list goes on.
-  return {
-    add(chunk) {
-      if (file === undefined) return;
-      bytes += chunk.length;
-      try {
-        if (bytes > maxBodyBytes) throw new Error('larger than the answer may be');
-        file.write(chunk);
-      } catch {
-        abort();
-      }
-    },
-    commit() {
-      if (file === undefined) return;
-      try {
-        file.write(entryHeader(baseUrl, etag, bytes), 0);
-        file.commitSync();
-      } catch {
-        // The temporary file went with the failure; the old entry stays.
-      }
+  /**
+   * A new entry for a body the service is sending with this ETag, written as it arrives; it replaces the
+   * entry only at `commit`, once the body was read whole and valid. Undefined when nothing can be kept.
+   */
+  writer(etag: string): CacheWriter | undefined {
+    if (!isCacheableEtag(etag) || !this.usableDirectory(true)) return undefined;
+    const { baseUrl, maxBodyBytes } = this.options;
+    // The header comes first but holds the body's length: a line of spaces as long as the longest header
+    // is written first, and the header over it at commit (JSON allows the spaces left after it).
+    const headerLength = entryHeader(baseUrl, etag, Number.MAX_SAFE_INTEGER).length;
+    // Written atomically (files/atomic-write.ts): a reader sees the old entry or the new one, never half of one.
+    let file: AtomicFile | undefined;
+    let bytes = 0;
+    const abort = () => {
+      file?.abort();
       file = undefined;
-    },
-    abort,
-  };
-}
+    };
+    try {
+      file = createAtomicFile(this.path, {
+        files: this.files,
+        mode: 0o600,
+        temporaryName: (random) => `.list-${random}.tmp`,
+      });
+      file.write(Buffer.from(`${' '.repeat(headerLength)}\n`, 'utf8'));
+    } catch {
+      abort();
+      return undefined;
+    }
+    // A failed write (a full disk, say) forgets the entry and the rest of the body: the list goes on.
+    return {
+      add(chunk) {
+        if (file === undefined) return;
+        bytes += chunk.length;
+        try {
+          if (bytes > maxBodyBytes) throw new Error('larger than the answer may be');
+          file.write(chunk);
+        } catch {
+          abort();
+        }
+      },
+      commit() {
+        if (file === undefined) return;
+        try {
+          file.write(entryHeader(baseUrl, etag, bytes), 0);
+          file.commitSync();
+        } catch {
+          // The temporary file went with the failure; the old entry stays.
+        }
+        file = undefined;
+      },
+      abort,
+    };
+  }
 
-/** Forgets the entry: its body did not parse. */
-function dropEntry(context: CacheContext): void {
-  try {
-    if (usableDirectory(context, false)) context.files.unlinkSync(context.path);
-  } catch {
-    // Nothing to forget.
+  /** Forgets the entry: its body did not parse. */
+  drop(): void {
+    try {
+      if (this.usableDirectory(false)) this.files.unlinkSync(this.path);
+    } catch {
+      // Nothing to forget.
+    }
   }
 }
+
+export const createListCache = (options: ListCacheOptions) => new ListCache(options);

@@ -2,7 +2,7 @@ import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
 import type { ClientErrors } from './client-errors';
 import { InventoryStreamError, parseInventoryStream } from './inventory-stream';
-import { type CachedList, type CacheWriter, copiedInto, isCacheableEtag, type ListCache } from './list-cache';
+import { type CachedList, type CacheWriter, copiedInto, type ListCache } from './list-cache';
 import type { Call } from './request';
 import type { TransportResponse } from './transport';
 
@@ -21,7 +21,6 @@ class StaleTagError extends Error {
   }
 }
 
-/** What reading the list needs of its client. */
 export interface ListReading {
   call: Call;
   errors: ClientErrors;
@@ -54,6 +53,10 @@ function checkNotModified(response: TransportResponse, sent: string): void {
   if (answered !== null && opaqueTag(answered) !== opaqueTag(sent)) throw new StaleTagError();
 }
 
+/** A parse failure of the list as the contract error it is; any other error as it is. */
+const asContractError = (errors: ClientErrors, error: unknown) =>
+  error instanceof InventoryStreamError ? errors.contractError(OPERATION, error.message) : error;
+
 /** The list's batches from a body: the answer's as it arrives, or the kept one after a 304. */
 function startList(errors: ClientErrors, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>) {
   const batches = parseInventoryStream(chunks);
@@ -61,8 +64,7 @@ function startList(errors: ClientErrors, chunks: AsyncIterable<Uint8Array> | Ite
     .next()
     .then((first) => ({ batches, first }))
     .catch((error: unknown) => {
-      if (error instanceof InventoryStreamError) throw errors.contractError(OPERATION, error.message);
-      throw error;
+      throw asContractError(errors, error);
     });
 }
 
@@ -82,7 +84,7 @@ async function openList({ call, errors, listCache }: ListReading, kept: CachedLi
       }
       refuseOtherSuccess(errors, response);
       const etag = response.header('etag');
-      const writer = isCacheableEtag(etag) ? listCache?.writer(etag) : undefined;
+      const writer = etag === null ? undefined : listCache?.writer(etag);
       const body = chunksOf(response);
       try {
         return {
@@ -104,11 +106,10 @@ export async function* streamInventory(
 ): AsyncGenerator<InventoryItem[], void, undefined> {
   const { listCache, errors } = reading;
   const kept = listCache?.open();
-  let list: Awaited<ReturnType<typeof openList>> & { writer?: CacheWriter };
-  try {
-    // The first batch is taken inside the attempt, so a failure before anything was handed out is
-    // retried (or refused) like any other; what follows cannot be taken back.
-    list = await openList(reading, kept).catch(async (error: unknown) => {
+  // The first batch is taken inside the attempt, so a failure before anything was handed out is
+  // retried (or refused) like any other; what follows cannot be taken back.
+  const list: Awaited<ReturnType<typeof openList>> & { writer?: CacheWriter } = await openList(reading, kept)
+    .catch(async (error: unknown) => {
       const stale = error instanceof StaleTagError;
       if (!kept || !(stale || (error instanceof PetinvError && error.body.code === 'invalid_response')))
         throw error;
@@ -117,11 +118,11 @@ export async function* streamInventory(
       listCache?.drop();
       kept.close();
       return openList(reading, undefined);
+    })
+    .catch((error: unknown) => {
+      kept?.close();
+      throw error;
     });
-  } catch (error) {
-    kept?.close();
-    throw error;
-  }
   const { batches, first, writer } = list;
   let handedOut = 0;
   let whole = false;
@@ -148,35 +149,40 @@ export async function* streamInventory(
 }
 
 /**
- * A list that names one pet twice breaks the contract: which of the two is the pet's stock is not known,
- * and a summary, a `get` or an `adjust` that took either would show or write a number the service did not
- * clearly give (issue 21). The problem names the pet and both positions, counted from 0 as the schema's
- * errors count items.
+ * A list that names one pet twice breaks the contract: which is the pet's stock is not known (issue 21).
+ * Positions count from 0, as the schema's errors count items.
  */
-export const listedTwice = (petId: bigint, first: number, second: number) =>
+const listedTwice = (petId: bigint, first: number, second: number) =>
   `pet ${petId} is listed twice, as items ${first} and ${second} (counted from 0), so its stock is not known`;
 
-/** The problem of a list that names a pet twice (see listedTwice); undefined when each pet is listed once. */
-export function findListedTwice(items: readonly InventoryItem[]): string | undefined {
+/**
+ * The items of the list (those `only` keeps, when given), read to the end: one listed twice, even after
+ * a match, is a contract error (see listedTwice).
+ */
+export async function wholeList(
+  errors: ClientErrors,
+  batches: AsyncIterable<InventoryItem[]>,
+  only?: (item: InventoryItem) => boolean,
+): Promise<InventoryItem[]> {
+  const items: InventoryItem[] = [];
   const seen = new Map<bigint, number>();
-  for (let index = 0; index < items.length; index++) {
-    const { petId } = items[index] as InventoryItem;
-    const first = seen.get(petId);
-    if (first !== undefined) return listedTwice(petId, first, index);
-    seen.set(petId, index);
-  }
-  return undefined;
+  let index = 0;
+  for await (const batch of batches)
+    for (const item of batch) {
+      if (only === undefined || only(item)) {
+        const first = seen.get(item.petId);
+        if (first !== undefined) throw errors.contractError(OPERATION, listedTwice(item.petId, first, index));
+        seen.set(item.petId, index);
+        items.push(item);
+      }
+      index++;
+    }
+  return items;
 }
 
 /** The list only if it changed since `etag`; no list cache. A 304 about another list asks again, whole. */
 export function pollInventory(reading: ListReading, etag: string | undefined): Promise<InventoryPoll> {
-  return poll(reading, etag).catch((error: unknown) => {
-    if (error instanceof StaleTagError) return poll(reading, undefined);
-    throw error;
-  });
-}
-
-function poll({ call, errors }: ListReading, etag: string | undefined): Promise<InventoryPoll> {
+  const { call, errors } = reading;
   return call('GET', '/inventory', undefined, undefined, {
     ifNoneMatch: etag,
     read: async (response): Promise<InventoryPoll> => {
@@ -185,17 +191,15 @@ function poll({ call, errors }: ListReading, etag: string | undefined): Promise<
         return { changed: false };
       }
       refuseOtherSuccess(errors, response);
-      const items: InventoryItem[] = [];
-      try {
-        for await (const batch of parseInventoryStream(chunksOf(response)))
-          for (const item of batch) items.push(item);
-      } catch (error) {
-        if (error instanceof InventoryStreamError) throw errors.contractError(OPERATION, error.message);
-        throw error;
-      }
-      const twice = findListedTwice(items);
-      if (twice !== undefined) throw errors.contractError(OPERATION, twice);
+      const items = await wholeList(errors, parseInventoryStream(chunksOf(response))).catch(
+        (error: unknown) => {
+          throw asContractError(errors, error);
+        },
+      );
       return { changed: true, items, etag: response.header('etag') ?? undefined };
     },
+  }).catch((error: unknown) => {
+    if (error instanceof StaleTagError) return pollInventory(reading, undefined);
+    throw error;
   });
 }

@@ -31,9 +31,8 @@ export class NoAnswerErrors {
   }
 
   /**
-   * What the retry layer's last TransportError means to the user: when it was a write that may have been
-   * applied (`unknownOutcome` says what to do then), that its outcome is unknown (issue 21); else what
-   * failed, and where. Any other error is not the transport's, and is returned as it is.
+   * What the retry layer's last TransportError means to the user: for a write that may have been applied,
+   * that its outcome is unknown (issue 21); else what failed, and where. Other errors are returned as they are.
    */
   afterAttempts(
     error: unknown,
@@ -43,8 +42,14 @@ export class NoAnswerErrors {
     unknownOutcome: { advice(): string } | undefined,
   ): unknown {
     if (!(error instanceof TransportError)) return error;
+    const { where } = this.context;
     // The same certificate will be presented again: it was not retried.
-    if (error.reason === 'tls') return this.untrusted(error, url);
+    if (error.reason === 'tls')
+      return new PetinvError(
+        'network',
+        `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${where}: it presented ${this.shown(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
+        { code: 'tls' },
+      );
     // A write answered with a success whose body is too large to read may have been applied (issue 21).
     if (error.reason === 'too large')
       return this.tooLarge(
@@ -59,19 +64,23 @@ export class NoAnswerErrors {
     if (unknownOutcome && attempts.lost)
       return this.outcomeUnknown(operation, attempts.lost, after, unknownOutcome.advice());
     // The service was reached: "cannot reach" would send the user looking in the wrong place.
-    if (error.reason === 'network' && error.brokeOff) return this.brokenAnswer(operation, error, after);
-    if (error.reason === 'network' && error.sent && !error.unreachable)
-      return this.brokeAfterSending(operation, error, after);
+    if (error.reason === 'network' && error.brokeOff)
+      return new PetinvError(
+        'server',
+        `the answer from ${where} to ${operation} broke off before it was complete (${this.shown(error.detail)})${after}`,
+        { code: 'broken_response' },
+      );
+    // A read sent whole whose connection broke before any answer: still a network failure (exit 7).
+    if (error.reason === 'network' && error.sent && !error.unreachable) {
+      const failure = new PetinvError(
+        'network',
+        `the connection to ${where} broke after ${operation} was sent, before an answer came (${this.shown(error.detail)})${after}; the service was reached: try again, and if it goes on, check the service, or a proxy on the way`,
+        { code: 'network' },
+      );
+      failure.cause = error;
+      return failure;
+    }
     return this.unreachable(error, url, after);
-  }
-
-  /** A certificate that cannot be trusted: the same one will be presented again, so it is never retried. */
-  untrusted(error: TransportError, url: string): PetinvError {
-    return new PetinvError(
-      'network',
-      `cannot trust the TLS certificate of ${error.unreachable ?? new URL(url).origin} in ${this.context.where}: it presented ${this.shown(error.detail)}; certificates are always checked, against Node's authorities and those in NODE_EXTRA_CA_CERTS (a PEM file: point it at a private authority's certificate)`,
-      { code: 'tls' },
-    );
   }
 
   /** `applied`: a write answered with a success, whose update may have been applied, and what to do then. */
@@ -112,10 +121,8 @@ export class NoAnswerErrors {
   }
 
   /**
-   * A write whose request was sent whole, and then no answer came (the connection broke, the status line
-   * was garbage, a header overflowed, a timeout): the service may have applied it. Never "cannot reach":
-   * the service was reached. `advice` says how to settle it (for a PATCH of an absolute quantity, sending
-   * the same again is safe).
+   * A write sent whole with no (whole) answer: the service was reached, and may have applied it. `advice`
+   * says how to settle it (for a PATCH of an absolute quantity, sending the same again is safe).
    */
   outcomeUnknown(operation: string, error: TransportError, attempts: string, advice: string): PetinvError {
     const what =
@@ -130,29 +137,6 @@ export class NoAnswerErrors {
       'server',
       `outcome unknown: ${operation} was sent to ${this.context.where} and ${what}${attempts}; the update may have been applied; ${advice}`,
       { code: 'outcome_unknown' },
-    );
-  }
-
-  /**
-   * A read sent whole whose connection then broke before any answer (a reset, a garbage status line, a header
-   * block too large): the service was reached, so not "cannot reach"; still a network failure (exit 7).
-   */
-  brokeAfterSending(operation: string, error: TransportError, attempts: string): PetinvError {
-    const failure = new PetinvError(
-      'network',
-      `the connection to ${this.context.where} broke after ${operation} was sent, before an answer came (${this.shown(error.detail)})${attempts}; the service was reached: try again, and if it goes on, check the service, or a proxy on the way`,
-      { code: 'network' },
-    );
-    failure.cause = error;
-    return failure;
-  }
-
-  /** An answer whose body broke off before it was complete (the connection closed, say), on every attempt. */
-  brokenAnswer(operation: string, error: TransportError, attempts: string): PetinvError {
-    return new PetinvError(
-      'server',
-      `the answer from ${this.context.where} to ${operation} broke off before it was complete (${this.shown(error.detail)})${attempts}`,
-      { code: 'broken_response' },
     );
   }
 }

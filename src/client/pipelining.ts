@@ -2,12 +2,10 @@
 export type RawHeaders = Record<string, string | string[] | undefined>;
 
 /**
- * Whether a transport pipelines, learned from the service's answers. Off until an answer shows a kept
- * connection (no `Connection: close`: an HTTP/1.1 server then takes pipelined requests, RFC 9112 section
- * 9.3.2), and off for good once a pipelined request lost its connection before its answer: a server that
- * closes connections under pipelined requests costs a retry each, so one such loss is enough. Off too once
- * a pipelined answer is plainly another request's (outOfStep): a server that answers out of order, or
- * drops one, puts every later answer on its connection on the wrong request.
+ * Whether a transport pipelines, learned from the service's answers: off until an answer shows a kept
+ * connection (an HTTP/1.1 server then takes pipelined requests, RFC 9112 9.3.2); off for good once a
+ * pipelined request lost its connection before its answer (each such loss costs a retry), or a pipelined
+ * answer is plainly another request's (outOfStep: every later answer on its connection would be too).
  */
 export class Pipelining {
   /** `answered`: an answer without `Connection: close` came, and whether its connection stayed open is not yet seen. */

@@ -5,10 +5,9 @@ import { isSuccessStatus, type Transport, type TransportError, type TransportRes
 import { refusesTheRequestItself } from './write-outcome';
 
 /**
- * The client's requests, as layers, each testable alone, as restish stacks its transports: the list
- * cache (list-read.ts) asks through a call; a call judges the final answer by the contract's rules (this
- * file: statuses, redirects, outcomes of writes); the retry layer (retry.ts) sends attempts again; the
- * Deprecation notices and the base transport (undici-transport.ts, traced with -v) carry each one.
+ * The client's requests in layers, each testable alone (as restish stacks its transports): list-read.ts
+ * asks through a call; a call judges the final answer by the contract's rules (this file); retry.ts sends
+ * attempts again; the Deprecation notices and the base transport carry each one.
  */
 
 /**
@@ -39,7 +38,7 @@ export interface RequestSettings extends RetryPolicy {
 }
 
 /** What one request may add: a conditional GET, or a reader of a streamed 2xx (or 304) answer. */
-export interface CallOptions<T> {
+interface CallOptions<T> {
   /** Sent as If-None-Match; a 304 is then an answer (handed to `read`), else a broken contract. */
   ifNoneMatch?: string;
   /**
@@ -56,22 +55,13 @@ export interface CallOptions<T> {
 }
 
 /** One request with its retries: the answer, or with `read`, what `read` makes of it. */
-export interface Call {
-  <T>(
-    method: string,
-    path: string,
-    body: string | undefined,
-    subject: string | undefined,
-    options: CallOptions<T> & { read: (response: TransportResponse) => Promise<T> },
-  ): Promise<T>;
-  (
-    method: string,
-    path: string,
-    body?: string,
-    subject?: string,
-    options?: Omit<CallOptions<never>, 'read'>,
-  ): Promise<TransportResponse>;
-}
+export type Call = <T = TransportResponse>(
+  method: string,
+  path: string,
+  body?: string,
+  subject?: string,
+  options?: CallOptions<T>,
+) => Promise<T>;
 
 /** The transport, with one warning per distinct Deprecation or Sunset header its answers carry. */
 function noticingDeprecation(
@@ -99,8 +89,11 @@ function noticingDeprecation(
   };
 }
 
-/** Makes each request's transport request; the headers are built once, as the bulk path sends thousands. */
-function requestBuilder({ baseUrl, apiKey, userAgent, timeoutMs, maxBodyBytes }: RequestSettings) {
+/** The requests of one client: auth, timeouts, retries, and one warning per Deprecation header. */
+export function createCall(settings: RequestSettings): Call {
+  const { baseUrl, apiKey, userAgent, timeoutMs, maxBodyBytes, errors, maxRetryWaitMs } = settings;
+  const transport = noticingDeprecation(settings.transport, settings);
+  // Built once: the bulk path sends thousands of requests.
   const headers: Record<string, string> = {
     Authorization: `Bearer ${apiKey}`,
     Accept: 'application/json',
@@ -108,31 +101,6 @@ function requestBuilder({ baseUrl, apiKey, userAgent, timeoutMs, maxBodyBytes }:
   };
   const headersWithBody = { ...headers, 'Content-Type': 'application/json' };
   const split = splitBaseUrl(baseUrl);
-  return (method: string, path: string, body: string | undefined, ifNoneMatch?: string, stream = false) => ({
-    method,
-    url: `${baseUrl}${path}`,
-    origin: split?.origin,
-    path: split && split.basePath + path,
-    headers:
-      ifNoneMatch !== undefined
-        ? { ...headers, 'If-None-Match': ifNoneMatch }
-        : body === undefined
-          ? headers
-          : headersWithBody,
-    body,
-    timeoutMs,
-    maxBodyBytes,
-    stream,
-    // Every request of the service's API: GET reads, PATCH sets an absolute quantity.
-    idempotent: true,
-  });
-}
-
-/** The requests of one client: auth, timeouts, retries, and one warning per Deprecation header. */
-export function createCall(settings: RequestSettings): Call {
-  const { errors, maxRetryWaitMs } = settings;
-  const transport = noticingDeprecation(settings.transport, settings);
-  const buildRequest = requestBuilder(settings);
 
   async function call<T>(
     method: string,
@@ -142,8 +110,25 @@ export function createCall(settings: RequestSettings): Call {
     { ifNoneMatch, read, unknownOutcome }: CallOptions<T> = {},
   ): Promise<T | TransportResponse> {
     const operation = `${method} ${path}`;
-    const request = buildRequest(method, path, body, ifNoneMatch, read !== undefined);
-    const { url } = request;
+    const url = `${baseUrl}${path}`;
+    const request = {
+      method,
+      url,
+      origin: split?.origin,
+      path: split && split.basePath + path,
+      headers:
+        ifNoneMatch !== undefined
+          ? { ...headers, 'If-None-Match': ifNoneMatch }
+          : body === undefined
+            ? headers
+            : headersWithBody,
+      body,
+      timeoutMs,
+      maxBodyBytes,
+      stream: read !== undefined,
+      // Every request of the service's API: GET reads, PATCH sets an absolute quantity.
+      idempotent: true,
+    };
     const attempts: Attempts = { made: 0 };
     /** One attempt: the answer, read within the attempt when it is one to read, so a body that breaks is retried. */
     const attempt = async (): Promise<TransportResponse & { value?: T }> => {

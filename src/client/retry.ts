@@ -1,9 +1,8 @@
 import { TransportError, type TransportResponse } from './transport';
 
 /**
- * The retry layer, between the client's rules for answers (request.ts) and the transport: it sends one
- * attempt again after a network failure or a timeout (before or during the body), or a 429, 502, 503 or
- * 504, within the waiting budget, and knows nothing of what the answers mean.
+ * The retry layer, between request.ts and the transport: it sends an attempt again after a network
+ * failure, a timeout, or a 429, 502, 503 or 504, within the waiting budget, knowing nothing of answers.
  */
 
 export interface RetryWait {
@@ -60,10 +59,9 @@ export function retryDelayMs(
 }
 
 /**
- * Runs `attempt` until it answers with a status not worth retrying, or no attempt or budget is left: then
- * the last answer is returned, or the last TransportError thrown. A certificate that cannot be trusted,
- * or a body too large to read, is thrown at once (the next attempt would meet the same); any other error
- * is not the transport's and passes through. `attempts` is filled in as they go.
+ * Runs `attempt` until its status is not worth retrying or no attempt or budget is left: then the last
+ * answer is returned, or the last TransportError thrown. An untrusted certificate or a body too large is
+ * thrown at once (the next attempt would meet the same); other errors pass through.
  */
 export async function retrying<R extends TransportResponse>(
   policy: RetryPolicy,

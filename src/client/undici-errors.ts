@@ -1,4 +1,4 @@
-import { TransportError } from './transport-error';
+import { TransportError } from './transport';
 
 /** undici's failures as TransportErrors: a timeout, a certificate not trusted, a proxy, or the network. */
 

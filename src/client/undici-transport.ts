@@ -3,12 +3,6 @@ import { Pipelining } from './pipelining';
 import type { Transport } from './transport';
 import type { Dispatcher } from './undici';
 
-/** The origin and the path of an absolute URL, as a dispatcher wants them. */
-function splitUrl(url: string): { origin: string; path: string } {
-  const { origin, pathname, search } = new URL(url);
-  return { origin, path: pathname + search };
-}
-
 /**
  * The transport petinv uses: undici's dispatcher API (an Agent, or a proxy agent) with a handler of its
  * own, which costs a fraction of the request API's or fetch's CPU per request: what lets a bulk run keep
@@ -42,10 +36,12 @@ export function undiciTransport(
   };
   return (request) =>
     new Promise((resolve, reject) => {
-      const { origin, path } =
-        request.origin !== undefined && request.path !== undefined
-          ? { origin: request.origin, path: request.path }
-          : splitUrl(request.url);
+      let { origin, path } = request;
+      if (origin === undefined || path === undefined) {
+        const url = new URL(request.url);
+        origin = url.origin;
+        path = url.pathname + url.search;
+      }
       const { method, headers, body } = request;
       const start = () => {
         pipelining?.decide(keptConnection(origin));

@@ -1,7 +1,7 @@
 import { runSheet } from '../bulk/pipeline';
 import { resultExporter } from '../bulk/results';
 import type { InventoryClient } from '../client/client';
-import { TransportError } from '../client/transport-error';
+import { TransportError } from '../client/transport';
 import { PetinvError, usageError } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { TransportError } from '../client/transport-error';
+import { TransportError } from '../client/transport';
 import { readConfigFile } from '../config/file';
 import { configFilePath } from '../config/paths';
 import { findRunningServe } from '../config/serve-records';

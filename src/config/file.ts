@@ -27,7 +27,11 @@ const checkedBy = (problem: (text: string) => string | undefined) =>
       z.refine((text) => problem(text) === undefined, { error: (issue) => problem(String(issue.input)) }),
     );
 
-function buildConfigFileSchema() {
+/**
+ * The config file's schema, the one check of the file, built when a file is read or written: a command
+ * run on environment variables alone (scripts, CI) has no file to check and starts without it.
+ */
+function configFileSchema() {
   const EnvironmentName = checkedBy(environmentNameProblem);
   const Environment = z.strictObject({
     baseUrl: z.optional(checkedBy(baseUrlProblem)),
@@ -39,12 +43,6 @@ function buildConfigFileSchema() {
   });
 }
 
-let builtConfigFileSchema: ReturnType<typeof buildConfigFileSchema> | undefined;
-/**
- * The config file's schema, the one check of the file, built when a file is first read or written: a
- * command run on environment variables alone (scripts, CI) has no file to check and starts without it.
- */
-const configFileSchema = () => (builtConfigFileSchema ??= buildConfigFileSchema());
 export type ConfigFile = z.output<ReturnType<typeof configFileSchema>>;
 
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
@@ -87,16 +85,13 @@ function checkDirectory(directory: string): boolean {
   return true;
 }
 
-/** A JSON object: not null, not an array. */
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * The config file as petinv writes it, checked by hand with the schema's rules (configFileSchema); else
- * undefined, and the schema checks it and says what is wrong. A copy that pays: building the schema and
- * parsing with it cost a cold `petinv list` 1.9 ms more CPU (Node 24, code cache kept, paired median of
- * 120 runs, IQR -1.9 to 7.6 ms, 2026-11-28). A property test shows the two accept the same files and give
- * the same config.
+ * The config file as petinv writes it, checked by hand with the schema's rules; else undefined, and the
+ * schema checks it and words what is wrong. A copy that pays: the schema costs a cold `petinv list` 1.9 ms
+ * of CPU (Node 24, paired median of 120 runs); a property test holds the two to the same answers.
  */
 export function usualConfigFile(raw: unknown): ConfigFile | undefined {
   if (!isPlainObject(raw)) return undefined;
@@ -150,16 +145,10 @@ function parseConfigText(text: string, path: string): ConfigFile {
 export function readConfigFile(env: NodeJS.ProcessEnv): ConfigFile {
   const path = configFilePath(env);
   if (!checkDirectory(configDirectory(env))) return { environments: {} };
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (error) {
-    const { code } = error as NodeJS.ErrnoException;
-    if (code === 'ENOENT') return { environments: {} };
-    throw configError(`cannot read config file ${path} (${code ?? (error as Error).message})`);
-  }
+  let fd: number | undefined;
   let text: string;
   try {
+    fd = openSync(path, 'r');
     // The checks look at the file that was opened, so it cannot be swapped between check and read.
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw configError(`config file ${path} is not a regular file`);
@@ -167,11 +156,11 @@ export function readConfigFile(env: NodeJS.ProcessEnv): ConfigFile {
     text = readFileSync(fd, 'utf8');
   } catch (error) {
     if (error instanceof PetinvError) throw error;
-    throw configError(
-      `cannot read config file ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT' && fd === undefined) return { environments: {} };
+    throw configError(`cannot read config file ${path} (${code ?? (error as Error).message})`);
   } finally {
-    closeSync(fd);
+    if (fd !== undefined) closeSync(fd);
   }
   return parseConfigText(text, path);
 }
@@ -179,33 +168,27 @@ export function readConfigFile(env: NodeJS.ProcessEnv): ConfigFile {
 /** A write failure as a configuration error that names the file and the reason. */
 function writeFailure(what: string, path: string, error: unknown) {
   const { code } = error as NodeJS.ErrnoException;
-  const reason = code ?? (error as Error).message;
   const hint =
     code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
       ? '; check its permissions, or set PETINV_CONFIG_DIR to a directory you can write'
       : '';
-  return configError(`cannot write ${what} ${path} (${reason})${hint}`);
+  return configError(`cannot write ${what} ${path} (${code ?? (error as Error).message})${hint}`);
 }
 
 function prepareDirectory(directory: string) {
   try {
     // Not Node's recursive mkdirSync, which never returns for a path it cannot make (under /proc; 20 to 24).
     makeDirectories(directory, 0o700);
-  } catch (error) {
-    throw writeFailure('config directory', directory, error);
-  }
-  checkDirectory(directory);
-  try {
+    checkDirectory(directory);
     chmodSync(directory, 0o700);
   } catch (error) {
-    throw writeFailure('config directory', directory, error);
+    throw error instanceof PetinvError ? error : writeFailure('config directory', directory, error);
   }
 }
 
 /**
- * The file is replaced by a rename, which would replace a symlink at its name with a file. A config file
- * that is a link is therefore refused for writing (reading follows it): petinv neither writes through the
- * link into a file elsewhere nor silently replaces the link someone set up on purpose.
+ * The file is replaced by a rename, which would replace a symlink at its name: a config file that is a link
+ * is refused for writing (reading follows it), neither written through nor silently replaced.
  */
 function refuseSymlink(path: string) {
   let stat: Stats;
@@ -222,37 +205,28 @@ function refuseSymlink(path: string) {
 }
 
 /**
- * Writes the whole config, readable by its owner alone, through files/atomic-write.ts as every file petinv
- * replaces is (fsynced, then renamed into place), in the form conf wrote it (tab-indented JSON). Call it
- * holding the config lock.
- */
-function writeConfigUnlocked(config: ConfigFile, env: NodeJS.ProcessEnv): string {
-  const path = configFilePath(env);
-  refuseSymlink(path);
-  try {
-    const text = JSON.stringify(configFileSchema().parse(config), undefined, '\t');
-    writeFileAtomicSync(path, text, { mode: 0o600, fsync: true });
-    // The umask may narrow a new file's mode, never widen it: this makes it exactly the owner's.
-    chmodSync(path, 0o600);
-    return path;
-  } catch (error) {
-    throw writeFailure('config file', path, error);
-  }
-}
-
-/**
- * Applies a change to the stored config: lock, read, validate, change, write, unlock. The lock makes it
- * safe for several petinv commands (and serve storing its key) to change the file at once.
+ * Applies a change to the stored config under its lock: read, validate, change, write. It is written whole,
+ * readable by its owner alone, atomically (files/atomic-write.ts), as tab-indented JSON as conf wrote it.
  */
 export async function updateConfigFile(
   change: (config: ConfigFile) => void,
   env: NodeJS.ProcessEnv,
 ): Promise<string> {
   prepareDirectory(configDirectory(env));
-  return withConfigLock(`${configFilePath(env)}.lock`, () => {
+  const path = configFilePath(env);
+  return withConfigLock(`${path}.lock`, () => {
     const config = readConfigFile(env);
     change(config);
-    return writeConfigUnlocked(config, env);
+    refuseSymlink(path);
+    try {
+      const text = JSON.stringify(configFileSchema().parse(config), undefined, '\t');
+      writeFileAtomicSync(path, text, { mode: 0o600, fsync: true });
+      // The umask may narrow a new file's mode, never widen it: this makes it exactly the owner's.
+      chmodSync(path, 0o600);
+      return path;
+    } catch (error) {
+      throw writeFailure('config file', path, error);
+    }
   });
 }
 
@@ -260,9 +234,8 @@ export async function updateConfigFile(
 const CONFIG_LOCK_ABANDONED_AFTER_MS = 60_000;
 
 /**
- * Runs `work` holding the config file's lock (files/lock.ts). Every read-modify-write of the config holds
- * it, so two commands run at once cannot both read the old file and each write back a version without
- * the other's change. A holder keeps it for milliseconds, so a writer waits its turn rather than failing.
+ * Runs `work` holding the config file's lock (files/lock.ts), so two commands run at once cannot each
+ * write back the file without the other's change. A holder keeps it for milliseconds: a writer waits.
  */
 export async function withConfigLock<T>(
   path: string,

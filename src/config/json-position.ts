@@ -1,14 +1,3 @@
-/**
- * Where a JSON text first goes wrong, as line and column, with a problem that quotes none of the text.
- * The config file holds API keys, and Node's JSON.parse messages quote the text they choke on
- * (`Unexpected token 'o', "nope" is not valid JSON`), so a config error cannot pass them on.
- */
-export interface JsonSyntaxError {
-  line: number;
-  column: number;
-  problem: string;
-}
-
 const SPACE = /[ \t\n\r]*/y;
 const SCALAR = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: a JSON string holds no control character
@@ -16,8 +5,14 @@ const STRING_PART = /(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*/
 
 type Expected = 'value' | 'value or ]' | 'key' | 'key or }' | 'colon' | 'comma or close' | 'end';
 
-/** The first syntax error of `text`, or undefined when it is valid JSON. */
-export function locateJsonSyntaxError(text: string): JsonSyntaxError | undefined {
+/**
+ * Where a JSON text first goes wrong, as line and column, with a problem that quotes none of the text;
+ * undefined when it is valid JSON. The config file holds API keys, and Node's JSON.parse messages quote
+ * the text they choke on (`Unexpected token 'o', "nope" is not valid JSON`), so a config error cannot.
+ */
+export function locateJsonSyntaxError(
+  text: string,
+): { line: number; column: number; problem: string } | undefined {
   let at = 0;
   // The closers of the arrays and objects still open; a stack, not recursion, so deep nesting is safe.
   const open: string[] = [];

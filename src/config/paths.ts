@@ -6,9 +6,8 @@ import envPaths from 'env-paths';
 /** Where petinv keeps its files; every process input comes in through `env` so tests can move it. */
 
 /**
- * The per-user directories: on Linux and the other Unixes the XDG base directories, read from `env`. A
- * relative XDG_*_HOME is ignored, as the XDG Base Directory Specification says (it would put the files
- * wherever petinv happened to start); macOS and Windows have their own places (env-paths).
+ * The per-user directories: the XDG base directories from `env`, a relative XDG_*_HOME ignored as the
+ * specification says; macOS and Windows have their own places (env-paths).
  */
 function systemPaths(env: NodeJS.ProcessEnv): { config: string; cache: string; data: string } {
   if (process.platform === 'darwin' || process.platform === 'win32')
@@ -47,10 +46,9 @@ export function defaultDataFile(env: NodeJS.ProcessEnv): string {
 }
 
 /**
- * Where each running `petinv serve` leaves its record for `petinv --env local` (see serve-records.ts). A
- * PETINV_CONFIG_DIR is a world of its own (its `local` key and its serves go together), so its records live
- * inside it. Else the user's runtime directory when it is really the user's (after `su` it may be another
- * user's), else the state directory.
+ * Where each running `petinv serve` leaves its record (serve-records.ts): inside PETINV_CONFIG_DIR, whose
+ * `local` key goes with its serves; else the runtime directory when it is really the user's (after `su`
+ * it may not be); else the state directory.
  */
 export function serveRecordDirectory(env: NodeJS.ProcessEnv): string {
   if (env.PETINV_CONFIG_DIR) return join(env.PETINV_CONFIG_DIR, 'serves');
@@ -61,17 +59,10 @@ export function serveRecordDirectory(env: NodeJS.ProcessEnv): string {
     statSync(runtime, { throwIfNoEntry: false })?.uid === process.getuid?.()
   )
     return join(runtime, 'petinv');
-  const state =
-    env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME)
-      ? env.XDG_STATE_HOME
-      : join(homedir(), '.local', 'state');
-  return join(state, 'petinv');
+  return stateDirectory(env);
 }
 
-/**
- * petinv's state directory: `$XDG_STATE_HOME/petinv`, or `~/.local/state/petinv`. A relative
- * XDG_STATE_HOME is ignored, as the XDG Base Directory specification says. The history lives here.
- */
+/** Where the history lives: `$XDG_STATE_HOME/petinv` when that is absolute, else `~/.local/state/petinv`. */
 export function stateDirectory(env: NodeJS.ProcessEnv): string {
   const state =
     env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME)
@@ -79,10 +70,3 @@ export function stateDirectory(env: NodeJS.ProcessEnv): string {
       : join(env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir(), '.local', 'state');
   return join(state, 'petinv');
 }
-
-/** The address `petinv serve` listens on by default, which the `local` environment points at. */
-export {
-  DEFAULT_BASE_URL as LOCAL_BASE_URL,
-  DEFAULT_SERVE_HOST as LOCAL_SERVE_HOST,
-  DEFAULT_SERVE_PORT as LOCAL_SERVE_PORT,
-} from '../contract/defaults';

@@ -33,10 +33,9 @@ function bypassedByNoProxy(target: URL, noProxy: string): boolean {
 }
 
 /**
- * The proxy for requests to `target`, from HTTPS_PROXY/HTTP_PROXY and NO_PROXY (upper or lower case; an
- * https service falls back to HTTP_PROXY as undici's EnvHttpProxyAgent does). A loopback service never goes
- * through a proxy, whatever NO_PROXY says, as curl and Go do for localhost: the key for a service on this
- * machine stays on this machine.
+ * The proxy for requests to `target`, from HTTPS_PROXY/HTTP_PROXY and NO_PROXY, either case (https falls
+ * back to HTTP_PROXY, as undici's EnvHttpProxyAgent does). Never for a loopback service, as curl and Go:
+ * the key for a service on this machine stays on it.
  */
 export function chooseProxy(target: URL, env: NodeJS.ProcessEnv): ChosenProxy | undefined {
   if (isLoopback(target)) return undefined;

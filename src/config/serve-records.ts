@@ -20,14 +20,14 @@ import type { RunningServe } from './settings';
 import { baseUrlProblem, isLoopback } from './settings';
 
 /**
- * How `petinv --env local` finds a running `petinv serve` on any port: each serve writes a small record
- * (address, key, pid, data file, start time) in the user's runtime directory while it runs, and removes it
- * when it stops cleanly. Clients trust a record only when the directory and the file are the user's own
- * and private, the file is no symlink, its address is loopback, and its process still runs (same pid, same
- * start time, same boot), so a record left by `kill -9` is ignored.
+ * How `petinv --env local` finds a running `petinv serve` on any port: each serve keeps a record (address,
+ * key, pid, data file, start time) while it runs. A record is trusted only when it and its directory are
+ * the user's own and private, no symlink, its address loopback, and its process still runs (same pid,
+ * start time and boot), so one left by `kill -9` is ignored.
  */
 
-function buildServeRecordSchema() {
+/** Built when a record is read: most commands never look for a running serve. */
+function serveRecordSchema() {
   return z.object({
     version: z.literal(1),
     pid: z.int().check(z.positive()),
@@ -42,22 +42,14 @@ function buildServeRecordSchema() {
   });
 }
 
-let builtServeRecordSchema: ReturnType<typeof buildServeRecordSchema> | undefined;
-/** Built at the first record read: most commands never look for a running serve. */
-const serveRecordSchema = () => (builtServeRecordSchema ??= buildServeRecordSchema());
 export type ServeRecord = z.output<ReturnType<typeof serveRecordSchema>>;
 
 /** What a serve tells about itself; the rest (pid, host, boot, start time) is the process's own. */
 export type ServeAnnouncement = Pick<ServeRecord, 'baseUrl' | 'apiKey' | 'dataFile' | 'readOnly'>;
 
-export interface FoundServe extends ServeRecord {
-  path: string;
-}
-
 export interface ServeLookup {
-  directory: string;
   /** The most recently started serve that is still running, if any. */
-  serve?: FoundServe;
+  serve?: ServeRecord;
   /** Why records or the directory were not trusted; stale records are not listed. */
   ignored: string[];
 }
@@ -66,12 +58,11 @@ const RECORD_NAME = /^serve-\d+-[0-9a-f]{8}\.json$/;
 /** A record is a few hundred bytes; anything far larger is not one of ours. */
 const RECORD_LIMIT = 64 * 1024;
 
-const myUid = () => process.getuid?.();
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
 
 /** Why a directory or record is not the user's own and private, or undefined when it is. */
 function privacyProblem(stat: Stats, what: string): string | undefined {
-  const uid = myUid();
+  const uid = process.getuid?.();
   if (uid === undefined) return undefined; // Windows: no POSIX owners or modes.
   if (stat.uid !== uid) return `${what} belongs to uid ${stat.uid}, not to you (uid ${uid})`;
   if ((stat.mode & 0o077) !== 0) return `${what} is open to other users (mode ${octal(stat.mode)})`;
@@ -113,25 +104,23 @@ function checkDirectory(directory: string): { exists: boolean; problem?: string 
 
 /** Reads one record, never through a symlink; a reason when it cannot be trusted. */
 function readRecord(path: string): { record?: ServeRecord; problem?: string } {
-  let fd: number;
-  try {
-    fd = openSync(path, READ_NO_FOLLOW);
-  } catch (error) {
-    const { code } = error as NodeJS.ErrnoException;
-    if (code === 'ENOENT') return {}; // Removed meanwhile: its serve stopped.
-    if (code === 'ELOOP') return { problem: `${path} is a symbolic link` };
-    return { problem: `cannot read ${path} (${code ?? (error as Error).message})` };
-  }
+  let fd: number | undefined;
   let text: string;
   try {
+    fd = openSync(path, READ_NO_FOLLOW);
     const stat = fstatSync(fd);
     if (!stat.isFile()) return { problem: `${path} is not a regular file` };
     const problem = privacyProblem(stat, path);
     if (problem) return { problem };
     if (stat.size > RECORD_LIMIT) return { problem: `${path} is too large to be a serve record` };
     text = readFileSync(fd, 'utf8');
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT') return {}; // Removed meanwhile: its serve stopped.
+    if (code === 'ELOOP') return { problem: `${path} is a symbolic link` };
+    return { problem: `cannot read ${path} (${code ?? (error as Error).message})` };
   } finally {
-    closeSync(fd);
+    if (fd !== undefined) closeSync(fd);
   }
   let raw: unknown;
   try {
@@ -152,7 +141,7 @@ function readRecord(path: string): { record?: ServeRecord; problem?: string } {
 /** The serve `petinv --env local` uses: the most recently started one still running, if any. */
 export function findRunningServe(env: NodeJS.ProcessEnv): ServeLookup {
   const directory = serveRecordDirectory(env);
-  const lookup: ServeLookup = { directory, ignored: [] };
+  const lookup: ServeLookup = { ignored: [] };
   const checked = checkDirectory(directory);
   if (checked.problem) lookup.ignored.push(checked.problem);
   if (!checked.exists || checked.problem) return lookup;
@@ -170,7 +159,7 @@ export function findRunningServe(env: NodeJS.ProcessEnv): ServeLookup {
     if (problem) lookup.ignored.push(problem);
     if (!record || !stillRunning(record)) continue;
     if (!lookup.serve || Date.parse(record.startedAt) >= Date.parse(lookup.serve.startedAt))
-      lookup.serve = { ...record, path };
+      lookup.serve = record;
   }
   return lookup;
 }
@@ -182,7 +171,7 @@ function prepareDirectory(directory: string): void {
   const stat = lstatSync(directory);
   if (stat.isSymbolicLink()) throw new Error(`${directory} is a symbolic link`);
   if (!stat.isDirectory()) throw new Error(`${directory} is not a directory`);
-  const uid = myUid();
+  const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid)
     throw new Error(`${directory} belongs to uid ${stat.uid}, not to you (uid ${uid})`);
   // Ours: made private if it was not (a umask or an older tool may have left it open).
@@ -230,15 +219,10 @@ export function registerServe(announcement: ServeAnnouncement, env: NodeJS.Proce
     temporaryName: () => `.${name}.tmp`,
     fsync: true,
   });
-  let registered = true;
   return {
     path,
-    unregister() {
-      if (!registered) return;
-      registered = false;
-      // Perhaps gone already: a logout clears XDG_RUNTIME_DIR.
-      quietly(() => unlinkSync(path));
-    },
+    // Perhaps gone already (unregistered before, or a logout cleared XDG_RUNTIME_DIR).
+    unregister: () => quietly(() => unlinkSync(path)),
   };
 }
 

@@ -1,9 +1,9 @@
 import { isIPv4 } from 'node:net';
+import { DEFAULT_BASE_URL } from '../contract/defaults';
 import { configError, usageError } from '../errors';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { nearestName, shellWord } from '../suggest';
-import { LOCAL_BASE_URL } from './paths';
 
 export const BUILTIN_ENVIRONMENTS = ['production', 'staging', 'local'] as const;
 export const DEFAULT_ENVIRONMENT = 'production';
@@ -87,7 +87,7 @@ export function environmentNameProblem(name: string): string | undefined {
 
 /** The built-in URL of environment `name`: only `local` has one, `petinv serve`'s default address. */
 export const builtinBaseUrl = (name: string): string | undefined =>
-  name === 'local' ? LOCAL_BASE_URL : undefined;
+  name === 'local' ? DEFAULT_BASE_URL : undefined;
 
 /** The first candidate that is set, in order of precedence, with where it came from; else the fallback. */
 function pick<T>(

@@ -19,21 +19,16 @@ import {
  * key, and how every message names the service. The client and the history take it as it is.
  */
 export interface Target {
-  settings: Settings;
   envName: string;
   baseUrl: string;
   apiKey: string;
   /**
-   * Where messages say the command read or wrote: the environment's name when it chose the URL, or the
-   * URL's host and port when --base-url or PETINV_BASE_URL did (`updated 2 of 2 pets in 127.0.0.1:4010`,
-   * never "in production" against a local serve). An environment named for this command too (--env,
-   * PETINV_ENV) is named: the URL was given as that environment's.
+   * Where messages say the command read or wrote: the environment's name, or the URL's host:port when
+   * --base-url or PETINV_BASE_URL chose it and no --env or PETINV_ENV did (never "in production" against
+   * a local serve).
    */
   where: string;
-  /**
-   * The options that make a suggested command reach this service, safe to paste: an environment's name is
-   * not enough when an address chose the service, as `where` is then host:port (issue 21).
-   */
+  /** The options that make a suggested command reach this service, safe to paste (issue 21). */
   words: string;
   /** What to do about a key the service refuses, by where the key came from. */
   refusedKeyAdvice: string;
@@ -74,10 +69,9 @@ export function noBaseUrlError(envName: string, env: NodeJS.ProcessEnv, conseque
 }
 
 /**
- * No key for the URL --base-url or PETINV_BASE_URL gave. A key `petinv login` stores goes only to its
- * environment's own URL (checkKeyDestination), so logging in would not help; the message names the address
- * (PETINV_BASE_URL at a local serve: never "no API key for production") and what does: the serve running
- * there through local, which has its key, or the key in PETINV_API_KEY.
+ * No key for the URL --base-url or PETINV_BASE_URL gave: a stored key goes only to its environment's own
+ * URL (checkKeyDestination), so the message names the address, and what helps: the serve running there
+ * through local, which has its key, or the key in PETINV_API_KEY.
  */
 function noKeyForAddress(settings: Settings, baseUrl: string, where: string, env: NodeJS.ProcessEnv) {
   const missing = `no API key for ${where} (its URL from ${settings.baseUrl.origin})`;
@@ -159,7 +153,6 @@ export function resolveTarget(settings: Settings, env: NodeJS.ProcessEnv): Targe
     ...(source === 'flag' || addressed ? [`--base-url ${shellWord(baseUrl)}`] : []),
   ].join(' ');
   return {
-    settings,
     envName,
     baseUrl,
     apiKey: checkedKey(settings, baseUrl, where, env),

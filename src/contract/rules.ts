@@ -1,8 +1,6 @@
 /**
- * The contract's rules that need no validator: int64 petIds, quantities, statuses, and how each is read
- * from text. schemas.ts builds the zod schemas on them and re-exports them. Kept apart so that the
- * commands that only read these (`petinv list` among them) start without building every schema: about
- * 1 ms of a cold start (docs/performance.md).
+ * The contract's rules that need no validator, which schemas.ts builds on: kept apart so that a command
+ * that needs only these (`petinv list`) starts without building every schema, about 1 ms of a cold start.
  */
 
 export const INT64_MIN = -(2n ** 63n);
@@ -31,14 +29,9 @@ export const comparePetIds = (a: bigint, b: bigint): number => (a < b ? -1 : a >
 /** The largest quantity the contract carries: JSON numbers hold integers exactly up to 2^53-1. */
 export const QUANTITY_MAX = Number.MAX_SAFE_INTEGER;
 
-/** What a quantity written as text is, for messages: `quantity "x" is not ${QUANTITY_TEXT_RULE}`. */
-export const QUANTITY_TEXT_RULE =
-  'an integer written as JSON writes it, such as 7 or 0 (no "+", no leading zeros)';
-
 /**
- * Reads a quantity written as text (`petinv set 42 7`, a bulk line): the same text the request body will
- * carry, so `+5` or `007` are refused everywhere rather than accepted by one command and not another.
- * The sign is the service's to judge (the spec does not say whether a negative count is allowed).
+ * Reads a quantity written as text (`petinv set 42 7`, a bulk line) as the request body will carry it, so
+ * `+5` or `007` are refused everywhere. The sign is the service's to judge (the spec does not say).
  */
 export function parseQuantity(text: string): number | undefined {
   if (text.length > 17 || !INTEGER_TEXT.test(text)) return undefined;

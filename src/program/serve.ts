@@ -1,7 +1,7 @@
 import { Option } from '@commander-js/extra-typings';
 import { byDefault, parsedOption, parseFailRate, parseLatency, wholeNumber } from '../commands/options';
 import type { ServeFlags } from '../commands/serve';
-import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../config/paths';
+import { DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from '../contract/defaults';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
@@ -19,12 +19,12 @@ export const SERVE_COMMANDS = {
       // Help has always shown these two defaults as commander shows a text default.
       .addOption(
         new Option('--host <host>', 'address to bind').default(
-          ...byDefault(LOCAL_SERVE_HOST, `default: ${JSON.stringify(LOCAL_SERVE_HOST)}`),
+          ...byDefault(DEFAULT_SERVE_HOST, `default: ${JSON.stringify(DEFAULT_SERVE_HOST)}`),
         ),
       )
       .addOption(
         wholeNumber('--port <port>', 'port; 0 picks a free one', 0, 65535).default(
-          ...byDefault(LOCAL_SERVE_PORT, `default: "${LOCAL_SERVE_PORT}"`),
+          ...byDefault(DEFAULT_SERVE_PORT, `default: "${DEFAULT_SERVE_PORT}"`),
         ),
       )
       .option('--data <file>', 'data file (default: in the user data dir)')

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { strToU8, zipSync } from 'fflate';
 import { readSheet } from 'read-excel-file/universal';
 import { describe, expect, it } from 'vitest';
 import writeXlsxFile from 'write-excel-file/node';
@@ -139,6 +140,49 @@ describe('an Excel workbook', () => {
     expect(piped.code, piped.stderr).toBe(9);
     expect(piped.stderr).toContain('the spreadsheet rounded it');
     expect(piped.stderr).toMatch(/updated 0 of 2 pets .* 2 already right, .* 2 rows skipped, 4 not counted/);
+  });
+
+  it('a formula saved without its value, or an error value, is the bad row it is, not an empty cell', async () => {
+    // As openpyxl writes a formula (no value: Excel computes it on opening) and LibreOffice an error value,
+    // with the data from B2, the workbook's relationships absolute, and a last row holding only a formula.
+    const cell = (reference: string, inner: string, type = '') =>
+      `<c r="${reference}"${type && ` t="${type}"`}>${inner}</c>`;
+    const text = (reference: string, value: string) =>
+      cell(reference, `<is><t>${value}</t></is>`, 'inlineStr');
+    const rows = [
+      ['B2', text('B2', 'petId'), text('C2', 'expected'), text('D2', 'counted')],
+      ['B3', text('B3', '1'), cell('C3', '<v>5</v>'), cell('D3', '<f>5+7</f><v></v>')],
+      ['B4', text('B4', '2'), cell('C4', '<f>1/0</f><v>#DIV/0!</v>', 'e'), cell('D4', '<v>4</v>')],
+      ['B5', text('B5', '11'), cell('D5', '<f>"10"&amp;"0"</f><v>100</v>', 'str')],
+      ['B6', cell('B6', '<f>B5+1</f>')],
+    ];
+    const sheet = `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${rows
+      .map(([reference, ...cells]) => `<row r="${(reference as string).slice(1)}">${cells.join('')}</row>`)
+      .join('')}</sheetData></worksheet>`;
+    const workbook = zipSync({
+      '[Content_Types].xml': strToU8(
+        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>',
+      ),
+      '_rels/.rels': strToU8(
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+      ),
+      'xl/workbook.xml': strToU8(
+        '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Count" sheetId="1" r:id="rId1"/></sheets></workbook>',
+      ),
+      'xl/_rels/workbook.xml.rels': strToU8(
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="/xl/worksheets/sheet1.xml" Id="rId1"/></Relationships>',
+      ),
+      'xl/worksheets/sheet1.xml': strToU8(sheet),
+    });
+    const review = await petinv(['set', '--file', file('formulas.xlsx', Buffer.from(workbook)), '--dry-run']);
+    expect(review.code, review.stderr).toBe(9);
+    expect(review.stderr).toContain(
+      'row 3 (pet 1): counted "=5+7" is a formula, not a number: save the sheet with its values (skipped)',
+    );
+    expect(review.stderr).toContain('row 4 (pet 2): expected "#DIV/0!" is not a whole number (skipped)');
+    expect(review.stderr).toContain('row 6: petId "=B5+1" is a formula, not a number');
+    // A formula saved with its value is read as that value.
+    expect(review.stdout, review.stderr).toMatch(/^11: \d+ → 100\n$/);
   });
 
   it('refuses other binary files in a line that names them, sending nothing (exit 2)', async () => {

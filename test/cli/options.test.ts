@@ -6,7 +6,7 @@ import {
   DEFAULT_TIMEOUT_MS,
 } from '../../src/client/defaults';
 import { DEFAULT_CONCURRENCY, DEFAULT_PIPELINING } from '../../src/commands/options';
-import { LOCAL_SERVE_HOST, LOCAL_SERVE_PORT } from '../../src/config/paths';
+import { DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from '../../src/contract/defaults';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
@@ -40,8 +40,8 @@ describe('option declarations', () => {
       `bulk: updates on each connection at once (default ${DEFAULT_PIPELINING}; 1: none)\n`,
     );
     const serve = await help(['serve']);
-    expect(serve).toContain(`(default: "${LOCAL_SERVE_HOST}")\n`);
-    expect(serve).toContain(`(default: "${LOCAL_SERVE_PORT}")\n`);
+    expect(serve).toContain(`(default: "${DEFAULT_SERVE_HOST}")\n`);
+    expect(serve).toContain(`(default: "${DEFAULT_SERVE_PORT}")\n`);
     expect(serve).toContain(`pets in a new inventory (default ${DEFAULT_SEED_COUNT})\n`);
     expect(serve).toContain(`headers deadline, else 408 (default ${DEFAULT_HEADERS_TIMEOUT_MS})\n`);
     expect(serve).toContain(`request deadline, else 408 (default ${DEFAULT_REQUEST_TIMEOUT_MS})\n`);

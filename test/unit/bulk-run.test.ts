@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EntryStore } from '../../src/bulk/entries';
 import { runBulk } from '../../src/bulk/run';
 import { createClient } from '../../src/client/client';
-import { TransportError } from '../../src/client/transport-error';
+import { TransportError } from '../../src/client/transport';
 
 /**
  * runBulk's early stops, fed the errors the real client makes of what its transport met: here a service

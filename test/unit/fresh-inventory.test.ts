@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CHECK_WINDOW_MS, FreshInventory } from '../../src/bulk/fresh';
-import type { InventoryPoll } from '../../src/client/client';
+import type { InventoryPoll } from '../../src/client/list-read';
 
 /** FreshInventory on a clock the test moves, against a poll that answers as told. */
 function fresh(answers: (() => Promise<InventoryPoll>)[]) {

@@ -1,0 +1,60 @@
+import { strFromU8, unzipSync } from 'fflate';
+
+/**
+ * The cells of a workbook's first sheet that read-excel-file reads as empty, by design, and that are not:
+ * a formula saved without its value (openpyxl and other scripts write them so; Excel and LibreOffice save
+ * the value) and an error value (`#DIV/0!`, `#N/A`). Read as empty, a counted cell would be "not counted"
+ * and an expected cell no check at all. Each is given the text a CSV of the sheet holds (the formula, the
+ * error), so its row is refused for it as a CSV's is. Rows and columns count from 0, as read-excel-file's.
+ */
+export type UnreadCells = Map<number, Map<number, string>>;
+
+/** An element named `name` in any namespace prefix: its attributes, and its content unless it is empty. */
+const element = (name: string) =>
+  new RegExp(`<(?:[\\w.-]+:)?${name}\\b([^>]*?)(?:/>|>([\\s\\S]*?)</(?:[\\w.-]+:)?${name}>)`, 'g');
+const attribute = (attributes: string, name: string) =>
+  new RegExp(`\\s${name}="([^"]*)"`).exec(attributes)?.[1];
+const XML_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+const xmlText = (text: string) =>
+  text.replace(/&(?:#x([0-9a-f]+)|#(\d+)|(lt|gt|amp|quot|apos));/gi, (_, hex, decimal, name) =>
+    name ? (XML_ENTITIES[name] ?? '') : String.fromCodePoint(Number.parseInt(hex ?? decimal, hex ? 16 : 10)),
+  );
+
+/** The first sheet's part, as the workbook lists its sheets and its relationships place them. */
+function firstSheetPath(files: Record<string, Uint8Array>): string | undefined {
+  const workbook = files['xl/workbook.xml'];
+  const relationships = files['xl/_rels/workbook.xml.rels'];
+  if (!workbook || !relationships) return undefined;
+  const [first] = strFromU8(workbook).matchAll(element('sheet'));
+  const id = first && /\s[\w.-]+:id="([^"]*)"/.exec(first[1] as string)?.[1];
+  for (const [, attributes = ''] of strFromU8(relationships).matchAll(element('Relationship'))) {
+    const target = attribute(attributes, 'Target');
+    if (attribute(attributes, 'Id') !== id || target === undefined) continue;
+    return target.startsWith('/') ? target.slice(1) : `xl/${target}`;
+  }
+  return undefined;
+}
+
+export function unreadCells(bytes: Uint8Array): UnreadCells {
+  const files = unzipSync(bytes, { filter: ({ name }) => /^xl\/.*\.(xml|rels)$/.test(name) });
+  const path = firstSheetPath(files);
+  const sheet = path === undefined ? undefined : files[path];
+  const unread: UnreadCells = new Map();
+  if (!sheet) return unread;
+  for (const [, attributes = '', content = ''] of strFromU8(sheet).matchAll(element('c'))) {
+    const [formula] = content.matchAll(element('f'));
+    const [value] = content.matchAll(element('v'));
+    const saved = xmlText(value?.[2] ?? '');
+    const error = attribute(attributes, 't') === 'e';
+    if (!error && (formula === undefined || saved !== '')) continue;
+    const reference = /^([A-Z]+)(\d+)$/.exec(attribute(attributes, 'r') ?? '');
+    // A cell without its reference (allowed, and rare) cannot be placed: the workbook is not read.
+    if (!reference) throw new Error('a formula or an error cell has no reference');
+    const [, letters = '', row = ''] = reference;
+    const column = [...letters].reduce((index, letter) => index * 26 + letter.charCodeAt(0) - 64, 0) - 1;
+    const cells = unread.get(Number(row) - 1) ?? new Map<number, string>();
+    cells.set(column, error ? saved : `=${xmlText(formula?.[2] ?? '')}`);
+    unread.set(Number(row) - 1, cells);
+  }
+  return unread;
+}
