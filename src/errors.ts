@@ -85,3 +85,4 @@ export class QuantityChangedError extends PetinvError {
 
 export const usageError = (message: string) => new PetinvError('usage', message, { code: 'usage' });
 export const configError = (message: string) => new PetinvError('config', message, { code: 'config' });
+export const abortedError = (message: string) => new PetinvError('aborted', message, { code: 'aborted' });

@@ -1,4 +1,3 @@
-import { quantityLeftBy } from '../client/write-outcome';
 import type { InventoryItem } from '../contract/schemas';
 import { usageError } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
@@ -9,7 +8,7 @@ import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './argum
 import { connect } from './connect';
 import { readCurrent, rehearseServeRules } from './current';
 import type { GlobalFlags } from './flags';
-import { historyFor } from './record';
+import { writeRecorded } from './record';
 
 /** adjust's flags (declared for commander in src/program/inventory.ts). */
 export interface AdjustFlags extends GlobalFlags {
@@ -52,12 +51,12 @@ export async function runAdjust(
 ) {
   const petId = parsePetIdArgument(petIdText);
   const delta = parseIntegerArgument(deltaText, 'delta');
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   if (flags.dryRun) refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
   else chooseColumns(ADJUSTED_COLUMNS, output.fields, output.format);
-  // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
-  const { client, envName, baseUrl, where } = await connect(flags, context);
+  const connection = await connect(flags, context);
+  const { client, where } = connection;
   const current = await readCurrent(client, petId, where);
   const target = current.quantity + delta;
   if (!Number.isSafeInteger(target))
@@ -68,29 +67,13 @@ export async function runAdjust(
     return;
   }
   await confirmChange(
-    envName,
-    where,
+    connection,
     `Change pet ${petId} from ${current.quantity} to ${target}`,
     flags.yes,
     context,
   );
-  const command = `adjust ${petId} ${deltaText}`;
-  const record = (after: number) =>
-    historyFor(baseUrl, context, client.storeId ?? null).record({
-      env: where,
-      command,
-      changes: [{ petId, before: current.quantity, after }],
-    });
-  let item: InventoryItem;
-  try {
-    item = await client.updateInventory(petId, target);
-  } catch (error) {
-    // Maybe applied, or answered with another quantity: recorded with what it may have left, for undo.
-    const left = quantityLeftBy(error, target);
-    if (left !== undefined && left !== current.quantity) await record(left);
-    throw error;
-  }
-  if (item.quantity !== current.quantity) await record(item.quantity);
+  const change = { petId, before: current.quantity, to: target };
+  const item = await writeRecorded(connection, context, `adjust ${petId} ${deltaText}`, change);
   if (context.stdout.isTTY && !output.explicit) {
     context.stdout.write(`${petId}: ${current.quantity} → ${item.quantity}\n`);
     return;

@@ -1,21 +1,18 @@
 import { readPetId, readQuantity } from '../bulk/numbers';
-import { PetinvError, usageError } from '../errors';
+import { abortedError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { confirm } from '../output/prompt';
 
 /** Checks shared by the commands that change stock: done before any request, so a typo sends nothing. */
 
-export function parsePetIdArgument(text: string): bigint {
-  const petId = readPetId(text);
-  if (typeof petId === 'string') throw usageError(petId);
-  return petId;
+/** What was read, or the words saying what is wrong with it as a usage error. */
+function orUsageError<T>(read: T | string): T {
+  if (typeof read === 'string') throw usageError(read);
+  return read;
 }
 
-export function parseQuantityArgument(text: string): number {
-  const quantity = readQuantity(text, 'quantity');
-  if (typeof quantity === 'string') throw usageError(quantity);
-  return quantity;
-}
+export const parsePetIdArgument = (text: string) => orUsageError(readPetId(text));
+export const parseQuantityArgument = (text: string) => orUsageError(readQuantity(text, 'quantity'));
 
 /** A change rather than a quantity: `+5` and `-2` are how people write one. */
 export function parseIntegerArgument(text: string, name: string): number {
@@ -31,14 +28,12 @@ export function parseIntegerArgument(text: string, name: string): number {
  * port when --base-url or PETINV_BASE_URL chose it, never "in production" against a local serve.
  */
 export async function confirmChange(
-  envName: string,
-  where: string,
+  { envName, where }: { envName: string; where: string },
   question: string,
   yes: boolean | undefined,
   context: CommandContext,
 ) {
   if (envName !== 'production' || yes || !context.stdin.isTTY) return;
-  if (!(await confirm(`${question} in ${where}?`, context.stdin, context.stderr))) {
-    throw new PetinvError('aborted', 'nothing changed: not confirmed', { code: 'aborted' });
-  }
+  if (!(await confirm(`${question} in ${where}?`, context.stdin, context.stderr)))
+    throw abortedError('nothing changed: not confirmed');
 }

@@ -1,14 +1,11 @@
 import type { CommandUnknownOpts as Command, Option } from '@commander-js/extra-typings';
 import type { OutputStream } from '../output/context';
-import { findOption, shortGroup, takesValue, walkWords } from './usage';
+import { findOption, optionsOf, shortGroup, subcommandNamed, takesValue, walkWords } from './usage';
 
 /**
- * `petinv __complete WORD... CURRENT`: what the shell scripts of `petinv completion` ask on each TAB. It
- * answers from the commander declarations, so the scripts stay small and never fall behind the commands,
- * and it reads only the config file (for environment names): no network, and only the modules it needs.
- *
- * The answer is a directive line, `:values` or `:files`, then one candidate per line, `value<TAB>description`
- * (the description may be empty). `:files` asks the shell for file names and carries no candidates.
+ * `petinv __complete WORD... CURRENT`, what `petinv completion`'s scripts ask on each TAB, answered from the
+ * declarations, with no network: `:files` (the shell completes file names), or `:values` then one
+ * `value<TAB>description` a line (the description may be empty).
  */
 export const COMPLETE_COMMAND = '__complete';
 
@@ -17,19 +14,17 @@ interface Candidate {
   description: string;
 }
 
-type Answer = { files: true } | { files: false; candidates: Candidate[] };
+/** The candidates, or 'files' for the shell to complete file names. */
+type Answer = Candidate[] | 'files';
 
 const values = (names: readonly string[], description = ''): Candidate[] =>
   names.map((value) => ({ value, description }));
 
 /** The answer with `prefix` before each candidate: what is typed before the value in the same word. */
 const withPrefix = (answer: Answer, prefix: string): Answer =>
-  answer.files
+  answer === 'files'
     ? answer
-    : {
-        files: false,
-        candidates: answer.candidates.map((candidate) => ({ ...candidate, value: prefix + candidate.value })),
-      };
+    : answer.map((candidate) => ({ ...candidate, value: prefix + candidate.value }));
 
 /** The environments a name may choose: built in, and any in the config file (a broken one adds none). */
 async function environmentNames(env: NodeJS.ProcessEnv, storedOnly = false): Promise<string[]> {
@@ -47,23 +42,17 @@ async function environmentNames(env: NodeJS.ProcessEnv, storedOnly = false): Pro
 
 /** The candidates for the value of `option`, or files. `current` is what is typed of it so far. */
 async function optionValues(option: Option, current: string, env: NodeJS.ProcessEnv): Promise<Answer> {
-  const long = option.long ?? '';
   // An option declared to take a `<file>` is the only place where the shell completes file names.
-  if (option.flags.endsWith('<file>')) return { files: true };
-  if (long === '--env') return { files: false, candidates: values(await environmentNames(env)) };
-  if (long === '--status') {
+  if (option.flags.endsWith('<file>')) return 'files';
+  if (option.long === '--env') return values(await environmentNames(env));
+  if (option.long === '--status') {
     // A comma-separated list: complete its last item, keeping those before it.
     const { PetStatus } = await import('../contract/schemas');
     const before = current.slice(0, current.lastIndexOf(',') + 1);
     const chosen = before.split(',');
-    return {
-      files: false,
-      candidates: values(
-        PetStatus.options.filter((status) => !chosen.includes(status)).map((s) => before + s),
-      ),
-    };
+    return values(PetStatus.options.filter((status) => !chosen.includes(status)).map((s) => before + s));
   }
-  return { files: false, candidates: values(option.argChoices ?? []) };
+  return values(option.argChoices ?? []);
 }
 
 /**
@@ -73,16 +62,14 @@ async function optionValues(option: Option, current: string, env: NodeJS.Process
 async function helpValues(program: Command, names: readonly string[]): Promise<Candidate[]> {
   let command = program;
   for (const name of names) {
-    const next = command.commands.find((sub) => sub.name() === name && isVisible(sub));
+    const next = subcommandNamed(command, name);
     if (next === undefined) return [];
     command = next;
   }
-  if (command !== program) return subcommands(command).filter((sub) => sub.value !== 'help');
+  const commands = subcommands(command).filter((sub) => sub.value !== 'help');
+  if (command !== program) return commands;
   const { HELP_TOPIC_NAMES } = await import('../help/topics');
-  return [
-    ...subcommands(program).filter((sub) => sub.value !== 'help'),
-    ...HELP_TOPIC_NAMES.map(([value, description]) => ({ value, description })),
-  ];
+  return [...commands, ...HELP_TOPIC_NAMES.map(([value, description]) => ({ value, description }))];
 }
 
 /** The candidates for the positional argument `name` of `command` (env use <env>, completion <shell>). */
@@ -93,25 +80,16 @@ async function argumentValues(command: Command, index: number, env: NodeJS.Proce
   const name = argument.name();
   if (name === 'env') return values(await environmentNames(env, command.name() === 'remove'));
   if (name === 'shell') return values((await import('./completion')).SHELLS);
-  if (name === 'command') return subcommands(command.parent ?? command);
-  return values(argument.argChoices ?? []);
+  return [];
 }
 
-const isVisible = (command: Command) => command.name() !== COMPLETE_COMMAND;
 const firstLine = (text: string) => text.split('\n')[0] ?? '';
 
-function subcommands(command: Command): Candidate[] {
-  return command.commands
-    .filter(isVisible)
-    .map((sub) => ({ value: sub.name(), description: sub.summary() || firstLine(sub.description()) }));
-}
-
-/** The options that apply to `command`: its own, then those of every command above it (the globals). */
-function optionsOf(command: Command): Option[] {
-  const all: Option[] = [];
-  for (let at: Command | null = command; at; at = at.parent) all.push(...(at.options as Option[]));
-  return all;
-}
+const subcommands = (command: Command): Candidate[] =>
+  command.commands.map((sub) => ({
+    value: sub.name(),
+    description: sub.summary() || firstLine(sub.description()),
+  }));
 
 /** The options `command` offers that are not typed yet, then --help. */
 function optionCandidates(command: Command, used: ReadonlySet<string>): Candidate[] {
@@ -124,7 +102,7 @@ function optionCandidates(command: Command, used: ReadonlySet<string>): Candidat
 }
 
 /** What completes `current`, the word under the cursor, after `before`, the words typed before it. */
-export async function completeWords(
+async function completeWords(
   program: Command,
   before: readonly string[],
   current: string,
@@ -147,18 +125,12 @@ export async function completeWords(
       current.slice(0, current.length - value.length),
     );
   }
-  const isHelp = command.name() === 'help' && command.parent === program;
-  if (isHelp && !current.startsWith('-'))
-    return { files: false, candidates: await helpValues(program, positionals) };
-  if (current.startsWith('-') && !onlyArguments)
-    return { files: false, candidates: optionCandidates(command, used) };
-  if (positionals.length === 0 && command.commands.some(isVisible)) {
-    return {
-      files: false,
-      candidates: [...subcommands(command), ...(await argumentValues(command, 0, env))],
-    };
-  }
-  return { files: false, candidates: await argumentValues(command, positionals.length, env) };
+  if (command.name() === 'help' && command.parent === program && !current.startsWith('-'))
+    return helpValues(program, positionals);
+  if (current.startsWith('-') && !onlyArguments) return optionCandidates(command, used);
+  if (positionals.length === 0 && command.commands.length > 0)
+    return [...subcommands(command), ...(await argumentValues(command, 0, env))];
+  return argumentValues(command, positionals.length, env);
 }
 
 /** Answers one `petinv __complete` call on stdout. */
@@ -170,12 +142,12 @@ export async function runComplete(
 ) {
   const current = words.at(-1) ?? '';
   const answer = await completeWords(program, words.slice(0, -1), current, env);
-  if (answer.files) {
+  if (answer === 'files') {
     stdout.write(':files\n');
     return;
   }
   const clean = (text: string) => text.replace(/[\t\n\r]/g, ' ');
-  const lines = answer.candidates
+  const lines = answer
     .filter((candidate) => candidate.value.startsWith(current))
     .map((candidate) => `${clean(candidate.value)}\t${clean(candidate.description)}\n`);
   stdout.write(`:values\n${[...new Set(lines)].join('')}`);

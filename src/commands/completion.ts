@@ -3,12 +3,7 @@ import type { CommandContext } from '../output/context';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 
-/*
- * Each script is a thin loop around `petinv __complete WORDS… CURRENT` (see complete.ts), which answers
- * from the commander declarations: commands, options, environments, statuses and files stay current
- * without regenerating the script. Its first line is `:files` (complete file names) or `:values`, and
- * each following line `value<TAB>description`.
- */
+// Each script is a thin loop around `petinv __complete` (complete.ts), so it never falls behind the commands.
 
 const BASH = `# petinv completion for bash; in ~/.bashrc: eval "$(petinv completion bash)"
 _petinv() {

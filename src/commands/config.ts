@@ -8,7 +8,7 @@ import type { GlobalFlags } from './flags';
 
 /** Shows the settings a command would use and where each came from; the key only masked. */
 export function runConfigShow(flags: GlobalFlags, context: CommandContext) {
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   refuseFieldsInJson(output, 'config');
   if (output.explicit && output.format !== 'json') chooseColumns(SETTING_COLUMNS, output.fields);
   const shown = describeSettings(loadSettings(flags, context.env));

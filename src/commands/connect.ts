@@ -8,18 +8,23 @@ import { cacheDirectory } from '../config/paths';
 import { chooseProxy, describeProxy } from '../config/proxy';
 import { isLoopback, type Settings } from '../config/settings';
 import { loadSettings, resolveTarget, START_SERVE, type Target } from '../config/target';
+import { stringifyJson } from '../contract/json';
 import { configError, PetinvError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { createHttpTrace, traceLevel } from '../output/http-trace';
 import type { GlobalFlags } from './flags';
-import { type ClientLimits, resolveLimits } from './limits';
+import { resolveLimits } from './limits';
 
-/**
- * What a command works with, resolved once from its flags: the service and its client. A command that
- * writes opens the service's history from `baseUrl` (record.ts), which a read never loads.
- */
+/** What a command works with, resolved once from its flags: the service and its client. */
 export interface Connection extends Target {
   client: InventoryClient;
+}
+
+/** A warning on stderr: a JSON line with --json, as the failure after it may be, so that a script reads both. */
+export function writeWarning(context: CommandContext, message: string): void {
+  context.stderr.write(
+    context.json ? `${stringifyJson({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
+  );
 }
 
 /**
@@ -63,7 +68,7 @@ async function transportTo(
   target: Target,
   flags: GlobalFlags,
   context: CommandContext,
-  limits: ClientLimits,
+  onRetryWait: ((wait: RetryWait) => void) | undefined,
   shape: ConnectionShape | undefined,
 ): Promise<{ transport: Transport; onRetryWait: ((wait: RetryWait) => void) | undefined }> {
   const url = new URL(target.baseUrl);
@@ -88,7 +93,6 @@ async function transportTo(
     proxy: proxy && describeProxy(proxy),
     pipelining: pipelines ? { connections: shape.connections } : undefined,
   });
-  const { onRetryWait } = limits;
   const level = traceLevel(flags.verbose, context.env);
   if (level === 0) return { transport, onRetryWait };
   const trace = createHttpTrace({
@@ -122,7 +126,13 @@ export async function connect(
   const limits = resolveLimits(flags, context);
   const target = resolveTarget(options.settings ?? loadSettings(flags, context.env), context.env);
   const { envName, baseUrl, where } = target;
-  const { transport, onRetryWait } = await transportTo(target, flags, context, limits, options.shape);
+  const { transport, onRetryWait } = await transportTo(
+    target,
+    flags,
+    context,
+    limits.onRetryWait,
+    options.shape,
+  );
   const client = createClient({
     baseUrl,
     apiKey: target.apiKey,
@@ -135,11 +145,7 @@ export async function connect(
     onRetryWait,
     transport,
     userAgent: `petinv/${version}`,
-    // With --json, a warning is a JSON line, as the failure after it may be, so that a script reads both.
-    onWarning: (message) =>
-      context.stderr.write(
-        context.json ? `${JSON.stringify({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
-      ),
+    onWarning: (message) => writeWarning(context, message),
     refusedKeyAdvice: target.refusedKeyAdvice,
     listCache:
       flags.cache === false

@@ -11,7 +11,7 @@ import {
   resolveSettings,
   storedEnvironment,
 } from '../config/settings';
-import { PetinvError, usageError } from '../errors';
+import { abortedError, usageError } from '../errors';
 import { chooseOutput } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, chooseColumns, exportRows } from '../output/exporter';
@@ -50,7 +50,7 @@ const ENV_COLUMNS: readonly Column<EnvRow>[] = [
 const ENV_JSON_FIELDS = ['name', 'current', 'baseUrl', 'hasKey'];
 
 export function runEnvList(flags: GlobalFlags, context: CommandContext) {
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   const json = output.format === 'json' || output.format === 'ndjson';
   const fields = output.fields ?? (json ? ENV_JSON_FIELDS : undefined);
   const columns = chooseColumns(ENV_COLUMNS, fields, output.format);
@@ -102,19 +102,16 @@ export async function runEnvUse(name: string, context: CommandContext) {
   checkEnvName(name);
   // Checked on the file as read under the lock, so a concurrent `env remove` cannot slip in between.
   await updateConfigFile((config) => {
-    if (!(BUILTIN_ENVIRONMENTS as readonly string[]).includes(name) && !storedEnvironment(config, name)) {
+    if (!(BUILTIN_ENVIRONMENTS as readonly string[]).includes(name) && !storedEnvironment(config, name))
       throw usageError(
         `unknown environment ${name}${didYouMean(name, knownEnvironments(config))}; add it first: petinv env set-url ${name} https://<host>/v1`,
       );
-    }
     config.currentEnv = name;
   }, context.env);
   context.stderr.write(`petinv: now using ${name}\n`);
 }
 
-/** What `env set-url` takes beyond its arguments. */
 export interface EnvSetUrlFlags {
-  /** Move an environment whose key is stored to another origin without asking. */
   yes?: boolean;
 }
 
@@ -150,10 +147,8 @@ export async function runEnvSetUrl(
     // Checked again under the lock: a key stored since (by a login in between) is not moved unasked.
     const now = keyHome(config);
     if (now !== undefined && now !== home && !flags.yes)
-      throw new PetinvError(
-        'aborted',
+      throw abortedError(
         `nothing changed: a key for ${name} (at ${now}) was stored while petinv asked; run it again`,
-        { code: 'aborted' },
       );
     config.environments[name] = { ...storedEnvironment(config, name), baseUrl };
   }, context.env);
@@ -169,30 +164,17 @@ async function confirmKeyMove(
 ) {
   const target = new URL(baseUrl).origin;
   const warning = `the API key stored for ${name} belongs to ${home}; with ${name} at ${target}, petinv will send that key to ${target}`;
-  if (flags.yes) {
-    context.stderr.write(`petinv: warning: ${warning}\n`);
-    return;
-  }
-  const again = `petinv env set-url ${name} ${shellWord(baseUrl)} --yes`;
   const forget = `petinv logout --env ${name}`;
-  if (!context.stdin.isTTY)
-    throw new PetinvError(
-      'aborted',
-      `nothing changed: ${warning}; to move it with its key, run: ${again}; or forget the key first: ${forget}`,
-      { code: 'aborted' },
+  if (!flags.yes && !context.stdin.isTTY)
+    throw abortedError(
+      `nothing changed: ${warning}; to move it with its key, run: petinv env set-url ${name} ${shellWord(baseUrl)} --yes; or forget the key first: ${forget}`,
     );
   context.stderr.write(`petinv: warning: ${warning}\n`);
-  if (
-    !(await confirm(
-      `Send the key stored for ${name} to ${target} from now on?`,
-      context.stdin,
-      context.stderr,
-    ))
-  )
-    throw new PetinvError(
-      'aborted',
+  if (flags.yes) return;
+  const question = `Send the key stored for ${name} to ${target} from now on?`;
+  if (!(await confirm(question, context.stdin, context.stderr)))
+    throw abortedError(
       `nothing changed: ${name} stays at ${home}; to move it without its key, forget the key first: ${forget}`,
-      { code: 'aborted' },
     );
 }
 

@@ -1,22 +1,19 @@
-import type { OutputFormat } from '../output/choose';
+import type { OutputFlags } from '../output/choose';
 
 /**
- * The options every command takes, as commander hands them over (parsed, defaults applied). Each command
- * declares the flags it reads beside its run function, and turns them into the options of the room it
- * calls (the client's, bulk's, the server's): flags end at the command. src/program/ declares them for
- * commander; its calls of each command check that what it declares gives what the command reads.
+ * The options every command takes, as commander hands them over. Each command declares the flags it reads
+ * beside its run function and turns them into the options of the room it calls: flags end at the command.
  */
-export interface GlobalFlags {
+export interface GlobalFlags extends OutputFlags {
   env?: string;
   baseUrl?: string;
   timeout: number;
   retries: number;
+  /** Bytes. */
   maxBodySize?: number;
+  /** Milliseconds. */
   maxRetryWait?: number;
   insecure?: boolean;
-  json?: boolean;
-  output?: OutputFormat;
-  fields?: string[];
   headers: boolean;
   color: boolean;
   cache: boolean;

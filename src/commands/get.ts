@@ -6,17 +6,13 @@ import { connect } from './connect';
 import { readCurrent } from './current';
 import type { GlobalFlags } from './flags';
 
-/** get's flags (declared for commander in src/program/inventory.ts). */
-export type GetFlags = GlobalFlags;
-
 /**
- * `petinv get <petId>`: one pet, as `list` would print its row (a table on a terminal, TSV in a pipe, the
- * item itself with --json). The spec has no endpoint for one pet, so it reads the whole list (a list
- * that names the pet twice is refused: which of the two is its stock is not known).
+ * One pet, as `list` prints its row (the item itself with --json). The spec has no endpoint for one pet,
+ * so it reads the whole list (one naming the pet twice is refused: which is its stock is not known).
  */
-export async function runGet(petIdText: string, flags: GetFlags, context: CommandContext) {
+export async function runGet(petIdText: string, flags: GlobalFlags, context: CommandContext) {
   const petId = parsePetIdArgument(petIdText);
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   checkItemFields(output);
   const { client, where } = await connect(flags, context);
   const item = await readCurrent(client, petId, where);

@@ -21,9 +21,6 @@ export function runHelp(names: readonly string[], program: CommandUnknownOpts, c
       `error: '${first}' is a help topic, with no '${printable(extra, 60)}' under it: petinv help ${first}`,
       { code: 'commander.unknownCommand' },
     );
-  commandAt(
-    program,
-    names,
-    HELP_TOPIC_NAMES.map(([known]) => known),
-  ).outputHelp();
+  const topics = HELP_TOPIC_NAMES.map(([known]) => known);
+  commandAt(program, names, topics).outputHelp();
 }

@@ -1,4 +1,5 @@
 import { stateDirectory } from '../config/paths';
+import type { Settings } from '../config/settings';
 import { loadSettings, noBaseUrlError } from '../config/target';
 import { type HistoryRun, linkedStore } from '../history/store';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
@@ -8,9 +9,6 @@ import { plural } from '../output/plural';
 import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 import { historyFor } from './record';
-
-/** history's flags (declared for commander in src/program/inventory.ts). */
-export type HistoryFlags = GlobalFlags;
 
 /** A run as JSON: its changes as `{"petId","before","after"}`, petIds exact. */
 export const runValue = (run: HistoryRun) => ({
@@ -33,14 +31,6 @@ const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
   { key: 'marks', heading: 'MARKS', value: (run) => (run.marks ?? []).join(' ') },
 ];
 
-/** The base URL of the chosen environment, whose history is meant; no key is needed to read it. */
-export function historyServiceUrl(flags: HistoryFlags, context: CommandContext): string {
-  const settings = loadSettings(flags, context.env);
-  const baseUrl = settings.baseUrl.value;
-  if (baseUrl === undefined) throw noBaseUrlError(settings.env.value, context.env, ', so no history to show');
-  return baseUrl;
-}
-
 /** How long `history` waits for the service to say which store it is: a question, not the command's point. */
 const ASK_TIMEOUT_MS = 2000;
 
@@ -48,11 +38,15 @@ const ASK_TIMEOUT_MS = 2000;
  * The store the service says it serves, asked with one list read (a 304 where the list cache allows) when
  * a key is at hand; undefined when it cannot be asked.
  */
-async function askStore(flags: HistoryFlags, context: CommandContext): Promise<string | null | undefined> {
-  if (loadSettings(flags, context.env).apiKey.value === undefined) return undefined;
+async function askStore(
+  flags: GlobalFlags,
+  context: CommandContext,
+  settings: Settings,
+): Promise<string | null | undefined> {
+  if (settings.apiKey.value === undefined) return undefined;
   try {
-    const timeout = Math.min(flags.timeout ?? ASK_TIMEOUT_MS, ASK_TIMEOUT_MS);
-    const { client } = await connect({ ...flags, retries: 0, timeout }, context);
+    const timeout = Math.min(flags.timeout, ASK_TIMEOUT_MS);
+    const { client } = await connect({ ...flags, retries: 0, timeout }, context, { settings });
     await client.listInventory();
     return client.storeId ?? null;
   } catch {
@@ -64,16 +58,19 @@ async function askStore(flags: HistoryFlags, context: CommandContext): Promise<s
  * The recent write runs against the environment's service, newest first: a table on a terminal, TSV in a
  * pipe, with --json each run with its changes.
  */
-export async function runHistory(flags: HistoryFlags, context: CommandContext): Promise<void> {
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+export async function runHistory(flags: GlobalFlags, context: CommandContext): Promise<void> {
+  const output = chooseOutput(flags, context);
   refuseFieldsInJson(output, 'history');
-  const baseUrl = historyServiceUrl(flags, context);
+  // The chosen environment's history is meant; no key is needed to read it.
+  const settings = loadSettings(flags, context.env);
+  const baseUrl = settings.baseUrl.value;
+  if (baseUrl === undefined) throw noBaseUrlError(settings.env.value, context.env, ', so no history to show');
   // The service is asked only at an address where no run was recorded yet (serve restarted on another port).
   const linked = linkedStore(stateDirectory(context.env), baseUrl);
   const history = historyFor(
     baseUrl,
     context,
-    linked === undefined ? await askStore(flags, context) : linked,
+    linked === undefined ? await askStore(flags, context, settings) : linked,
   );
   const runs = history.read().reverse();
   if (output.format === 'json') {

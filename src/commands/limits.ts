@@ -3,20 +3,7 @@ import type { RetryWait } from '../client/client';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RETRY_WAIT_MS, formatBytes } from '../client/defaults';
 import { configError, type PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
-
-/** The bounds on what one request may cost: flag (parsed where it is declared), else variable, else default. */
-export interface ParsedLimits {
-  /** --max-body-size, in bytes. */
-  maxBodySize?: number;
-  /** --max-retry-wait, in milliseconds. */
-  maxRetryWait?: number;
-}
-
-export interface ClientLimits {
-  maxBodyBytes: number;
-  maxRetryWaitMs: number;
-  onRetryWait?: (wait: RetryWait) => void;
-}
+import type { GlobalFlags } from './flags';
 
 const SIZE = /^(\d+)\s*([kmg]?)(?:i?b)?$/i;
 const UNIT_BYTES: Record<string, number> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30 };
@@ -61,7 +48,11 @@ function fromVariable<T>(
   return value !== undefined && value !== '' ? parse(value, variable, configError) : undefined;
 }
 
-export function resolveLimits(flags: ParsedLimits, context: CommandContext): ClientLimits {
+/** The bounds on what one request may cost: flag (parsed where it is declared), else variable, else default. */
+export function resolveLimits(
+  flags: Pick<GlobalFlags, 'maxBodySize' | 'maxRetryWait'>,
+  context: CommandContext,
+) {
   const maxBodyBytes =
     flags.maxBodySize ??
     fromVariable(context.env, 'PETINV_MAX_BODY_SIZE', parseBodySize) ??

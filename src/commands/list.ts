@@ -38,15 +38,13 @@ const compareBy: Record<SortKey, (a: InventoryItem, b: InventoryItem) => number>
 /** Checks every option before the request, so a typo costs nothing. */
 function parseListOptions(flags: ListFlags, context: CommandContext) {
   const statuses = flags.status?.split(',').map((status) => status.trim());
-  for (const status of statuses ?? []) {
-    if (!(PET_STATUSES as readonly string[]).includes(status)) {
+  for (const status of statuses ?? [])
+    if (!(PET_STATUSES as readonly string[]).includes(status))
       throw usageError(`--status ${flags.status}: "${status}" is not one of ${PET_STATUSES.join(', ')}`);
-    }
-  }
   const countSheet = flags.countSheet ? countSheetFormat(flags, context) : undefined;
   const output: OutputChoice = countSheet
     ? { format: 'csv', headers: true, color: false, pretty: false, explicit: true }
-    : chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv', [
+    : chooseOutput(flags, context, [
         [flags.ndjson, 'ndjson', '--ndjson'],
         [flags.csv, 'csv', '--csv'],
         [flags.table, 'table', '--table'],

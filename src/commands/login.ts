@@ -9,7 +9,7 @@ import {
   storedEnvironment,
 } from '../config/settings';
 import { loadSettings } from '../config/target';
-import { configError, PetinvError, usageError } from '../errors';
+import { abortedError, configError, PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import { confirm, readAll, readHidden } from '../output/prompt';
@@ -27,8 +27,7 @@ export interface LoginFlags extends GlobalFlags {
  * A key for an environment with no URL is sent nowhere, and the name may be a typo (`--env stagin`): a
  * person at a terminal confirms, a script says so with --create.
  */
-async function confirmEnvironmentWithoutUrl(envName: string, create: boolean, context: CommandContext) {
-  if (create) return;
+async function confirmEnvironmentWithoutUrl(envName: string, context: CommandContext) {
   const known = knownEnvironments(readConfigFile(context.env));
   const what = known.includes(envName)
     ? `${envName} has no URL yet`
@@ -37,7 +36,7 @@ async function confirmEnvironmentWithoutUrl(envName: string, create: boolean, co
   if (!context.stdin.isTTY)
     throw usageError(`${what}; store its key anyway with --create, or first: ${setUrl}`);
   if (!(await confirm(`petinv: ${what}. Store a key for it anyway?`, context.stdin, context.stderr)))
-    throw new PetinvError('aborted', `nothing stored; set its URL first: ${setUrl}`, { code: 'aborted' });
+    throw abortedError(`nothing stored; set its URL first: ${setUrl}`);
 }
 
 /**
@@ -71,8 +70,8 @@ async function verifyKey(flags: GlobalFlags, context: CommandContext, settings: 
 export async function runLogin(flags: LoginFlags, context: CommandContext) {
   const settings = loadSettings(flags, context.env, { allowUnknownEnvironment: true });
   const envName = settings.env.value;
-  if (settings.keyBaseUrl === undefined)
-    await confirmEnvironmentWithoutUrl(envName, flags.create === true, context);
+  if (settings.keyBaseUrl === undefined && !flags.create)
+    await confirmEnvironmentWithoutUrl(envName, context);
   const key = context.stdin.isTTY
     ? await readHidden(`API key for ${envName} (input hidden): `, context.stdin, context.stderr)
     : // A key past the limit is refused below; reading stops soon after it, whatever is piped in.

@@ -1,12 +1,8 @@
 import { Option } from '@commander-js/extra-typings';
 import { usageError } from '../errors';
 
-/**
- * What option declarations share (src/program/): the parsers that turn an option's text into its value, a
- * bad one into a usage error before anything runs. Nothing here loads more than the declarations need.
- */
+/** The parsers of option declarations (src/program/): a bad value is a usage error before anything runs. */
 
-/** The shared whole-number parser: `--limit 20`. */
 export function parseWholeNumber(text: string, flag: string, min: number, max: number): number {
   const value = Number(text);
   if (!/^\d+$/.test(text) || value < min || value > max)
@@ -24,20 +20,16 @@ export function nonEmptyText(text: string, flag: string): string {
 }
 
 /**
- * An option whose text `parse` checks and turns into its value; `parse` is told the flag, for its message.
- * A short option's value may follow an `=`, as kubectl users write it (`-o=json`, `-e=staging`, and what
- * completion offers after `-o=`): commander hands that over as `=json`, so the `=` is dropped here. No value
- * of petinv's short options (a format, an environment name) can begin with one.
+ * An option whose text `parse` turns into its value. A short option's value may follow an `=` (`-o=json`, as
+ * kubectl users and completion write it): commander hands over `=json`, so the `=` is dropped; no value of
+ * petinv's short options (a format, an environment name) can begin with one.
  */
 export function parsedOption<Usage extends string, T>(
   flags: Usage,
   description: string,
   parse: (text: string, flag: string) => T,
-  /** The values it takes, kept by commander for help and completion (choiceOption); `parse` checks them. */
-  choices?: readonly string[],
 ) {
   const option = new Option(flags, description);
-  if (choices) option.argChoices = [...choices];
   return option.argParser((text) =>
     parse(option.short !== undefined && text.startsWith('=') ? text.slice(1) : text, option.long ?? flags),
   );
@@ -59,7 +51,9 @@ export function choiceOption<Usage extends string, const T extends string>(
       throw usageError(`${flag} ${text}: must be one of ${oneOf}`);
     return text as T;
   };
-  return parsedOption(flags, description, check, choices);
+  const option = parsedOption(flags, description, check);
+  option.argChoices = [...choices];
+  return option;
 }
 
 /** What list's --sort takes; list.ts sorts by each. */
@@ -81,9 +75,8 @@ export function parseLatency(text: string, flag: string): { min: number; max: nu
   const match = /^(\d+)(?:-(\d+))?$/.exec(text);
   const min = Number(match?.[1]);
   const max = match?.[2] === undefined ? min : Number(match[2]);
-  if (!match || max < min || max > 60_000) {
+  if (!match || max < min || max > 60_000)
     throw usageError(`${flag} ${text}: must be milliseconds, MS or MIN-MAX, at most 60000`);
-  }
   return { min, max };
 }
 
@@ -106,13 +99,11 @@ export function parseIntervalSeconds(text: string, flag: string): number {
 export const DEFAULT_CONCURRENCY = 8;
 
 /**
- * Updates a bulk run keeps on each connection at once (HTTP/1.1 pipelining): the connection is not idle
- * while an answer travels back and the next request is made, and a server that takes pipelined requests
- * as they come (petinv serve does) writes them to disk in fewer, larger commits. 1 turns it off.
+ * Updates a bulk run keeps on each connection at once (HTTP/1.1 pipelining): no connection idles while an
+ * answer travels back, and petinv serve writes them in fewer, larger commits. 1 turns it off.
  */
 export const DEFAULT_PIPELINING = 4;
 
-/** The connections a bulk run opens and the updates each carries, from --concurrency and --pipelining. */
 export const bulkShape = (concurrency?: number, pipelining?: number) => ({
   connections: concurrency ?? DEFAULT_CONCURRENCY,
   pipelining: pipelining ?? DEFAULT_PIPELINING,

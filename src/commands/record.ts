@@ -1,8 +1,10 @@
+import { quantityLeftBy } from '../client/write-outcome';
 import { stateDirectory } from '../config/paths';
-import { stringifyJson } from '../contract/json';
+import type { InventoryItem } from '../contract/schemas';
 import { terminalSession } from '../history/session';
 import { type History, openHistory } from '../history/store';
 import type { CommandContext } from '../output/context';
+import { type Connection, writeWarning } from './connect';
 
 /**
  * The history of write runs for the service at `baseUrl`, or of the store it said it serves (`storeId`,
@@ -15,13 +17,36 @@ export function historyFor(baseUrl: string, context: CommandContext, storeId?: s
     baseUrl,
     storeId,
     session: terminalSession(),
-    warn: (message) => historyWarning(context, message),
+    warn: (message) => writeWarning(context, message),
   });
 }
 
-/** A warning about the history on stderr: a JSON line with --json. */
-export function historyWarning(context: CommandContext, message: string): void {
-  context.stderr.write(
-    context.json ? `${stringifyJson({ warning: { message } })}\n` : `petinv: warning: ${message}\n`,
-  );
+/**
+ * Sets one pet's quantity and records the run when it changed the pet, or may have (with what it may have
+ * left, for undo), then fails as it would have. `before` null: not in the inventory; undefined: not known.
+ */
+export async function writeRecorded(
+  { client, baseUrl, where }: Connection,
+  context: CommandContext,
+  command: string,
+  { petId, before, to }: { petId: bigint; before: number | null | undefined; to: number },
+): Promise<InventoryItem> {
+  const record = async (after: number) => {
+    if (before !== undefined && after !== before)
+      await historyFor(baseUrl, context, client.storeId ?? null).record({
+        env: where,
+        command,
+        changes: [{ petId, before, after }],
+      });
+  };
+  let item: InventoryItem;
+  try {
+    item = await client.updateInventory(petId, to);
+  } catch (error) {
+    const left = quantityLeftBy(error, to);
+    if (left !== undefined) await record(left);
+    throw error;
+  }
+  await record(item.quantity);
+  return item;
 }

@@ -19,11 +19,9 @@ function unsendable(key: string): string | undefined {
   return undefined;
 }
 
-function checkKeys(keys: readonly string[], where: string) {
-  for (const key of keys) {
-    const problem = unsendable(key);
-    if (problem) throw usageError(`${where}: ${problem}`);
-  }
+function checkKey(key: string, where: string) {
+  const problem = unsendable(key);
+  if (problem) throw usageError(`${where}: ${problem}`);
 }
 
 /** A key file larger than this is not a key file (and /dev/zero must not hang the start). */
@@ -46,7 +44,7 @@ async function readKeyFile(path: string): Promise<string[]> {
   for (const [index, raw] of text.split('\n').entries()) {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line.trim() === '') continue;
-    checkKeys([line], `--api-key-file ${path}, line ${index + 1}`);
+    checkKey(line, `--api-key-file ${path}, line ${index + 1}`);
     keys.push(line);
   }
   if (keys.length === 0) throw usageError(`--api-key-file ${path} holds no key`);
@@ -65,7 +63,7 @@ export interface ServeKeyFlags {
  */
 export async function resolveServeKeys(flags: ServeKeyFlags, env: NodeJS.ProcessEnv): Promise<ResolvedKeys> {
   const fromFlag = flags.apiKey ?? [];
-  checkKeys(fromFlag, '--api-key');
+  for (const key of fromFlag) checkKey(key, '--api-key');
   if (flags.apiKeyFile !== undefined) {
     const fromFile = await readKeyFile(flags.apiKeyFile);
     const source = `--api-key-file ${flags.apiKeyFile}`;
@@ -77,7 +75,7 @@ export async function resolveServeKeys(flags: ServeKeyFlags, env: NodeJS.Process
   if (fromFlag.length > 0) return { keys: fromFlag, source: '--api-key' };
   const fromEnv = env.PETINV_SERVE_API_KEY;
   if (fromEnv !== undefined) {
-    checkKeys([fromEnv], 'PETINV_SERVE_API_KEY');
+    checkKey(fromEnv, 'PETINV_SERVE_API_KEY');
     return { keys: [fromEnv], source: 'PETINV_SERVE_API_KEY' };
   }
   const stored = readConfigFile(env).environments.local?.apiKey;

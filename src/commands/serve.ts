@@ -1,7 +1,7 @@
 import { defaultDataFile } from '../config/paths';
 import { loopbackBaseUrl, registerServe, type ServeRegistration } from '../config/serve-records';
 import { isLoopbackHost } from '../config/settings';
-import { configError, PetinvError, usageError } from '../errors';
+import { abortedError, configError, PetinvError, usageError } from '../errors';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import {
@@ -43,13 +43,13 @@ function asCommandError(error: unknown): unknown {
 /**
  * Leaves a record for `petinv --env local` (see config/serve-records.ts) while serve runs. A serve bound to
  * an address beyond loopback is not registered: local's key would leave the machine in clear text. A
- * record that cannot be written is a warning, never a reason to stop serving.
+ * record that cannot be written is a warning (in `warnings`), never a reason to stop serving.
  */
 function registerForLocal(
-  running: { baseUrl: string; host: string; port: number; dataFile: string | undefined; readOnly: boolean },
+  running: RunningServer,
   apiKey: string,
   env: NodeJS.ProcessEnv,
-  warn: (message: string) => void,
+  warnings: string[],
 ): ServeRegistration | undefined {
   const baseUrl = loopbackBaseUrl(running.host, running.port, new URL(running.baseUrl).pathname);
   if (baseUrl === undefined) return undefined;
@@ -60,7 +60,7 @@ function registerForLocal(
     );
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
-    warn(
+    warnings.push(
       `petinv --env local will not find this serve: its record could not be written (${printable(code ?? message)})`,
     );
     return undefined;
@@ -69,50 +69,29 @@ function registerForLocal(
 
 export async function runServe(flags: ServeFlags, context: CommandContext): Promise<void> {
   const { env, json } = context;
-  // Every option was checked where it is declared; this pair is checked here, before a key is generated or a
-  // file is touched.
-  const { port, seed, latency, failRate, rateLimit, headersTimeout, requestTimeout } = flags;
-  const { maxConnections, maxConnectionsPerClient } = flags;
+  const { data, quiet, apiKey, apiKeyFile, ...serverOptions } = flags;
+  // The one check its declarations cannot make, before a key is generated or a file touched.
+  const { headersTimeout, requestTimeout } = flags;
   if (headersTimeout > requestTimeout)
     throw usageError(
       `--headers-timeout ${headersTimeout} must not exceed --request-timeout ${requestTimeout}`,
     );
   // --in-memory alone keeps nothing on disk; with --data it loads that file and never writes it.
-  const dataFile = flags.data ?? (flags.inMemory ? undefined : defaultDataFile(env));
-  const apiKeys = await resolveServeKeys(flags, env);
+  const dataFile = data ?? (flags.inMemory ? undefined : defaultDataFile(env));
+  const apiKeys = await resolveServeKeys({ apiKey, apiKeyFile }, env);
   const logEvent = serveLog(context.stderr, json);
   // --quiet silences the request log only: faults and refusals are always told.
   const log = (entry: RequestLogEntry) => {
-    if (flags.quiet && isRequestLine(entry)) return;
+    if (quiet && isRequestLine(entry)) return;
     logEvent(eventOf(entry), entry, formatLogEntry(entry));
   };
-
-  const running = await startInventoryServer({
-    host: flags.host,
-    port,
-    dataFile,
-    inMemory: flags.inMemory,
-    recover: flags.recover,
-    seed,
-    apiKeys: apiKeys.keys,
-    latency,
-    failRate,
-    rateLimit,
-    headersTimeout,
-    requestTimeout,
-    maxConnections,
-    maxConnectionsPerClient,
-    log,
-  }).catch((error: unknown) => {
-    throw asCommandError(error);
-  });
+  const options = { ...serverOptions, dataFile, apiKeys: apiKeys.keys, log };
+  const running = await startInventoryServer(options).catch((error) => Promise.reject(asCommandError(error)));
 
   // Registered before the readiness line, so whoever reads that line finds the serve as local at once; a
   // record that could not be written is told after it, as the readiness line stays first.
   const registrationWarnings: string[] = [];
-  const registration = registerForLocal(running, apiKeys.keys[0] as string, env, (warning) =>
-    registrationWarnings.push(warning),
-  );
+  const registration = registerForLocal(running, apiKeys.keys[0] as string, env, registrationWarnings);
   announce(logEvent, running, apiKeys, registrationWarnings);
   await untilStopped(logEvent, running, registration, context.signals);
 }
@@ -220,10 +199,7 @@ function untilStopped(
       logEvent('stopping', { signal }, `petinv serve: ${signal}, finishing requests in flight${flushing}`);
       running.close().then(
         () => {
-          if (cutBy !== undefined)
-            reject(
-              new PetinvError('aborted', `${cutBy}: requests in flight were cut off`, { code: 'aborted' }),
-            );
+          if (cutBy !== undefined) reject(abortedError(`${cutBy}: requests in flight were cut off`));
           // Ctrl-C is exit 130 for every command, as a shell shows it; serve still stops cleanly first.
           // The stopping line has said it all, so only --json adds its one error line.
           else if (signal === 'SIGINT')

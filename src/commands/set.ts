@@ -2,21 +2,19 @@ import { runSheet } from '../bulk/pipeline';
 import { resultExporter } from '../bulk/results';
 import type { InventoryClient } from '../client/client';
 import { TransportError } from '../client/transport';
-import { quantityLeftBy } from '../client/write-outcome';
-import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
-import { chooseOutput, type OutputChoice, refuseFieldsInJson } from '../output/choose';
+import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { chooseColumns } from '../output/exporter';
 import { checkItemFields, itemExporter } from '../output/inventory';
 import { PLAN_COLUMNS, writePlan } from '../output/plan';
 import { plural } from '../output/plural';
 import { confirmChange, parsePetIdArgument, parseQuantityArgument } from './arguments';
-import { connect } from './connect';
+import { connect, writeWarning } from './connect';
 import { readCurrent, rehearseServeRules } from './current';
 import type { GlobalFlags } from './flags';
 import { bulkShape } from './options';
-import { historyFor, historyWarning } from './record';
+import { historyFor, writeRecorded } from './record';
 
 /** set's flags (declared for commander in src/program/inventory.ts). */
 export interface SetFlags extends GlobalFlags {
@@ -31,12 +29,6 @@ export interface SetFlags extends GlobalFlags {
   yes?: boolean;
 }
 
-/** One updated item: a row on a terminal, a TSV line in a pipe, the item itself with --json; or as -o says. */
-function writeItem(item: InventoryItem, output: OutputChoice, context: CommandContext, envName: string) {
-  const exporter = itemExporter(output, envName, 'one');
-  context.stdout.write(exporter.rows([item]) + exporter.end());
-}
-
 export async function runSet(
   petIdText: string | undefined,
   quantityText: string | undefined,
@@ -45,83 +37,60 @@ export async function runSet(
 ) {
   const bulk = flags.file !== undefined || petIdText === '-';
   if (!bulk) {
-    if (petIdText === undefined || quantityText === undefined) {
+    if (petIdText === undefined || quantityText === undefined)
       throw usageError('give a petId and a quantity (petinv set 42 7), or bulk updates with --file F or -');
-    }
     const petId = parsePetIdArgument(petIdText);
     const quantity = parseQuantityArgument(quantityText);
     refuseBulkOnlyOptions(flags);
-    const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+    const output = chooseOutput(flags, context);
     if (flags.dryRun) {
       refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
       chooseColumns(PLAN_COLUMNS, output.fields, output.format);
     } else checkItemFields(output);
-    // Messages name the environment, or the URL when --base-url or PETINV_BASE_URL chose it (connect.ts).
-    const { client, envName, baseUrl, where } = await connect(flags, context);
+    const connection = await connect(flags, context);
+    const { client, where } = connection;
     if (flags.dryRun) {
       const before = await readCurrent(client, petId, where);
       rehearseServeRules(client, petId, quantity, where);
       writePlan([{ petId, to: quantity, before }], 'single', output, context, where);
       return;
     }
-    await confirmChange(envName, where, `Set pet ${petId} to ${quantity}`, flags.yes, context);
+    await confirmChange(connection, `Set pet ${petId} to ${quantity}`, flags.yes, context);
     // The quantity before, for the history (and undo): one read of the list, a 304 where the cache allows.
     const before = await readBefore(client, petId, where);
-    const command = `set ${petId} ${quantity}`;
-    let item: InventoryItem;
-    try {
-      item = await client.updateInventory(petId, quantity);
-    } catch (error) {
-      // A write that may have been applied, or was answered with another quantity, is recorded with what
-      // it may have left, so that undo takes it back; then it fails as it would have.
-      const left = quantityLeftBy(error, quantity);
-      if (left !== undefined && !(before instanceof PetinvError) && before !== left)
-        await historyFor(baseUrl, context, client.storeId ?? null).record({
-          env: where,
-          command,
-          changes: [{ petId, before: before ?? null, after: left }],
-        });
-      throw error;
-    }
+    const change = { petId, before: before instanceof PetinvError ? undefined : before, to: quantity };
+    const item = await writeRecorded(connection, context, `set ${petId} ${quantity}`, change);
     if (before instanceof PetinvError)
-      historyWarning(
+      writeWarning(
         context,
         `pet ${petId}'s quantity before this write could not be read (${before.body.code}); this run is not recorded, so petinv undo will not know it`,
       );
-    else if (before !== item.quantity)
-      await historyFor(baseUrl, context, client.storeId ?? null).record({
-        env: where,
-        command,
-        changes: [{ petId, before: before ?? null, after: item.quantity }],
-      });
-    writeItem(item, output, context, where);
+    // As get prints it: a row on a terminal, a TSV line in a pipe, the item itself with --json.
+    const exporter = itemExporter(output, where, 'one');
+    context.stdout.write(exporter.rows([item]) + exporter.end());
     return;
   }
-  if (quantityText !== undefined || (flags.file !== undefined && petIdText !== undefined)) {
+  if (quantityText !== undefined || (flags.file !== undefined && petIdText !== undefined))
     throw usageError(
       'bulk updates take no petId or quantity arguments: petinv set --file F, or petinv set -',
     );
-  }
   await runBulkSet(flags, context);
 }
 
 /**
- * The pet's quantity before a write, undefined when it is not in the inventory (the write then says so).
- * The read is for the history and undo: when it fails in a way the write itself may not (the connection
- * broke, a list cut off or too large, a 5xx), the write the user asked for is made all the same, and its
- * own answer tells the truth about it (an outcome unknown is that, never "cannot reach" about the read). A
- * refused key, a redirect or a service never reached would fail the write too, and a list that breaks the
- * contract (a pet listed twice) is refused before any write: those end here.
+ * The pet's quantity before a write (null: not in the inventory), for the history and undo. A read that
+ * fails where the write may not (a broken connection, a list cut off or too large, a 5xx) is returned, and
+ * the write made all the same: its own answer tells the truth about it.
  */
 async function readBefore(
   client: InventoryClient,
   petId: bigint,
   envName: string,
-): Promise<number | undefined | PetinvError> {
+): Promise<number | null | PetinvError> {
   try {
     return (await readCurrent(client, petId, envName)).quantity;
   } catch (error) {
-    if (error instanceof PetinvError && error.kind === 'notFound') return undefined;
+    if (error instanceof PetinvError && error.kind === 'notFound') return null;
     // A list that breaks the contract (a pet listed twice) is refused, as before any write; so is a read
     // that never reached the service (refused, no such host), which the write would not reach either.
     const { cause } = error as { cause?: unknown };
@@ -147,11 +116,10 @@ function refuseBulkOnlyOptions(flags: SetFlags) {
     flags.all && '--all',
     flags.force && '--force',
   ].filter(Boolean);
-  if (given.length > 0) {
+  if (given.length > 0)
     throw usageError(
       `${given.join(', ')} ${given.length === 1 ? 'applies' : 'apply'} only to bulk updates (petinv set --file F, or petinv set -)`,
     );
-  }
 }
 
 /**
@@ -159,9 +127,7 @@ function refuseBulkOnlyOptions(flags: SetFlags) {
  * it against the current inventory, confirms, applies, records and reports.
  */
 async function runBulkSet(given: SetFlags, context: CommandContext) {
-  const output = chooseOutput(given, context, context.stdout.isTTY ? 'table' : 'tsv', [
-    [given.ndjson, 'ndjson', '--ndjson'],
-  ]);
+  const output = chooseOutput(given, context, [[given.ndjson, 'ndjson', '--ndjson']]);
   // Their JSON and NDJSON shapes are documented (results, skipped lines, entries never sent): no --fields.
   refuseFieldsInJson(output, given.dryRun ? 'a dry run' : 'bulk results', ['json', 'ndjson']);
   if (given.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
@@ -170,15 +136,13 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
   // Without -o, --fields or --no-headers a run prints its summary only; with them, a row per result.
   const rows =
     output.explicit && !ndjson && !context.json && !given.dryRun ? resultExporter(output) : undefined;
-  let envName = '';
-  let where = '';
+  let target = { envName: '', where: '' };
   const shape = bulkShape(given.concurrency, given.pipelining);
   await runSheet(
     { file: given.file, strict: given.strict === true, ndjson },
     async () => {
       const connection = await connect(given, context, { shape });
-      envName = connection.envName;
-      where = connection.where;
+      target = connection;
       // Messages (and the history) name the environment, or the URL when --base-url or PETINV_BASE_URL chose it.
       const history = () => historyFor(connection.baseUrl, context, connection.client.storeId ?? null);
       return { ...connection, envName: connection.where, history };
@@ -191,7 +155,7 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
       ndjson,
       output,
       rows,
-      confirm: (question) => confirmChange(envName, where, question, given.yes, context),
+      confirm: (question) => confirmChange(target, question, given.yes, context),
       question: (updates) => `Apply ${plural(updates, 'update')}`,
       command: given.file === undefined || given.file === '-' ? 'set -' : `set --file ${given.file}`,
       again: 'apply the same input again to send them (rows already right are skipped)',

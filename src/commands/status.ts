@@ -42,46 +42,13 @@ async function askService(
   }
 }
 
-/** What status adds to the settings config shows. */
-interface StatusFacts {
-  keyStored: boolean;
-  ignoredServeRecords: string[];
-  configFile: string;
-  service: Answer;
-}
-
-/**
- * The report as rows: the settings as config has them, then whether a key is stored, each serve record
- * ignored, the config file, and the service's answer (`ok`, or its error code, with the figures or the
- * message in `from`).
- */
-function statusRows(report: ReturnType<typeof describeSettings> & StatusFacts): SettingRow[] {
-  const { service } = report;
-  return [
-    ...settingRows(report),
-    { setting: 'keyStored', value: report.keyStored, source: 'config file', from: report.configFile },
-    ...report.ignoredServeRecords.map((reason) => ({
-      setting: 'ignoredServeRecord',
-      value: reason,
-      source: null,
-      from: null,
-    })),
-    { setting: 'configFile', value: report.configFile, source: null, from: null },
-    service.ok
-      ? {
-          setting: 'service',
-          value: 'ok',
-          source: 'service',
-          from: `${service.pets} pets in ${service.ms} ms`,
-        }
-      : {
-          setting: 'service',
-          value: service.error.code,
-          source: service.error.status === null ? null : `HTTP ${service.error.status}`,
-          from: service.error.message,
-        },
-  ];
-}
+type Text = string | null;
+const row = (setting: string, value: SettingRow['value'], source: Text = null, from: Text = null) => ({
+  setting,
+  value,
+  source,
+  from,
+});
 
 /**
  * What a failed check says of the service: only a refusal of the key is about the key; a connection that
@@ -104,7 +71,7 @@ function failureVerdict(failure: PetinvError | undefined): string {
  * follows on stderr and sets the exit code, as the same failure would for any other command.
  */
 export async function runStatus(flags: GlobalFlags, context: CommandContext) {
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   refuseFieldsInJson(output, 'status');
   if (output.explicit && output.format !== 'json') chooseColumns(SETTING_COLUMNS, output.fields);
   const settings = loadSettings(flags, context.env);
@@ -127,7 +94,23 @@ export async function runStatus(flags: GlobalFlags, context: CommandContext) {
   if (output.format === 'json') {
     context.stdout.write(jsonDocument(report, output));
   } else if (output.explicit) {
-    context.stdout.write(exportRows(SETTING_COLUMNS, output, statusRows({ ...report, keyStored: stored })));
+    // The settings as config has them, then whether a key is stored, each serve record ignored, the config
+    // file, and the service's answer (`ok`, or its error code, with the figures or the message in `from`).
+    const rows = [
+      ...settingRows(shown),
+      row('keyStored', stored, 'config file', configFile),
+      ...ignored.map((reason) => row('ignoredServeRecord', reason)),
+      row('configFile', configFile),
+      answer.ok
+        ? row('service', 'ok', 'service', `${answer.pets} pets in ${answer.ms} ms`)
+        : row(
+            'service',
+            answer.error.code,
+            answer.error.status === null ? null : `HTTP ${answer.error.status}`,
+            answer.error.message,
+          ),
+    ];
+    context.stdout.write(exportRows(SETTING_COLUMNS, output, rows));
   } else {
     const chalk = paint(context.color);
     const row = (name: string, text: string) => `${name.padEnd(10)}${text}\n`;

@@ -23,7 +23,7 @@ export interface SummaryFlags extends GlobalFlags {
  * its lines in a pipe), one JSON object, or with -o, --fields or --no-headers a row per status.
  */
 export async function runSummary(flags: SummaryFlags, context: CommandContext): Promise<void> {
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   refuseFieldsInJson(output, 'summary');
   if (output.explicit) chooseColumns(SUMMARY_COLUMNS, output.fields);
   const { client, envName, where, words } = await connect(flags, context);

@@ -11,10 +11,7 @@ import { subcommandNamed } from './usage';
 
 /** commander's usage error for a name that is no command of `parent`, with the nearest of them (or of `alsoKnown`). */
 export function unknownCommand(parent: Command, name: string, alsoKnown: readonly string[] = []): never {
-  const names = [
-    ...parent.commands.flatMap((command) => [command.name(), ...command.aliases()]),
-    ...alsoKnown,
-  ];
+  const names = [...parent.commands.map((command) => command.name()), ...alsoKnown];
   const nearest = nearestName(name, names);
   const where = parent.parent ? ` for '${parent.name()}'` : '';
   return parent.error(

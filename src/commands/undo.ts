@@ -62,7 +62,7 @@ function chooseRun(runs: readonly HistoryRun[], name: string | undefined, file: 
  * so undoing it redoes.
  */
 export async function runUndo(name: string | undefined, flags: UndoFlags, context: CommandContext) {
-  const output = chooseOutput(flags, context, context.stdout.isTTY ? 'table' : 'tsv');
+  const output = chooseOutput(flags, context);
   refuseFieldsInJson(output, flags.dryRun ? 'a dry run' : 'undo results', ['json', 'ndjson']);
   if (flags.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
   const shape = bulkShape(flags.concurrency, flags.pipelining);
@@ -79,12 +79,11 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
     if (before === null) unknown++;
     else entries.push(index + 1, petId, before, after);
   });
-  const notices =
-    unknown > 0
-      ? [
-          `${plural(unknown, 'pet')} of run ${run.id} had no quantity before it (not in the inventory); left as ${unknown === 1 ? 'it is' : 'they are'}`,
-        ]
-      : [];
+  const notices: string[] = [];
+  if (unknown > 0)
+    notices.push(
+      `${plural(unknown, 'pet')} of run ${run.id} had no quantity before it (not in the inventory); left as ${unknown === 1 ? 'it is' : 'they are'}`,
+    );
   if (run.env !== connection.where)
     notices.push(`run ${run.id} was made through ${run.env}; undoing it through ${connection.where}`);
   for (const other of passedOver)
@@ -109,8 +108,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       concurrency: shape.connections * shape.pipelining,
       ndjson: output.format === 'ndjson',
       output,
-      confirm: (question) =>
-        confirmChange(connection.envName, connection.where, question, flags.yes, context),
+      confirm: (question) => confirmChange(connection, question, flags.yes, context),
       question: (updates) => `Undo ${describeRun(run)}: ${plural(updates, 'update')}`,
       command: `undo ${run.id}`,
       again: `run petinv undo ${run.id} again to send them (pets already back are skipped)`,

@@ -7,16 +7,18 @@ import { readShortGroup } from '../short-options';
  */
 
 export const subcommandNamed = (command: Command, name: string) =>
-  command.commands.find((sub) => sub.name() === name || sub.aliases().includes(name));
+  command.commands.find((sub) => sub.name() === name);
+
+/** The options that apply to `command`: its own, then those of every command above it (the globals). */
+export function optionsOf(command: Command): Option[] {
+  const all: Option[] = [];
+  for (let at: Command | null = command; at; at = at.parent) all.push(...(at.options as Option[]));
+  return all;
+}
 
 /** The option `word` names (`--env`, `-e`) among those of `command` and every command above it. */
-export function findOption(command: Command, word: string): Option | undefined {
-  for (let at: Command | null = command; at; at = at.parent) {
-    const option = (at.options as Option[]).find((each) => each.long === word || each.short === word);
-    if (option) return option;
-  }
-  return undefined;
-}
+export const findOption = (command: Command, word: string) =>
+  optionsOf(command).find((option) => option.long === word || option.short === word);
 
 export const takesValue = (option: Option) => option.required || option.optional;
 

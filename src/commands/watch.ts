@@ -94,12 +94,7 @@ type Known = { index: InventoryIndex; view: InventoryItem[] };
 function changesOf(known: Known | undefined, next: Known, options: WatchOptions): InventoryChange[] {
   if (known) return changesBetween(known.index, next.index, known.view, next.view);
   if (options.mode === 'events' && options.initial)
-    return next.view.map((item) => ({
-      petId: item.petId,
-      from: null,
-      to: item.quantity,
-      status: item.status,
-    }));
+    return next.view.map(({ petId, quantity, status }) => ({ petId, from: null, to: quantity, status }));
   return [];
 }
 

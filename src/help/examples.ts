@@ -1,7 +1,4 @@
-/**
- * The examples each command's help ends with, by command path ("env set-url"); the man page shows the
- * same. A test fails when a command has none, so a new command gets its examples here.
- */
+/** The examples each command's help and the man page show, by command path; a test wants some for each. */
 export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   list: [
     'petinv list                          # a table on a terminal, TSV in a pipe',

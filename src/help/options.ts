@@ -1,15 +1,10 @@
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { type HelpTopic, OPTIONS_TOPIC } from './topics';
 
-/**
- * `petinv help options`, made from the declarations of the options every command takes (src/program/global-options.ts),
- * so the terminal, the guide's section (docs/guide.md) and the man page list the same options.
- */
+/** `petinv help options`, made from the declarations, so the terminal and docs/guide.md list the same options. */
 export function optionsTopic(program: CommandUnknownOpts): HelpTopic {
   const help = program.createHelp();
-  const options = program.options.filter(
-    (option) => !option.hidden && option.long !== '--version' && option.long !== '--help',
-  );
+  const options = program.options.filter((option) => !option.hidden && option.long !== '--version');
   return {
     ...OPTIONS_TOPIC,
     manSection: 'OPTIONS',

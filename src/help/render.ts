@@ -65,7 +65,7 @@ function blockMarkdown(block: HelpBlock): string {
 }
 
 /** A topic as the docs hold it, between its markers (src/program/manual.ts). */
-export function topicMarkdown(topic: HelpTopic): string {
+export function topicMarkdown(topic: Pick<HelpTopic, 'blocks'>): string {
   return `${topic.blocks.map(blockMarkdown).join('\n\n')}\n`;
 }
 

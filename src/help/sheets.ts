@@ -1,10 +1,6 @@
 import { COLUMN_NAMES } from '../bulk/sheet';
 
-/**
- * What petinv says about sheets: below `petinv set --help`'s options (SET_SHEET_HELP), and at length in
- * `petinv help input` (INPUT_TOPIC, rendered into docs/guide.md and the man page as the other topics).
- * docs/stock-take.md walks through a count with them.
- */
+/** What petinv says about sheets: below `petinv set --help`'s options, and at length in `petinv help input`. */
 export const SET_SHEET_HELP = `
 Sheets: as petinv list --count-sheet writes them, columns named in any order or
 language: the pet, counted (or quantity; empty: not counted), expected (or from:

@@ -1,10 +1,10 @@
 /**
- * The one line each command has in the top-level help's list (commander's `summary`), by command name:
- * short enough that `petinv --help` gives each command a single line at 80 columns, where the command's
- * own help keeps its longer description. Completion shows the same line. test/cli/help.test.ts fails when
- * a command's line in the top-level help wraps at 80 columns.
+ * The program's commands, named once (the launcher reads these names without loading the program, and
+ * build.ts's table has exactly these), each with its line in the top-level help (commander's `summary`,
+ * which completion shows too): one line at 80 columns, as test/cli/help.test.ts checks, where the
+ * command's own help keeps its longer description.
  */
-export const COMMAND_SUMMARIES: Readonly<Record<string, string>> = {
+export const COMMAND_SUMMARIES = {
   list: 'the stock of every pet; --watch its changes',
   get: "one pet's stock",
   set: "set one pet's quantity, or many from a file",
@@ -20,4 +20,4 @@ export const COMMAND_SUMMARIES: Readonly<Record<string, string>> = {
   serve: 'run the inventory service on this machine',
   completion: 'print a shell completion script',
   help: 'help for a command, or a help topic',
-};
+} as const;

@@ -1,9 +1,7 @@
 /**
- * The help topics (`petinv help exit-codes`, `environment`, `formats`, `rows`, `input`): the one source of these texts.
- * The terminal, the sections of the same names in docs/ (between `<!-- help:NAME -->` markers, written
- * by `npm run docs`; src/program/manual.ts says which page holds each) and the man page all render them
- * from here; a test fails when a page drifts.
- * Text between backticks is code: plain on a terminal, `code` in the docs, bold in the man page.
+ * The help topics, the one source of these texts: the terminal, their sections in docs/ and the man page
+ * render them (src/program/manual.ts). Text between backticks is code: plain on a terminal, `code` in the
+ * docs, bold in the man page.
  */
 
 import { INPUT_TOPIC } from './sheets';
@@ -208,10 +206,7 @@ const rows: HelpTopic = {
 
 export const HELP_TOPICS: readonly HelpTopic[] = [exitCodes, environment, formats, rows, INPUT_TOPIC];
 
-/**
- * `petinv help options`: the options every command takes, listed once. Its text is made from their
- * declarations (src/help/options.ts), so only its name and summary are here.
- */
+/** `petinv help options`, whose text is made from the declarations (src/help/options.ts). */
 export const OPTIONS_TOPIC = { name: 'options', summary: 'the options every command takes' } as const;
 
 /** Every topic `petinv help NAME` knows, with its one line, in the order help lists them. */

@@ -65,13 +65,12 @@ export interface OutputChoice {
 }
 
 /**
- * The format a command writes in: `-o` or one of its shorthands (`--json`, list's `--csv`), else
- * `fallback`. Two that disagree are a usage error, not a guess.
+ * The format a command writes in: `-o` or one of its shorthands (`--json`, list's `--csv`), else a table
+ * on a terminal and TSV in a pipe. Two that disagree are a usage error, not a guess.
  */
 export function chooseOutput(
   flags: OutputFlags,
   context: CommandContext,
-  fallback: OutputFormat,
   shorthands: ReadonlyArray<readonly [given: boolean | undefined, format: OutputFormat, flag: string]> = [],
 ): OutputChoice {
   const given = [
@@ -81,7 +80,7 @@ export function chooseOutput(
   ];
   const formats = new Set(given.map(([format]) => format));
   if (formats.size > 1) throw usageError(`choose one of ${given.map(([, flag]) => flag).join(', ')}`);
-  const format = given[0]?.[0] ?? fallback;
+  const format = given[0]?.[0] ?? (context.stdout.isTTY ? 'table' : 'tsv');
   if (format === 'xlsx') throw usageError('-o xlsx: only petinv list --count-sheet writes a workbook');
   return {
     format,

@@ -2,7 +2,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { catchSubcommandTypos } from '../commands/typos';
 import { examplesText } from '../help/examples';
 import { COMMAND_SUMMARIES } from '../help/summaries';
-import { commandWord } from './command-word';
+import { type CommandName, commandWord } from './command-word';
 import {
   type CommandTable,
   type ContextFor,
@@ -15,13 +15,6 @@ import { SERVE_COMMANDS } from './serve';
 import { SETTINGS_COMMANDS } from './settings';
 
 export { GLOBAL_OPTIONS_LINE, type Program } from './global-options';
-
-/**
- * The commander program: the options every command takes (global-options.ts), then each command group's
- * declarations (inventory.ts, settings.ts, serve.ts). Each command's module is imported only when that
- * command runs, and a command line that names its command first declares that command alone, so start-up
- * pays for the options every command takes and one command.
- */
 
 /** The table of commands: each declaration, and the module that runs it, imported only when it runs. */
 export const COMMANDS: CommandTable = {
@@ -49,15 +42,11 @@ export const COMMANDS: CommandTable = {
       ),
 };
 
-/**
- * Every command's help ends with its examples (src/help/examples.ts) and the line naming the options every
- * command takes; the top-level help lists each command by its summary (src/help/summaries.ts).
- */
+/** Each help ends with the command's examples and the line naming the options every command takes. */
 function addHelpTexts(parent: { readonly commands: readonly CommandUnknownOpts[] }, path: string[] = []) {
   for (const command of parent.commands) {
     const commandPath = [...path, command.name()];
-    const summary = COMMAND_SUMMARIES[commandPath.join(' ')];
-    if (summary) command.summary(summary);
+    if (path.length === 0) command.summary(COMMAND_SUMMARIES[command.name() as CommandName]);
     const examples = examplesText(commandPath.join(' '))?.trimEnd() ?? '';
     command.addHelpText('after', `${examples}\n\n${GLOBAL_OPTIONS_LINE}`);
     addHelpTexts(command, commandPath);
@@ -75,10 +64,8 @@ export function buildProgram(
 ): Program {
   const program = declareProgram();
   configure(program);
-  // The one command a command line names (`petinv --env local list --json`: list), declared alone: the
-  // others' declarations cost a cold `petinv list` 0.6 to 1.7 ms of CPU (Node 24, code cache kept, paired
-  // medians of 80, 2026-11-28). `petinv help`, which shows them, a typo that commander suggests a command
-  // for, and no command get them all.
+  // The command named is declared alone: the others cost a cold `petinv list` up to 1.7 ms (Node 24).
+  // `petinv help`, which shows them, a typo commander suggests a command for, and no command get them all.
   const named = commandWord(words ?? []);
   const only = named !== 'help' && named !== undefined && Object.hasOwn(COMMANDS, named) ? named : undefined;
   for (const [name, add] of Object.entries(COMMANDS))

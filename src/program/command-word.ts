@@ -1,39 +1,21 @@
 /**
- * The command a command line names, found before commander reads it: the launcher keeps V8's compiled
- * code per command (src/launch.ts), and the program declares that command alone (build.ts). Both run
- * before commander, so the words are read here as commander reads them: the options every command takes
- * may come first, and one that takes a value takes the next word too (`petinv --env local list`, as the
- * docs write it). test/cli/help-structure.test.ts keeps the options in step with their declarations.
+ * The command a command line names, found before commander runs (for src/launch.ts's code cache and
+ * build.ts), reading the words as commander does: options every command takes may come first, and one that
+ * takes a value takes the next word (`petinv --env local list`). test/cli/help-structure.test.ts keeps
+ * GLOBAL_OPTIONS_WITH_VALUES in step with the declarations.
  */
 
 import { COMPLETE_COMMAND } from '../commands/complete';
+import { COMMAND_SUMMARIES } from '../help/summaries';
 import { readShortGroup } from '../short-options';
 
-/**
- * The program's commands, named once: build.ts's table has exactly these, as its type (CommandTable) makes
- * the compiler check.
- */
-export const PROGRAM_COMMANDS = [
-  'list',
-  'get',
-  'set',
-  'adjust',
-  'history',
-  'undo',
-  'summary',
-  'env',
-  'login',
-  'logout',
-  'config',
-  'status',
-  'serve',
-  'completion',
-  'help',
-] as const;
-export type CommandName = (typeof PROGRAM_COMMANDS)[number];
+export type CommandName = keyof typeof COMMAND_SUMMARIES;
 
 /** The program's commands and the shells' `__complete`. */
-export const COMMAND_NAMES: ReadonlySet<string> = new Set([...PROGRAM_COMMANDS, COMPLETE_COMMAND]);
+export const COMMAND_NAMES: ReadonlySet<string> = new Set([
+  ...Object.keys(COMMAND_SUMMARIES),
+  COMPLETE_COMMAND,
+]);
 
 /** The options every command takes that take a value of their own, written as a separate word. */
 export const GLOBAL_OPTIONS_WITH_VALUES: ReadonlySet<string> = new Set([

@@ -1,14 +1,13 @@
-import type { CommandUnknownOpts } from '@commander-js/extra-typings';
+import type { CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import { COMMAND_EXAMPLES } from '../help/examples';
 import { optionsTopic } from '../help/options';
 import { roffText, topicMarkdown, topicRoff } from '../help/render';
-import { findTopic, HELP_TOPICS, type HelpTopic } from '../help/topics';
+import { findTopic, HELP_TOPICS } from '../help/topics';
 import { buildProgram } from './build';
 
 /**
- * The documents made from the help text: the man page (written at build, scripts/docs.mjs) and the
- * generated sections of the README and docs/ (`npm run docs`). Built from the same declarations, examples
- * and topics as `--help`.
+ * The man page (written at build, scripts/docs.mjs) and the generated sections of the README and docs/
+ * (`npm run docs`), from the same declarations, examples and topics as `--help`.
  */
 
 /** The program as help sees it; no command runs, so no context is ever made. */
@@ -21,16 +20,14 @@ function declaredProgram() {
   );
 }
 
-function optionsRoff(
-  command: CommandUnknownOpts,
-  options: ReturnType<CommandUnknownOpts['options']['slice']>,
-) {
+/** A term (in bold, or italic) and its description, as man lists them. */
+const itemRoff = (font: 'B' | 'I', term: string, description: string) =>
+  `.TP\n\\f${font}${roffText(term)}\\fR\n${roffText(description)}`;
+
+function optionsRoff(command: CommandUnknownOpts, options: readonly Option[]) {
   const help = command.createHelp();
   return options
-    .map(
-      (option) =>
-        `.TP\n\\fB${roffText(help.optionTerm(option))}\\fR\n${roffText(help.optionDescription(option))}`,
-    )
+    .map((option) => itemRoff('B', help.optionTerm(option), help.optionDescription(option)))
     .join('\n');
 }
 
@@ -46,10 +43,7 @@ function commandRoff(command: CommandUnknownOpts, path: string[]): string {
   const options = help.visibleOptions(command).filter((option) => option.long !== '--help');
   const args = help
     .visibleArguments(command)
-    .map(
-      (argument) =>
-        `.TP\n\\fI${roffText(help.argumentTerm(argument))}\\fR\n${roffText(help.argumentDescription(argument))}`,
-    );
+    .map((argument) => itemRoff('I', help.argumentTerm(argument), help.argumentDescription(argument)));
   const parts = [
     `.SS ${roffText(name.join(' '))}`,
     `.B ${roffText(help.commandUsage(command))}`,
@@ -104,23 +98,17 @@ const marker = (name: string, end = false) => `<!-- ${end ? '/' : ''}help:${name
 
 /** The README's exit codes in short: each code once, with the words before its meaning's first colon or parenthesis. */
 function shortExitCodes(): string {
-  const topic = findTopic('exit-codes');
-  const table = topic?.blocks.find((block) => 'table' in block);
+  const table = findTopic('exit-codes')?.blocks.find((block) => 'table' in block);
   if (table === undefined || !('table' in table)) throw new Error('the exit-codes topic has no table');
   const seen = new Map<string, string>();
   for (const [code = '', meaning = ''] of table.table.rows)
     if (!seen.has(code)) seen.set(code, meaning.split(/: | \(/)[0] ?? meaning);
-  const rows = [...seen].map(([code, meaning]) => [code, meaning]);
-  return topicMarkdown({
-    ...topic,
-    blocks: [{ table: { head: ['exit code', 'meaning'], rows } }],
-  } as HelpTopic);
+  return topicMarkdown({ blocks: [{ table: { head: ['exit code', 'meaning'], rows: [...seen] } }] });
 }
 
 /**
- * The sections made from the help text, and the page that holds each between its markers: the help topics
- * (the page where a reader looks for them), `options` made from the declarations, and the README's short
- * exit codes. `npm run docs` writes them; a test fails when a page drifts or loses a section.
+ * The sections made from the help text, each with the page that holds it between its markers. `npm run docs`
+ * writes them; a test fails when a page drifts or loses a section.
  */
 export const GENERATED_SECTIONS: readonly { page: string; name: string; render: () => string }[] = [
   { page: 'README.md', name: 'exit-codes-short', render: shortExitCodes },

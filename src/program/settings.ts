@@ -6,28 +6,19 @@ import type { ChosenCommand, CommandTable, FlagsMatch, OptionsOf, Program } from
 
 const globals = (command: ChosenCommand) => command.optsWithGlobals();
 
-const declareLogin = (program: Program) =>
-  program
-    .command('login')
-    .description('store the API key of an environment: typed hidden on a terminal, or piped on stdin')
-    .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)')
-    .option('--no-verify', 'store the key without asking the service whether it accepts it');
-
 export const SETTINGS_COMMANDS = {
   env: (program, context) => {
+    const list = async (_flags: object, command: ChosenCommand) =>
+      (await import('../commands/env')).runEnvList(globals(command), context(command));
     const env = program
       .command('env')
       .description('list environments and mark the current one; set-url, use, remove')
-      .action(async (_flags, command) =>
-        (await import('../commands/env')).runEnvList(globals(command), context(command)),
-      );
+      .action(list);
     // `petinv env list` as gh and kubectl users type it (the top-level help names list beside set-url).
     env
       .command('list')
       .description('list environments and mark the current one (as petinv env does)')
-      .action(async (_flags, command) =>
-        (await import('../commands/env')).runEnvList(globals(command), context(command)),
-      );
+      .action(list);
     env
       .command('set-url')
       .argument('<env>')
@@ -53,9 +44,14 @@ export const SETTINGS_COMMANDS = {
       );
   },
   login: (program, context) =>
-    declareLogin(program).action(async (_flags, command) =>
-      (await import('../commands/login')).runLogin(command.optsWithGlobals(), context(command)),
-    ),
+    program
+      .command('login')
+      .description('store the API key of an environment: typed hidden on a terminal, or piped on stdin')
+      .option('--create', 'store the key even if the environment has no URL yet (a script is not asked)')
+      .option('--no-verify', 'store the key without asking the service whether it accepts it')
+      .action(async (_flags, command) =>
+        (await import('../commands/login')).runLogin(command.optsWithGlobals(), context(command)),
+      ),
   logout: (program, context) =>
     program
       .command('logout')
@@ -89,5 +85,5 @@ export const SETTINGS_COMMANDS = {
 /** Each command reads exactly the flags declared above (see FlagsMatch). */
 export const SETTINGS_FLAGS_MATCH: [
   FlagsMatch<GlobalFlags, OptionsOf<Program>>,
-  FlagsMatch<LoginFlags, OptionsOf<ReturnType<typeof declareLogin>>>,
+  FlagsMatch<LoginFlags, OptionsOf<ReturnType<(typeof SETTINGS_COMMANDS)['login']>>>,
 ] = [true, true];
