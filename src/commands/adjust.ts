@@ -1,11 +1,11 @@
 import type { InventoryItem } from '../contract/schemas';
-import { usageError } from '../errors';
+import { QuantityChangedError, usageError } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, chooseColumns, exportRows } from '../output/exporter';
 import { PLAN_COLUMNS, writePlan } from '../output/plan';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
-import { connect } from './connect';
+import { connect, writeWarning } from './connect';
 import { readCurrent, rehearseServeRules } from './current';
 import type { GlobalFlags } from './flags';
 import { writeRecorded } from './record';
@@ -39,9 +39,13 @@ const ADJUSTED_COLUMNS: readonly Column<Adjusted>[] = [
   },
 ];
 
+/** Tries of an adjust whose pet a petinv serve found changed since its read, each on the new quantity. */
+const TRIES = 3;
+
 /**
- * Reads the current quantity, then sets the sum. The service has no atomic increment, so a change
- * made by someone else between the read and the write is overwritten; docs/guide.md says so.
+ * Reads the current quantity, then sets the sum. The service has no atomic increment: a change made by
+ * someone else between the read and the write is overwritten, except by a petinv serve, which refuses the
+ * write then (Petinv-If-Quantity), and the delta is added to what the pet holds now; docs/guide.md says so.
  */
 export async function runAdjust(
   petIdText: string,
@@ -72,13 +76,24 @@ export async function runAdjust(
     flags.yes,
     context,
   );
-  const change = { petId, before: current.quantity, to: target };
-  const item = await writeRecorded(connection, context, `adjust ${petId} ${deltaText}`, change);
+  let from = current.quantity;
+  let item: InventoryItem | undefined;
+  for (let tries = 1; !item; tries++) {
+    const change = { petId, before: from, to: from + delta };
+    try {
+      item = await writeRecorded(connection, context, `adjust ${petId} ${deltaText}`, change, from);
+    } catch (error) {
+      if (!(error instanceof QuantityChangedError) || tries === TRIES) throw error;
+      writeWarning(
+        context,
+        `pet ${petId} changed to ${error.current} since it was read; applying ${deltaText} to that`,
+      );
+      from = error.current;
+    }
+  }
   if (context.stdout.isTTY && !output.explicit) {
-    context.stdout.write(`${petId}: ${current.quantity} → ${item.quantity}\n`);
+    context.stdout.write(`${petId}: ${from} → ${item.quantity}\n`);
     return;
   }
-  context.stdout.write(
-    exportRows(ADJUSTED_COLUMNS, { ...output, shape: 'one' }, [{ petId, from: current.quantity, item }]),
-  );
+  context.stdout.write(exportRows(ADJUSTED_COLUMNS, { ...output, shape: 'one' }, [{ petId, from, item }]));
 }

@@ -30,6 +30,8 @@ export async function writeRecorded(
   context: CommandContext,
   command: string,
   { petId, before, to }: { petId: bigint; before: number | null | undefined; to: number },
+  /** Written only if the pet holds this then (a petinv serve checks it; see InventoryClient). */
+  ifQuantity?: number,
 ): Promise<InventoryItem> {
   const record = async (after: number) => {
     if (before !== undefined && after !== before)
@@ -41,7 +43,7 @@ export async function writeRecorded(
   };
   let item: InventoryItem;
   try {
-    item = await client.updateInventory(petId, to);
+    item = await client.updateInventory(petId, to, ifQuantity);
   } catch (error) {
     const left = quantityLeftBy(error, to);
     if (left !== undefined) await record(left);

@@ -8,7 +8,7 @@ export const COMMAND_SUMMARIES = {
   list: 'the stock of every pet; --watch its changes',
   get: "one pet's stock",
   set: "set one pet's quantity, or many from a file",
-  adjust: 'add to or take from a quantity (not atomic)',
+  adjust: 'raise or lower a quantity (atomic on serve)',
   summary: 'pets and units per status, and the low pets',
   history: 'the recent write runs against this service',
   undo: 'take back a write run (changed pets kept)',

@@ -114,7 +114,7 @@ export const INVENTORY_COMMANDS = {
       .command('adjust')
       .argument('<petId>', 'the pet to adjust')
       .argument('<delta>', 'how much to add, like +5 or -2')
-      .description('add to or take from a quantity: reads it, then sets the sum (not atomic)')
+      .description('add to or take from a quantity: reads it, then sets the sum (checked by petinv serve)')
       .option('--dry-run', 'show the change against current stock; write nothing')
       .option('-y, --yes', 'do not ask for confirmation on production')
       .action(async (petId, delta, _flags, command) =>

@@ -99,6 +99,19 @@ describe('a pet changed between the run’s read and its write', () => {
     expect(plain.history[0].changes).toEqual([{ petId: 2, before: 9, after: 60 }]);
   });
 
+  it('adjust against a petinv serve adds its delta to what the pet holds after a colleague’s change', async () => {
+    store = 'store-0123456789';
+    const adjusted = await runMain(['adjust', '1', '+5', '--json'], { env: env() });
+    expect(adjusted.code, adjusted.stderr).toBe(0);
+    expect(adjusted.stderr).toContain('pet 1 changed to 8 since it was read; applying +5 to that');
+    expect(JSON.parse(adjusted.stdout)).toMatchObject({ petId: 1, from: 8, to: 13 });
+    expect(sent).toEqual([
+      { petId: '1', quantity: 10, ifQuantity: '5' },
+      { petId: '1', quantity: 13, ifQuantity: '8' },
+    ]);
+    expect(holds.get('1')).toBe(13);
+  });
+
   it('against a service that does not say it is a petinv serve: no condition is sent', async () => {
     store = undefined;
     const result = await run('petId,from,to\n3,7,70\n');

@@ -70,7 +70,7 @@ describe('petinv __complete answers from the declarations', () => {
     const top = await complete('');
     expect(top.directive).toBe(':values');
     expect(top.values).toEqual([...COMMANDS, 'help']);
-    expect(top.lines).toContain('adjust\tadd to or take from a quantity (not atomic)');
+    expect(top.lines).toContain('adjust\traise or lower a quantity (atomic on serve)');
     expect((await complete('--env', 'local', '--timeout', '5', 'l')).values).toEqual([
       'list',
       'login',
@@ -242,7 +242,7 @@ complete -C 'petinv list --status=sold,p'`,
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe(
       [
-        'adjust\tadd to or take from a quantity (not atomic)',
+        'adjust\traise or lower a quantity (atomic on serve)',
         'qa-east',
         'json',
         '--env=qa-east',
@@ -281,7 +281,7 @@ describe.skipIf(!installed('zsh'))('zsh (skipped when zsh is not installed)', ()
     // Outside a completion widget zsh's own compadd, _describe and _files cannot run: these stand-ins
     // print what the function hands them, which is what zsh would offer.
     const cases: Array<[string[], string[]]> = [
-      [['petinv', 'ad'], ['adjust:add to or take from a quantity (not atomic)']],
+      [['petinv', 'ad'], ['adjust:raise or lower a quantity (atomic on serve)']],
       [
         ['petinv', '--env', 'local', 'l'],
         [
