@@ -11,15 +11,7 @@ import {
   readJsonArray,
   readsAsData,
 } from './rows';
-import {
-  type Delimiter,
-  delimiterLine,
-  findDelimiter,
-  ignoredColumnsNotice,
-  readHeader,
-  roleOf,
-  type SheetHeader,
-} from './sheet';
+import { type Delimiter, delimiterLine, findDelimiter, readHeader, roleOf, type SheetHeader } from './sheet';
 
 export type { BulkEntry, BulkInput, BulkProblem } from './entries';
 
@@ -205,8 +197,7 @@ export class BulkInputReader {
 
   private setHeader(header: SheetHeader) {
     this.header = header;
-    const notice = ignoredColumnsNotice(header);
-    if (notice) this.rows.notices.push(notice);
+    this.rows.useHeader(header);
   }
 
   /** Text for csv-parse: each record a row (the header row 1), however many lines its cells span. */

@@ -5,7 +5,7 @@ import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { type BulkEntry, type BulkInput, type BulkProblem, EntryStore } from './entries';
 import { quoted, readPetId, readQuantity } from './numbers';
-import type { SheetHeader } from './sheet';
+import { ignoredColumnsNotice, type SheetHeader } from './sheet';
 
 /** One row as read: an update, what is wrong with it (and its pet, when that much was read), or nothing to send. */
 export type ReadRow = Omit<BulkEntry, 'line'> | { problem: string; pet?: string } | 'blank' | 'not counted';
@@ -128,13 +128,26 @@ export class InputCollector {
   readonly entries = new EntryStore();
   readonly problems: BulkProblem[] = [];
   readonly notices: string[] = [];
+  /** Rows of a sheet with an expected column that leave it empty (written with nothing to check), and its name. */
+  private unchecked: { rows: number; column: string } | undefined;
+
+  /** The sheet's header, read: its ignored columns said once, its expected column minded. */
+  useHeader(header: SheetHeader) {
+    const notice = ignoredColumnsNotice(header);
+    if (notice) this.notices.push(notice);
+    const column = header.expected === undefined ? undefined : header.names[header.expected];
+    if (column !== undefined) this.unchecked = { rows: 0, column };
+  }
 
   add(line: number, row: ReadRow) {
     if (row === 'blank') return;
     if (row === 'not counted') this.entries.notCounted++;
     else if ('problem' in row)
       this.problems.push({ line, message: row.problem, ...(row.pet && { pet: row.pet }) });
-    else this.entries.push(line, row.petId, row.quantity, row.from, row.status);
+    else {
+      if (row.from === undefined && this.unchecked) this.unchecked.rows++;
+      this.entries.push(line, row.petId, row.quantity, row.from, row.status);
+    }
   }
 
   finish(unit: BulkInput['unit']): BulkInput {
@@ -143,6 +156,11 @@ export class InputCollector {
     if (notCounted > 0)
       this.notices.push(
         `${plural(notCounted, 'row')} left uncounted (counted is empty): nothing is sent for ${notCounted === 1 ? 'it' : 'them'}`,
+      );
+    const { rows, column } = this.unchecked ?? { rows: 0, column: '' };
+    if (rows > 0)
+      this.notices.push(
+        `${plural(rows, 'row')} ${rows === 1 ? 'leaves' : 'leave'} ${quoted(column)} empty: written whatever the pet holds, unchecked`,
       );
     this.entries.removeDuplicates(unit, this.problems);
     this.problems.sort((a, b) => a.line - b.line);

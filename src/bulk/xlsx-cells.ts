@@ -21,12 +21,11 @@ const xmlText = (text: string) =>
   );
 
 /** The first sheet's part, as the workbook lists its sheets and its relationships place them. */
-function firstSheetPath(files: Record<string, Uint8Array>): string | undefined {
-  const workbook = files['xl/workbook.xml'];
+function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArray[]): string | undefined {
   const relationships = files['xl/_rels/workbook.xml.rels'];
-  if (!workbook || !relationships) return undefined;
-  const [first] = strFromU8(workbook).matchAll(element('sheet'));
-  const id = first && /\s[\w.-]+:id="([^"]*)"/.exec(first[1] as string)?.[1];
+  const [first] = sheets;
+  if (!first || !relationships) return undefined;
+  const id = /\s[\w.-]+:id="([^"]*)"/.exec(first[1] as string)?.[1];
   for (const [, attributes = ''] of strFromU8(relationships).matchAll(element('Relationship'))) {
     const target = attribute(attributes, 'Target');
     if (attribute(attributes, 'Id') !== id || target === undefined) continue;
@@ -35,12 +34,16 @@ function firstSheetPath(files: Record<string, Uint8Array>): string | undefined {
   return undefined;
 }
 
-export function unreadCells(bytes: Uint8Array): UnreadCells {
+/** The workbook's sheets by name, and the cells of the first one read-excel-file reads as empty. */
+export function inspectWorkbook(bytes: Uint8Array): { sheets: string[]; unread: UnreadCells } {
   const files = unzipSync(bytes, { filter: ({ name }) => /^xl\/.*\.(xml|rels)$/.test(name) });
-  const path = firstSheetPath(files);
+  const workbook = files['xl/workbook.xml'];
+  const listed = workbook ? [...strFromU8(workbook).matchAll(element('sheet'))] : [];
+  const sheets = listed.map(([, attributes = '']) => xmlText(attribute(attributes, 'name') ?? ''));
+  const path = firstSheetPath(files, listed);
   const sheet = path === undefined ? undefined : files[path];
   const unread: UnreadCells = new Map();
-  if (!sheet) return unread;
+  if (!sheet) return { sheets, unread };
   for (const [, attributes = '', content = ''] of strFromU8(sheet).matchAll(element('c'))) {
     const [formula] = content.matchAll(element('f'));
     const [value] = content.matchAll(element('v'));
@@ -56,5 +59,5 @@ export function unreadCells(bytes: Uint8Array): UnreadCells {
     cells.set(column, error ? saved : `=${xmlText(formula?.[2] ?? '')}`);
     unread.set(Number(row) - 1, cells);
   }
-  return unread;
+  return { sheets, unread };
 }

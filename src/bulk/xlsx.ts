@@ -2,10 +2,10 @@ import { readSheet } from 'read-excel-file/universal';
 import { usageError } from '../errors';
 import { printable } from '../printable';
 import type { BulkInput } from './entries';
-import { spreadsheetNumberProblem } from './numbers';
+import { quoted, spreadsheetNumberProblem } from './numbers';
 import { fromCells, InputCollector } from './rows';
-import { ignoredColumnsNotice, readHeader } from './sheet';
-import { type UnreadCells, unreadCells } from './xlsx-cells';
+import { readHeader } from './sheet';
+import { inspectWorkbook, type UnreadCells } from './xlsx-cells';
 
 /**
  * An Excel workbook's first sheet, read by its header as a CSV sheet is. Numbers come as the text the
@@ -31,10 +31,11 @@ const cellText = (cell: Cell): string =>
 export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   let sheet: Cell[][];
   let unread: UnreadCells;
+  let sheets: string[];
   try {
     const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
     sheet = (await readSheet(data, { parseNumber: (text) => ({ number: text }), trim: false })) as Cell[][];
-    unread = unreadCells(bytes);
+    ({ unread, sheets } = inspectWorkbook(bytes));
   } catch (error) {
     throw usageError(
       `bulk input: the workbook cannot be read (${printable((error as Error).message, 120)}); save it again as .xlsx, or as CSV. Nothing was sent`,
@@ -54,8 +55,11 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   const first = sheet.findIndex((row) => row.some((cell) => cellText(cell).trim() !== ''));
   if (first === -1) return rows.finish('row');
   const header = readHeader((sheet[first] as Cell[]).map(cellText), ',');
-  const notice = ignoredColumnsNotice(header);
-  if (notice) rows.notices.push(notice);
+  rows.useHeader(header);
+  if (sheets.length > 1)
+    rows.notices.push(
+      `the workbook has ${sheets.length} sheets: only the first, ${quoted(sheets[0] as string)}, is read (not ${sheets.slice(1, 4).map(quoted).join(', ')}${sheets.length > 4 ? ', …' : ''})`,
+    );
   for (let index = first + 1; index < sheet.length; index++) {
     const cells = sheet[index] as Cell[];
     const petId = cells[header.petId];

@@ -167,12 +167,15 @@ describe('an Excel workbook', () => {
         '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>',
       ),
       'xl/workbook.xml': strToU8(
-        '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Count" sheetId="1" r:id="rId1"/></sheets></workbook>',
+        '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Count" sheetId="1" r:id="rId1"/><sheet name="Old &amp; done" sheetId="2" r:id="rId2"/></sheets></workbook>',
       ),
       'xl/_rels/workbook.xml.rels': strToU8(
-        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="/xl/worksheets/sheet1.xml" Id="rId1"/></Relationships>',
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="/xl/worksheets/sheet1.xml" Id="rId1"/><Relationship Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet2.xml" Id="rId2"/></Relationships>',
       ),
       'xl/worksheets/sheet1.xml': strToU8(sheet),
+      'xl/worksheets/sheet2.xml': strToU8(
+        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData/></worksheet>',
+      ),
     });
     const review = await petinv(['set', '--file', file('formulas.xlsx', Buffer.from(workbook)), '--dry-run']);
     expect(review.code, review.stderr).toBe(9);
@@ -181,6 +184,9 @@ describe('an Excel workbook', () => {
     );
     expect(review.stderr).toContain('row 4 (pet 2): expected "#DIV/0!" is not a whole number (skipped)');
     expect(review.stderr).toContain('row 6: petId "=B5+1" is a formula, not a number');
+    expect(review.stderr).toContain(
+      'the workbook has 2 sheets: only the first, "Count", is read (not "Old & done")',
+    );
     // A formula saved with its value is read as that value.
     expect(review.stdout, review.stderr).toMatch(/^11: \d+ → 100\n$/);
   });

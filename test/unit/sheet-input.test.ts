@@ -118,7 +118,12 @@ describe('a sheet: columns chosen by the header', () => {
       { line: 2, petId: 1n, quantity: 5, from: 12 },
       { line: 3, petId: 2n, quantity: 6 },
     ]);
-    expect(result.notices).toEqual([]);
+    expect(result.notices).toEqual(['1 row leaves "from" empty: written whatever the pet holds, unchecked']);
+    // A count sheet's expected left empty on a counted row: said, since the sheet checks the others.
+    expect(read('petId,status,expected,counted\n1,available,,15\n2,sold,3,\n').notices).toEqual([
+      '1 row left uncounted (counted is empty): nothing is sent for it',
+      '1 row leaves "expected" empty: written whatever the pet holds, unchecked',
+    ]);
     expect(read('petId,status,quantity\n1,SOLD,5\n2,lost,3\n').entries).toEqual([
       { line: 2, petId: 1n, quantity: 5, status: 'sold' },
       { line: 3, petId: 2n, quantity: 3, status: 'other' },
