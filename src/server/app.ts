@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEFAULT_BASE_URL } from '../contract/defaults';
-import { STORE_HEADER } from '../contract/store-id';
 import { createAuthenticator } from './auth';
 import { CLOSE, HttpError } from './errors';
 import { createHandlers } from './handlers';
@@ -74,16 +73,20 @@ function answerFailure(
   res: ServerResponse,
   path: string,
   error: unknown,
-  log: AppOptions['log'],
+  { log, storeId }: AppOptions,
 ) {
   if (error instanceof HttpError) {
     // Headers already sent: the HTTP edge has answered this request (a timeout, a broken chunk).
-    if (!res.headersSent) sendError(res, error);
+    if (!res.headersSent) sendError(res, error, storeId);
     return;
   }
   log?.({ method: req.method ?? '', path, fault: (error as Error)?.message ?? String(error) });
   if (!res.headersSent)
-    sendError(res, new HttpError('internal_error', 'the server met an unexpected fault; see its log'));
+    sendError(
+      res,
+      new HttpError('internal_error', 'the server met an unexpected fault; see its log'),
+      storeId,
+    );
   else res.destroy();
 }
 
@@ -100,6 +103,7 @@ export function createInventoryApp(options: AppOptions): AppHandler {
     ));
   const handlers = createHandlers({
     store: options.store,
+    storeId: options.storeId,
     describeServer,
     logFault: (req, fault) => options.log?.({ method: req.method ?? '', path: req.url ?? '', fault }),
   });
@@ -110,8 +114,6 @@ export function createInventoryApp(options: AppOptions): AppHandler {
     const started = performance.now();
     const path = requestPath(req.url ?? '/');
     let aborted = false;
-    // A pipelined request whose body could not be parsed was answered before its turn came (request-order.ts).
-    if (options.storeId && !res.headersSent) res.setHeader(STORE_HEADER, options.storeId);
     try {
       // node:http parses a request line of HTTP/0.9 (no version) or HTTP/2.0 as if it were HTTP/1.1.
       if (req.httpVersionMajor !== 1)
@@ -132,7 +134,7 @@ export function createInventoryApp(options: AppOptions): AppHandler {
       await router.dispatch(req, res, path, matched);
     } catch (error) {
       if (error instanceof ClientAborted) aborted = true;
-      else answerFailure(req, res, path, error, options.log);
+      else answerFailure(req, res, path, error, options);
     } finally {
       const ms = Math.round((performance.now() - started) * 10) / 10;
       const method = req.method ?? '';

@@ -13,7 +13,7 @@ import { StorageError } from '../files/file-system';
 import { HttpError } from './errors';
 import { checkBodyEncoding, decodePathSegment, isJsonContentType, quoted, readBody } from './request';
 import { placeFixed } from './request-order';
-import { endWith, JSON_TYPE, sendJson } from './respond';
+import { endWith, JSON_TYPE, sendJson, withStore } from './respond';
 import type { OperationId, RouteHandler } from './routes';
 import { type InventoryStore, QuantityChanged } from './store';
 
@@ -22,6 +22,8 @@ export const PETS_DEPRECATION = '@1767225600';
 
 export interface HandlerContext {
   store: InventoryStore;
+  /** Said in every answer's Petinv-Store header, when serve has one (its data file's; none in memory). */
+  storeId?: string;
   /** The served OpenAPI document, as JSON text. */
   describeServer: () => string;
   /** Told of a write that failed, with its path and cause, which the client is not told. */
@@ -46,21 +48,22 @@ function etagMatches(header: string | undefined, etag: string): boolean {
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
-function listInventory(store: InventoryStore, req: IncomingMessage, res: ServerResponse) {
+function listInventory({ store, storeId }: HandlerContext, req: IncomingMessage, res: ServerResponse) {
   const etag = store.etag;
   if (etagMatches(req.headers['if-none-match'], etag)) {
-    res.writeHead(304, { ETag: etag, 'Cache-Control': 'no-cache' });
+    res.writeHead(304, withStore({ ETag: etag, 'Cache-Control': 'no-cache' }, storeId));
     res.end();
     return;
   }
-  // The hot path of the server: headers written once, no object spread. HEAD drops the body by itself.
+  // The hot path of the server: headers written once. HEAD drops the body by itself.
   const body = store.listBody();
-  res.writeHead(200, {
+  const headers = {
     'Content-Type': JSON_TYPE,
     'Content-Length': body.length,
     ETag: etag,
     'Cache-Control': 'no-cache',
-  });
+  };
+  res.writeHead(200, withStore(headers, storeId));
   endWith(res, body);
 }
 
@@ -104,7 +107,7 @@ async function readUpdate(req: IncomingMessage): Promise<InventoryUpdate> {
 }
 
 async function updateInventory(
-  { store, logFault }: HandlerContext,
+  { store, storeId, logFault }: HandlerContext,
   req: IncomingMessage,
   res: ServerResponse,
   petIdText: string,
@@ -132,15 +135,15 @@ async function updateInventory(
     throw storageFailure(error);
   });
   if (!item) throw new HttpError('pet_not_found', `pet ${petId} is not in the inventory`);
-  sendJson(res, 200, serializeItem(item));
+  sendJson(res, 200, serializeItem(item), {}, storeId);
 }
 
 /** One handler for each operation of the route table. */
 export function createHandlers(context: HandlerContext): Record<OperationId, RouteHandler> {
   return {
-    health: (_req, res) => sendJson(res, 200, '{"status":"ok"}'),
-    describeServer: (_req, res) => sendJson(res, 200, context.describeServer()),
-    listInventory: (req, res) => listInventory(context.store, req, res),
+    health: (_req, res) => sendJson(res, 200, '{"status":"ok"}', {}, context.storeId),
+    describeServer: (_req, res) => sendJson(res, 200, context.describeServer(), {}, context.storeId),
+    listInventory: (req, res) => listInventory(context, req, res),
     updateInventory: (req, res, petId) => updateInventory(context, req, res, petId),
     getPet: () => {
       throw new HttpError(
