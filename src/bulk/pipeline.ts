@@ -89,10 +89,15 @@ export async function runPipeline(
     // unseen (--force writes over it, as it does over a from).
     return { ifQuantity: options.force ? undefined : item?.quantity };
   };
-  // A row with a from is a conflict, as it would have been at the read; one without is sent again, on the
-  // quantity serve found, which becomes its before, so an undo gives the colleague's count back.
+  // Decided as at the read (decideRow): already right, a conflict for a row with a from, or sent again on
+  // the quantity serve found, which becomes its before, so an undo gives the colleague's count back.
   const changedMeanwhile = (entry: BulkEntry, current: number) => {
-    if (entry.from === undefined) {
+    if (current === entry.quantity && !options.all) {
+      befores.delete(entry.petId);
+      plan.alreadyRight++;
+      return undefined;
+    }
+    if (entry.from === undefined || current === entry.quantity) {
       befores.set(entry.petId, current);
       return current;
     }

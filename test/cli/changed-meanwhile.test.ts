@@ -99,6 +99,14 @@ describe('a pet changed between the run’s read and its write', () => {
     expect(plain.history[0].changes).toEqual([{ petId: 2, before: 9, after: 60 }]);
   });
 
+  it('a colleague who set the very quantity wanted: already right, no conflict', async () => {
+    store = 'store-0123456789';
+    const result = await run('petId,from,to\n1,5,8\n');
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stderr).summary).toMatchObject({ alreadyRight: 1, conflicts: 0, updated: 0 });
+    expect(sent).toEqual([{ petId: '1', quantity: 8, ifQuantity: '5' }]);
+  });
+
   it('adjust against a petinv serve adds its delta to what the pet holds after a colleague’s change', async () => {
     store = 'store-0123456789';
     const adjusted = await runMain(['adjust', '1', '+5', '--json'], { env: env() });

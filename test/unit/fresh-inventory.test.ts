@@ -3,11 +3,12 @@ import { CHECK_WINDOW_MS, FreshInventory } from '../../src/bulk/fresh';
 import type { InventoryPoll } from '../../src/client/list-read';
 
 /** FreshInventory on a clock the test moves, against a poll that answers as told. */
-function fresh(answers: (() => Promise<InventoryPoll>)[]) {
+function fresh(answers: (() => Promise<InventoryPoll>)[], storeId?: string) {
   const clock = { now: 0 };
   const etags: (string | undefined)[] = [];
   const inventory = new FreshInventory(
     {
+      storeId,
       pollInventory: (etag) => {
         etags.push(etag);
         const next = answers.shift();
@@ -104,5 +105,12 @@ describe('FreshInventory: what a write is checked against', () => {
     clock.now = CHECK_WINDOW_MS * 1.2;
     expect((await inventory.current()).get(1n)?.quantity).toBe(8);
     expect(etags).toEqual([undefined, undefined]);
+  });
+
+  it('is never read again from a petinv serve, which checks each write itself (Petinv-If-Quantity)', async () => {
+    const { inventory, clock, etags } = fresh([], 'store-0123456789');
+    clock.now = CHECK_WINDOW_MS * 5;
+    expect((await inventory.current()).get(1n)?.quantity).toBe(5);
+    expect(etags).toEqual([]);
   });
 });
