@@ -18,11 +18,7 @@ function commanderColor(env: NodeJS.ProcessEnv, stream: OutputStream): boolean {
   return stream.isTTY === true && stream.hasColors?.() === true && !isDumbTerminal(env);
 }
 
-/**
- * commander writes help and versions to io's streams, with io's terminal facts. Its usage errors are said
- * by report, as every other failure is: `petinv: …` with the hint to the command's help, or with --json one
- * JSON line on stderr.
- */
+/** commander writes help and versions to io's streams; its usage errors are said by report, as every failure is. */
 function configureOutput(program: Program, io: CliIo, json: boolean) {
   if (json) program.showHelpAfterError(false);
   program.configureOutput({
@@ -68,8 +64,7 @@ function contextFor(io: CliIo, output: OutputWatch) {
 
 /**
  * A failure as a script reads it with --json: one line on stderr, `{"error":{"code","message","status",
- * "exitCode"}}`, `status` being the HTTP status or null when no service answered; what the failing command
- * has to add (a bulk run's summary) stands beside `error` on the same line.
+ * "exitCode"}}` (status null when no service answered), and what the command adds beside `error`.
  */
 function jsonError(
   body: { code: string; message: string; status: number | null },
@@ -176,9 +171,8 @@ function flushed(stream: OutputStream): Promise<void> {
 }
 
 /**
- * Runs one petinv command line (`argv` as process.argv has it: node, script, arguments) and returns its
- * exit status. It never exits or touches the process: the bin passes the process's own streams, env and
- * signals, and a test passes its own.
+ * Runs one petinv command line (`argv` as process.argv has it) and returns its exit status. It never exits
+ * or touches the process: the bin passes the process's own streams, env and signals, a test its own.
  */
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const output = watchOutput(io);
