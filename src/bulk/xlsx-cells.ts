@@ -45,18 +45,19 @@ export function inspectWorkbook(bytes: Uint8Array): { sheets: string[]; unread: 
   const unread: UnreadCells = new Map();
   if (!sheet) return { sheets, unread };
   for (const [, attributes = '', content = ''] of strFromU8(sheet).matchAll(element('c'))) {
+    const reference = /^([A-Z]+)(\d+)$/.exec(attribute(attributes, 'r') ?? '');
+    // Allowed, and rare: read-excel-file fails on it, and such a cell could not be placed here either.
+    if (!reference) throw new Error('its cells do not say where they are (no r attribute)');
     const [formula] = content.matchAll(element('f'));
     const [value] = content.matchAll(element('v'));
     const saved = xmlText(value?.[2] ?? '');
-    const error = attribute(attributes, 't') === 'e';
-    if (!error && (formula === undefined || saved !== '')) continue;
-    const reference = /^([A-Z]+)(\d+)$/.exec(attribute(attributes, 'r') ?? '');
-    // A cell without its reference (allowed, and rare) cannot be placed: the workbook is not read.
-    if (!reference) throw new Error('a formula or an error cell has no reference');
+    const type = attribute(attributes, 't');
+    // An empty text result (t="str", as Excel saves ="") is a value; an empty number is none (openpyxl).
+    if (type !== 'e' && (formula === undefined || saved !== '' || (value && type === 'str'))) continue;
     const [, letters = '', row = ''] = reference;
     const column = [...letters].reduce((index, letter) => index * 26 + letter.charCodeAt(0) - 64, 0) - 1;
     const cells = unread.get(Number(row) - 1) ?? new Map<number, string>();
-    cells.set(column, error ? saved : `=${xmlText(formula?.[2] ?? '')}`);
+    cells.set(column, type === 'e' ? saved : `=${xmlText(formula?.[2] || '…')}`);
     unread.set(Number(row) - 1, cells);
   }
   return { sheets, unread };

@@ -34,8 +34,8 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   let sheets: string[];
   try {
     const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
-    sheet = (await readSheet(data, { parseNumber: (text) => ({ number: text }), trim: false })) as Cell[][];
     ({ unread, sheets } = inspectWorkbook(bytes));
+    sheet = (await readSheet(data, { parseNumber: (text) => ({ number: text }), trim: false })) as Cell[][];
   } catch (error) {
     throw usageError(
       `bulk input: the workbook cannot be read (${printable((error as Error).message, 120)}); save it again as .xlsx, or as CSV. Nothing was sent`,

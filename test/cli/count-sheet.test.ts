@@ -155,6 +155,8 @@ describe('an Excel workbook', () => {
       ['B4', text('B4', '2'), cell('C4', '<f>1/0</f><v>#DIV/0!</v>', 'e'), cell('D4', '<v>4</v>')],
       ['B5', text('B5', '11'), cell('D5', '<f>"10"&amp;"0"</f><v>100</v>', 'str')],
       ['B6', cell('B6', '<f>B5+1</f>')],
+      // A text formula whose saved result is empty, as Excel saves ="": a value, empty, so not counted.
+      ['B7', text('B7', '12'), cell('D7', '<f>IF(1,"","")</f><v></v>', 'str')],
     ];
     const sheet = `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${rows
       .map(([reference, ...cells]) => `<row r="${(reference as string).slice(1)}">${cells.join('')}</row>`)
@@ -184,6 +186,7 @@ describe('an Excel workbook', () => {
     );
     expect(review.stderr).toContain('row 4 (pet 2): expected "#DIV/0!" is not a whole number (skipped)');
     expect(review.stderr).toContain('row 6: petId "=B5+1" is a formula, not a number');
+    expect(review.stderr).toContain('1 row left uncounted (counted is empty)');
     expect(review.stderr).toContain(
       'the workbook has 2 sheets: only the first, "Count", is read (not "Old & done")',
     );
