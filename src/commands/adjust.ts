@@ -1,5 +1,5 @@
 import type { InventoryItem } from '../contract/schemas';
-import { QuantityChangedError, usageError } from '../errors';
+import { usageError } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, chooseColumns, exportRows } from '../output/exporter';
@@ -39,9 +39,6 @@ const ADJUSTED_COLUMNS: readonly Column<Adjusted>[] = [
   },
 ];
 
-/** Tries of an adjust whose pet a petinv serve found changed since its read, each on the new quantity. */
-const TRIES = 3;
-
 /**
  * Reads the current quantity, then sets the sum. The service has no atomic increment: a change made by
  * someone else between the read and the write is overwritten, except by a petinv serve, which refuses the
@@ -76,21 +73,14 @@ export async function runAdjust(
     flags.yes,
     context,
   );
-  let from = current.quantity;
-  let item: InventoryItem | undefined;
-  for (let tries = 1; !item; tries++) {
-    const change = { petId, before: from, to: from + delta };
-    try {
-      item = await writeRecorded(connection, context, `adjust ${petId} ${deltaText}`, change, from);
-    } catch (error) {
-      if (!(error instanceof QuantityChangedError) || tries === TRIES) throw error;
-      writeWarning(
-        context,
-        `pet ${petId} changed to ${error.current} since it was read; applying ${deltaText} to that`,
-      );
-      from = error.current;
-    }
-  }
+  const onChanged = (now: number) => {
+    writeWarning(context, `pet ${petId} changed to ${now} since it was read; applying ${deltaText} to that`);
+    return now + delta;
+  };
+  const change = { petId, before: current.quantity, to: target };
+  const command = `adjust ${petId} ${deltaText}`;
+  const { item, before } = await writeRecorded(connection, context, command, change, onChanged);
+  const from = before as number;
   if (context.stdout.isTTY && !output.explicit) {
     context.stdout.write(`${petId}: ${from} → ${item.quantity}\n`);
     return;

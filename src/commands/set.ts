@@ -59,7 +59,7 @@ export async function runSet(
     // The quantity before, for the history (and undo): one read of the list, a 304 where the cache allows.
     const before = await readBefore(client, petId, where);
     const change = { petId, before: before instanceof PetinvError ? undefined : before, to: quantity };
-    const item = await writeRecorded(connection, context, `set ${petId} ${quantity}`, change);
+    const { item } = await writeRecorded(connection, context, `set ${petId} ${quantity}`, change);
     if (before instanceof PetinvError)
       writeWarning(
         context,

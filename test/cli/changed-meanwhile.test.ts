@@ -120,6 +120,19 @@ describe('a pet changed between the run’s read and its write', () => {
     expect(holds.get('1')).toBe(13);
   });
 
+  it('set against a petinv serve: written again on the colleague’s quantity, which is its before', async () => {
+    store = 'store-0123456789';
+    const environment = env();
+    const result = await runMain(['set', '2', '60', '--json'], { env: environment });
+    expect(result.code, result.stderr).toBe(0);
+    expect(sent).toEqual([
+      { petId: '2', quantity: 60, ifQuantity: '6' },
+      { petId: '2', quantity: 60, ifQuantity: '9' },
+    ]);
+    const history = JSON.parse((await runMain(['history', '--json'], { env: environment })).stdout);
+    expect(history[0].changes).toEqual([{ petId: 2, before: 9, after: 60 }]);
+  });
+
   it('against a service that does not say it is a petinv serve: no condition is sent', async () => {
     store = undefined;
     const result = await run('petId,from,to\n3,7,70\n');
