@@ -1,5 +1,5 @@
 import type { InventoryClient } from '../client/client';
-import { QuantityChangedError } from '../errors';
+import { writeOnWhatItHolds } from '../client/write-outcome';
 import type { CommandContext, StopSignal } from '../output/context';
 import { createProgress } from '../output/progress';
 import type { BulkEntry, BulkInput, EntryStore } from './entries';
@@ -14,8 +14,8 @@ export type ApplyOptions = Pick<PipelineOptions, 'concurrency' | 'ndjson' | 'row
    */
   check: (entry: BulkEntry) => Promise<{ ifQuantity?: number } | undefined>;
   /**
-   * Told that serve found the pet holding `current` instead: the quantity to send the update again on, or
-   * undefined when it is a conflict, held back (the caller reports it).
+   * Told that serve found the pet holding `current` instead: the quantity to write on it now, or undefined
+   * when it is already right or a conflict, held back (the caller reports it).
    */
   changedMeanwhile: (entry: BulkEntry, current: number) => number | undefined;
   /** Told each result as it completes, before it is printed (the history keeps what was written). */
@@ -26,9 +26,6 @@ export type ApplyOptions = Pick<PipelineOptions, 'concurrency' | 'ndjson' | 'row
    */
   onQuit: (signal: StopSignal, unanswered: readonly BulkEntry[]) => Promise<void>;
 };
-
-/** How often an update is sent while serve finds its pet changed each time (a row without a from). */
-const SENT_AGAIN_AT_MOST = 3;
 
 /**
  * Sends the plan's updates, reporting each result as it completes, under a progress bar on a terminal.
@@ -87,18 +84,10 @@ export async function applyBulk(
       update: async (entry: BulkEntry) => {
         const send = await options.check(entry);
         if (!send) return undefined;
-        let { ifQuantity } = send;
         inFlight.add(entry);
         try {
-          for (let attempt = 1; ; attempt++) {
-            try {
-              return await client.updateInventory(entry.petId, entry.quantity, ifQuantity);
-            } catch (error) {
-              if (!(error instanceof QuantityChangedError) || attempt === SENT_AGAIN_AT_MOST) throw error;
-              ifQuantity = options.changedMeanwhile(entry, error.current);
-              if (ifQuantity === undefined) return undefined;
-            }
-          }
+          const changed = (current: number) => options.changedMeanwhile(entry, current);
+          return await writeOnWhatItHolds(client, entry.petId, entry.quantity, send.ifQuantity, changed);
         } finally {
           inFlight.delete(entry);
         }

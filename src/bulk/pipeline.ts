@@ -99,7 +99,7 @@ export async function runPipeline(
     }
     if (entry.from === undefined || current === entry.quantity) {
       befores.set(entry.petId, current);
-      return current;
+      return entry.quantity;
     }
     befores.delete(entry.petId);
     const { line, petId, from, quantity: wanted } = entry;

@@ -5,7 +5,7 @@ import type { BulkInput } from './entries';
 import { quoted, spreadsheetNumberProblem } from './numbers';
 import { fromCells, InputCollector } from './rows';
 import { readHeader } from './sheet';
-import { inspectWorkbook, type UnreadCells } from './xlsx-cells';
+import { inspectWorkbook } from './xlsx-cells';
 
 /**
  * An Excel workbook's first sheet, read by its header as a CSV sheet is. Numbers come as the text the
@@ -30,11 +30,10 @@ const cellText = (cell: Cell): string =>
 
 export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   let sheet: Cell[][];
-  let unread: UnreadCells;
-  let sheets: string[];
+  let workbook: ReturnType<typeof inspectWorkbook>;
   try {
     const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
-    ({ unread, sheets } = inspectWorkbook(bytes));
+    workbook = inspectWorkbook(bytes);
     sheet = (await readSheet(data, { parseNumber: (text) => ({ number: text }), trim: false })) as Cell[][];
   } catch (error) {
     throw usageError(
@@ -42,14 +41,13 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
     );
   }
   // The cells read as empty that hold a formula's text or an error (xlsx-cells.ts), in rows that may hold nothing else.
+  const { unread, sheets } = workbook;
   const rowCount = Math.max(sheet.length, ...[...unread.keys()].map((row) => row + 1));
   sheet = Array.from({ length: rowCount }, (_, row) => {
     const cells = sheet[row] ?? [];
-    const width = Math.max(cells.length, ...[...(unread.get(row)?.keys() ?? [])].map((column) => column + 1));
-    return Array.from(
-      { length: width },
-      (_, column) => cells[column] ?? unread.get(row)?.get(column) ?? null,
-    );
+    const found = unread.get(row) ?? new Map<number, string>();
+    const width = Math.max(cells.length, ...[...found.keys()].map((column) => column + 1));
+    return Array.from({ length: width }, (_, column) => cells[column] ?? found.get(column) ?? null);
   });
   const rows = new InputCollector();
   const first = sheet.findIndex((row) => row.some((cell) => cellText(cell).trim() !== ''));

@@ -1,4 +1,5 @@
-import { MismatchError, PetinvError } from '../errors';
+import type { InventoryItem } from '../contract/schemas';
+import { MismatchError, PetinvError, QuantityChangedError } from '../errors';
 import { isSuccessStatus } from './transport';
 
 /** What a failed write may have left behind, as the client can tell it (issue 21). */
@@ -30,4 +31,31 @@ export function quantityLeftBy(error: unknown, sent: number): number | undefined
   if (error instanceof MismatchError) return error.answered;
   if (error instanceof PetinvError && maybeApplied(error)) return sent;
   return undefined;
+}
+
+/** Tries of a write that a petinv serve refuses because its pet changed since it was read. */
+const TRIES = 3;
+
+/**
+ * A write of `to` on condition the pet holds `ifQuantity` (Petinv-If-Quantity, which a petinv serve
+ * checks). When it held another, `changed(current)` gives what to write on that quantity now, or
+ * undefined for nothing (and then undefined); a pet changed before each of TRIES tries ends in the refusal.
+ */
+export async function writeOnWhatItHolds(
+  client: { updateInventory(petId: bigint, to: number, ifQuantity?: number): Promise<InventoryItem> },
+  petId: bigint,
+  to: number,
+  ifQuantity: number | undefined,
+  changed: (current: number) => number | undefined,
+): Promise<InventoryItem | undefined> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await client.updateInventory(petId, to, ifQuantity);
+    } catch (error) {
+      if (!(error instanceof QuantityChangedError) || tries === TRIES) throw error;
+      const next = changed(error.current);
+      if (next === undefined) return undefined;
+      [to, ifQuantity] = [next, error.current];
+    }
+  }
 }

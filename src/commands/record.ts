@@ -1,7 +1,6 @@
-import { quantityLeftBy } from '../client/write-outcome';
+import { quantityLeftBy, writeOnWhatItHolds } from '../client/write-outcome';
 import { stateDirectory } from '../config/paths';
 import type { InventoryItem } from '../contract/schemas';
-import { QuantityChangedError } from '../errors';
 import { terminalSession } from '../history/session';
 import { type History, openHistory } from '../history/store';
 import type { CommandContext } from '../output/context';
@@ -22,14 +21,10 @@ export function historyFor(baseUrl: string, context: CommandContext, storeId?: s
   });
 }
 
-/** Tries of a write whose pet a petinv serve found changed since its read, each on the new quantity. */
-const TRIES = 3;
-
 /**
- * Sets one pet's quantity and records the run when it changed the pet, or may have (with what it may have
- * left, for undo), then fails as it would have. `before` null: not in the inventory; undefined: not known.
- * A known `before` is a condition a petinv serve checks (Petinv-If-Quantity): when the pet changed since,
- * the write is made again on what it holds now, which becomes `before`, and `changed` says what to write.
+ * Sets one pet's quantity and records the run when it changed the pet, or may have (what it may have left,
+ * for undo), then fails as it would have. `before` (null: not in the inventory; undefined: not known) is
+ * the write's condition (writeOnWhatItHolds): changed since, the pet's new quantity becomes `before`.
  */
 export async function writeRecorded(
   { client, baseUrl, where }: Connection,
@@ -48,20 +43,20 @@ export async function writeRecorded(
         changes: [{ petId, before, after }],
       });
   };
-  for (let tries = 1; ; tries++) {
-    try {
-      const item = await client.updateInventory(petId, to, before ?? undefined);
-      await record(item.quantity);
-      return { item, before };
-    } catch (error) {
-      if (error instanceof QuantityChangedError && tries < TRIES) {
-        before = error.current;
-        to = changed(before);
-        continue;
-      }
-      const left = quantityLeftBy(error, to);
-      if (left !== undefined) await record(left);
-      throw error;
-    }
+  const writeOn = (current: number) => {
+    before = current;
+    to = changed(current);
+    return to;
+  };
+  let item: InventoryItem;
+  try {
+    // Never undefined: writeOn always gives a quantity.
+    item = (await writeOnWhatItHolds(client, petId, to, before ?? undefined, writeOn)) as InventoryItem;
+  } catch (error) {
+    const left = quantityLeftBy(error, to);
+    if (left !== undefined) await record(left);
+    throw error;
   }
+  await record(item.quantity);
+  return { item, before };
 }

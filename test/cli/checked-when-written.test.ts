@@ -45,6 +45,14 @@ async function runWithColleague(sheet: string, cue: number, petId: number, their
   return { code, stdout: run.stdout(), stderr: run.stderr() };
 }
 
+/** The newest run in the history, as --json shows it. */
+async function lastRun() {
+  const runs = JSON.parse((await runMain(['history', '--json'], { env })).stdout) as {
+    changes: { petId: number; before: number; after: number }[];
+  }[];
+  return runs[0];
+}
+
 describe('a long run checks each pet against what the service held just before its write', () => {
   it('a row with a from whose pet a colleague changed mid-run is a conflict: named, theirs kept, exit 11', async () => {
     const start = await quantities();
@@ -93,9 +101,7 @@ describe('a long run checks each pet against what the service held just before i
     const result = await runWithColleague(`petId,quantity\n${rows.join('\n')}\n`, 40_010, 20, 9);
     expect(result.code, result.stderr).toBe(0);
     expect((await quantities()).get(20)).toBe(40_020);
-    const [run] = JSON.parse((await runMain(['history', '--json'], { env })).stdout) as {
-      changes: { petId: number; before: number; after: number }[];
-    }[];
+    const run = await lastRun();
     expect(run?.changes).toContainEqual({ petId: 20, before: 9, after: 40_020 });
   }, 30_000);
 
@@ -104,9 +110,7 @@ describe('a long run checks each pet against what the service held just before i
     const result = await runWithColleague(`petId,quantity\n${rows.join('\n')}\n`, 20_010, 57, 5);
     expect(result.code, result.stderr).toBe(0);
     expect((await quantities()).get(57)).toBe(20_057);
-    const [run] = JSON.parse((await runMain(['history', '--json'], { env })).stdout) as {
-      changes: { petId: number; before: number; after: number }[];
-    }[];
+    const run = await lastRun();
     expect(run?.changes).toContainEqual({ petId: 57, before: 5, after: 20_057 });
     // So undo brings the colleague's count back.
     expect((await runMain(['undo'], { env })).code).toBe(0);
