@@ -85,7 +85,7 @@ export async function runServe(flags: ServeFlags, context: CommandContext): Prom
     if (quiet && isRequestLine(entry)) return;
     logEvent(eventOf(entry), entry, formatLogEntry(entry));
   };
-  const options = { ...serverOptions, dataFile, apiKeys: apiKeys.keys, log };
+  const options = { ...serverOptions, dataFile, apiKeys: apiKeys.keys, log, logRequests: !quiet };
   const running = await startInventoryServer(options).catch((error) => Promise.reject(asCommandError(error)));
 
   // Registered before the readiness line, so whoever reads that line finds the serve as local at once; a

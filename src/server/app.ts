@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULT_BASE_URL } from '../contract/defaults';
 import { createAuthenticator } from './auth';
 import { CLOSE, HttpError } from './errors';
@@ -23,6 +24,8 @@ export interface AppOptions extends FaultOptions {
   apiKeys: readonly string[];
   /** Receives one entry per request, and one per unexpected fault; omit for silence. */
   log?: (entry: RequestLogEntry) => void;
+  /** False: no entry per request is made (serve --quiet); faults are logged still. */
+  logRequests?: boolean;
   /** The base URL the served OpenAPI document names; read on the first request for it. */
   baseUrl?: () => string;
   /** Answered in Petinv-Store on every response (store-id.ts). */
@@ -67,6 +70,19 @@ function createFaultInjector(options: AppOptions): (route: Route | undefined) =>
   };
 }
 
+function checkRequestLine(req: IncomingMessage) {
+  // node:http parses a request line of HTTP/0.9 (no version) or HTTP/2.0 as if it were HTTP/1.1.
+  if (req.httpVersionMajor !== 1)
+    throw new HttpError(
+      'malformed_request',
+      `serve speaks HTTP/1.0 and HTTP/1.1, not ${req.httpVersion}`,
+      CLOSE,
+    );
+  // RFC 9112 section 3.2 (node:http's own check answers without a body, so serve makes it).
+  if (req.headers.host === undefined && req.httpVersion === '1.1')
+    throw new HttpError('malformed_request', 'an HTTP/1.1 request must carry a Host header', CLOSE);
+}
+
 /** The one error path: an HttpError is answered as it says, anything else is a logged 500. */
 function answerFailure(
   req: IncomingMessage,
@@ -109,38 +125,49 @@ export function createInventoryApp(options: AppOptions): AppHandler {
   });
   const router = createRouter(handlers, createAuthenticator(options.apiKeys));
   const injectFaults = createFaultInjector(options);
+  const dispatch = (req: IncomingMessage, res: ServerResponse, path: string) => {
+    const matched = router.match(path);
+    injectFaults(matched?.route);
+    return router.dispatch(req, res, path, matched);
+  };
+  const logRequests = options.log !== undefined && options.logRequests !== false;
 
-  return async (req, res) => {
-    const started = performance.now();
+  /** Answers what went wrong, and logs the request, once `handled` has settled. */
+  async function settle(req: IncomingMessage, res: ServerResponse, handled: unknown, started: number) {
     const path = requestPath(req.url ?? '/');
     let aborted = false;
     try {
-      // node:http parses a request line of HTTP/0.9 (no version) or HTTP/2.0 as if it were HTTP/1.1.
-      if (req.httpVersionMajor !== 1)
-        throw new HttpError(
-          'malformed_request',
-          `serve speaks HTTP/1.0 and HTTP/1.1, not ${req.httpVersion}`,
-          CLOSE,
-        );
-      // RFC 9112 section 3.2 (node:http's own check answers without a body, so serve makes it).
-      if (req.headers.host === undefined && req.httpVersion === '1.1')
-        throw new HttpError('malformed_request', 'an HTTP/1.1 request must carry a Host header', CLOSE);
-      if (options.latency) {
-        const { min, max } = options.latency;
-        await new Promise((resolve) => setTimeout(resolve, min + Math.random() * (max - min)));
-      }
-      const matched = router.match(path);
-      injectFaults(matched?.route);
-      await router.dispatch(req, res, path, matched);
+      await handled;
     } catch (error) {
       if (error instanceof ClientAborted) aborted = true;
       else answerFailure(req, res, path, error, options);
-    } finally {
-      const ms = Math.round((performance.now() - started) * 10) / 10;
-      const method = req.method ?? '';
-      options.log?.(
-        aborted ? { method, path, aborted: true, ms } : { method, path, status: res.statusCode, ms },
-      );
     }
+    if (!logRequests) return;
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    const method = req.method ?? '';
+    options.log?.(
+      aborted ? { method, path, aborted: true, ms } : { method, path, status: res.statusCode, ms },
+    );
+  }
+
+  return (req, res) => {
+    const started = logRequests ? performance.now() : 0;
+    let handled: void | Promise<void>;
+    try {
+      checkRequestLine(req);
+      const path = requestPath(req.url ?? '/');
+      const { latency } = options;
+      handled = latency
+        ? delay(latency.min + Math.random() * (latency.max - latency.min)).then(() =>
+            dispatch(req, res, path),
+          )
+        : dispatch(req, res, path);
+    } catch (error) {
+      // Answered a microtask later, once node:http has parsed what followed the headers in the same read:
+      // a malformed body there is answered by the HTTP edge instead.
+      handled = Promise.reject(error);
+    }
+    // The hot path, a GET answered at once with no request log, makes no promise.
+    return handled === undefined && !logRequests ? undefined : settle(req, res, handled, started);
   };
 }

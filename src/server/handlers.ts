@@ -48,23 +48,29 @@ function etagMatches(header: string | undefined, etag: string): boolean {
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
-function listInventory({ store, storeId }: HandlerContext, req: IncomingMessage, res: ServerResponse) {
-  const etag = store.etag;
-  if (etagMatches(req.headers['if-none-match'], etag)) {
-    res.writeHead(304, withStore({ ETag: etag, 'Cache-Control': 'no-cache' }, storeId));
-    res.end();
-    return;
-  }
-  // The hot path of the server: headers written once. HEAD drops the body by itself.
-  const body = store.listBody();
-  const headers = {
-    'Content-Type': JSON_TYPE,
-    'Content-Length': body.length,
-    ETag: etag,
-    'Cache-Control': 'no-cache',
+/** GET /inventory, serve's hot path: its answer's headers are made once for each list body. */
+function listInventory({ store, storeId }: HandlerContext): RouteHandler {
+  let sent: { body: Buffer; etag: string; headers: Record<string, string | number> } | undefined;
+  return (req, res) => {
+    const etag = store.etag;
+    if (etagMatches(req.headers['if-none-match'], etag)) {
+      res.writeHead(304, withStore({ ETag: etag, 'Cache-Control': 'no-cache' }, storeId));
+      res.end();
+      return;
+    }
+    const body = store.listBody();
+    if (sent?.body !== body || sent.etag !== etag) {
+      const headers = {
+        'Content-Type': JSON_TYPE,
+        'Content-Length': body.length,
+        ETag: etag,
+        'Cache-Control': 'no-cache',
+      };
+      sent = { body, etag, headers: withStore(headers, storeId) };
+    }
+    res.writeHead(200, sent.headers);
+    endWith(res, body); // HEAD drops the body by itself
   };
-  res.writeHead(200, withStore(headers, storeId));
-  endWith(res, body);
 }
 
 /** The quantity a PATCH asks the pet to hold before it is applied (Petinv-If-Quantity), if it asks. */
@@ -143,7 +149,7 @@ export function createHandlers(context: HandlerContext): Record<OperationId, Rou
   return {
     health: (_req, res) => sendJson(res, 200, '{"status":"ok"}', {}, context.storeId),
     describeServer: (_req, res) => sendJson(res, 200, context.describeServer(), {}, context.storeId),
-    listInventory: (req, res) => listInventory(context, req, res),
+    listInventory: listInventory(context),
     updateInventory: (req, res, petId) => updateInventory(context, req, res, petId),
     getPet: () => {
       throw new HttpError(

@@ -110,11 +110,10 @@ export function createRouter(
         path.length > prefix.length && path.startsWith(prefix) && path.indexOf('/', prefix.length) === -1,
     );
   /**
-   * Authenticates where the route wants it, then answers with the method's handler, or 405, or 404. Async,
-   * so that a refusal (401, 405) is answered a microtask later, once node:http has parsed what followed
-   * the headers in the same read: a malformed body there is answered by the HTTP edge instead.
+   * Authenticates where the route wants it, then answers with the method's handler; throws the 401, 405
+   * or 404 a request meets.
    */
-  async function dispatch(
+  function dispatch(
     req: IncomingMessage,
     res: ServerResponse,
     path: string,

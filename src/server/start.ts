@@ -17,6 +17,8 @@ export interface ServeOptions extends FaultOptions, InventoryOptions, HttpEdgeOp
   host?: string;
   port?: number;
   apiKeys: readonly string[];
+  /** False: no log entry per request (--quiet). */
+  logRequests?: boolean;
 }
 
 export interface RunningServer {
