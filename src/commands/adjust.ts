@@ -3,6 +3,7 @@ import { usageError } from '../errors';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, chooseColumns, exportRows } from '../output/exporter';
+import { itemValue } from '../output/inventory';
 import { PLAN_COLUMNS, writePlan } from '../output/plan';
 import { confirmChange, parseIntegerArgument, parsePetIdArgument } from './arguments';
 import { connect, writeWarning } from './connect';
@@ -30,13 +31,7 @@ const ADJUSTED_COLUMNS: readonly Column<Adjusted>[] = [
   { key: 'petId', heading: 'PET ID', value: (row) => row.petId, align: 'right' },
   { key: 'from', heading: 'BEFORE', value: (row) => row.from, align: 'right' },
   { key: 'to', heading: 'AFTER', value: (row) => row.item.quantity, align: 'right' },
-  {
-    key: 'item',
-    heading: 'ITEM',
-    // The service's field order, whatever order the answer's object has.
-    value: ({ item }) => ({ petId: item.petId, quantity: item.quantity, status: item.status }),
-    jsonOnly: true,
-  },
+  { key: 'item', heading: 'ITEM', value: ({ item }) => itemValue(item), jsonOnly: true },
 ];
 
 /**

@@ -6,7 +6,7 @@ import { type ConnectionShape, createAgent, createProxyAgent } from '../client/u
 import { undiciTransport } from '../client/undici-transport';
 import { cacheDirectory } from '../config/paths';
 import { chooseProxy, describeProxy } from '../config/proxy';
-import { isLoopback, type Settings } from '../config/settings';
+import { isLoopbackHost, type Settings } from '../config/settings';
 import { loadSettings, resolveTarget, START_SERVE, type Target } from '../config/target';
 import { stringifyJson } from '../contract/json';
 import { configError, PetinvError } from '../errors';
@@ -68,7 +68,7 @@ async function transportTo(
   target: Target,
   flags: GlobalFlags,
   context: CommandContext,
-  onRetryWait: ((wait: RetryWait) => void) | undefined,
+  { onRetryWait }: ReturnType<typeof resolveLimits>,
   shape: ConnectionShape | undefined,
 ): Promise<{ transport: Transport; onRetryWait: ((wait: RetryWait) => void) | undefined }> {
   const url = new URL(target.baseUrl);
@@ -76,7 +76,7 @@ async function transportTo(
   // The key leaves this machine unencrypted only over http to a host that is not loopback. Through a proxy
   // the same holds: a loopback service is never proxied, an http service is carried as clear text by the
   // proxy's CONNECT tunnel (first hop and last), and an https service is encrypted end to end inside it.
-  if (url.protocol === 'http:' && !isLoopback(url) && !flags.insecure) {
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !flags.insecure) {
     const via = proxy ? ` through ${describeProxy(proxy)}` : '';
     throw configError(
       `refusing to send the API key for ${target.envName} in clear text to ${target.baseUrl}${via}; use an https URL, or pass --insecure`,
@@ -126,13 +126,7 @@ export async function connect(
   const limits = resolveLimits(flags, context);
   const target = resolveTarget(options.settings ?? loadSettings(flags, context.env), context.env);
   const { envName, baseUrl, where } = target;
-  const { transport, onRetryWait } = await transportTo(
-    target,
-    flags,
-    context,
-    limits.onRetryWait,
-    options.shape,
-  );
+  const { transport, onRetryWait } = await transportTo(target, flags, context, limits, options.shape);
   const client = createClient({
     baseUrl,
     apiKey: target.apiKey,

@@ -111,10 +111,6 @@ export async function runEnvUse(name: string, context: CommandContext) {
   context.stderr.write(`petinv: now using ${name}\n`);
 }
 
-export interface EnvSetUrlFlags {
-  yes?: boolean;
-}
-
 /**
  * Sets an environment's base URL. A key stored for it goes wherever it points: moving it to another
  * origin while a key is stored warns and asks on a terminal (--yes skips the question), and is refused
@@ -123,7 +119,7 @@ export interface EnvSetUrlFlags {
 export async function runEnvSetUrl(
   name: string,
   url: string,
-  flags: EnvSetUrlFlags,
+  flags: { yes?: boolean },
   context: CommandContext,
 ) {
   checkEnvName(name);
@@ -159,7 +155,7 @@ async function confirmKeyMove(
   name: string,
   home: string,
   baseUrl: string,
-  flags: EnvSetUrlFlags,
+  flags: { yes?: boolean },
   context: CommandContext,
 ) {
   const target = new URL(baseUrl).origin;

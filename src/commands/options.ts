@@ -3,13 +3,6 @@ import { usageError } from '../errors';
 
 /** The parsers of option declarations (src/program/): a bad value is a usage error before anything runs. */
 
-export function parseWholeNumber(text: string, flag: string, min: number, max: number): number {
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || value < min || value > max)
-    throw usageError(`${flag} ${text}: must be a whole number from ${min} to ${max}`);
-  return value;
-}
-
 /**
  * A flag's text, refused when empty: `--env "$TARGET"` with TARGET unset must not fall back to the
  * environment a flag left out would get, and write there.
@@ -64,7 +57,13 @@ export const wholeNumber = <Usage extends string>(
   description: string,
   min: number,
   max: number,
-) => parsedOption(flags, description, (text, flag) => parseWholeNumber(text, flag, min, max));
+) =>
+  parsedOption(flags, description, (text, flag) => {
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || value < min || value > max)
+      throw usageError(`${flag} ${text}: must be a whole number from ${min} to ${max}`);
+    return value;
+  });
 
 /** A default, declared once: commander applies the value, and help shows the text after the description. */
 export const byDefault = <const T extends number | string>(value: T, shown = `default ${value}`) =>

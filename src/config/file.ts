@@ -12,7 +12,7 @@ import * as z from 'zod/mini';
 import { describeIssues } from '../contract/issues';
 import { configError, PetinvError } from '../errors';
 import { writeFileAtomicSync } from '../files/atomic-write';
-import { makeDirectories } from '../files/file-system';
+import { makeDirectories, octalMode } from '../files/file-system';
 import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
 import { printable } from '../printable';
 import { locateJsonSyntaxError } from './json-position';
@@ -45,8 +45,6 @@ function configFileSchema() {
 
 export type ConfigFile = z.output<ReturnType<typeof configFileSchema>>;
 
-const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
-
 /**
  * Refuses a config file or directory that someone else owns or can write, as ssh does with its own files:
  * whoever can change the file can point an environment's URL elsewhere and collect the key sent there.
@@ -63,7 +61,7 @@ function checkOwnership(stat: Stats, path: string, what: 'directory' | 'file') {
   }
   if ((stat.mode & 0o022) !== 0) {
     throw configError(
-      `config ${what} ${path} can be changed by other users (mode ${octal(stat.mode)}); petinv will not trust it: ` +
+      `config ${what} ${path} can be changed by other users (mode ${octalMode(stat.mode)}); petinv will not trust it: ` +
         `chmod ${what === 'directory' ? '700' : '600'} ${path}`,
     );
   }

@@ -1,5 +1,5 @@
 import { configError } from '../errors';
-import { displayUrl, isLoopback } from './settings';
+import { displayUrl, isLoopbackHost } from './settings';
 
 /** The proxy a run goes through, and the variable that named it (for messages). */
 export interface ChosenProxy {
@@ -38,7 +38,7 @@ function bypassedByNoProxy(target: URL, noProxy: string): boolean {
  * the key for a service on this machine stays on it.
  */
 export function chooseProxy(target: URL, env: NodeJS.ProcessEnv): ChosenProxy | undefined {
-  if (isLoopback(target)) return undefined;
+  if (isLoopbackHost(target.hostname)) return undefined;
   const names =
     target.protocol === 'https:'
       ? ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy']

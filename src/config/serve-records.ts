@@ -13,11 +13,11 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { writeFileAtomicSync } from '../files/atomic-write';
-import { makeDirectories, quietly, READ_NO_FOLLOW, randomHex } from '../files/file-system';
+import { makeDirectories, octalMode, quietly, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { bootId, isRunning, isSameProcess, processStartTime } from '../files/lock';
 import { serveRecordDirectory } from './paths';
 import type { RunningServe } from './settings';
-import { baseUrlProblem, isLoopback } from './settings';
+import { baseUrlProblem, isLoopbackHost } from './settings';
 
 /**
  * How `petinv --env local` finds a running `petinv serve` on any port: each serve keeps a record (address,
@@ -58,14 +58,12 @@ const RECORD_NAME = /^serve-\d+-[0-9a-f]{8}\.json$/;
 /** A record is a few hundred bytes; anything far larger is not one of ours. */
 const RECORD_LIMIT = 64 * 1024;
 
-const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
-
 /** Why a directory or record is not the user's own and private, or undefined when it is. */
 function privacyProblem(stat: Stats, what: string): string | undefined {
   const uid = process.getuid?.();
   if (uid === undefined) return undefined; // Windows: no POSIX owners or modes.
   if (stat.uid !== uid) return `${what} belongs to uid ${stat.uid}, not to you (uid ${uid})`;
-  if ((stat.mode & 0o077) !== 0) return `${what} is open to other users (mode ${octal(stat.mode)})`;
+  if ((stat.mode & 0o077) !== 0) return `${what} is open to other users (mode ${octalMode(stat.mode)})`;
   return undefined;
 }
 
@@ -75,7 +73,7 @@ export function loopbackBaseUrl(host: string, port: number, path: string): strin
   if (bare === '0.0.0.0') return `http://127.0.0.1:${port}${path}`;
   if (bare === '::' || bare === '0:0:0:0:0:0:0:0') return `http://[::1]:${port}${path}`;
   const url = new URL(`http://${bare.includes(':') ? `[${bare}]` : bare}:${port}${path}`);
-  return isLoopback(url) ? url.href.replace(/\/$/, '') : undefined;
+  return isLoopbackHost(url.hostname) ? url.href.replace(/\/$/, '') : undefined;
 }
 
 /** Whether the process that wrote the record still runs: same host, pid, boot and start time. */
@@ -133,7 +131,7 @@ function readRecord(path: string): { record?: ServeRecord; problem?: string } {
     return { problem: `${path} is not a serve record` };
   const url = record.baseUrl;
   // The record's key is sent to its address: only to one that never leaves this machine.
-  if (baseUrlProblem(url) !== undefined || !url.startsWith('http://') || !isLoopback(new URL(url)))
+  if (baseUrlProblem(url) || !url.startsWith('http://') || !isLoopbackHost(new URL(url).hostname))
     return { problem: `${path} names an address that is not an http loopback address` };
   return { record };
 }
@@ -226,14 +224,11 @@ export function registerServe(announcement: ServeAnnouncement, env: NodeJS.Proce
   };
 }
 
-/** One line about a serve, for `petinv config` and `petinv status`. */
-export function describeServe(serve: ServeRecord): string {
-  const data = serve.dataFile === null ? 'in memory' : `data ${serve.dataFile}`;
-  return `petinv serve pid ${serve.pid}, ${data}, started ${serve.startedAt}`;
-}
-
-/** The running serve `local` points at, as resolveSettings takes it (its findServe option). */
+/** The running serve `local` points at, as resolveSettings takes it, in one line for config and status. */
 export function findServeForLocal(env: NodeJS.ProcessEnv): RunningServe | undefined {
   const { serve } = findRunningServe(env);
-  return serve && { baseUrl: serve.baseUrl, apiKey: serve.apiKey, description: describeServe(serve) };
+  if (serve === undefined) return undefined;
+  const data = serve.dataFile === null ? 'in memory' : `data ${serve.dataFile}`;
+  const description = `petinv serve pid ${serve.pid}, ${data}, started ${serve.startedAt}`;
+  return { baseUrl: serve.baseUrl, apiKey: serve.apiKey, description };
 }

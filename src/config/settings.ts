@@ -280,10 +280,6 @@ export function isLoopbackHost(host: string): boolean {
   return isIPv4(v4) && v4.startsWith('127.');
 }
 
-export function isLoopback(url: URL): boolean {
-  return isLoopbackHost(url.hostname);
-}
-
 /** Shows enough of a key to tell two apart, never enough to use it: four characters, and only of a long key. */
 export function maskKey(key: string): string {
   const length = plural(key.length, 'character');

@@ -75,6 +75,8 @@ export function makeDirectories(path: string, mode?: number): void {
   if (mode !== undefined) chmodSync(path, mode);
 }
 
+export const octalMode = (mode: number) => `0${(mode & 0o777).toString(8)}`;
+
 const { O_WRONLY, O_RDONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DSYNC, O_NONBLOCK } = constants;
 /** A new file that must not exist yet: never follows a planted symlink, never truncates a stranger's file. */
 export const CREATE_EXCLUSIVE = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
