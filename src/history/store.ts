@@ -12,7 +12,7 @@ import { basename, join } from 'node:path';
 import { isStoreId } from '../contract/store-id';
 import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
-import { tryLock } from '../files/lock';
+import { acquireLock, LockHeldError } from '../files/lock';
 import { printable } from '../printable';
 import { type HistoryRun, parseHistory, serialize } from './runs';
 
@@ -78,16 +78,13 @@ const describe = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (e
 /** How long a run waits for another petinv's hold on the history (a few milliseconds each). */
 const LOCK_WAIT_MS = 3000;
 
-async function lockHistory(lockPath: string): Promise<() => void> {
-  const started = Date.now();
-  for (;;) {
-    const attempt = tryLock(lockPath, { mode: 0o600 });
-    if (attempt.acquired) return attempt.release;
-    if (Date.now() - started > LOCK_WAIT_MS) {
-      const owner = attempt.heldBy ? `pid ${attempt.heldBy.pid}` : 'another process';
-      throw new Error(`its lock ${lockPath} is held by ${owner}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
+async function lockHistory(lockPath: string): Promise<() => Promise<void>> {
+  try {
+    return (await acquireLock(lockPath, { mode: 0o600, waitMs: LOCK_WAIT_MS })).release;
+  } catch (error) {
+    if (!(error instanceof LockHeldError)) throw error;
+    const owner = error.heldBy ? `pid ${error.heldBy.pid}` : 'another process';
+    throw new Error(`its lock ${lockPath} is held by ${owner}`);
   }
 }
 
@@ -181,7 +178,7 @@ export function openHistory(options: HistoryOptions): History {
         ...(options.session && { session: options.session }),
         ...(marks.length > 0 && { marks: [...marks] }),
       };
-      let release: (() => void) | undefined;
+      let release: (() => Promise<void>) | undefined;
       try {
         makeDirectories(folder, 0o700);
         // Two petinv runs at once each append, and one may rewrite the file: a lock keeps the other's
@@ -224,7 +221,7 @@ export function openHistory(options: HistoryOptions): History {
         );
         return undefined;
       } finally {
-        release?.();
+        await release?.();
       }
     },
   };
