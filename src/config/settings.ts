@@ -4,6 +4,7 @@ import { configError, usageError } from '../errors';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { nearestName, shellWord } from '../suggest';
+import type { ConfigFile } from './file';
 
 export const BUILTIN_ENVIRONMENTS = ['production', 'staging', 'local'] as const;
 export const DEFAULT_ENVIRONMENT = 'production';
@@ -51,27 +52,18 @@ export interface ResolveOptions {
 }
 
 /**
- * What the settings read of the config file: file.ts checks the file against its schema (with the checks
- * below) and hands over this shape.
- */
-export interface StoredSettings {
-  currentEnv?: string;
-  environments: Record<string, { baseUrl?: string; apiKey?: string }>;
-}
-
-/**
  * What the config file stores for environment `name`, if anything: its own entry only, never a member
  * every object has (`toString`, `constructor`), which `env use toString` took for a stored environment.
  */
 export function storedEnvironment(
-  file: StoredSettings,
+  file: ConfigFile,
   name: string,
-): StoredSettings['environments'][string] | undefined {
+): ConfigFile['environments'][string] | undefined {
   return Object.hasOwn(file.environments, name) ? file.environments[name] : undefined;
 }
 
 /** The environments a name may choose: the built-in ones and those in the config file. */
-export function knownEnvironments(file: StoredSettings): string[] {
+export function knownEnvironments(file: ConfigFile): string[] {
   return [...new Set([...BUILTIN_ENVIRONMENTS, ...Object.keys(file.environments)])];
 }
 
@@ -100,14 +92,17 @@ function pick<T>(
   return fallback;
 }
 
-/** The environment in use, refused when its name is not one or it is not known (unless allowed). */
-function resolveEnvironment(
+/**
+ * The one place where precedence is decided: flag > environment variable > config file > default.
+ * The API key has no flag, so it never appears on a command line.
+ */
+export function resolveSettings(
   flags: SettingsFlags,
   env: NodeJS.ProcessEnv,
-  file: StoredSettings,
+  file: ConfigFile,
   configPath: string,
-  options: ResolveOptions,
-): Resolved<string> {
+  options: ResolveOptions = {},
+): Settings {
   const envName = pick(
     [
       [flags.env, 'flag', '--env'],
@@ -126,21 +121,6 @@ function resolveEnvironment(
     const message = `unknown environment ${name} (from ${envName.origin}); ${nearest ? `did you mean ${nearest}? ` : ''}known: ${known.join(', ')}; to add it: petinv env set-url ${name} https://<host>/v1`;
     throw envName.source === 'config file' ? configError(message) : usageError(message);
   }
-  return envName;
-}
-
-/**
- * The one place where precedence is decided: flag > environment variable > config file > default.
- * The API key has no flag, so it never appears on a command line.
- */
-export function resolveSettings(
-  flags: SettingsFlags,
-  env: NodeJS.ProcessEnv,
-  file: StoredSettings,
-  configPath: string,
-  options: ResolveOptions = {},
-): Settings {
-  const envName = resolveEnvironment(flags, env, file, configPath, options);
   const stored = storedEnvironment(file, envName.value);
   const builtinUrl = builtinBaseUrl(envName.value);
 
