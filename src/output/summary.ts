@@ -149,6 +149,7 @@ export function renderSummary(
 ): string {
   const chalk = paint(options.color);
   const paintStatus = statusPainter(options.color);
+  const paintBar = { available: chalk.green, pending: chalk.yellow, sold: chalk.gray };
   const petTexts = PET_STATUSES.map((status) => plural(summary.statuses[status].pets, 'pet'));
   const unitTexts = PET_STATUSES.map((status) => plural(summary.statuses[status].units, 'unit'));
   const petWidth = Math.max(...petTexts.map((text) => text.length));
@@ -165,9 +166,7 @@ export function renderSummary(
     const figures = `${paintStatus(status)}${' '.repeat(statusWidth - status.length)}  ${String(petTexts[index]).padStart(petWidth)}  ${String(unitTexts[index]).padStart(unitWidth)}`;
     const units = Number(summary.statuses[status].units);
     const drawn =
-      barWidth >= MIN_BAR_WIDTH && most > 0
-        ? `  ${paintByStatus(options.color, status, bar(units / most, barWidth))}`
-        : '';
+      barWidth >= MIN_BAR_WIDTH && most > 0 ? `  ${paintBar[status](bar(units / most, barWidth))}` : '';
     lines.push(`${figures}${drawn}`.trimEnd());
   });
   const idWidth = Math.max(
@@ -184,9 +183,4 @@ export function renderSummary(
     );
   if (summary.largest.length > 0) lines.push('Largest stocks:', ...summary.largest.map(itemLine));
   return `${lines.join('\n')}\n`;
-}
-
-function paintByStatus(color: boolean, status: PetStatus, text: string): string {
-  const chalk = paint(color);
-  return { available: chalk.green, pending: chalk.yellow, sold: chalk.gray }[status](text);
 }
