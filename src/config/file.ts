@@ -185,24 +185,6 @@ function prepareDirectory(directory: string) {
 }
 
 /**
- * The file is replaced by a rename, which would replace a symlink at its name: a config file that is a link
- * is refused for writing (reading follows it), neither written through nor silently replaced.
- */
-function refuseSymlink(path: string) {
-  let stat: Stats;
-  try {
-    stat = lstatSync(path);
-  } catch {
-    return; // Absent: the write creates it.
-  }
-  if (stat.isSymbolicLink()) {
-    throw configError(
-      `config file ${path} is a symbolic link; petinv does not write through links: replace the link with a copy of the file it points to, or set PETINV_CONFIG_DIR`,
-    );
-  }
-}
-
-/**
  * Applies a change to the stored config under its lock: read, validate, change, write. It is written whole,
  * readable by its owner alone, atomically (files/atomic-write.ts), as tab-indented JSON as conf wrote it.
  */
@@ -215,15 +197,20 @@ export async function updateConfigFile(
   return withConfigLock(`${path}.lock`, () => {
     const config = readConfigFile(env);
     change(config);
-    refuseSymlink(path);
     try {
+      // A rename would replace a symlink at the file's name: a config file that is a link is refused for
+      // writing (reading follows it), neither written through nor silently replaced.
+      if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink())
+        throw configError(
+          `config file ${path} is a symbolic link; petinv does not write through links: replace the link with a copy of the file it points to, or set PETINV_CONFIG_DIR`,
+        );
       const text = JSON.stringify(configFileSchema().parse(config), undefined, '\t');
       writeFileAtomicSync(path, text, { mode: 0o600, fsync: true });
       // The umask may narrow a new file's mode, never widen it: this makes it exactly the owner's.
       chmodSync(path, 0o600);
       return path;
     } catch (error) {
-      throw writeFailure('config file', path, error);
+      throw error instanceof PetinvError ? error : writeFailure('config file', path, error);
     }
   });
 }
