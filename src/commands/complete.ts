@@ -14,7 +14,6 @@ interface Candidate {
   description: string;
 }
 
-/** The candidates, or 'files' for the shell to complete file names. */
 type Answer = Candidate[] | 'files';
 
 const values = (names: readonly string[], description = ''): Candidate[] =>
@@ -133,7 +132,6 @@ async function completeWords(
   return argumentValues(command, positionals.length, env);
 }
 
-/** Answers one `petinv __complete` call on stdout. */
 export async function runComplete(
   program: Command,
   words: readonly string[],

@@ -51,7 +51,6 @@ async function readKeyFile(path: string): Promise<string[]> {
   return keys;
 }
 
-/** The flags of serve that name its keys. */
 export interface ServeKeyFlags {
   apiKey?: string[];
   apiKeyFile?: string;

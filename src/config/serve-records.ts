@@ -48,7 +48,6 @@ export type ServeRecord = z.output<ReturnType<typeof serveRecordSchema>>;
 export type ServeAnnouncement = Pick<ServeRecord, 'baseUrl' | 'apiKey' | 'dataFile' | 'readOnly'>;
 
 export interface ServeLookup {
-  /** The most recently started serve that is still running, if any. */
   serve?: ServeRecord;
   /** Why records or the directory were not trusted; stale records are not listed. */
   ignored: string[];

@@ -100,7 +100,6 @@ function blockRoff(block: HelpBlock): string {
     .join('\n');
 }
 
-/** A topic as a section of the man page. */
 export function topicRoff(topic: HelpTopic): string {
   return `.SH ${topic.manSection}\n${topic.blocks.map(blockRoff).join('\n')}\n`;
 }

@@ -3,7 +3,6 @@ import type { OutputStream } from './context';
 const REDRAW_MS = 80;
 /** The bar itself is never narrower than this; below it, only the counts are shown. */
 const MIN_BAR = 10;
-/** The width assumed when a terminal does not say. */
 const DEFAULT_COLUMNS = 80;
 const CLEAR_LINE = '\r\u001b[K';
 

@@ -120,7 +120,6 @@ export const GENERATED_SECTIONS: readonly { page: string; name: string; render: 
   })),
 ];
 
-/** The pages that hold generated sections. */
 export const GENERATED_PAGES: readonly string[] = [
   ...new Set(GENERATED_SECTIONS.map((section) => section.page)),
 ];
