@@ -4,7 +4,6 @@ import { configError, usageError } from '../errors';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { nearestName, shellWord } from '../suggest';
-import type { ConfigFile } from './file';
 
 export const BUILTIN_ENVIRONMENTS = ['production', 'staging', 'local'] as const;
 export const DEFAULT_ENVIRONMENT = 'production';
@@ -52,18 +51,27 @@ export interface ResolveOptions {
 }
 
 /**
+ * What the settings read of the config file: file.ts checks the file against its schema (with the checks
+ * below) and hands over this shape.
+ */
+export interface StoredSettings {
+  currentEnv?: string;
+  environments: Record<string, { baseUrl?: string; apiKey?: string }>;
+}
+
+/**
  * What the config file stores for environment `name`, if anything: its own entry only, never a member
  * every object has (`toString`, `constructor`), which `env use toString` took for a stored environment.
  */
 export function storedEnvironment(
-  file: ConfigFile,
+  file: StoredSettings,
   name: string,
-): ConfigFile['environments'][string] | undefined {
+): StoredSettings['environments'][string] | undefined {
   return Object.hasOwn(file.environments, name) ? file.environments[name] : undefined;
 }
 
 /** The environments a name may choose: the built-in ones and those in the config file. */
-export function knownEnvironments(file: ConfigFile): string[] {
+export function knownEnvironments(file: StoredSettings): string[] {
   return [...new Set([...BUILTIN_ENVIRONMENTS, ...Object.keys(file.environments)])];
 }
 
@@ -99,7 +107,7 @@ function pick<T>(
 export function resolveSettings(
   flags: SettingsFlags,
   env: NodeJS.ProcessEnv,
-  file: ConfigFile,
+  file: StoredSettings,
   configPath: string,
   options: ResolveOptions = {},
 ): Settings {
