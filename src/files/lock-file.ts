@@ -1,14 +1,8 @@
 import { closeSync, fstatSync, lstatSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { writeFileAtomicSync } from './atomic-write';
 import { CREATE_EXCLUSIVE, type FileSystem, nodeFileSystem, quietly, READ_NO_FOLLOW } from './file-system';
-import {
-  describeLockOwner,
-  isForeign,
-  isTornRecord,
-  type LockOwner,
-  ownerIsRunning,
-  parseOwner,
-} from './lock-record';
+import { describeLockOwner, isTornRecord, type LockOwner, ownerIsRunning, parseOwner } from './lock-record';
 
 /**
  * The lock file `PATH.lock` (lock.ts), naming its owner (lock-record.ts), linked into place whole so that
@@ -117,7 +111,7 @@ function isStale({ owner, torn, ageMs }: FoundLock, lockPath: string, options: L
   if (!owner) return ageMs >= UNRECORDED_STALE_MS;
   // An owner on another host cannot be checked from here.
   const limit = options.abandonUncheckableAfterMs;
-  if (isForeign(owner)) return limit !== undefined && ageMs >= limit;
+  if (owner.host !== undefined && owner.host !== hostname()) return limit !== undefined && ageMs >= limit;
   if (owner.pid === process.pid) return !held.has(lockPath);
   return !ownerIsRunning(owner);
 }

@@ -108,9 +108,6 @@ export function isSameProcess(owner: LockOwner): boolean {
   return !(owner.start && start && owner.start !== start);
 }
 
-/** Whether `owner` is on another host than this one: its liveness cannot be checked from here. */
-export const isForeign = (owner: LockOwner) => owner.host !== undefined && owner.host !== hostname();
-
 /**
  * Whether the process that wrote `owner` (on this host) still runs: same pid, boot and start time. A
  * record without a start time, from an older petinv, counts only while its pid is a petinv still.
