@@ -165,7 +165,10 @@ export async function benchServer() {
   };
   // One untimed round first: V8 has optimized neither server's handlers yet, and a 2 s round would count it.
   for (const server of [bare, petinv, bareDurable])
-    for (const [path, method] of [['/inventory', 'GET'], ['/inventory/1', 'PATCH']])
+    for (const [path, method] of [
+      ['/inventory', 'GET'],
+      ['/inventory/1', 'PATCH'],
+    ])
       await (hasWrk ? runWrk : runAutocannon)(`${server.baseUrl}${path}`, method);
   for (let round = 0; round < ROUNDS; round++) {
     await inTurn(
