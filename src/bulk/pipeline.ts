@@ -241,6 +241,9 @@ function rehearse(
     unknown > 0 && `${plural(unknown, 'pet')} ${unknown === 1 ? 'is' : 'are'} not in the inventory`,
     skipped > 0 && `${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped`,
   ].filter(Boolean);
+  // Exit 9 outranks the conflicts' 11: the last line still counts them.
+  if (problems.length > 0 && conflicts.length > 0)
+    problems.push(`${plural(conflicts.length, 'pet')} changed since the input was read (conflicts)`);
   // --json's message is the rehearsal's words too, not the real run's.
   const failure =
     problems.length > 0

@@ -117,6 +117,16 @@ describe('--dry-run never writes', () => {
     expect(patches()).toEqual([]);
   });
 
+  it('a bulk dry run with skipped lines and conflicts ends in exit 9, its last line counting both', async () => {
+    const input = 'petId,from,quantity\n4,999,5\noops,1,2\n';
+    const rehearsal = await runMain(['set', '-', '--dry-run'], { env, input });
+    expect(rehearsal.code).toBe(9);
+    expect(rehearsal.stderr.trim().split('\n').at(-1)).toBe(
+      'petinv: dry run: 1 row was skipped and 1 pet changed since the input was read (conflicts); nothing was written to production',
+    );
+    expect(patches()).toEqual([]);
+  });
+
   it('without --dry-run the same command does write (the log sees PATCHes)', async () => {
     expect((await petinv(['set', '4', '23'])).code).toBe(0);
     expect(patches()).toEqual(['PATCH /v1/inventory/4']);
