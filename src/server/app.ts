@@ -133,8 +133,13 @@ export function createInventoryApp(options: AppOptions): AppHandler {
   const logRequests = options.log !== undefined && options.logRequests !== false;
 
   /** Answers what went wrong, and logs the request, once `handled` has settled. */
-  async function settle(req: IncomingMessage, res: ServerResponse, handled: unknown, started: number) {
-    const path = requestPath(req.url ?? '/');
+  async function settle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    handled: unknown,
+    started: number,
+  ) {
     let aborted = false;
     try {
       await handled;
@@ -152,10 +157,10 @@ export function createInventoryApp(options: AppOptions): AppHandler {
 
   return (req, res) => {
     const started = logRequests ? performance.now() : 0;
+    const path = requestPath(req.url ?? '/');
     let handled: void | Promise<void>;
     try {
       checkRequestLine(req);
-      const path = requestPath(req.url ?? '/');
       const { latency } = options;
       handled = latency
         ? delay(latency.min + Math.random() * (latency.max - latency.min)).then(() =>
@@ -168,6 +173,6 @@ export function createInventoryApp(options: AppOptions): AppHandler {
       handled = Promise.reject(error);
     }
     // The hot path, a GET answered at once with no request log, makes no promise.
-    return handled === undefined && !logRequests ? undefined : settle(req, res, handled, started);
+    return handled === undefined && !logRequests ? undefined : settle(req, res, path, handled, started);
   };
 }
