@@ -17,7 +17,7 @@ export type ApplyOptions = Pick<PipelineOptions, 'concurrency' | 'ndjson' | 'row
    * Told that serve found the pet holding `current` instead: the quantity to write on it now, or undefined
    * when it is already right or a conflict, held back (the caller reports it).
    */
-  changedMeanwhile: (entry: BulkEntry, current: number) => number | undefined;
+  changedMeanwhile: (entry: BulkEntry, current: number) => Promise<number | undefined>;
   /** Told each result as it completes, before it is printed (the history keeps what was written). */
   onResult: (result: BulkResult) => void;
   /**

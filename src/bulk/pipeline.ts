@@ -68,13 +68,24 @@ export async function runPipeline(
   if (plan.send.length > 0) await options.confirm(options.question(plan.send.length));
 
   const history = options.history?.();
+  // What each pet held when its update was sent (the history's before), kept until its answer.
+  const befores = new Map<bigint, number | null>();
+  // The plan is in the history before the first write, so that a petinv killed outright leaves what it
+  // may have written for undo; a pet found holding other than planned is recorded again before its write.
+  const planned = inventory.first;
+  const journal = await history?.begin({
+    env: envName,
+    command: options.command,
+    changes: plannedChanges(plan),
+  });
+  // `after` alike `before`: the pet is not written after all (already right, or a conflict).
+  const replan = (petId: bigint, before: number | null, after: number) =>
+    journal?.amend([{ petId, before, after }]);
   const changes: HistoryChange[] = [];
   // Updates whose outcome is unknown, or answered with another quantity: in the history too, with what
   // they may have left (an undo of one not applied finds it already right), but not counted as changed.
   const maybeChanges: HistoryChange[] = [];
   const failedRows: FinishedRun['failedRows'] = { refused: [], maybeApplied: [] };
-  // What each pet held when its update was sent (the history's before), kept until its answer.
-  const befores = new Map<bigint, number | null>();
   const check = async (entry: BulkEntry) => {
     const item = (await inventory.current()).get(entry.petId);
     const decision = decideRow(entry, item, options);
@@ -83,25 +94,32 @@ export async function runPipeline(
       plan.conflicts.push(decision);
       writeConflicts([decision], input.unit, options, context, envName);
     }
-    if (decision === 'alreadyRight' || typeof decision === 'object') return undefined;
-    befores.set(entry.petId, item?.quantity ?? null);
+    const current = item?.quantity ?? null;
+    const held = decision === 'alreadyRight' || typeof decision === 'object';
+    if (current !== (planned.get(entry.petId)?.quantity ?? null))
+      await replan(entry.petId, current, held ? (current as number) : entry.quantity);
+    if (held) return undefined;
+    befores.set(entry.petId, current);
     // serve writes it only if the pet still holds what was read: a change made since is never overwritten
     // unseen (--force writes over it, as it does over a from).
     return { ifQuantity: options.force ? undefined : item?.quantity };
   };
   // Decided as at the read (decideRow): already right, a conflict for a row with a from, or sent again on
   // the quantity serve found, which becomes its before, so an undo gives the colleague's count back.
-  const changedMeanwhile = (entry: BulkEntry, current: number) => {
+  const changedMeanwhile = async (entry: BulkEntry, current: number) => {
     if (current === entry.quantity && !options.all) {
       befores.delete(entry.petId);
+      await replan(entry.petId, current, current);
       plan.alreadyRight++;
       return undefined;
     }
     if (entry.from === undefined || current === entry.quantity) {
       befores.set(entry.petId, current);
+      await replan(entry.petId, current, entry.quantity);
       return entry.quantity;
     }
     befores.delete(entry.petId);
+    await replan(entry.petId, current, current);
     const { line, petId, from, quantity: wanted } = entry;
     const conflict = { line, petId, from, current, wanted };
     plan.conflicts.push(conflict);
@@ -116,9 +134,7 @@ export async function runPipeline(
     recorded = true;
     const failed = failedRows.refused.length + failedRows.maybeApplied.length > 0;
     const marks = [stopped && 'interrupted', options.force && 'forced', failed && 'failed'] as const;
-    return history?.record({
-      env: envName,
-      command: options.command,
+    return journal?.finish({
       changes: [...changes, ...maybeChanges],
       marks: marks.filter((mark) => mark !== false),
     });
@@ -173,7 +189,10 @@ export async function runPipeline(
       },
     },
     context,
-  );
+  ).catch(async (error: unknown) => {
+    await record(true);
+    throw error;
+  });
   // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
   await record(outcome.stop !== undefined);
   reportBulk(
@@ -181,6 +200,17 @@ export async function runPipeline(
     options,
     context,
   );
+}
+
+/** What a plan would change, each pet with the quantity it held at the plan's read (null: not in the inventory). */
+function plannedChanges(plan: SheetPlan): HistoryChange[] {
+  const changes: HistoryChange[] = [];
+  for (let index = 0; index < plan.send.length; index++) {
+    const { petId, quantity } = plan.send.at(index) as BulkEntry;
+    const before = plan.before[index]?.quantity ?? null;
+    if (before !== quantity) changes.push({ petId, before, after: quantity });
+  }
+  return changes;
 }
 
 /** Each conflict: a line on stderr, or a result where results stream (--ndjson, rows); --json's array holds them at the end. */

@@ -46,14 +46,14 @@ export async function writeOnWhatItHolds(
   petId: bigint,
   to: number,
   ifQuantity: number | undefined,
-  changed: (current: number) => number | undefined,
+  changed: (current: number) => number | undefined | Promise<number | undefined>,
 ): Promise<InventoryItem | undefined> {
   for (let tries = 1; ; tries++) {
     try {
       return await client.updateInventory(petId, to, ifQuantity);
     } catch (error) {
       if (!(error instanceof QuantityChangedError) || tries === TRIES) throw error;
-      const next = changed(error.current);
+      const next = await changed(error.current);
       if (next === undefined) return undefined;
       [to, ifQuantity] = [next, error.current];
     }

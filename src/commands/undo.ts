@@ -84,6 +84,10 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
     notices.push(
       `${plural(unknown, 'pet')} of run ${run.id} had no quantity before it (not in the inventory); left as ${unknown === 1 ? 'it is' : 'they are'}`,
     );
+  if (run.marks?.includes('unfinished'))
+    notices.push(
+      `run ${run.id} did not record its end (petinv was stopped outright, or is still running it): these are the pets it planned, and only those holding what it would have written are written back`,
+    );
   if (run.env !== connection.where)
     notices.push(`run ${run.id} was made through ${run.env}; undoing it through ${connection.where}`);
   for (const other of passedOver)

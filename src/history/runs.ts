@@ -11,7 +11,7 @@ export interface HistoryChange {
   after: number;
 }
 
-const HISTORY_MARKS = ['interrupted', 'forced', 'failed'] as const;
+const HISTORY_MARKS = ['interrupted', 'forced', 'failed', 'unfinished'] as const;
 
 const Quantity = z.number().check(z.refine(Number.isSafeInteger, 'must be an integer'));
 /**
@@ -34,7 +34,10 @@ const HistoryLine = z.object({
   changes: z.array(z.tuple([z.string().check(z.regex(/^-?\d{1,20}$/)), z.nullable(Quantity), Quantity])),
   /** The terminal session it ran in (session.ts): a bare undo passes over other sessions' runs. */
   session: z.optional(Shown),
-  /** What a person should know of it: stopped before its end, --force, some updates failed. */
+  /**
+   * What a person should know of it: stopped before its end, --force, some updates failed; `unfinished`:
+   * recorded as it began (its plan) or as it went (pets found changed since), its end not recorded yet.
+   */
   marks: z.optional(z.array(z.enum(HISTORY_MARKS))),
 });
 
@@ -45,9 +48,15 @@ export function serialize(run: HistoryRun): string {
   return `${JSON.stringify({ ...run, changes })}\n`;
 }
 
-/** The runs of a history file's text; each damaged line is told to `damaged` by its number. */
+/**
+ * The runs of a history file's text, in the order their last lines came; each damaged line is told to
+ * `damaged` by its number. Lines with one id are one run (store.ts, begin): an unfinished line's changes
+ * replace the same pets' in the run so far, and a finished line replaces the run; a run left with no
+ * changes is taken out.
+ */
 export function parseHistory(text: string, damaged: (line: number, why: string) => void): HistoryRun[] {
-  const runs: HistoryRun[] = [];
+  // An unfinished run's changes by pet, once a line amends it.
+  const runs = new Map<string, { run: HistoryRun; byPet?: Map<bigint, HistoryChange> }>();
   text.split('\n').forEach((line, index) => {
     if (line.trim() === '') return;
     let raw: unknown;
@@ -62,11 +71,30 @@ export function parseHistory(text: string, damaged: (line: number, why: string) 
       damaged(index + 1, describeIssues(parsed.error, [], 'the line'));
       return;
     }
-    const { changes, ...run } = parsed.data;
-    runs.push({
-      ...run,
-      changes: changes.map(([petId, before, after]) => ({ petId: BigInt(petId), before, after })),
-    });
+    const { changes: tuples, ...fields } = parsed.data;
+    const run = {
+      ...fields,
+      changes: tuples.map(([petId, before, after]) => ({ petId: BigInt(petId), before, after })),
+    };
+    const earlier = runs.get(run.id);
+    const unfinished = (marks: HistoryRun['marks']) => marks?.includes('unfinished') === true;
+    // A run's end is its last word: a line of it still unfinished after that (an edit, a copy) changes nothing.
+    if (earlier && !unfinished(earlier.run.marks) && unfinished(run.marks)) return;
+    runs.delete(run.id);
+    if (!earlier || !unfinished(run.marks)) {
+      runs.set(run.id, { run });
+      return;
+    }
+    const byPet = earlier.byPet ?? new Map(earlier.run.changes.map((change) => [change.petId, change]));
+    for (const change of run.changes) byPet.set(change.petId, change);
+    runs.set(run.id, { run, byPet });
   });
-  return runs;
+  // An amendment with before and after alike is a pet the run found already right, or a conflict: not written.
+  return [...runs.values()]
+    .map(({ run, byPet }) =>
+      byPet
+        ? { ...run, changes: [...byPet.values()].filter((change) => change.before !== change.after) }
+        : run,
+    )
+    .filter((run) => run.changes.length > 0);
 }

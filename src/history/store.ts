@@ -2,6 +2,7 @@ import {
   closeSync,
   constants,
   fchmodSync,
+  fdatasyncSync,
   fstatSync,
   openSync,
   readFileSync,
@@ -14,7 +15,7 @@ import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { acquireLock, LockHeldError } from '../files/lock';
 import { printable } from '../printable';
-import { type HistoryRun, parseHistory, serialize } from './runs';
+import { type HistoryChange, type HistoryRun, parseHistory, serialize } from './runs';
 
 export type { HistoryChange, HistoryRun } from './runs';
 
@@ -51,6 +52,20 @@ export interface History {
   read(): HistoryRun[];
   /** Records a run that wrote something; a failure is reported, never thrown. Resolves with the run, if kept. */
   record(run: Pick<HistoryRun, 'env' | 'command' | 'changes' | 'marks'>): Promise<HistoryRun | undefined>;
+  /**
+   * Records a run before its first write, with the changes it plans, marked `unfinished` (and synced to
+   * disk): a petinv killed outright leaves that, and undo takes back what the run wrote. A failure is
+   * reported, never thrown.
+   */
+  begin(run: Pick<HistoryRun, 'env' | 'command' | 'changes'>): Promise<RunJournal>;
+}
+
+/** A run recorded as it goes (History.begin); each line it adds has the run's id (runs.ts merges them). */
+export interface RunJournal {
+  /** Pets found holding other than planned, recorded with that before ahead of their write. */
+  amend(changes: readonly HistoryChange[]): Promise<void>;
+  /** The run's end: what it wrote replaces what it planned, and a run that wrote nothing is taken out. */
+  finish(run: Pick<HistoryRun, 'changes' | 'marks'>): Promise<HistoryRun | undefined>;
 }
 
 /** A name for a service origin: readable, and distinct for every origin. */
@@ -162,67 +177,136 @@ export function openHistory(options: HistoryOptions): History {
     });
   };
 
+  /**
+   * Appends a line under the history's lock, then bounds the file (unless told not to: an amendment comes
+   * in the middle of a run, and the file is read whole for that); true when it landed. `durable` syncs it to
+   * disk first: what a run is about to write survives a power cut as well as a kill.
+   */
+  const append = async (
+    run: HistoryRun,
+    failed: (cause: string) => string,
+    durable = false,
+    bound = true,
+  ) => {
+    let release: (() => Promise<void>) | undefined;
+    try {
+      makeDirectories(folder, 0o700);
+      // Two petinv runs at once each append, and one may rewrite the file: a lock keeps the other's
+      // line from landing in the file being replaced.
+      release = await lockHistory(`${file}.lock`);
+      const descriptor = openSync(
+        file,
+        constants.O_RDWR |
+          constants.O_APPEND |
+          constants.O_CREAT |
+          constants.O_NOFOLLOW |
+          constants.O_NONBLOCK,
+        0o600,
+      );
+      let size: number;
+      try {
+        // A FIFO or a device there would block, or swallow, the run's line: not a history.
+        if (!fstatSync(descriptor).isFile()) throw new Error('not a regular file');
+        // A file made by hand, or by an older petinv, is made private too.
+        fchmodSync(descriptor, 0o600);
+        // A last line cut short (a full disk, a crash, an edit by hand) has no newline: this run starts a
+        // line of its own, else it is glued to the damaged one and lost, and undo would take an older run.
+        writeSync(descriptor, (endsTorn(descriptor) ? '\n' : '') + serialize(run));
+        if (durable) fdatasyncSync(descriptor);
+        size = fstatSync(descriptor).size;
+      } finally {
+        closeSync(descriptor);
+      }
+      if (
+        bound &&
+        (size > MAX_HISTORY_BYTES || readFileSync(file, 'latin1').split('\n').length > MAX_HISTORY_RUNS + 1)
+      )
+        compact();
+      if (readText(link, () => {})?.trim() !== (storeId ?? NO_STORE))
+        try {
+          writeFileAtomicSync(link, `${storeId ?? NO_STORE}\n`, { mode: 0o600, fsync: false });
+        } catch {
+          // Only a history read without asking the service needs it: it then shows this origin's older store.
+        }
+      return true;
+    } catch (error) {
+      options.warn(failed(describe(error)));
+      return false;
+    } finally {
+      await release?.();
+    }
+  };
+
+  const newRun = (
+    { env, command, changes, marks = [] }: Pick<HistoryRun, 'env' | 'command' | 'changes' | 'marks'>,
+    at = new Date(),
+  ): HistoryRun => ({
+    id: runId(at),
+    at: at.toISOString(),
+    env,
+    service: options.baseUrl,
+    command: printable(command, 200),
+    changes: [...changes],
+    ...(options.session && { session: options.session }),
+    ...(marks.length > 0 && { marks: [...marks] }),
+  });
+
+  const notRecorded = (cause: string) =>
+    `this run was not recorded in ${where} (${cause}); petinv undo will not know it`;
+
   return {
     file,
     read,
-    async record({ env, command, changes, marks = [] }) {
-      if (changes.length === 0) return undefined;
-      const at = new Date();
-      const run: HistoryRun = {
-        id: runId(at),
-        at: at.toISOString(),
-        env,
-        service: options.baseUrl,
-        command: printable(command, 200),
-        changes: [...changes],
-        ...(options.session && { session: options.session }),
-        ...(marks.length > 0 && { marks: [...marks] }),
+    async record(fields) {
+      if (fields.changes.length === 0) return undefined;
+      const run = newRun(fields);
+      return (await append(run, notRecorded)) ? run : undefined;
+    },
+    async begin(fields) {
+      const started = newRun({ ...fields, marks: ['unfinished'] });
+      // Nothing planned is nothing to leave behind: only the end is recorded, if the run wrote anything.
+      const landed =
+        started.changes.length > 0 &&
+        (await append(
+          started,
+          (cause) =>
+            `this run's start was not recorded in ${where} (${cause}); stopped outright, it would leave nothing for petinv undo`,
+          true,
+        ));
+      // Amendments that come while one is being written go together in the next line.
+      let queued: HistoryChange[] = [];
+      let written = Promise.resolve();
+      const writeQueued = async () => {
+        const changes = queued;
+        queued = [];
+        await append(
+          { ...started, changes },
+          (cause) =>
+            `pets found changed since the plan were not recorded in ${where} (${cause}); stopped outright, undo would give them their planned before`,
+          false,
+          false,
+        );
       };
-      let release: (() => Promise<void>) | undefined;
-      try {
-        makeDirectories(folder, 0o700);
-        // Two petinv runs at once each append, and one may rewrite the file: a lock keeps the other's
-        // line from landing in the file being replaced.
-        release = await lockHistory(`${file}.lock`);
-        const descriptor = openSync(
-          file,
-          constants.O_RDWR |
-            constants.O_APPEND |
-            constants.O_CREAT |
-            constants.O_NOFOLLOW |
-            constants.O_NONBLOCK,
-          0o600,
-        );
-        let size: number;
-        try {
-          // A FIFO or a device there would block, or swallow, the run's line: not a history.
-          if (!fstatSync(descriptor).isFile()) throw new Error('not a regular file');
-          // A file made by hand, or by an older petinv, is made private too.
-          fchmodSync(descriptor, 0o600);
-          // A last line cut short (a full disk, a crash, an edit by hand) has no newline: this run starts a
-          // line of its own, else it is glued to the damaged one and lost, and undo would take an older run.
-          writeSync(descriptor, (endsTorn(descriptor) ? '\n' : '') + serialize(run));
-          size = fstatSync(descriptor).size;
-        } finally {
-          closeSync(descriptor);
-        }
-        const runs = readFileSync(file, 'latin1').split('\n').length - 1;
-        if (size > MAX_HISTORY_BYTES || runs > MAX_HISTORY_RUNS) compact();
-        if (readText(link, () => {})?.trim() !== (storeId ?? NO_STORE))
-          try {
-            writeFileAtomicSync(link, `${storeId ?? NO_STORE}\n`, { mode: 0o600, fsync: false });
-          } catch {
-            // Only a history read without asking the service needs it: it then shows this origin's older store.
-          }
-        return run;
-      } catch (error) {
-        options.warn(
-          `this run was not recorded in ${where} (${describe(error)}); petinv undo will not know it`,
-        );
-        return undefined;
-      } finally {
-        await release?.();
-      }
+      return {
+        amend(changes) {
+          if (!landed || changes.length === 0) return written;
+          if (queued.length === 0) written = written.then(writeQueued);
+          queued.push(...changes);
+          return written;
+        },
+        async finish({ changes, marks = [] }) {
+          // Nothing written and nothing begun: nothing to record. Begun, an end with no changes takes it out.
+          if (changes.length === 0 && !landed) return undefined;
+          await written;
+          const run = { ...newRun({ ...fields, changes, marks }), id: started.id, at: started.at };
+          const kept = await append(run, (cause) =>
+            landed
+              ? `this run's end was not recorded in ${where} (${cause}); it stays there as unfinished, with the pets it planned`
+              : notRecorded(cause),
+          );
+          return kept && changes.length > 0 ? run : undefined;
+        },
+      };
     },
   };
 }

@@ -1,6 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { parseHistory } from '../../src/history/runs';
 import { useFakeServer } from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
 import { temporaryDirectory } from '../helpers/serve';
@@ -14,6 +15,19 @@ import { temporaryDirectory } from '../helpers/serve';
 const holds = new Map<string, number>();
 let sent: { petId: string; quantity: number; ifQuantity: string | undefined }[] = [];
 let store: string | undefined;
+/** The state directory of the run going on, and what its history on disk said of each PATCH's pet as it came. */
+let stateHome = '';
+let onDisk: { petId: string; holds: number; recorded: unknown }[] = [];
+function historyText() {
+  const folder = join(stateHome, 'petinv', 'history');
+  const file = existsSync(folder) && readdirSync(folder).find((name) => name.endsWith('.jsonl'));
+  return file ? readFileSync(join(folder, file), 'utf8') : '';
+}
+function recordedOnDisk(petId: string) {
+  const runs = parseHistory(historyText(), () => {});
+  const change = runs.at(-1)?.changes.find((kept) => String(kept.petId) === petId);
+  return change && { before: change.before, after: change.after, marks: runs.at(-1)?.marks };
+}
 const service = useFakeServer((req, res) => {
   const headers = { 'Content-Type': 'application/json', ...(store && { 'Petinv-Store': store }) };
   if (req.method === 'GET') {
@@ -31,6 +45,7 @@ const service = useFakeServer((req, res) => {
     const { quantity } = JSON.parse(body);
     const ifQuantity = req.headers['petinv-if-quantity'] as string | undefined;
     sent.push({ petId, quantity, ifQuantity });
+    onDisk.push({ petId, holds: holds.get(petId) as number, recorded: recordedOnDisk(petId) });
     // A colleague got there between the run's read and this write: pet 1 to 8, pet 2 to 9, once each.
     const colleague = { '1': 8, '2': 9 }[petId];
     if (
@@ -54,7 +69,8 @@ const service = useFakeServer((req, res) => {
 const files = temporaryDirectory();
 const env = () => ({
   PETINV_CONFIG_DIR: temporaryDirectory(),
-  XDG_STATE_HOME: temporaryDirectory(),
+  // biome-ignore lint/suspicious/noAssignInExpressions: the service reads the history of the run going on
+  XDG_STATE_HOME: (stateHome = temporaryDirectory()),
   PETINV_ENV: 'local',
   PETINV_BASE_URL: `${service.origin}/v1`,
   PETINV_API_KEY: 'k',
@@ -63,6 +79,7 @@ beforeEach(() => {
   holds.clear();
   holds.set('1', 5).set('2', 6).set('3', 7);
   sent = [];
+  onDisk = [];
 });
 
 async function run(sheet: string) {
@@ -138,5 +155,42 @@ describe('a pet changed between the run’s read and its write', () => {
     const result = await run('petId,from,to\n3,7,70\n');
     expect(result.code, result.stderr).toBe(0);
     expect(sent).toEqual([{ petId: '3', quantity: 70, ifQuantity: undefined }]);
+  });
+
+  it('each write is in the history on disk before it is sent, with the before it is sent on: a kill leaves it for undo', async () => {
+    store = 'store-0123456789';
+    const result = await run('petId,quantity\n1,50\n2,60\n3,70\n');
+    expect(result.code, result.stderr).toBe(0);
+    const unfinished = ['unfinished'];
+    // Sent concurrently: compared in any order.
+    expect(onDisk).toHaveLength(5);
+    expect(onDisk).toEqual(
+      expect.arrayContaining([
+        { petId: '1', holds: 5, recorded: { before: 5, after: 50, marks: unfinished } },
+        { petId: '1', holds: 8, recorded: { before: 8, after: 50, marks: unfinished } },
+        { petId: '2', holds: 6, recorded: { before: 6, after: 60, marks: unfinished } },
+        { petId: '2', holds: 9, recorded: { before: 9, after: 60, marks: unfinished } },
+        { petId: '3', holds: 7, recorded: { before: 7, after: 70, marks: unfinished } },
+      ]),
+    );
+    // The run's end replaces its plan: one run, finished.
+    expect(result.history).toHaveLength(1);
+    expect(result.history[0]).toMatchObject({ marks: [], pets: 3 });
+    expect(result.history[0].changes).toContainEqual({ petId: 1, before: 8, after: 50 });
+  });
+
+  it('a pet found changed and held back (a conflict) leaves the run’s plan on disk before any later write', async () => {
+    store = 'store-0123456789';
+    const result = await run('petId,from,to\n1,5,50\n3,7,70\n');
+    expect(result.code, result.stderr).toBe(11);
+    // Pet 1 is a conflict once serve names 8: by pet 3's write the plan on disk no longer holds it.
+    expect(onDisk.at(-1)).toEqual({ petId: '3', holds: 7, recorded: expect.objectContaining({ before: 7 }) });
+    const text = historyText();
+    const planOnly = text
+      .split('\n')
+      .filter((line) => line.includes('unfinished'))
+      .join('\n');
+    expect(parseHistory(planOnly, () => {})[0]?.changes).toEqual([{ petId: 3n, before: 7, after: 70 }]);
+    expect(result.history[0].changes).toEqual([{ petId: 3, before: 7, after: 70 }]);
   });
 });

@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useInventoryServer } from '../helpers/inventory-server';
-import { runPetinv, temporaryDirectory } from '../helpers/serve';
+import { cleanEnv, PETINV_BIN, runPetinv, temporaryDirectory } from '../helpers/serve';
 
 /**
  * The built bin on a spreadsheet's sheet of 2,000 rows, every one a change: a read of the inventory (and one
@@ -45,5 +46,57 @@ describe('a stock-take sheet through the built bin', () => {
     const history = JSON.parse((await runPetinv(['history', '--json'], { env })).stdout);
     expect(history).toHaveLength(1);
     expect(history[0].pets).toBe(ROWS);
+  });
+
+  it('killed outright mid-run (kill -9): its plan is in the history, and undo of both runs gives every pet back', async () => {
+    const own = { ...env, XDG_STATE_HOME: temporaryDirectory() };
+    const quantities = async () =>
+      new Map<number, number>(
+        JSON.parse((await runPetinv(['list', '--json'], { env: own })).stdout).map(
+          (item: { petId: number; quantity: number }) => [item.petId, item.quantity],
+        ),
+      );
+    const start = await quantities();
+    const sheet = join(directory, 'killed.csv');
+    writeFileSync(
+      sheet,
+      `petId,quantity\n${[...start.keys()].map((petId) => `${petId},${7_000_000 + petId}`).join('\n')}\n`,
+    );
+    const patches = () => served.requests.filter((request) => request.startsWith('PATCH')).length;
+    served.requests.length = 0;
+    const child = spawn(
+      process.execPath,
+      [PETINV_BIN, 'set', '--file', sheet, '--concurrency', '1', '--pipelining', '1'],
+      {
+        env: { ...cleanEnv(), ...own },
+        stdio: 'ignore',
+      },
+    );
+    const killed = new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    await new Promise<void>((resolve) => {
+      const look = setInterval(() => {
+        if (patches() >= 100 || child.exitCode !== null) {
+          clearInterval(look);
+          child.kill('SIGKILL');
+          resolve();
+        }
+      }, 1);
+    });
+    expect(await killed).toBe('SIGKILL');
+    const written = patches();
+    expect(written).toBeGreaterThanOrEqual(100);
+    expect(written).toBeLessThan(ROWS);
+
+    const [unfinished] = JSON.parse((await runPetinv(['history', '--json'], { env: own })).stdout);
+    expect(unfinished).toMatchObject({ marks: ['unfinished'], pets: ROWS, command: `set --file ${sheet}` });
+    // Applied again, the rest is sent; the pets the killed run wrote are already right.
+    const rest = await runPetinv(['set', '--file', sheet], { env: own });
+    expect(rest.code, rest.stderr).toBe(0);
+    const undoRest = await runPetinv(['undo'], { env: own });
+    expect(undoRest.code, undoRest.stderr).toBe(0);
+    const undoKilled = await runPetinv(['undo', unfinished.id], { env: own });
+    expect(undoKilled.code, undoKilled.stderr).toBe(0);
+    expect(undoKilled.stderr).toContain(`run ${unfinished.id} did not record its end`);
+    expect(await quantities()).toEqual(start);
   });
 });

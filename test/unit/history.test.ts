@@ -145,4 +145,60 @@ describe('the history of write runs', () => {
       ]);
     }
   });
+
+  it('a run begun is there at once, unfinished; amendments replace its pets; its end replaces it', async () => {
+    const { history, warnings } = open(temporaryDirectory());
+    const journal = await history.begin({
+      env: 'local',
+      command: 'set --file a.csv',
+      changes: [change(1n, 1, 10), change(2n, 2, 20), change(3n, null, 30)],
+    });
+    const [begun] = history.read();
+    expect(begun).toMatchObject({
+      marks: ['unfinished'],
+      changes: [change(1n, 1, 10), change(2n, 2, 20), change(3n, null, 30)],
+    });
+    // A colleague moved pet 2 to 5 first; pet 1 held 10 already (before and after alike: not written).
+    await Promise.all([journal.amend([change(2n, 5, 20)]), journal.amend([change(1n, 10, 10)])]);
+    expect(history.read()).toEqual([{ ...begun, changes: [change(2n, 5, 20), change(3n, null, 30)] }]);
+    // Recorded meanwhile by another petinv: read after the run until the run's end moves it last.
+    await history.record({ env: 'local', command: 'adjust 9 +1', changes: [change(9n, 1, 2)] });
+    const ended = await journal.finish({ changes: [change(2n, 5, 20)], marks: ['interrupted'] });
+    expect(ended).toMatchObject({ id: begun?.id, at: begun?.at, marks: ['interrupted'] });
+    expect(history.read().map((run) => run.command)).toEqual(['adjust 9 +1', 'set --file a.csv']);
+    expect(history.read()[1]).toEqual(ended);
+    // A stray line of the run after its end (a copy, an edit) changes nothing.
+    writeFileSync(history.file, `${readFileSync(history.file, 'utf8').split('\n')[1]}\n`, { flag: 'a' });
+    expect(history.read()[1]).toEqual(ended);
+    expect(warnings).toEqual([]);
+  });
+
+  it('a run begun that wrote nothing is taken out at its end; one whose start failed is recorded at its end', async () => {
+    const { history } = open(temporaryDirectory());
+    const journal = await history.begin({ env: 'local', command: 'set -', changes: [change(1n, 1, 2)] });
+    expect(await journal.finish({ changes: [] })).toBeUndefined();
+    expect(history.read()).toEqual([]);
+    // Nothing planned, nothing begun: only a run that wrote something is kept.
+    const empty = await history.begin({ env: 'local', command: 'set -', changes: [] });
+    expect(readFileSync(history.file, 'utf8').split('\n')).toHaveLength(3);
+    expect(await empty.finish({ changes: [change(1n, 1, 2)] })).toMatchObject({ command: 'set -' });
+    expect(history.read()).toHaveLength(1);
+
+    const directory = temporaryDirectory();
+    writeFileSync(join(directory, 'history'), '');
+    const failing = open(directory);
+    const unrecorded = await failing.history.begin({
+      env: 'local',
+      command: 'set -',
+      changes: [change(1n, 1, 2)],
+    });
+    await unrecorded.amend([change(1n, 3, 2)]);
+    expect(await unrecorded.finish({ changes: [change(1n, 3, 2)] })).toBeUndefined();
+    expect(failing.warnings).toEqual([
+      expect.stringMatching(
+        /^this run's start was not recorded in the history .*stopped outright, it would leave nothing for petinv undo$/,
+      ),
+      expect.stringMatching(/^this run was not recorded in the history .*petinv undo will not know it$/),
+    ]);
+  });
 });
