@@ -111,14 +111,12 @@ export class EntryStore {
     for (let index = 0; index < this.length; index++) {
       const petId = this.petIds[index] as bigint;
       const winner = winners.get(petId);
-      if (winner !== undefined) {
-        if (index !== winner) {
-          problems.push({
-            line: this.lines[index] as number,
-            message: `pet ${petId} appears again at ${unit} ${this.lines[winner]}, which wins`,
-          });
-          continue;
-        }
+      if (winner !== undefined && index !== winner) {
+        problems.push({
+          line: this.lines[index] as number,
+          message: `pet ${petId} appears again at ${unit} ${this.lines[winner]}, which wins`,
+        });
+        continue;
       }
       this.petIds[kept] = petId;
       this.quantities[kept] = this.quantities[index] as number;

@@ -207,9 +207,7 @@ export class BulkInputReader {
     const error = csv.parse(
       Buffer.from(text),
       end,
-      (cells) => {
-        records.push({ cells, line: this.headerLine - 1 + csv.info.lines });
-      },
+      (cells) => records.push({ cells, line: this.headerLine - 1 + csv.info.lines }),
       () => {},
     );
     for (const { cells, line } of records) {

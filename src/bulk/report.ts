@@ -9,6 +9,7 @@ import type { SheetPlan } from './plan';
 import {
   conflictError,
   conflictResult,
+  namedFirst,
   notSentJson,
   notSentRow,
   petList,
@@ -116,13 +117,8 @@ function writeSummary(
 }
 
 /** Rows as a summary names them: `line 4 (pet 12), ...`, the first few, the rest counted. */
-function nameRows(rows: readonly NotApplied[], unit: BulkInput['unit']): string {
-  const named = rows
-    .slice(0, NAMED_NOT_APPLIED)
-    .map((row) => `${unit} ${row.input} (pet ${row.petId})`)
-    .join(', ');
-  return rows.length > NAMED_NOT_APPLIED ? `${named} and ${rows.length - NAMED_NOT_APPLIED} more` : named;
-}
+const nameRows = (rows: readonly NotApplied[], unit: BulkInput['unit']) =>
+  namedFirst(rows, (row) => `${unit} ${row.input} (pet ${row.petId})`, NAMED_NOT_APPLIED);
 
 /** The end of a bulk run: the results still to write (the entries never sent), the summary, the failure. */
 export function reportBulk(run: FinishedRun, options: ReportOptions, context: CommandContext) {

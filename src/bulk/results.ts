@@ -149,13 +149,12 @@ export function conflictError(conflicts: readonly Conflict[], envName: string): 
   );
 }
 
-/** The conflicts' pets, the first ten named: `12, 40 and 3 more`. */
-export function petList(conflicts: readonly Conflict[]): string {
-  const more = conflicts.length > 10 ? ` and ${conflicts.length - 10} more` : '';
-  return (
-    conflicts
-      .slice(0, 10)
-      .map((conflict) => conflict.petId)
-      .join(', ') + more
-  );
+/** The first `shown` of `items` by `name`, the rest counted: `12, 40 and 3 more`. */
+export function namedFirst<T>(items: readonly T[], name: (item: T) => unknown, shown = 10): string {
+  const more = items.length > shown ? ` and ${items.length - shown} more` : '';
+  return `${items.slice(0, shown).map(name).join(', ')}${more}`;
 }
+
+/** The conflicts' pets, the first ten named. */
+export const petList = (conflicts: readonly Conflict[]) =>
+  namedFirst(conflicts, (conflict) => conflict.petId);
