@@ -53,11 +53,8 @@ export function clientOf(address: string | undefined): string | undefined {
   const headGroups = head === '' ? [] : head.split(':');
   const tailGroups = tail === '' ? [] : tail.split(':');
   const zeros = Array(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill('0');
-  const groups = [...headGroups, ...zeros, ...tailGroups];
-  return `${groups
-    .slice(0, 4)
-    .map((group) => Number.parseInt(group, 16).toString(16))
-    .join(':')}::/64`;
+  const groups = [...headGroups, ...zeros, ...tailGroups].slice(0, 4);
+  return `${groups.map((group) => Number.parseInt(group, 16).toString(16)).join(':')}::/64`;
 }
 
 /**

@@ -193,10 +193,6 @@ export class InventoryStore {
       this.startSnapshot(persistence);
       return;
     }
-    if (this.pending.length === 0) {
-      this.notifyIfIdle();
-      return;
-    }
     const batch = this.keepingTheirTurn(this.pending);
     this.pending = [];
     if (batch.length === 0) {
@@ -204,8 +200,7 @@ export class InventoryStore {
       return;
     }
     this.committing = true;
-    const changes = new Array<InventoryItem>(batch.length);
-    for (let i = 0; i < batch.length; i++) changes[i] = (batch[i] as PendingUpdate).item;
+    const changes = batch.map((update) => update.item);
     persistence.append(changes, (error) => this.settle(batch, error));
   }
 
