@@ -205,7 +205,6 @@ function readPrivateFile(directory: string, file: string, largest: number): Buff
 
 /** Written atomically (files/atomic-write.ts): a reader sees all of it or none; a full disk leaves nothing half-written. */
 function writePrivateFile(directory: string, file: string, bytes: Buffer): void {
-  // Not Node's recursive mkdirSync, which never returns for a path it cannot make (under /proc; 20 to 24).
   makeDirectories(directory, 0o700);
   if (!privateDirectory(directory)) return;
   writeFileAtomicSync(join(directory, file), bytes, {

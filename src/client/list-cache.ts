@@ -150,7 +150,6 @@ export class ListCache {
       const stat = lstatSync(directory, { throwIfNoEntry: false });
       if (!stat) {
         if (!create) return false;
-        // Not Node's recursive mkdirSync, which never returns for a path it cannot make (under /proc; 20 to 24).
         makeDirectories(directory, 0o700);
         return this.usableDirectory(false);
       }

@@ -53,9 +53,12 @@ function checkNotModified(response: TransportResponse, sent: string): void {
   if (answered !== null && opaqueTag(answered) !== opaqueTag(sent)) throw new StaleTagError();
 }
 
-/** A parse failure of the list as the contract error it is; any other error as it is. */
-const asContractError = (errors: ClientErrors, error: unknown) =>
-  error instanceof InventoryStreamError ? errors.contractError(OPERATION, error.message) : error;
+/** Throws a parse failure of the list as the contract error it is; any other error as it is. */
+const rethrowAsContractError =
+  (errors: ClientErrors) =>
+  (error: unknown): never => {
+    throw error instanceof InventoryStreamError ? errors.contractError(OPERATION, error.message) : error;
+  };
 
 /** The list's batches from a body: the answer's as it arrives, or the kept one after a 304. */
 function startList(errors: ClientErrors, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>) {
@@ -63,9 +66,7 @@ function startList(errors: ClientErrors, chunks: AsyncIterable<Uint8Array> | Ite
   return batches
     .next()
     .then((first) => ({ batches, first }))
-    .catch((error: unknown) => {
-      throw asContractError(errors, error);
-    });
+    .catch(rethrowAsContractError(errors));
 }
 
 /**
@@ -191,11 +192,8 @@ export function pollInventory(reading: ListReading, etag: string | undefined): P
         return { changed: false };
       }
       refuseOtherSuccess(errors, response);
-      const items = await wholeList(errors, parseInventoryStream(chunksOf(response))).catch(
-        (error: unknown) => {
-          throw asContractError(errors, error);
-        },
-      );
+      const batches = parseInventoryStream(chunksOf(response));
+      const items = await wholeList(errors, batches).catch(rethrowAsContractError(errors));
       return { changed: true, items, etag: response.header('etag') ?? undefined };
     },
   }).catch((error: unknown) => {

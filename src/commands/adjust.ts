@@ -62,12 +62,8 @@ export async function runAdjust(
     writePlan([{ petId, to: target, before: current }], 'single', output, context, where);
     return;
   }
-  await confirmChange(
-    connection,
-    `Change pet ${petId} from ${current.quantity} to ${target}`,
-    flags.yes,
-    context,
-  );
+  const question = `Change pet ${petId} from ${current.quantity} to ${target}`;
+  await confirmChange(connection, question, flags.yes, context);
   const onChanged = (now: number) => {
     writeWarning(context, `pet ${petId} changed to ${now} since it was read; applying ${deltaText} to that`);
     return now + delta;

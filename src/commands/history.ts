@@ -67,11 +67,8 @@ export async function runHistory(flags: GlobalFlags, context: CommandContext): P
   if (baseUrl === undefined) throw noBaseUrlError(settings.env.value, context.env, ', so no history to show');
   // The service is asked only at an address where no run was recorded yet (serve restarted on another port).
   const linked = linkedStore(stateDirectory(context.env), baseUrl);
-  const history = historyFor(
-    baseUrl,
-    context,
-    linked === undefined ? await askStore(flags, context, settings) : linked,
-  );
+  const storeId = linked === undefined ? await askStore(flags, context, settings) : linked;
+  const history = historyFor(baseUrl, context, storeId);
   const runs = history.read().reverse();
   if (output.format === 'json') {
     context.stdout.write(jsonDocument(runs.map(runValue), output));
@@ -81,14 +78,7 @@ export async function runHistory(flags: GlobalFlags, context: CommandContext): P
     context.stderr.write(`petinv: no write runs recorded for ${baseUrl} yet (${history.file})\n`);
     return;
   }
-  context.stdout.write(
-    exportRows(
-      RUN_COLUMNS,
-      {
-        ...output,
-        footer: (rows) => `${plural(rows.length, 'run')} · ${baseUrl} · petinv undo RUN takes one back`,
-      },
-      runs,
-    ),
-  );
+  const footer = (rows: readonly HistoryRun[]) =>
+    `${plural(rows.length, 'run')} · ${baseUrl} · petinv undo RUN takes one back`;
+  context.stdout.write(exportRows(RUN_COLUMNS, { ...output, footer }, runs));
 }

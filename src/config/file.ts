@@ -175,7 +175,6 @@ function writeFailure(what: string, path: string, error: unknown) {
 
 function prepareDirectory(directory: string) {
   try {
-    // Not Node's recursive mkdirSync, which never returns for a path it cannot make (under /proc; 20 to 24).
     makeDirectories(directory, 0o700);
     checkDirectory(directory);
     chmodSync(directory, 0o700);

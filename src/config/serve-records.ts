@@ -163,7 +163,6 @@ export function findRunningServe(env: NodeJS.ProcessEnv): ServeLookup {
 
 /** Creates the records directory, the user's own and private, or says why it cannot be used. */
 function prepareDirectory(directory: string): void {
-  // Not Node's recursive mkdirSync, which never returns for a path it cannot make (under /proc; 20 to 24).
   makeDirectories(directory, 0o700);
   const stat = lstatSync(directory);
   if (stat.isSymbolicLink()) throw new Error(`${directory} is a symbolic link`);
