@@ -37,10 +37,7 @@ const STATUS_CODES = new Map<string, number>(PET_STATUSES.map((status, index) =>
 const OTHER_STATUS = 255;
 const NO_FROM = Number.NaN;
 
-/**
- * The entries of a run, in input order, in growing typed arrays rather than an object each (20 bytes an
- * entry): a million cost 30 MB, not 150.
- */
+/** A run's entries in input order, in growing typed arrays, not an object each: a million cost 30 MB, not 150. */
 export class EntryStore {
   private petIds = new BigInt64Array(1024);
   private quantities = new Float64Array(1024);

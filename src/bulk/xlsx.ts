@@ -9,8 +9,7 @@ import { inspectWorkbook } from './xlsx-cells';
 
 /**
  * An Excel workbook's first sheet, read by its header as a CSV sheet is. Numbers come as the text the
- * workbook stores: a petId stored as a number of more than 15 digits may have been rounded, and its row
- * is refused (numbers.ts).
+ * workbook stores: a petId stored as a number of over 15 digits may be rounded; its row is refused (numbers.ts).
  */
 
 /** A number cell: the text the workbook stores for it (`5`, `9.2233720368547758E+18`). */

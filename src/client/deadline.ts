@@ -6,8 +6,7 @@ const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 /**
  * The deadline of one attempt, its body included, that can stop its clock: a streamed body's counts only
- * the time spent waiting for the service, not the time the caller holds a chunk (a slow `less` is not a
- * slow service).
+ * the waiting for the service, not the time the caller holds a chunk (a slow `less` is no slow service).
  */
 export class Deadline {
   private since = 0;

@@ -114,8 +114,7 @@ export async function* streamInventory(
       const stale = error instanceof StaleTagError;
       if (!kept || !(stale || (error instanceof PetinvError && error.body.code === 'invalid_response')))
         throw error;
-      // The kept body no longer reads as a list, or the service's 304 is about another list: forget it,
-      // and ask for the whole list.
+      // The kept body no longer reads as a list, or the 304 is about another: forget it, ask for it whole.
       listCache?.drop();
       kept.close();
       return openList(reading, undefined);

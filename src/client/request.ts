@@ -47,9 +47,8 @@ interface CallOptions<T> {
    */
   read?: (response: TransportResponse) => Promise<T>;
   /**
-   * For a write: what to do when its outcome is unknown (an attempt was sent whole and no answer came), in
-   * the error that says so; and told, when a later attempt succeeds, that one before it may have been
-   * applied (see ClientErrors.outcomeUnknown).
+   * For a write: what to do when its outcome is unknown (an attempt sent whole got no answer), in the error
+   * that says so; told, when a later attempt succeeds, that an earlier one may have applied (outcomeUnknown).
    */
   unknownOutcome?: { advice(): string; onSettled(lost: TransportError): void };
   /** Headers of this request (one with a body) beside the usual ones. */

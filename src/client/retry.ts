@@ -27,10 +27,7 @@ export interface RetryPolicy {
 /** What the attempts of one request came to, for the messages of the layer above. */
 export interface Attempts {
   made: number;
-  /**
-   * The first attempt sent whole that got no whole answer (none, or one that broke off after its status):
-   * a write may have been applied by it.
-   */
+  /** The first attempt sent whole that got no whole answer (none, or one broken off): it may have applied. */
   lost?: TransportError;
   /** A wait the service asked for (Retry-After) that the budget refused. */
   refusedWaitMs?: number;

@@ -17,9 +17,8 @@ export interface TransportRequest {
   /** Hand a 2xx answer's body over as it arrives, as `body` (see exchange.ts); other answers are read as text. */
   stream?: boolean;
   /**
-   * Sent twice, it has the effect of once: it may be pipelined behind another request on a connection
-   * (undici pipelines no other kind). Both of the service's operations are: a read, and a PATCH that sets
-   * an absolute quantity.
+   * Sent twice, it has the effect of once: it may be pipelined behind another request (undici pipelines no
+   * other kind). Both of the service's operations are: a read, and a PATCH of an absolute quantity.
    */
   idempotent?: boolean;
 }

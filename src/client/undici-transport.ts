@@ -23,8 +23,7 @@ export function undiciTransport(
   /** Requests handed to undici and not yet settled, pipelined or not. */
   let active = 0;
   const waiting: (() => void)[] = [];
-  // A connection of the dispatcher open with nothing on it; without stats (a proxy agent), the answer's
-  // headers are taken at their word.
+  // A connection open with nothing on it; without stats (a proxy agent), the headers are taken at their word.
   const keptConnection = (origin: string) => () => {
     const stats = (dispatcher as { stats?: Record<string, { connected: number; running: number }> }).stats;
     const pool = stats?.[origin];

@@ -54,10 +54,7 @@ async function askStore(
   }
 }
 
-/**
- * The recent write runs against the environment's service, newest first: a table on a terminal, TSV in a
- * pipe, with --json each run with its changes.
- */
+/** The recent write runs against the environment's service, newest first; with --json, with their changes. */
 export async function runHistory(flags: GlobalFlags, context: CommandContext): Promise<void> {
   const output = chooseOutput(flags, context);
   refuseFieldsInJson(output, 'history');

@@ -26,10 +26,7 @@ export interface WatchOptions {
   initial: boolean;
 }
 
-/**
- * Failures a later poll may not meet: the service unreachable, timing out, its answer cut off, busy (408,
- * 429) or failing (5xx).
- */
+/** Failures a later poll may not meet: unreachable, a timeout, an answer cut off, busy (408, 429), a 5xx. */
 function isTransient(error: unknown): error is PetinvError {
   if (!(error instanceof PetinvError)) return false;
   if (error.kind === 'network') return error.body.code !== 'tls';

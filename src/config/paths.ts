@@ -47,8 +47,8 @@ export function defaultDataFile(env: NodeJS.ProcessEnv): string {
 
 /**
  * Where each running `petinv serve` leaves its record (serve-records.ts): inside PETINV_CONFIG_DIR, whose
- * `local` key goes with its serves; else the runtime directory when it is really the user's (after `su`
- * it may not be); else the state directory.
+ * `local` key goes with its serves; else the runtime directory if really the user's (after `su` it may
+ * not be); else the state directory.
  */
 export function serveRecordDirectory(env: NodeJS.ProcessEnv): string {
   if (env.PETINV_CONFIG_DIR) return join(env.PETINV_CONFIG_DIR, 'serves');

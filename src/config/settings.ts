@@ -50,10 +50,7 @@ export interface ResolveOptions {
   findServe?: () => RunningServe | undefined;
 }
 
-/**
- * What the settings read of the config file: file.ts checks the file against its schema (with the checks
- * below) and hands over this shape.
- */
+/** What the settings read of the config file, as file.ts hands it over, checked (with the checks below). */
 export interface StoredSettings {
   currentEnv?: string;
   environments: Record<string, { baseUrl?: string; apiKey?: string }>;

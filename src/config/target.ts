@@ -24,8 +24,7 @@ export interface Target {
   apiKey: string;
   /**
    * Where messages say the command read or wrote: the environment's name, or the URL's host:port when
-   * --base-url or PETINV_BASE_URL chose it and no --env or PETINV_ENV did (never "in production" against
-   * a local serve).
+   * --base-url or PETINV_BASE_URL chose it and no --env or PETINV_ENV did (never "in production" locally).
    */
   where: string;
   /** The options that make a suggested command reach this service, safe to paste (issue 21). */
@@ -55,8 +54,7 @@ const given = (source: string) => source === 'flag' || source === 'environment v
 
 /**
  * The error for an environment with no URL: how to set one, and, when a `petinv serve` is running, how to
- * use it instead (a newcomer's first `petinv list` after starting serve). `consequence` follows the first
- * clause (`, so no history to show`).
+ * use it (a newcomer's first `petinv list`). `consequence` follows the first clause (`, so no history`).
  */
 export function noBaseUrlError(envName: string, env: NodeJS.ProcessEnv, consequence = '') {
   const setOne = `petinv env set-url ${envName} https://<host>/v1`;
@@ -122,10 +120,7 @@ function checkedKey(settings: Settings, baseUrl: string, where: string, env: Nod
   return apiKey;
 }
 
-/**
- * Logging in again does not help while PETINV_API_KEY (which wins over the stored key) or a running serve's
- * record supplies the key.
- */
+/** Logging in again does not help while PETINV_API_KEY (it wins) or a running serve's record supplies the key. */
 function refusedKeyAdvice({ apiKey }: Settings, envName: string): string {
   if (apiKey.source === 'environment variable')
     return `the key came from ${apiKey.origin}, which wins over a stored key: fix it, or unset it to use the key stored by petinv login --env ${envName}`;

@@ -14,10 +14,7 @@ import { describeLockOwner, isTornRecord, type LockOwner, ownerIsRunning, parseO
 export interface LockOptions {
   files?: FileSystem;
   mode?: number;
-  /**
-   * A lock whose owner cannot be checked (another host, or a record without a pid) counts as abandoned
-   * once it is this old; undefined: never.
-   */
+  /** A lock whose owner cannot be checked (another host, no pid) is abandoned once this old; undefined: never. */
   abandonUncheckableAfterMs?: number;
   /** An empty or torn record is stale at once (the caller holds a claim no live new owner could lack). */
   tornIsStale?: boolean;

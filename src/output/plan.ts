@@ -36,10 +36,7 @@ function planLine(step: PlannedChange, envName: string): string {
   return `${petId}: ${fromOf(step)} → ${to}${before.quantity === to ? ' (unchanged)' : held}\n`;
 }
 
-/**
- * Prints a dry run: a line per change (`42: 7 → 9`), or the changes in the format asked for; then a line
- * on stderr saying that nothing was written.
- */
+/** Prints a dry run: a line per change (`42: 7 → 9`) or the format asked for, then "nothing was written". */
 export function writePlan(
   plan: readonly PlannedChange[],
   form: 'single' | 'bulk',

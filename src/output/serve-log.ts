@@ -21,10 +21,7 @@ export function formatLogEntry(entry: RequestLogEntry): string {
   return `${request} ${entry.status} ${entry.ms}ms`;
 }
 
-/**
- * Whether an entry belongs to the request log, which --quiet silences; faults, refused connections and
- * what serve says of itself are always logged.
- */
+/** Whether an entry is a request line, which --quiet silences; faults, refusals and notices always log. */
 export function isRequestLine(entry: RequestLogEntry): boolean {
   if ('event' in entry) return entry.event === 'client_error';
   return !('fault' in entry);
@@ -38,10 +35,7 @@ export function eventOf(entry: RequestLogEntry): string {
   return 'request';
 }
 
-/**
- * Writes lines to stderr until it breaks (EPIPE: `petinv serve 2>&1 | head -1`), then nothing: a lost
- * log is no reason to stop serving.
- */
+/** Writes lines until the stream breaks (EPIPE), then nothing: a lost log is no reason to stop serving. */
 function lineWriter(stream: Writable): (line: string) => void {
   let broken = false;
   stream.on('error', () => {

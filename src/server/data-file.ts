@@ -10,11 +10,10 @@ import { type JournalReport, openJournal } from './journal-open';
 import { removeAbandonedSnapshots, replaceSnapshot } from './snapshot-file';
 
 /**
- * The inventory on disk (docs/serve-durability.md tells it whole): a snapshot, the very bytes GET
- * /inventory serves with their checksum, only ever replaced whole (snapshot-file.ts); and a journal of
- * the commits made since (journal.ts). Changes set absolute quantities, so replaying one the snapshot
- * already holds changes nothing. The journal is folded into a new snapshot once it outgrows a quarter of
- * the inventory, and at a clean stop.
+ * The inventory on disk (docs/serve-durability.md): a snapshot, the very bytes GET /inventory serves with
+ * their checksum, only ever replaced whole (snapshot-file.ts); and a journal of the commits since
+ * (journal.ts). Changes set absolute quantities, so replaying one the snapshot holds changes nothing. The
+ * journal is folded into a new snapshot once it outgrows a quarter of the inventory, and at a clean stop.
  */
 
 /**
@@ -132,9 +131,8 @@ export class InventoryFile {
   }
 
   /**
-   * On a clean stop the journal is folded into the snapshot, so the data file alone is complete. When
-   * that fails, the previous snapshot and the journal stay, the next start replays them, and the
-   * StorageError says so.
+   * On a clean stop the journal is folded into the snapshot, so the data file alone is complete. When that
+   * fails, the previous snapshot and the journal stay, the next start replays them, and the error says so.
    */
   async close(listBody?: () => Buffer): Promise<void> {
     await this.journal.settled();

@@ -68,9 +68,8 @@ function refuse(res: ServerResponse) {
 
 /**
  * Counts the open connections, all and per client: past --max-connections-per-client a client's new ones
- * are closed at once. At a stop, node:http's closeIdleConnections would also cut an answer still being
- * written (a large list to a slow reader): this one closes only idle connections, and the returned drain
- * closes the others once their answer is out.
+ * are closed at once. At a stop, node:http's closeIdleConnections would also cut an answer being written
+ * (a large list to a slow reader): this one closes idle ones, the returned drain the rest once answered.
  */
 function manageConnections(
   server: Server,

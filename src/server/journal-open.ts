@@ -67,8 +67,7 @@ function openExisting(
 ): number {
   let fd: number;
   try {
-    // Never created here: a journal that vanished since it was read must not become an empty one that
-    // commits are written into past its end.
+    // Never created here: a journal gone since it was read must not come back empty, commits written past its end.
     fd = files.openSync(path, JOURNAL_WRITE & ~constants.O_CREAT, dataFile.permissions);
   } catch (error) {
     throw new ServeError(`cannot open journal ${path}: ${describeFileSystemError(error)}`);

@@ -109,10 +109,7 @@ export function createRouter(
       ({ prefix }) =>
         path.length > prefix.length && path.startsWith(prefix) && path.indexOf('/', prefix.length) === -1,
     );
-  /**
-   * Authenticates where the route wants it, then answers with the method's handler; throws the 401, 405
-   * or 404 a request meets.
-   */
+  /** Authenticates where the route wants it, then answers with the method's handler; throws 401, 405 or 404. */
   function dispatch(
     req: IncomingMessage,
     res: ServerResponse,
