@@ -23,8 +23,7 @@ function configureOutput(program: Program, io: CliIo, json: boolean) {
   if (json) program.showHelpAfterError(false);
   program.configureOutput({
     writeOut: (text) => io.stdout.write(text),
-    // With --json, commander's own text on stderr (its usage errors, the help it shows for a missing
-    // command) gives way to the one JSON line report writes.
+    // With --json, commander's own text on stderr (usage errors, help) gives way to report's one JSON line.
     writeErr: (text) => json || io.stderr.write(text),
     outputError: () => {},
     // As commander's defaults do: a terminal's width, else none (it then wraps at 80), which its types omit.
@@ -45,8 +44,7 @@ function contextFor(io: CliIo, output: OutputWatch) {
     const flags = command.optsWithGlobals();
     return {
       env: io.env,
-      // Not copied: a process's stdin getter makes the stream (a few milliseconds of a cold start), and
-      // only the commands that read stdin should pay for it.
+      // Not copied: process.stdin's getter makes the stream (ms of a cold start); only its readers pay.
       get stdin() {
         return io.stdin;
       },

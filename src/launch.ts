@@ -60,8 +60,8 @@ const KEPT_BUILDS = 4;
 const KEPT_COMMANDS = COMMAND_NAMES.size + 1;
 /**
  * V8's code for the bundle, every function compiled, is about 1.4 times its source: a larger file is not
- * V8's. V8 ignores what follows the length its header gives, so a padded file would be read whole at every
- * start (1.9 GB: nine seconds) and never replaced.
+ * V8's. V8 ignores what follows its header's length, so a padded file would be read at every start (1.9 GB:
+ * nine seconds) and never replaced.
  */
 const LARGEST_CODE_PER_SOURCE_BYTE = 4;
 

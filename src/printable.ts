@@ -4,8 +4,7 @@
  * the screen, set the window title, ring the bell or start a line of its own that looks like petinv's.
  */
 
-// CSI (ESC [ … final byte, or the 8-bit CSI), OSC and the other string sequences up to their terminator
-// (BEL or ESC \), and two- or three-byte ESC sequences.
+// CSI (ESC [ … final byte, or 8-bit CSI), OSC and other strings to BEL or ESC \, 2- or 3-byte ESC sequences.
 const ESCAPE_SEQUENCE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
   /\u001b\[[0-?]*[ -/]*[@-~]?|\u009b[0-?]*[ -/]*[@-~]?|(?:\u001b[\]PX^_]|[\u0090\u009d-\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|\u001b[ -/]*[0-~]?/g;

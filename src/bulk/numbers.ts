@@ -48,8 +48,7 @@ export function spreadsheetNumberProblem(text: string): string | undefined {
 export function readPetId(text: string): bigint | string {
   const petId = parsePetId(text);
   if (petId !== undefined) return petId;
-  // `9.00719925474099E+015`: what a spreadsheet shows (and saves as CSV) of a long number in a cell not
-  // formatted as text; `1e0` is merely an exponent.
+  // `9.00719925474099E+015`: a spreadsheet's long number in a cell not formatted as text; `1e0` is an exponent.
   if (/^\d+([.,]\d*)?e\+?\d+$/i.test(text) && Number(text.replace(',', '.')) >= 10 ** SPREADSHEET_DIGITS)
     return roundedPetId(text);
   return `petId ${quoted(text)} ${notWholeNumber(text, INT64_MAX, 'a petId')}`;

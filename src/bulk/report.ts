@@ -182,9 +182,8 @@ function failureOf(run: FinishedRun, options: ReportOptions): PetinvError | unde
       `mismatch: the service answered ${plural(outcome.mismatched, 'update')} in ${envName} with another quantity than sent; read them back with petinv get`,
       { code: 'mismatch' },
     );
-  // A write sent whole whose answer never came, or came as a success that could not be taken for the item
-  // sent, may have been applied: the broken-response status (8), as for one pet, so a script tells "maybe
-  // written" from "refused"; the summary names how many.
+  // A write sent whole whose answer never came, or came as a success not taken for the item sent, may have
+  // applied: exit 8, as for one pet, so a script tells "maybe written" from "refused"; the summary counts them.
   if (outcome.unknown > 0)
     return new PetinvError(
       'server',

@@ -90,8 +90,7 @@ export async function runBulk(entries: EntryStore, options: BulkRunOptions): Pro
       const lost =
         kind === 'network' || code === 'broken_response' || code === 'outcome_unknown' || code === 'timeout';
       networkStreak = lost ? networkStreak + 1 : 0;
-      // A server error, or the service's own refusal for its load or its deadline (429, 408), as the
-      // client tells them from a refusal of the update itself.
+      // A server error, or a refusal for the service's load or deadline (429, 408), not of the update itself.
       const status = result.error.body.status;
       const failing =
         kind === 'server' && status !== null && (status >= 500 || status === 429 || status === 408);

@@ -56,10 +56,7 @@ export interface ClientOptions {
 }
 
 export interface InventoryClient {
-  /**
-   * The whole list, revalidated against the list cache when the client has one. A list that names a pet
-   * twice is a contract error (exit 8) naming both positions.
-   */
+  /** The whole list, revalidated against the list cache if any; a pet listed twice is a contract error. */
   listInventory(): Promise<InventoryItem[]>;
   /**
    * One pet's item, read from the whole list (the spec has no endpoint for one pet); undefined when the

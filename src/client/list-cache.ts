@@ -3,10 +3,7 @@ import { join } from 'node:path';
 import { type AtomicFile, createAtomicFile } from '../files/atomic-write';
 import { type FileSystem, makeDirectories, nodeFileSystem, READ_NO_FOLLOW } from '../files/file-system';
 
-/**
- * One list cache entry on disk: a header line (JSON: format, base URL, ETag, body length), padded with
- * spaces, then the body exactly as the service sent it.
- */
+/** An entry on disk: a JSON header line (format, base URL, ETag, body length), padded, then the body as sent. */
 export interface CachedList {
   etag: string;
   /** The body a piece at a time, from the file `open` opened (a replacement since does not change it). */

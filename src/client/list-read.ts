@@ -148,17 +148,11 @@ export async function* streamInventory(
   }
 }
 
-/**
- * A list that names one pet twice breaks the contract: which is the pet's stock is not known (issue 21).
- * Positions count from 0, as the schema's errors count items.
- */
+/** A pet listed twice breaks the contract: its stock is not known (issue 21). Positions count from 0. */
 const listedTwice = (petId: bigint, first: number, second: number) =>
   `pet ${petId} is listed twice, as items ${first} and ${second} (counted from 0), so its stock is not known`;
 
-/**
- * The items of the list (those `only` keeps, when given), read to the end: one listed twice, even after
- * a match, is a contract error (see listedTwice).
- */
+/** The list's items (those `only` keeps), read to the end: one listed twice, even after a match, is refused. */
 export async function wholeList(
   errors: ClientErrors,
   batches: AsyncIterable<InventoryItem[]>,

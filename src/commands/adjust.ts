@@ -23,10 +23,7 @@ interface Adjusted {
   item: InventoryItem;
 }
 
-/**
- * What adjust did: `petId<TAB>before<TAB>after` in a pipe (as `list` prints its rows), and with --json
- * `{"petId","from","to","item"}`, the item only in JSON.
- */
+/** What adjust did: `petId<TAB>before<TAB>after` in a pipe, `{"petId","from","to","item"}` with --json. */
 const ADJUSTED_COLUMNS: readonly Column<Adjusted>[] = [
   { key: 'petId', heading: 'PET ID', value: (row) => row.petId, align: 'right' },
   { key: 'from', heading: 'BEFORE', value: (row) => row.from, align: 'right' },

@@ -60,10 +60,7 @@ function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClie
   };
 }
 
-/**
- * How requests travel to the target: directly or through the proxy the environment names, traced with -v;
- * refused when the key would leave the machine in clear text.
- */
+/** How requests reach the target: directly or by the proxy, traced with -v; refused if the key goes in clear. */
 async function transportTo(
   target: Target,
   flags: GlobalFlags,
@@ -109,10 +106,7 @@ async function transportTo(
   };
 }
 
-/**
- * Resolves the command's settings into its target once (config/target.ts) and builds the client for it,
- * refusing what would fail or leak before any request.
- */
+/** The command's target (config/target.ts) and its client, refusing what would fail or leak before any request. */
 export async function connect(
   flags: GlobalFlags,
   context: CommandContext,

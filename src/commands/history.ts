@@ -34,10 +34,7 @@ const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
 /** How long `history` waits for the service to say which store it is: a question, not the command's point. */
 const ASK_TIMEOUT_MS = 2000;
 
-/**
- * The store the service says it serves, asked with one list read (a 304 where the list cache allows) when
- * a key is at hand; undefined when it cannot be asked.
- */
+/** The store the service says it serves, by one list read when a key is at hand; undefined if not asked. */
 async function askStore(
   flags: GlobalFlags,
   context: CommandContext,

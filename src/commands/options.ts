@@ -3,10 +3,7 @@ import { usageError } from '../errors';
 
 /** The parsers of option declarations (src/program/): a bad value is a usage error before anything runs. */
 
-/**
- * A flag's text, refused when empty: `--env "$TARGET"` with TARGET unset must not fall back to the
- * environment a flag left out would get, and write there.
- */
+/** A flag's text, refused when empty: `--env "$TARGET"` with TARGET unset must not write to the default. */
 export function nonEmptyText(text: string, flag: string): string {
   if (text === '') throw usageError(`${flag} is empty: give it a value (an unset shell variable?)`);
   return text;

@@ -1,10 +1,7 @@
 import type { CommandUnknownOpts as Command, Option } from '@commander-js/extra-typings';
 import { readShortGroup } from '../short-options';
 
-/**
- * A command line read as commander reads it, for what must read one from the declarations without running
- * it: the usage hint below and completion (complete.ts).
- */
+/** A command line read as commander would, without running it: for the usage hint below and complete.ts. */
 
 export const subcommandNamed = (command: Command, name: string) =>
   command.commands.find((sub) => sub.name() === name);

@@ -109,8 +109,7 @@ function checkedKey(settings: Settings, baseUrl: string, where: string, env: Nod
   }
   checkKeyDestination(settings, baseUrl);
   // With no serve found, local's address is only serve's default port, and whatever holds it (another
-  // user's process included) would be handed the stored key: that key goes only to a serve petinv found
-  // running (its record), or to an address the user chose.
+  // user's process too) would get the stored key: it goes only to a serve found running, or to an address given.
   if (envName === 'local' && fromDefault && source === 'config file')
     throw new PetinvError(
       'network',

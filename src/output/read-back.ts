@@ -12,8 +12,7 @@ const ORDERS_READ_BY_POSITION = new Set([
 /** Whether TSV of these --fields needs a heading line to be read back right. */
 export function needsTsvHeading(fields: readonly string[] | undefined): boolean {
   if (fields === undefined) return false;
-  // Without a petId and a quantity there is nothing to read back (set refuses it either way), and a
-  // script's `get 42 --fields quantity` keeps its bare value.
+  // Without petId and quantity nothing can be read back, and `get 42 --fields quantity` keeps its bare value.
   if (!fields.includes('petId') || (!fields.includes('quantity') && !fields.includes('to'))) return false;
   return !ORDERS_READ_BY_POSITION.has(fields.join(','));
 }

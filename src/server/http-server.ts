@@ -150,8 +150,7 @@ export function createHttpEdge(app: AppHandler, options: HttpEdgeOptions) {
     onRequest,
   );
   server.maxConnections = maxConnections;
-  // With a listener, node:http no longer answers 100 Continue by itself: the body reader does, once the
-  // key and the declared size have been checked (request.ts).
+  // With a listener, node:http leaves 100 Continue to the body reader, once key and size are checked (request.ts).
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     // A request without a body has nothing to wait for.
     const bodiless =

@@ -28,10 +28,7 @@ export interface JournalReport {
   recovered?: ReturnType<typeof recoveredReport>;
 }
 
-/**
- * --recover: where the damage was, what could not be replayed, and where the damaged journal went
- * (`keptAt`: none when it was only read, with --in-memory).
- */
+/** --recover: where the damage was, what was not replayed, where the journal went (none with --in-memory). */
 export const recoveredReport = (state: JournalState, damage: JournalDamage, keptAt?: string) => ({
   offset: damage.offset,
   reason: damage.reason,
