@@ -39,9 +39,8 @@ async function readKeyFile(path: string): Promise<string[]> {
   }
   const bytes = Buffer.concat(chunks);
   if (bytes.length > KEY_FILE_LIMIT) throw usageError(`--api-key-file ${path}: larger than 1 MiB`);
-  const text = bytes.toString('utf8');
   const keys: string[] = [];
-  for (const [index, raw] of text.split('\n').entries()) {
+  for (const [index, raw] of bytes.toString('utf8').split('\n').entries()) {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line.trim() === '') continue;
     checkKey(line, `--api-key-file ${path}, line ${index + 1}`);

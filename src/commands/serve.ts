@@ -54,10 +54,8 @@ function registerForLocal(
   const baseUrl = loopbackBaseUrl(running.host, running.port, new URL(running.baseUrl).pathname);
   if (baseUrl === undefined) return undefined;
   try {
-    return registerServe(
-      { baseUrl, apiKey, dataFile: running.dataFile ?? null, readOnly: running.readOnly },
-      env,
-    );
+    const { dataFile = null, readOnly } = running;
+    return registerServe({ baseUrl, apiKey, dataFile, readOnly }, env);
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
     warnings.push(

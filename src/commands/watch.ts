@@ -134,11 +134,8 @@ export async function watchInventory(options: WatchOptions, context: CommandCont
       } catch (error) {
         if (!isTransient(error)) throw error;
         failures++;
-        if (state.lost === undefined && tellStderr)
-          tell(
-            'warning',
-            `lost the connection to ${envName}: ${printable(error.message, 300)}; still trying`,
-          );
+        const lost = `lost the connection to ${envName}: ${printable(error.message, 300)}; still trying`;
+        if (state.lost === undefined && tellStderr) tell('warning', lost);
         state.lost = printable(error.body.message, 120);
         if (mode === 'screen') screen.draw();
         await stop.pause(Math.max(intervalMs, retryDelayMs(failures, null, Math.random).ms));

@@ -151,8 +151,7 @@ export function findRunningServe(env: NodeJS.ProcessEnv): ServeLookup {
   }
   for (const name of names) {
     if (!RECORD_NAME.test(name)) continue;
-    const path = join(directory, name);
-    const { record, problem } = readRecord(path);
+    const { record, problem } = readRecord(join(directory, name));
     if (problem) lookup.ignored.push(problem);
     if (!record || !stillRunning(record)) continue;
     if (!lookup.serve || Date.parse(record.startedAt) >= Date.parse(lookup.serve.startedAt))

@@ -62,12 +62,11 @@ export async function acquireLock(lockPath: string, options: AcquireOptions = {}
         return { recordProblem: error as NodeJS.ErrnoException, follow, release: releaseClaims };
       }
       if (attempt.acquired) {
-        const { release } = attempt;
-        const releaseBoth = async () => {
-          release();
+        const release = async () => {
+          attempt.release();
           await releaseClaims();
         };
-        return { recordProblem: undefined, follow, release: releaseBoth };
+        return { recordProblem: undefined, follow, release };
       }
       if (Date.now() - started >= (options.waitMs ?? 0))
         throw new LockHeldError(lockPath, attempt.heldBy, 'file');
