@@ -61,12 +61,9 @@ const rethrowAsContractError =
   };
 
 /** The list's batches from a body: the answer's as it arrives, or the kept one after a 304. */
-function startList(errors: ClientErrors, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>) {
+async function startList(errors: ClientErrors, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>) {
   const batches = parseInventoryStream(chunks);
-  return batches
-    .next()
-    .then((first) => ({ batches, first }))
-    .catch(rethrowAsContractError(errors));
+  return { batches, first: await batches.next().catch(rethrowAsContractError(errors)) };
 }
 
 /**

@@ -53,7 +53,7 @@ export const wholeNumber = <Usage extends string>(
   flags: Usage,
   description: string,
   min: number,
-  max: number,
+  max = Number.MAX_SAFE_INTEGER,
 ) =>
   parsedOption(flags, description, (text, flag) => {
     const value = Number(text);

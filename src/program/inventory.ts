@@ -43,9 +43,7 @@ export const INVENTORY_COMMANDS = {
         'the sheet a stock-take fills in: petId,status,expected,counted (CSV; -o xlsx: a workbook); read back by set --file',
       )
       .option('--status <list>', 'only these statuses, comma-separated (available,pending,sold)')
-      .addOption(
-        wholeNumber('--low <n>', 'only pets with a quantity of at most N', 0, Number.MAX_SAFE_INTEGER),
-      )
+      .addOption(wholeNumber('--low <n>', 'only pets with a quantity of at most N', 0))
       .addOption(
         choiceOption(
           '--sort <key>',
@@ -54,7 +52,7 @@ export const INVENTORY_COMMANDS = {
         ),
       )
       .option('--reverse', 'reverse the order')
-      .addOption(wholeNumber('--limit <n>', 'at most N pets', 0, Number.MAX_SAFE_INTEGER))
+      .addOption(wholeNumber('--limit <n>', 'at most N pets', 0))
       .option(
         '--watch',
         'poll and show changes: a table redrawn in place, or one JSON line per change in a pipe',
@@ -158,7 +156,6 @@ export const INVENTORY_COMMANDS = {
           '--low <n>',
           'count the pets with a quantity of at most N, naming the lowest 10',
           0,
-          Number.MAX_SAFE_INTEGER,
         ).default(...byDefault(0)),
       )
       .addOption(
