@@ -23,9 +23,8 @@ export function parseIntegerArgument(text: string, name: string): number {
 }
 
 /**
- * On production, a person at a terminal confirms a change; --yes, or no terminal, skips the question. The
- * question names `where` the change goes, as every other message does (connect.ts): the URL's host and
- * port when --base-url or PETINV_BASE_URL chose it, never "in production" against a local serve.
+ * On production, a person at a terminal confirms a change; --yes, or no terminal, skips the question. It
+ * names `where` the change goes, as every message does (connect.ts): never "in production" for a local serve.
  */
 export async function confirmChange(
   { envName, where }: { envName: string; where: string },

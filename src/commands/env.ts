@@ -112,9 +112,8 @@ export async function runEnvUse(name: string, context: CommandContext) {
 }
 
 /**
- * Sets an environment's base URL. A key stored for it goes wherever it points: moving it to another
- * origin while a key is stored warns and asks on a terminal (--yes skips the question), and is refused
- * without a terminal to ask on, unless --yes (issue 21).
+ * Sets an environment's base URL. A stored key goes wherever it points: moving it to another origin warns
+ * and asks on a terminal, or is refused without one, unless --yes (issue 21).
  */
 export async function runEnvSetUrl(
   name: string,

@@ -7,8 +7,8 @@ const digest = (text: string) => hash('sha256', text, 'buffer');
 
 /**
  * The last valid Authorization header of a connection: a client sends the same one on every request, and
- * comparing it spares a hash per request (a tenth of the GET path's JavaScript), revealing nothing about a
- * key that connection has not already proved it holds.
+ * comparing it spares a hash each (a tenth of the GET path's JavaScript), telling nothing the connection
+ * has not proved it knows.
  */
 const VERIFIED = Symbol('the last valid Authorization header on this connection');
 type VerifiedSocket = Socket & { [VERIFIED]?: string };

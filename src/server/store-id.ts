@@ -5,8 +5,7 @@ import { type FileSystem, randomHex } from '../files/file-system';
 
 /**
  * The id serve answers in Petinv-Store (src/contract/store-id.ts): kept in `DATA.store-id` beside a durable
- * data file, so a serve restarted on another port is the same store to its clients. An in-memory serve,
- * or one whose id cannot be kept, is a new store each start.
+ * data file, so a serve restarted on another port is the same store. In memory, or not kept: new each start.
  */
 export function openStoreId(dataFile: string | undefined, readOnly: boolean, files?: FileSystem): string {
   if (dataFile === undefined || readOnly) return randomHex(16);
