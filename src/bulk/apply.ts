@@ -25,6 +25,8 @@ export type ApplyOptions = Pick<PipelineOptions, 'concurrency' | 'ndjson' | 'row
    * `unanswered` are the updates handed over and never answered, in input order: each may have been applied.
    */
   onQuit: (signal: StopSignal, unanswered: readonly BulkEntry[]) => Promise<void>;
+  /** Awaited once the last update is answered, the signals still heard: a quit meanwhile waits for onQuit. */
+  onEnd: (outcome: BulkOutcome) => Promise<unknown>;
 };
 
 /**
@@ -108,7 +110,9 @@ export async function applyBulk(
       interrupted: interrupt.signal,
       keepResults: context.json,
     });
-    return { outcome, seconds: (performance.now() - started) / 1000 };
+    const seconds = (performance.now() - started) / 1000;
+    await options.onEnd(outcome);
+    return { outcome, seconds };
   } finally {
     progress.finish();
     stopListening();

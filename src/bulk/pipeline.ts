@@ -3,7 +3,7 @@ import { maybeApplied, quantityLeftBy } from '../client/write-outcome';
 import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError } from '../errors';
-import type { History, HistoryChange } from '../history/store';
+import type { History, HistoryChange, HistoryRun } from '../history/store';
 import type { CommandContext } from '../output/context';
 import { type PlannedChange, writePlan } from '../output/plan';
 import { plural } from '../output/plural';
@@ -101,11 +101,11 @@ export async function runPipeline(
     if (held) return undefined;
     befores.set(entry.petId, current);
     // serve writes it only if the pet still holds what was read: a change made since is never overwritten
-    // unseen (--force writes over it, as it does over a from).
-    return { ifQuantity: options.force ? undefined : item?.quantity };
+    // unseen. --force writes over it on the quantity serve names, which becomes its before (changedMeanwhile).
+    return { ifQuantity: item?.quantity };
   };
-  // Decided as at the read (decideRow): already right, a conflict for a row with a from, or sent again on
-  // the quantity serve found, which becomes its before, so an undo gives the colleague's count back.
+  // Decided as at the read (decideRow): already right, a conflict for a row with a from (unless --force),
+  // or sent again on the quantity serve found, which becomes its before: an undo gives the colleague's back.
   const changedMeanwhile = async (entry: BulkEntry, current: number) => {
     if (current === entry.quantity && !options.all) {
       befores.delete(entry.petId);
@@ -113,7 +113,7 @@ export async function runPipeline(
       plan.alreadyRight++;
       return undefined;
     }
-    if (entry.from === undefined || current === entry.quantity) {
+    if (entry.from === undefined || options.force || current === entry.quantity) {
       befores.set(entry.petId, current);
       await replan(entry.petId, current, entry.quantity);
       return entry.quantity;
@@ -127,17 +127,18 @@ export async function runPipeline(
     return undefined;
   };
   const beforeOf = (petId: bigint) => befores.get(petId) ?? null;
-  // A second Ctrl-C, SIGTERM or SIGHUP quits before the run's end: what was written so far is recorded then.
-  let recorded = false;
-  const record = async (stopped: boolean) => {
-    if (recorded) return undefined;
-    recorded = true;
+  // Once: a second Ctrl-C, SIGTERM or SIGHUP quits before the run's end, once what was written so far is
+  // recorded; one while the end is being recorded waits for it.
+  let recording: Promise<HistoryRun | undefined> | undefined;
+  const record = (stopped: boolean) => {
     const failed = failedRows.refused.length + failedRows.maybeApplied.length > 0;
     const marks = [stopped && 'interrupted', options.force && 'forced', failed && 'failed'] as const;
-    return journal?.finish({
-      changes: [...changes, ...maybeChanges],
-      marks: marks.filter((mark) => mark !== false),
-    });
+    recording ??=
+      journal?.finish({
+        changes: [...changes, ...maybeChanges],
+        marks: marks.filter((mark) => mark !== false),
+      }) ?? Promise.resolve(undefined);
+    return recording;
   };
   const { outcome, seconds } = await applyBulk(
     { entries: plan.send, unit: input.unit },
@@ -146,6 +147,8 @@ export async function runPipeline(
       ...options,
       check,
       changedMeanwhile,
+      // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
+      onEnd: (outcome) => record(outcome.stop !== undefined),
       onResult: (result) => {
         const before = beforeOf(result.petId);
         befores.delete(result.petId);
@@ -193,8 +196,6 @@ export async function runPipeline(
     await record(true);
     throw error;
   });
-  // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
-  await record(outcome.stop !== undefined);
   reportBulk(
     { outcome, input, plan, changed: changes.length, failedRows, envName, seconds },
     options,

@@ -76,18 +76,24 @@ export function parseHistory(text: string, damaged: (line: number, why: string) 
       ...fields,
       changes: tuples.map(([petId, before, after]) => ({ petId: BigInt(petId), before, after })),
     };
-    const earlier = runs.get(run.id);
+    // Two runs may share an id (a second's runs, four hex digits): a run's lines share its `at` too.
+    const key = `${run.id} ${run.at}`;
+    const earlier = runs.get(key);
     const unfinished = (marks: HistoryRun['marks']) => marks?.includes('unfinished') === true;
-    // A run's end is its last word: a line of it still unfinished after that (an edit, a copy) changes nothing.
-    if (earlier && !unfinished(earlier.run.marks) && unfinished(run.marks)) return;
-    runs.delete(run.id);
+    // A run's end is its last word: a line of it still unfinished after that (an edit, a copy) changes
+    // nothing, and a finished one is another run's.
+    if (earlier && !unfinished(earlier.run.marks)) {
+      if (!unfinished(run.marks)) runs.set(`${key} ${index}`, { run });
+      return;
+    }
+    runs.delete(key);
     if (!earlier || !unfinished(run.marks)) {
-      runs.set(run.id, { run });
+      runs.set(key, { run });
       return;
     }
     const byPet = earlier.byPet ?? new Map(earlier.run.changes.map((change) => [change.petId, change]));
     for (const change of run.changes) byPet.set(change.petId, change);
-    runs.set(run.id, { run, byPet });
+    runs.set(key, { run, byPet });
   });
   // An amendment with before and after alike is a pet the run found already right, or a conflict: not written.
   return [...runs.values()]
@@ -97,4 +103,24 @@ export function parseHistory(text: string, damaged: (line: number, why: string) 
         : run,
     )
     .filter((run) => run.changes.length > 0);
+}
+
+/**
+ * The runs a bounded history keeps, in order: every unfinished run first, whatever its age or size (it is
+ * all that tells what a run killed outright may have written), then the newest others while they fit in
+ * `maxBytes` (the newest run whole, whatever its size), `maxRuns` in all.
+ */
+export function keptRuns(runs: readonly HistoryRun[], maxRuns: number, maxBytes = Infinity): HistoryRun[] {
+  const kept = new Set(runs.filter((run) => run.marks?.includes('unfinished')).slice(-maxRuns));
+  let bytes = 0;
+  for (const run of kept) bytes += serialize(run).length;
+  for (let index = runs.length - 1; index >= 0 && kept.size < maxRuns; index--) {
+    const run = runs[index] as HistoryRun;
+    if (kept.has(run)) continue;
+    const size = serialize(run).length;
+    if (index < runs.length - 1 && bytes + size > maxBytes) break;
+    kept.add(run);
+    bytes += size;
+  }
+  return runs.filter((run) => kept.has(run));
 }

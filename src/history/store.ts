@@ -15,7 +15,7 @@ import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { acquireLock, LockHeldError } from '../files/lock';
 import { printable } from '../printable';
-import { type HistoryChange, type HistoryRun, parseHistory, serialize } from './runs';
+import { type HistoryChange, type HistoryRun, keptRuns, parseHistory, serialize } from './runs';
 
 export type { HistoryChange, HistoryRun } from './runs';
 
@@ -25,12 +25,9 @@ export type { HistoryChange, HistoryRun } from './runs';
  * the write it records.
  */
 
-/** The newest runs kept, and shown. */
+/** The runs kept, and shown: the unfinished ones and the newest others (runs.ts, keptRuns). */
 export const MAX_HISTORY_RUNS = 100;
-/**
- * Past this many runs, or this size, the file is rewritten with the newest runs: at most MAX_HISTORY_RUNS,
- * in at most half this size, the newest run whole whatever its size.
- */
+/** Past this many runs, or this size, the file is rewritten with the runs kept in at most half this size. */
 export const MAX_HISTORY_BYTES = 8 * 1024 * 1024;
 
 export interface HistoryOptions {
@@ -48,7 +45,7 @@ export interface HistoryOptions {
 export interface History {
   /** The file of this service's history. */
   readonly file: string;
-  /** The newest MAX_HISTORY_RUNS runs, oldest first; damaged lines are reported and left out. */
+  /** The runs kept (keptRuns), oldest first; damaged lines are reported and left out. */
   read(): HistoryRun[];
   /** Records a run that wrote something; a failure is reported, never thrown. Resolves with the run, if kept. */
   record(run: Pick<HistoryRun, 'env' | 'command' | 'changes' | 'marks'>): Promise<HistoryRun | undefined>;
@@ -157,24 +154,22 @@ export function openHistory(options: HistoryOptions): History {
       options.warn(
         `${where} has ${damaged.length === 1 ? 'a damaged line' : `${damaged.length} damaged lines`} (line ${damaged.slice(0, 5).join(', ')}${damaged.length > 5 ? ', …' : ''}), left out; the other runs are read`,
       );
-    return runs.slice(-MAX_HISTORY_RUNS);
+    return keptRuns(runs, MAX_HISTORY_RUNS);
   };
 
-  /** Rewrites the file with the newest runs that fit the bounds, written atomically (files/atomic-write.ts). */
+  /** Rewrites the file with the runs that fit its bounds (keptRuns), written atomically (files/atomic-write.ts). */
   const compact = () => {
     const runs = parseHistory(readText(file, () => {}) ?? '', () => {});
-    const kept: string[] = [];
-    let bytes = 0;
-    for (let index = runs.length - 1; index >= 0 && kept.length < MAX_HISTORY_RUNS; index--) {
-      const line = serialize(runs[index] as HistoryRun);
-      if (kept.length > 0 && bytes + line.length > MAX_HISTORY_BYTES / 2) break;
-      kept.push(line);
-      bytes += line.length;
-    }
-    writeFileAtomicSync(file, kept.reverse().join(''), {
-      mode: 0o600,
-      temporaryName: (random) => `${basename(file)}.${random}.tmp`,
-    });
+    writeFileAtomicSync(
+      file,
+      keptRuns(runs, MAX_HISTORY_RUNS, MAX_HISTORY_BYTES / 2)
+        .map(serialize)
+        .join(''),
+      {
+        mode: 0o600,
+        temporaryName: (random) => `${basename(file)}.${random}.tmp`,
+      },
+    );
   };
 
   /**

@@ -1,5 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { acquireLock } from '../../src/files/lock';
 import { answer, useFakeServer } from '../helpers/lying-server';
 import { startMain } from '../helpers/main';
 import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
@@ -254,4 +257,55 @@ describe('Ctrl-C during a bulk run', () => {
       expect(runs).toEqual([expect.objectContaining({ command: 'set -', pets: sent })]);
     },
   );
+
+  it('a second Ctrl-C while the run’s end is being recorded waits for it, then quits', async () => {
+    const stateHome = temporaryDirectory('petinv-state-');
+    const processEnv = { ...cleanEnv(), ...env, XDG_STATE_HOME: stateHome };
+    const child = spawn(process.execPath, [PETINV_BIN, 'set', '-', '--concurrency', '4'], {
+      env: processEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('close', (_code, signal) => resolve(signal)),
+    );
+    const before = received;
+    child.stdin.end(input);
+    const until = (done: () => boolean) =>
+      new Promise<void>((resolve) => {
+        const look = setInterval(() => {
+          if (!done()) return;
+          clearInterval(look);
+          resolve();
+        }, 2);
+      });
+    // The run's plan is in its history: another petinv (this test) then holds the history's lock, so that
+    // the run's end waits for it, and both Ctrl-Cs come while it waits.
+    const folder = join(stateHome, 'petinv', 'history');
+    const file = () => existsSync(folder) && readdirSync(folder).find((name) => name.endsWith('.jsonl'));
+    await until(() => Boolean(file()));
+    const lock = await acquireLock(join(folder, `${file()}.lock`), { waitMs: 3000 });
+    await until(() => received - before === LINES);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    child.kill('SIGINT');
+    await Promise.race([until(() => stderr.includes('interrupted')), exited]);
+    child.kill('SIGINT');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(child.exitCode === null && child.signalCode === null, stderr).toBe(true);
+    await lock.release();
+    expect(await exited).toBe('SIGINT');
+    expect(stderr).toContain(
+      `petinv: quit at once (SIGINT): ${LINES} pets written so far are in the history`,
+    );
+    const history = spawnSync(process.execPath, [PETINV_BIN, 'history', '--json'], {
+      env: processEnv,
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(history.stdout)).toEqual([
+      expect.objectContaining({ command: 'set -', pets: LINES, marks: [] }),
+    ]);
+  });
 });

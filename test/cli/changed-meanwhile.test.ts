@@ -193,4 +193,30 @@ describe('a pet changed between the run’s read and its write', () => {
     expect(parseHistory(planOnly, () => {})[0]?.changes).toEqual([{ petId: 3n, before: 7, after: 70 }]);
     expect(result.history[0].changes).toEqual([{ petId: 3, before: 7, after: 70 }]);
   });
+
+  it('--force against a petinv serve: a pet changed since the read is written over on its new quantity, its before', async () => {
+    store = 'store-0123456789';
+    const environment = env();
+    const path = join(files, 'forced.csv');
+    writeFileSync(path, 'petId,from,to\n1,5,50\n2,1,60\n');
+    const result = await runMain(['set', '--file', path, '--force', '--json'], { env: environment });
+    expect(result.code, result.stderr).toBe(0);
+    // The condition is sent all the same, so that the history's before is what the pet held when written.
+    expect(sent).toEqual(
+      expect.arrayContaining([
+        { petId: '1', quantity: 50, ifQuantity: '5' },
+        { petId: '1', quantity: 50, ifQuantity: '8' },
+        { petId: '2', quantity: 60, ifQuantity: '6' },
+        { petId: '2', quantity: 60, ifQuantity: '9' },
+      ]),
+    );
+    const [run] = JSON.parse((await runMain(['history', '--json'], { env: environment })).stdout);
+    expect(run.marks).toEqual(['forced']);
+    expect(run.changes).toEqual(
+      expect.arrayContaining([
+        { petId: 1, before: 8, after: 50 },
+        { petId: 2, before: 9, after: 60 },
+      ]),
+    );
+  });
 });

@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stateDirectory } from '../../src/config/paths';
+import { parseHistory, serialize } from '../../src/history/runs';
 import { MAX_HISTORY_RUNS, openHistory } from '../../src/history/store';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -199,6 +200,49 @@ describe('the history of write runs', () => {
         /^this run's start was not recorded in the history .*stopped outright, it would leave nothing for petinv undo$/,
       ),
       expect.stringMatching(/^this run was not recorded in the history .*petinv undo will not know it$/),
+    ]);
+  });
+
+  it('an unfinished run is kept past the bounds: newer runs and a large one never push it out', async () => {
+    const { history } = open(temporaryDirectory());
+    const journal = await history.begin({
+      env: 'local',
+      command: 'set --file long.csv',
+      changes: [change(1n, 1, 2)],
+    });
+    for (let index = 0; index < MAX_HISTORY_RUNS + 5; index++)
+      await history.record({
+        env: 'local',
+        command: `adjust ${index}`,
+        changes: [change(2n, index, index + 1)],
+      });
+    const large = Array.from({ length: 120_000 }, (_, index) => change(BigInt(index + 10), 1, 2));
+    await history.record({ env: 'local', command: 'set --file big.csv', changes: large });
+    const runs = history.read();
+    expect(runs).toHaveLength(MAX_HISTORY_RUNS);
+    expect(runs[0]).toMatchObject({ command: 'set --file long.csv', marks: ['unfinished'] });
+    expect(runs.at(-1)?.command).toBe('set --file big.csv');
+    // Ended, it is a run like the others, and the next rewrite may let it go.
+    await journal.finish({ changes: [change(1n, 1, 2)] });
+    expect(history.read().at(-1)).toMatchObject({ command: 'set --file long.csv' });
+  });
+
+  it('two runs that drew the same id are two runs: only a run’s own later lines merge with it', () => {
+    const run = {
+      id: '20261128T100000-abcd',
+      at: '2026-11-28T10:00:00.123Z',
+      env: 'local',
+      service: 'http://127.0.0.1:4010/v1',
+      command: 'adjust 1 +1',
+      changes: [change(1n, 1, 2)],
+    };
+    const other = { ...run, command: 'adjust 2 +1', changes: [change(2n, 1, 2)] };
+    const later = { ...run, at: '2026-11-28T10:00:00.456Z', command: 'set 3 4', changes: [change(3n, 3, 4)] };
+    const text = [run, other, later].map(serialize).join('');
+    expect(parseHistory(text, () => {}).map((kept) => kept.command)).toEqual([
+      'adjust 1 +1',
+      'adjust 2 +1',
+      'set 3 4',
     ]);
   });
 });
