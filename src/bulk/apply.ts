@@ -25,8 +25,11 @@ export type ApplyOptions = Pick<PipelineOptions, 'concurrency' | 'ndjson' | 'row
    * `unanswered` are the updates handed over and never answered, in input order: each may have been applied.
    */
   onQuit: (signal: StopSignal, unanswered: readonly BulkEntry[]) => Promise<void>;
-  /** Awaited once the last update is answered, the signals still heard: a quit meanwhile waits for onQuit. */
-  onEnd: (outcome: BulkOutcome) => Promise<unknown>;
+  /**
+   * Awaited once every update is answered, to record the run and report it: a signal meanwhile is heard and
+   * let pass (the run is over; quitting would only lose its record and summary).
+   */
+  onEnd: (outcome: BulkOutcome, seconds: number) => Promise<void>;
 };
 
 /**
@@ -39,7 +42,7 @@ export async function applyBulk(
   client: InventoryClient,
   options: ApplyOptions,
   context: CommandContext,
-): Promise<{ outcome: BulkOutcome; seconds: number }> {
+): Promise<void> {
   const { ndjson, rows, concurrency } = options;
   // Results streamed to stdout (and rows on a terminal) leave no room for a bar.
   const streamed = context.json || ndjson || rows !== undefined;
@@ -49,6 +52,7 @@ export async function applyBulk(
   const inFlight = new Set<BulkEntry>();
   let quitting = false;
   let interrupted = false;
+  let ended = false;
   /** Every listener of the run's signals: one per signal for the whole run (see onSigint). */
   const stopListening = () => {
     context.signals.off('SIGINT', onSigint);
@@ -56,6 +60,7 @@ export async function applyBulk(
     context.signals.off('SIGHUP', onQuit);
   };
   const onQuit = (signal: NodeJS.Signals) => {
+    if (ended) return;
     stopListening();
     if (quitting) return;
     quitting = true;
@@ -69,6 +74,7 @@ export async function applyBulk(
   // its default action, so a second Ctrl-C arriving between a `once` listener's removal and the next one's
   // registration ended petinv unrecorded.
   const onSigint = (signal: NodeJS.Signals) => {
+    if (ended) return;
     if (interrupted) return onQuit(signal);
     interrupted = true;
     interrupt.abort();
@@ -110,11 +116,11 @@ export async function applyBulk(
       interrupted: interrupt.signal,
       keepResults: context.json,
     });
-    const seconds = (performance.now() - started) / 1000;
-    await options.onEnd(outcome);
-    return { outcome, seconds };
-  } finally {
+    ended = true;
     progress.finish();
+    await options.onEnd(outcome, (performance.now() - started) / 1000);
+  } finally {
+    if (!ended) progress.finish();
     stopListening();
   }
 }

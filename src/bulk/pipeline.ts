@@ -127,8 +127,7 @@ export async function runPipeline(
     return undefined;
   };
   const beforeOf = (petId: bigint) => befores.get(petId) ?? null;
-  // Once: a second Ctrl-C, SIGTERM or SIGHUP quits before the run's end, once what was written so far is
-  // recorded; one while the end is being recorded waits for it.
+  // Once: at the run's end, or when a second Ctrl-C, SIGTERM or SIGHUP quits before it.
   let recording: Promise<HistoryRun | undefined> | undefined;
   const record = (stopped: boolean) => {
     const failed = failedRows.refused.length + failedRows.maybeApplied.length > 0;
@@ -140,7 +139,7 @@ export async function runPipeline(
       }) ?? Promise.resolve(undefined);
     return recording;
   };
-  const { outcome, seconds } = await applyBulk(
+  await applyBulk(
     { entries: plan.send, unit: input.unit },
     client,
     {
@@ -148,7 +147,14 @@ export async function runPipeline(
       check,
       changedMeanwhile,
       // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
-      onEnd: (outcome) => record(outcome.stop !== undefined),
+      onEnd: async (outcome, seconds) => {
+        await record(outcome.stop !== undefined);
+        reportBulk(
+          { outcome, input, plan, changed: changes.length, failedRows, envName, seconds },
+          options,
+          context,
+        );
+      },
       onResult: (result) => {
         const before = beforeOf(result.petId);
         befores.delete(result.petId);
@@ -196,11 +202,6 @@ export async function runPipeline(
     await record(true);
     throw error;
   });
-  reportBulk(
-    { outcome, input, plan, changed: changes.length, failedRows, envName, seconds },
-    options,
-    context,
-  );
 }
 
 /** What a plan would change, each pet with the quantity it held at the plan's read (null: not in the inventory). */

@@ -107,11 +107,14 @@ export function parseHistory(text: string, damaged: (line: number, why: string) 
 
 /**
  * The runs a bounded history keeps, in order: every unfinished run first, whatever its age or size (it is
- * all that tells what a run killed outright may have written), then the newest others while they fit in
- * `maxBytes` (the newest run whole, whatever its size), `maxRuns` in all.
+ * all that tells what a run killed outright may have written), with the run an unfinished undo takes back
+ * (undone again, to finish), then the newest others while they fit in `maxBytes` (the newest run whole,
+ * whatever its size), `maxRuns` in all.
  */
 export function keptRuns(runs: readonly HistoryRun[], maxRuns: number, maxBytes = Infinity): HistoryRun[] {
-  const kept = new Set(runs.filter((run) => run.marks?.includes('unfinished')).slice(-maxRuns));
+  const unfinished = runs.filter((run) => run.marks?.includes('unfinished')).slice(-maxRuns);
+  const undone = new Set(unfinished.map((run) => /^undo (\S+)$/.exec(run.command)?.[1]));
+  const kept = new Set([...unfinished, ...runs.filter((run) => undone.has(run.id))]);
   let bytes = 0;
   for (const run of kept) bytes += serialize(run).length;
   for (let index = runs.length - 1; index >= 0 && kept.size < maxRuns; index--) {

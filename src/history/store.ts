@@ -60,7 +60,7 @@ export interface History {
 /** A run recorded as it goes (History.begin); each line it adds has the run's id (runs.ts merges them). */
 export interface RunJournal {
   /** Pets found holding other than planned, recorded with that before ahead of their write. */
-  amend(changes: readonly HistoryChange[]): Promise<void>;
+  amend(changes: readonly HistoryChange[]): Promise<unknown>;
   /** The run's end: what it wrote replaces what it planned, and a run that wrote nothing is taken out. */
   finish(run: Pick<HistoryRun, 'changes' | 'marks'>): Promise<HistoryRun | undefined>;
 }
@@ -173,16 +173,11 @@ export function openHistory(options: HistoryOptions): History {
   };
 
   /**
-   * Appends a line under the history's lock, then bounds the file (unless told not to: an amendment comes
-   * in the middle of a run, and the file is read whole for that); true when it landed. `durable` syncs it to
-   * disk first: what a run is about to write survives a power cut as well as a kill.
+   * Appends a line under the history's lock, then bounds the file (not for an amendment, in the middle of a
+   * run: that reads the file whole); true when it landed, else a warning says `what` was not, and `otherwise`.
+   * `durable` syncs it to disk first: what a run is about to write survives a power cut as well as a kill.
    */
-  const append = async (
-    run: HistoryRun,
-    failed: (cause: string) => string,
-    durable = false,
-    bound = true,
-  ) => {
+  const append = async (run: HistoryRun, what: string, otherwise: string, durable = false, bound = true) => {
     let release: (() => Promise<void>) | undefined;
     try {
       makeDirectories(folder, 0o700);
@@ -225,7 +220,7 @@ export function openHistory(options: HistoryOptions): History {
         }
       return true;
     } catch (error) {
-      options.warn(failed(describe(error)));
+      options.warn(`${what} was not recorded in ${where} (${describe(error)}); ${otherwise}`);
       return false;
     } finally {
       await release?.();
@@ -246,8 +241,7 @@ export function openHistory(options: HistoryOptions): History {
     ...(marks.length > 0 && { marks: [...marks] }),
   });
 
-  const notRecorded = (cause: string) =>
-    `this run was not recorded in ${where} (${cause}); petinv undo will not know it`;
+  const undoWillNotKnow = 'petinv undo will not know it';
 
   return {
     file,
@@ -255,29 +249,24 @@ export function openHistory(options: HistoryOptions): History {
     async record(fields) {
       if (fields.changes.length === 0) return undefined;
       const run = newRun(fields);
-      return (await append(run, notRecorded)) ? run : undefined;
+      return (await append(run, 'this run', undoWillNotKnow)) ? run : undefined;
     },
     async begin(fields) {
       const started = newRun({ ...fields, marks: ['unfinished'] });
+      const stoppedOutright = 'stopped outright, it would leave nothing for petinv undo';
       // Nothing planned is nothing to leave behind: only the end is recorded, if the run wrote anything.
       const landed =
-        started.changes.length > 0 &&
-        (await append(
-          started,
-          (cause) =>
-            `this run's start was not recorded in ${where} (${cause}); stopped outright, it would leave nothing for petinv undo`,
-          true,
-        ));
+        started.changes.length > 0 && (await append(started, "this run's start", stoppedOutright, true));
       // Amendments that come while one is being written go together in the next line.
-      let queued: HistoryChange[] = [];
-      let written = Promise.resolve();
-      const writeQueued = async () => {
-        const changes = queued;
-        queued = [];
-        await append(
+      const queued: HistoryChange[] = [];
+      let written: Promise<unknown> = Promise.resolve();
+      const writeQueued = () => {
+        const changes = queued.splice(0);
+        const undoWouldGive = 'stopped outright, undo would give them their planned before';
+        return append(
           { ...started, changes },
-          (cause) =>
-            `pets found changed since the plan were not recorded in ${where} (${cause}); stopped outright, undo would give them their planned before`,
+          'pets found changed since the plan',
+          undoWouldGive,
           false,
           false,
         );
@@ -294,11 +283,9 @@ export function openHistory(options: HistoryOptions): History {
           if (changes.length === 0 && !landed) return undefined;
           await written;
           const run = { ...newRun({ ...fields, changes, marks }), id: started.id, at: started.at };
-          const kept = await append(run, (cause) =>
-            landed
-              ? `this run's end was not recorded in ${where} (${cause}); it stays there as unfinished, with the pets it planned`
-              : notRecorded(cause),
-          );
+          const kept = landed
+            ? await append(run, "this run's end", 'it stays there as unfinished, with the pets it planned')
+            : await append(run, 'this run', undoWillNotKnow);
           return kept && changes.length > 0 ? run : undefined;
         },
       };

@@ -222,6 +222,22 @@ describe('the history of write runs', () => {
     expect(runs).toHaveLength(MAX_HISTORY_RUNS);
     expect(runs[0]).toMatchObject({ command: 'set --file long.csv', marks: ['unfinished'] });
     expect(runs.at(-1)?.command).toBe('set --file big.csv');
+    // So is the run an unfinished undo takes back: undone again, by its id, to finish.
+    const undo = await history.begin({
+      env: 'local',
+      command: `undo ${runs[1]?.id}`,
+      changes: [change(2n, 6, 5)],
+    });
+    for (let index = 0; index < 3; index++)
+      await history.record({
+        env: 'local',
+        command: `adjust x${index}`,
+        changes: [change(3n, index, index + 1)],
+      });
+    const commands = history.read().map((run) => run.command);
+    expect(commands.slice(0, 3)).toEqual(['set --file long.csv', runs[1]?.command, runs[6]?.command]);
+    expect(commands).toContain(`undo ${runs[1]?.id}`);
+    await undo.finish({ changes: [change(2n, 6, 5)] });
     // Ended, it is a run like the others, and the next rewrite may let it go.
     await journal.finish({ changes: [change(1n, 1, 2)] });
     expect(history.read().at(-1)).toMatchObject({ command: 'set --file long.csv' });
