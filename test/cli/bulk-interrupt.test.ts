@@ -55,6 +55,37 @@ function results(stdout: string) {
   };
 }
 
+/** `petinv set -` as a process with its own history, fed the 60 lines: how it ends, and what it says. */
+function startRun(flags: string[]) {
+  const stateHome = temporaryDirectory('petinv-state-');
+  const processEnv = { ...cleanEnv(), ...env, XDG_STATE_HOME: stateHome };
+  const child = spawn(process.execPath, [PETINV_BIN, 'set', '-', ...flags], {
+    env: processEnv,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    // 'close', not 'exit': the last words on stderr may still be in the pipe when the process has exited.
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
+  const before = received;
+  child.stdin.end(input);
+  return { stateHome, processEnv, child, exited, stderr: () => stderr, sent: () => received - before };
+}
+
+/** Resolves once `done()` says so, asked every 2 ms. */
+const until = (done: () => boolean) =>
+  new Promise<void>((resolve) => {
+    const look = setInterval(() => {
+      if (!done()) return;
+      clearInterval(look);
+      resolve();
+    }, 2);
+  });
+
 describe('Ctrl-C during a bulk run', () => {
   it('stops sending, lets the updates in flight finish, lists those never sent and ends with 130', async () => {
     const run = startMain(['set', '-', '--ndjson', '--concurrency', '2', '--pipelining', '1'], {
@@ -170,53 +201,18 @@ describe('Ctrl-C during a bulk run', () => {
    * and returns how it ended, with the history's runs read back by `petinv history --json`.
    */
   async function stopProcess(signals: NodeJS.Signals[]) {
-    const stateHome = temporaryDirectory('petinv-state-');
-    const processEnv = { ...cleanEnv(), ...env, XDG_STATE_HOME: stateHome };
-    const child = spawn(
-      process.execPath,
-      [PETINV_BIN, 'set', '-', '--concurrency', '2', '--pipelining', '1'],
-      {
-        env: processEnv,
-        stdio: ['pipe', 'pipe', 'pipe'],
-      },
-    );
-    let stderr = '';
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      // 'close', not 'exit': the last words on stderr may still be in the pipe when the process has exited.
-      child.on('close', (code, signal) => resolve({ code, signal })),
-    );
-    const before = received;
-    child.stdin.end(input);
+    const run = startRun(['--concurrency', '2', '--pipelining', '1']);
+    const { processEnv, child, exited } = run;
     // Once a few updates were answered, the next ones are held, so that some are in flight at each signal.
-    const sent = (count: number) =>
-      new Promise<void>((resolve) => {
-        const look = setInterval(() => {
-          if (received - before < count) return;
-          clearInterval(look);
-          resolve();
-        }, 2);
-      });
+    const sent = (count: number) => until(() => run.sent() >= count);
     await sent(6);
     answerAfterMs = 3000;
     await sent(8);
     for (const signal of signals) {
-      const said = stderr.length;
+      const said = run.stderr().length;
       child.kill(signal);
       // The next signal once petinv has said it took this one (two at once would arrive as one).
-      await new Promise<void>((resolve) => {
-        const look = setInterval(() => {
-          if (stderr.length === said) return;
-          clearInterval(look);
-          resolve();
-        }, 2);
-        exited.then(() => {
-          clearInterval(look);
-          resolve();
-        });
-      });
+      await Promise.race([until(() => run.stderr().length !== said), exited]);
     }
     const end = await exited;
     answerAfterMs = 40;
@@ -225,7 +221,7 @@ describe('Ctrl-C during a bulk run', () => {
       encoding: 'utf8',
     });
     const runs = JSON.parse(history.stdout) as Array<{ command: string; pets: number; marks: string[] }>;
-    return { end, stderr, runs, sent: received - before };
+    return { end, stderr: run.stderr(), runs, sent: run.sent() };
   }
 
   it('a second Ctrl-C quits at once, and what was written is in the history, for undo', async () => {
@@ -259,29 +255,7 @@ describe('Ctrl-C during a bulk run', () => {
   );
 
   it('Ctrl-C, twice, or SIGTERM once every update is answered: the run records its end and reports, then ends', async () => {
-    const stateHome = temporaryDirectory('petinv-state-');
-    const processEnv = { ...cleanEnv(), ...env, XDG_STATE_HOME: stateHome };
-    const child = spawn(process.execPath, [PETINV_BIN, 'set', '-', '--concurrency', '4'], {
-      env: processEnv,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.on('close', (code, signal) => resolve({ code, signal })),
-    );
-    const before = received;
-    child.stdin.end(input);
-    const until = (done: () => boolean) =>
-      new Promise<void>((resolve) => {
-        const look = setInterval(() => {
-          if (!done()) return;
-          clearInterval(look);
-          resolve();
-        }, 2);
-      });
+    const { stateHome, processEnv, child, exited, stderr: said, sent } = startRun(['--concurrency', '4']);
     // The run's plan is in its history: another petinv (this test) then holds the history's lock, so that
     // the run's end waits for it, and the signals come while it waits: the run is over, and quitting would
     // only lose its record and its summary.
@@ -289,15 +263,16 @@ describe('Ctrl-C during a bulk run', () => {
     const file = () => existsSync(folder) && readdirSync(folder).find((name) => name.endsWith('.jsonl'));
     await until(() => Boolean(file()));
     const lock = await acquireLock(join(folder, `${file()}.lock`), { waitMs: 3000 });
-    await until(() => received - before === LINES);
+    await until(() => sent() === LINES);
     await new Promise((resolve) => setTimeout(resolve, 100));
     for (const signal of ['SIGINT', 'SIGINT', 'SIGTERM'] as const) {
       child.kill(signal);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect(child.exitCode === null && child.signalCode === null, stderr).toBe(true);
+    expect(child.exitCode === null && child.signalCode === null, said()).toBe(true);
     await lock.release();
     expect(await exited).toEqual({ code: 0, signal: null });
+    const stderr = said();
     expect(stderr).toBe(
       `petinv: updated ${LINES} of ${LINES} pets in local in ${/ in ([\d.]+s);/.exec(stderr)?.[1]}; ${LINES} changed, 0 already right, 0 failed, 0 conflicts, 0 lines skipped\n`,
     );
