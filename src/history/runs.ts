@@ -115,12 +115,14 @@ export function keptRuns(runs: readonly HistoryRun[], maxRuns: number, maxBytes 
   const unfinished = runs.filter((run) => run.marks?.includes('unfinished')).slice(-maxRuns);
   const undone = new Set(unfinished.map((run) => /^undo (\S+)$/.exec(run.command)?.[1]));
   const kept = new Set([...unfinished, ...runs.filter((run) => undone.has(run.id))]);
+  // Unbounded in size (a read), no run is serialized to be measured.
+  const sizeOf = (run: HistoryRun) => (maxBytes === Infinity ? 0 : serialize(run).length);
   let bytes = 0;
-  for (const run of kept) bytes += serialize(run).length;
+  for (const run of kept) bytes += sizeOf(run);
   for (let index = runs.length - 1; index >= 0 && kept.size < maxRuns; index--) {
     const run = runs[index] as HistoryRun;
     if (kept.has(run)) continue;
-    const size = serialize(run).length;
+    const size = sizeOf(run);
     if (index < runs.length - 1 && bytes + size > maxBytes) break;
     kept.add(run);
     bytes += size;
