@@ -111,7 +111,8 @@ export class EntryStore {
       if (winner !== undefined && index !== winner) {
         problems.push({
           line: this.lines[index] as number,
-          message: `pet ${petId} appears again at ${unit} ${this.lines[winner]}, which wins`,
+          // Two long petIds alike in a CSV may be two pets a spreadsheet rounded to one (numbers.ts).
+          message: `pet ${petId} appears again at ${unit} ${this.lines[winner]}, which wins${petId >= 10n ** 15n ? ' (if these were two pets, a spreadsheet rounded their ids: format the column as text)' : ''}`,
         });
         continue;
       }

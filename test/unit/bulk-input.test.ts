@@ -59,6 +59,14 @@ describe('parseBulkInput', () => {
       [1n, 7],
     ]);
     expect(input.problems).toEqual([{ line: 1, message: 'pet 1 appears again at line 3, which wins' }]);
+    // Two long ids alike may be two pets a spreadsheet rounded (LibreOffice saves 1000000000000001 so).
+    expect(parseBulkInput('1000000000000000 5\n1000000000000000 7\n').problems).toEqual([
+      {
+        line: 1,
+        message:
+          'pet 1000000000000000 appears again at line 2, which wins (if these were two pets, a spreadsheet rounded their ids: format the column as text)',
+      },
+    ]);
   });
   it('numbers JSON array problems by item', () => {
     const input = parseBulkInput('[{"petId":1,"quantity":1},{"petId":"x","quantity":1}]');
