@@ -22,13 +22,11 @@ export type ApplyOptions = Pick<PipelineOptions, 'concurrency' | 'ndjson' | 'row
   onResult: (result: BulkResult) => void;
   /**
    * At a quit (see applyBulk) this is awaited first, to record and say what was written so far.
-   * `unanswered` are the updates handed over and never answered, in input order: each may have been applied.
+   * `unanswered` are the updates handed over and never answered, in input order: each may have been applied;
+   * `unsent` counts the entries never handed over.
    */
-  onQuit: (signal: StopSignal, unanswered: readonly BulkEntry[]) => Promise<void>;
-  /**
-   * Awaited once every update is answered, to record the run and report it: a signal meanwhile is heard and
-   * let pass (the run is over; quitting would only lose its record and summary).
-   */
+  onQuit: (signal: StopSignal, unanswered: readonly BulkEntry[], unsent: number) => Promise<void>;
+  /** Awaited once every update is answered, to record and report the run: a signal meanwhile is let pass. */
   onEnd: (outcome: BulkOutcome, seconds: number) => Promise<void>;
 };
 
@@ -50,6 +48,7 @@ export async function applyBulk(
   const interrupt = new AbortController();
   // The updates handed over and not yet answered: at a quit, each may have been applied.
   const inFlight = new Set<BulkEntry>();
+  let handedOver = 0;
   let quitting = false;
   let interrupted = false;
   let ended = false;
@@ -68,7 +67,7 @@ export async function applyBulk(
     progress.finish();
     const quit = () => context.quit?.(signal as StopSignal);
     const unanswered = [...inFlight].sort((a, b) => a.line - b.line);
-    options.onQuit(signal as StopSignal, unanswered).then(quit, quit);
+    options.onQuit(signal as StopSignal, unanswered, input.entries.length - handedOver).then(quit, quit);
   };
   // One SIGINT listener for both presses, never swapped: while a signal has no listener, Node gives it back
   // its default action, so a second Ctrl-C arriving between a `once` listener's removal and the next one's
@@ -90,6 +89,7 @@ export async function applyBulk(
     const outcome = await runBulk(input.entries, {
       concurrency,
       update: async (entry: BulkEntry) => {
+        handedOver++;
         const send = await options.check(entry);
         if (!send) return undefined;
         inFlight.add(entry);
@@ -116,6 +116,7 @@ export async function applyBulk(
       interrupted: interrupt.signal,
       keepResults: context.json,
     });
+    // The run is over: quitting now would lose only its record and its summary.
     ended = true;
     progress.finish();
     await options.onEnd(outcome, (performance.now() - started) / 1000);

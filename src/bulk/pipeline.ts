@@ -172,7 +172,7 @@ export async function runPipeline(
         if (before !== result.item.quantity)
           changes.push({ petId: result.petId, before, after: result.item.quantity });
       },
-      onQuit: async (signal, unanswered) => {
+      onQuit: async (signal, unanswered, unsent) => {
         const written = changes.length;
         // Each update in flight may have been applied: kept with the quantity sent, as one of unknown outcome.
         for (const entry of unanswered) {
@@ -191,7 +191,7 @@ export async function runPipeline(
           unanswered.length === 0
             ? 'none was in flight'
             : `the ${plural(unanswered.length, 'update')} in flight may have been applied or not${kept ? ` (in the history too, so petinv undo takes ${unanswered.length === 1 ? 'it' : 'them'} back if applied)` : ''}`;
-        const message = `quit at once (${signal}): ${what}; ${inFlight}, and the rest were not sent: ${options.again}`;
+        const message = `quit at once (${signal}): ${what}; ${inFlight}${unsent > 0 ? `, and the rest were not sent: ${options.again}` : ''}`;
         context.stderr.write(
           context.json ? `${stringifyJson({ notice: { message } })}\n` : `petinv: ${message}\n`,
         );

@@ -227,6 +227,7 @@ describe('Ctrl-C during a bulk run', () => {
   it('a second Ctrl-C quits at once, and what was written is in the history, for undo', async () => {
     const { end, stderr, runs, sent } = await stopProcess(['SIGINT', 'SIGINT']);
     expect(end).toEqual({ code: null, signal: 'SIGINT' });
+    expect(stderr).toContain(', and the rest were not sent: apply the same input again');
     const written = Number(
       /petinv: quit at once \(SIG[A-Z]+\): (\d+) pets? written so far/.exec(stderr)?.[1],
     );
@@ -253,6 +254,24 @@ describe('Ctrl-C during a bulk run', () => {
       expect(runs).toEqual([expect.objectContaining({ command: 'set -', pets: sent })]);
     },
   );
+
+  it('a second Ctrl-C with every update in flight names none as never sent', async () => {
+    answerAfterMs = 3000;
+    try {
+      const { child, exited, stderr, sent } = startRun(['--concurrency', '16', '--pipelining', '4']);
+      await until(() => sent() === LINES);
+      child.kill('SIGINT');
+      await Promise.race([until(() => stderr().includes('interrupted')), exited]);
+      child.kill('SIGINT');
+      expect(await exited).toEqual({ code: null, signal: 'SIGINT' });
+      expect(stderr()).toContain(
+        `; the ${LINES} updates in flight may have been applied or not (in the history too`,
+      );
+      expect(stderr()).not.toContain('the rest were not sent');
+    } finally {
+      answerAfterMs = 40;
+    }
+  });
 
   it('Ctrl-C, twice, or SIGTERM once every update is answered: the run records its end and reports, then ends', async () => {
     const { stateHome, processEnv, child, exited, stderr: said, sent } = startRun(['--concurrency', '4']);
