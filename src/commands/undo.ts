@@ -3,6 +3,7 @@ import { runPipeline } from '../bulk/pipeline';
 import { writeNotice } from '../bulk/plan';
 import { stringifyJson } from '../contract/json';
 import { usageError } from '../errors';
+import { undoCommand } from '../history/runs';
 import { terminalSession } from '../history/session';
 import type { HistoryRun } from '../history/store';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
@@ -114,7 +115,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       output,
       confirm: (question) => confirmChange(connection, question, flags.yes, context),
       question: (updates) => `Undo ${describeRun(run)}: ${plural(updates, 'update')}`,
-      command: `undo ${run.id}`,
+      command: undoCommand(run.id),
       again: `run petinv undo ${run.id} again to send them (pets already back are skipped)`,
       resend: `run petinv undo ${run.id} again`,
       history: () => history,

@@ -43,6 +43,10 @@ const HistoryLine = z.object({
 
 export type HistoryRun = Omit<z.infer<typeof HistoryLine>, 'changes'> & { changes: HistoryChange[] };
 
+/** An undo's command, `undo ID`, and the id it names: keptRuns keeps the run an unfinished undo takes back. */
+export const undoCommand = (id: string) => `undo ${id}`;
+const undoneBy = (command: string) => /^undo (\S+)$/.exec(command)?.[1];
+
 export function serialize(run: HistoryRun): string {
   const changes = run.changes.map((change) => [String(change.petId), change.before, change.after]);
   return `${JSON.stringify({ ...run, changes })}\n`;
@@ -113,7 +117,7 @@ export function parseHistory(text: string, damaged: (line: number, why: string) 
  */
 export function keptRuns(runs: readonly HistoryRun[], maxRuns: number, maxBytes = Infinity): HistoryRun[] {
   const unfinished = runs.filter((run) => run.marks?.includes('unfinished')).slice(-maxRuns);
-  const undone = new Set(unfinished.map((run) => /^undo (\S+)$/.exec(run.command)?.[1]));
+  const undone = new Set(unfinished.map((run) => undoneBy(run.command)));
   const kept = new Set([...unfinished, ...runs.filter((run) => undone.has(run.id))]);
   // Unbounded in size (a read), no run is serialized to be measured.
   const sizeOf = (run: HistoryRun) => (maxBytes === Infinity ? 0 : serialize(run).length);

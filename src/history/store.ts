@@ -173,11 +173,11 @@ export function openHistory(options: HistoryOptions): History {
   };
 
   /**
-   * Appends a line under the history's lock, then bounds the file (not for an amendment, in the middle of a
-   * run: that reads the file whole); true when it landed, else a warning says `what` was not, and `otherwise`.
-   * `durable` syncs it to disk first: what a run is about to write survives a power cut as well as a kill.
+   * Appends a line under the history's lock; true when it landed, else a warning says `what` was not, and
+   * `otherwise`. A run's start is synced to disk first (what the run is about to write survives a power cut
+   * too); its end, or a lone run, then bounds the file, which reads it whole: not before or amid its writes.
    */
-  const append = async (run: HistoryRun, what: string, otherwise: string, durable = false, bound = true) => {
+  const append = async (run: HistoryRun, what: string, otherwise: string, part?: 'start' | 'amendment') => {
     let release: (() => Promise<void>) | undefined;
     try {
       makeDirectories(folder, 0o700);
@@ -202,13 +202,13 @@ export function openHistory(options: HistoryOptions): History {
         // A last line cut short (a full disk, a crash, an edit by hand) has no newline: this run starts a
         // line of its own, else it is glued to the damaged one and lost, and undo would take an older run.
         writeSync(descriptor, (endsTorn(descriptor) ? '\n' : '') + serialize(run));
-        if (durable) fdatasyncSync(descriptor);
+        if (part === 'start') fdatasyncSync(descriptor);
         size = fstatSync(descriptor).size;
       } finally {
         closeSync(descriptor);
       }
       if (
-        bound &&
+        part === undefined &&
         (size > MAX_HISTORY_BYTES || readFileSync(file, 'latin1').split('\n').length > MAX_HISTORY_RUNS + 1)
       )
         compact();
@@ -256,20 +256,15 @@ export function openHistory(options: HistoryOptions): History {
       const stoppedOutright = 'stopped outright, it would leave nothing for petinv undo';
       // Nothing planned is nothing to leave behind: only the end is recorded, if the run wrote anything.
       const landed =
-        started.changes.length > 0 && (await append(started, "this run's start", stoppedOutright, true));
+        started.changes.length > 0 && (await append(started, "this run's start", stoppedOutright, 'start'));
       // Amendments that come while one is being written go together in the next line.
       const queued: HistoryChange[] = [];
       let written: Promise<unknown> = Promise.resolve();
       const writeQueued = () => {
         const changes = queued.splice(0);
-        const undoWouldGive = 'stopped outright, undo would give them their planned before';
-        return append(
-          { ...started, changes },
-          'pets found changed since the plan',
-          undoWouldGive,
-          false,
-          false,
-        );
+        const what = 'pets found changed since the plan';
+        const otherwise = 'stopped outright, undo would give them their planned before';
+        return append({ ...started, changes }, what, otherwise, 'amendment');
       };
       return {
         amend(changes) {
