@@ -135,7 +135,6 @@ interface OutputWatch {
   closed: AbortController;
   /** The exit status the closed output decided, once it did. */
   status?: ExitCode;
-  /** The command being run, once commander has chosen it. */
   running?: string;
   /** With --json, the notices a command held for the end of its run (CommandContext.heldNotices). */
   notices: string[];

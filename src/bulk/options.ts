@@ -5,7 +5,6 @@ import type { BulkRow } from './results';
 
 /** A bulk run's own options: the command (set, undo) turns its flags into them. */
 export interface PipelineOptions {
-  /** Show the plan against current stock; write nothing. */
   dryRun: boolean;
   /** Send every row, even one whose pet already holds its quantity. */
   all: boolean;

@@ -19,6 +19,7 @@ import {
   conflictMessage,
   conflictResult,
   conflictRow,
+  namedFirst,
   skippedResult,
 } from './results';
 
@@ -86,6 +87,9 @@ export async function runPipeline(
   // they may have left (an undo of one not applied finds it already right), but not counted as changed.
   const maybeChanges: HistoryChange[] = [];
   const failedRows: FinishedRun['failedRows'] = { refused: [], maybeApplied: [] };
+  const forcedOver = new Set<bigint>();
+  const noteWrittenOver = (entry: BulkEntry, current: number | null) =>
+    current !== null && entry.from !== undefined && current !== entry.from && forcedOver.add(entry.petId);
   const check = async (entry: BulkEntry) => {
     const item = (await inventory.current()).get(entry.petId);
     const decision = decideRow(entry, item, options);
@@ -99,6 +103,7 @@ export async function runPipeline(
     if (current !== (planned.get(entry.petId)?.quantity ?? null))
       await replan(entry.petId, current, held ? (current as number) : entry.quantity);
     if (held) return undefined;
+    noteWrittenOver(entry, current);
     befores.set(entry.petId, current);
     // serve writes it only if the pet still holds what was read: a change made since is never overwritten
     // unseen. --force writes over it on the quantity serve names, which becomes its before (changedMeanwhile).
@@ -114,6 +119,7 @@ export async function runPipeline(
       return undefined;
     }
     if (entry.from === undefined || options.force || current === entry.quantity) {
+      noteWrittenOver(entry, current);
       befores.set(entry.petId, current);
       await replan(entry.petId, current, entry.quantity);
       return entry.quantity;
@@ -149,6 +155,12 @@ export async function runPipeline(
       // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
       onEnd: async (outcome, seconds) => {
         await record(outcome.stop !== undefined);
+        const over = changes.filter((change) => forcedOver.has(change.petId));
+        if (over.length > 0)
+          writeNotice(
+            `--force wrote over ${plural(over.length, 'pet')} changed since the input was read (${namedFirst(over, (change) => `pet ${change.petId} held ${change.before}`)}); the history keeps what ${over.length === 1 ? 'it' : 'they'} held, so petinv undo gives it back`,
+            context,
+          );
         reportBulk(
           { outcome, input, plan, changed: changes.length, failedRows, envName, seconds },
           options,

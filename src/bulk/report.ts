@@ -28,7 +28,6 @@ const STOP_REASONS = {
   failing: `the service failed ${FAILING_STREAK} updates in a row`,
 } as const;
 
-/** Why a run stopped, in words. */
 function stopReason(stop: BulkStop): string {
   // Not "could not be reached" when the last of the streak was reached and sent: its outcome is unknown.
   if (stop.reason === 'unreachable' && stop.error.body.code === 'outcome_unknown')

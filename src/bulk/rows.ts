@@ -102,7 +102,6 @@ export function fromCells(cells: readonly string[], header: SheetHeader): ReadRo
 
 const notJson = (error: unknown) => `not valid JSON: ${printable((error as Error).message, 120)}`;
 
-/** An NDJSON line. */
 export function fromJsonLine(text: string): ReadRow {
   try {
     return fromObject(parseInventoryJson(text));

@@ -11,7 +11,6 @@ export interface CachedList {
   close(): void;
 }
 
-/** How much of a kept body is read at a time. */
 const READ_CHUNK_BYTES = 64 * 1024;
 
 const FORMAT = 'petinv list cache 1';

@@ -35,13 +35,11 @@ export interface AtomicWriteOptions {
 
 /** A replacement under way: written, then committed (renamed into place) or aborted. */
 export interface AtomicFile {
-  /** The temporary file's path. */
   readonly temporary: string;
   /** Writes every byte, at `position` when given, else after the last write; a short write is continued. */
   write(bytes: Uint8Array, position?: number): void;
   /** fsyncs (when asked) in the thread pool, closes, renames into place. On failure, aborts and throws. */
   commit(): Promise<void>;
-  /** The same, synchronously. */
   commitSync(): void;
   /** Closes and removes the temporary file; the old file stays. Quiet, and safe to call more than once. */
   abort(): void;

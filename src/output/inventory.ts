@@ -10,7 +10,6 @@ export { paint };
 const STATUS_COLOURS = { available: 'green', pending: 'yellow', sold: 'dim' } as const;
 // Made when first needed, not as the module loads: output without colour then never loads chalk.
 let chalk: ReturnType<typeof paint> | undefined;
-/** `text` in the colour of what `status` means. */
 function inColourOf(status: PetStatus, text: string): string {
   chalk ??= paint(true);
   return chalk[STATUS_COLOURS[status]](text);

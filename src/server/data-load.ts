@@ -68,7 +68,6 @@ export interface LoadedInventory {
   items: InventoryItem[];
   format: DataFileFormat;
   journal: JournalState;
-  /** The journal's bytes as read. */
   journalBytes: Buffer;
 }
 

@@ -144,7 +144,6 @@ async function updateInventory(
   sendJson(res, 200, serializeItem(item), {}, storeId);
 }
 
-/** One handler for each operation of the route table. */
 export function createHandlers(context: HandlerContext): Record<OperationId, RouteHandler> {
   return {
     health: (_req, res) => sendJson(res, 200, '{"status":"ok"}', {}, context.storeId),

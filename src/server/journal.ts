@@ -22,7 +22,6 @@ export class Journal {
   entries: number;
   /** Where the acknowledged commits end: the durable length of the file when nothing is owed. */
   private bytes: number;
-  /** The number the next commit carries. */
   private nextSequence: number;
   /** A cut to this length whose truncation or sync failed: made, and synced, before the next write. */
   private repairTo: number | undefined;

@@ -210,6 +210,9 @@ describe('a pet changed between the run’s read and its write', () => {
         { petId: '2', quantity: 60, ifQuantity: '9' },
       ]),
     );
+    expect(result.stderr).toMatch(
+      /"--force wrote over 2 pets changed since the input was read \(pet [12] held [89], pet [12] held [89]\);/,
+    );
     const [run] = JSON.parse((await runMain(['history', '--json'], { env: environment })).stdout);
     expect(run.marks).toEqual(['forced']);
     expect(run.changes).toEqual(

@@ -259,6 +259,10 @@ describe('a plan never overwrites a newer count', () => {
     const forced = await petinv(['set', '--file', join(files, 'next-plan.csv'), '--force']);
     expect(forced.code).toBe(0);
     expect((await quantities()).get(21)).toBe(121);
+    // Written over, but named: the colleague's count is in the history for undo.
+    expect(forced.stderr).toContain(
+      `--force wrote over 1 pet changed since the input was read (pet 21 held ${(start.get(21) as number) - 2});`,
+    );
   });
 
   it('--all sends every row, also those already right', async () => {
