@@ -24,7 +24,8 @@ export function historyFor(baseUrl: string, context: CommandContext, storeId?: s
 /**
  * Sets one pet's quantity and records the run when it changed the pet, or may have (what it may have left,
  * for undo), then fails as it would have. `before` (null: not in the inventory; undefined: not known) is
- * the write's condition (writeOnWhatItHolds): changed since, the pet's new quantity becomes `before`.
+ * the write's condition (writeOnWhatItHolds): changed since, the pet's new quantity becomes `before`. A
+ * known before is in the history ahead of the write (History.begin): a petinv killed meanwhile leaves it.
  */
 export async function writeRecorded(
   { client, baseUrl, where }: Connection,
@@ -35,17 +36,19 @@ export async function writeRecorded(
 ): Promise<{ item: InventoryItem; before: number | null | undefined }> {
   const { petId } = change;
   let { before, to } = change;
-  const record = async (after: number) => {
-    if (before !== undefined && after !== before)
-      await historyFor(baseUrl, context, client.storeId ?? null).record({
-        env: where,
-        command,
-        changes: [{ petId, before, after }],
-      });
+  const history = historyFor(baseUrl, context, client.storeId ?? null);
+  const planned = before === undefined || before === to ? [] : [{ petId, before, after: to }];
+  const journal =
+    before === undefined ? undefined : await history.begin({ env: where, command, changes: planned });
+  const record = (after: number | undefined) => {
+    const changes =
+      before !== undefined && after !== undefined && after !== before ? [{ petId, before, after }] : [];
+    return journal ? journal.finish({ changes }) : history.record({ env: where, command, changes });
   };
-  const writeOn = (current: number) => {
+  const writeOn = async (current: number) => {
     before = current;
     to = changed(current);
+    await journal?.amend([{ petId, before, after: to }]);
     return to;
   };
   let item: InventoryItem;
@@ -53,8 +56,7 @@ export async function writeRecorded(
     // Never undefined: writeOn always gives a quantity.
     item = (await writeOnWhatItHolds(client, petId, to, before ?? undefined, writeOn)) as InventoryItem;
   } catch (error) {
-    const left = quantityLeftBy(error, to);
-    if (left !== undefined) await record(left);
+    await record(quantityLeftBy(error, to));
     throw error;
   }
   await record(item.quantity);

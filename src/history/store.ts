@@ -43,7 +43,6 @@ export interface HistoryOptions {
 }
 
 export interface History {
-  /** The file of this service's history. */
   readonly file: string;
   /** The runs kept (keptRuns), oldest first; damaged lines are reported and left out. */
   read(): HistoryRun[];

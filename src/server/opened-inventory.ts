@@ -11,7 +11,6 @@ import { DEFAULT_SEED_COUNT } from './defaults';
 import { type JournalReport, recoveredReport } from './journal-open';
 import { InventoryStore, seedInventory } from './store';
 
-/** What a start is told of the inventory it opens. */
 export interface InventoryOptions {
   /** The data file; undefined keeps the inventory in memory only. */
   dataFile?: string;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useInventoryServer } from '../helpers/inventory-server';
@@ -98,5 +98,49 @@ describe('a stock-take sheet through the built bin', () => {
     expect(undoKilled.code, undoKilled.stderr).toBe(0);
     expect(undoKilled.stderr).toContain(`run ${unfinished.id} did not record its end`);
     expect(await quantities()).toEqual(start);
+  });
+});
+
+describe('one set through the built bin', () => {
+  const slow = useInventoryServer('stock-take-slow-key', { latency: { min: 400, max: 400 } });
+
+  it('killed outright while its update waits for the answer: in the history as unfinished, and undo gives the pet back', async () => {
+    const own = { ...slow.env, XDG_STATE_HOME: temporaryDirectory() };
+    const quantityOf3 = async () =>
+      JSON.parse((await runPetinv(['get', '3', '--json'], { env: own })).stdout).quantity as number;
+    const start = await quantityOf3();
+    const child = spawn(process.execPath, [PETINV_BIN, 'set', '3', String(start + 50)], {
+      env: { ...cleanEnv(), ...own },
+      stdio: 'ignore',
+    });
+    const killed = new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const recorded = () =>
+      readdirSync(own.XDG_STATE_HOME, { recursive: true, encoding: 'utf8' }).some(
+        (name) =>
+          name.endsWith('.jsonl') &&
+          readFileSync(join(own.XDG_STATE_HOME, name), 'utf8').includes('unfinished'),
+      );
+    await new Promise<void>((resolve) => {
+      const look = setInterval(() => {
+        if (recorded() || child.exitCode !== null) {
+          clearInterval(look);
+          // Its update sent by then, and answered only 400 ms after it arrived.
+          setTimeout(() => {
+            child.kill('SIGKILL');
+            resolve();
+          }, 100);
+        }
+      }, 1);
+    });
+    expect(await killed).toBe('SIGKILL');
+    const [unfinished] = JSON.parse((await runPetinv(['history', '--json'], { env: own })).stdout);
+    expect(unfinished).toMatchObject({
+      marks: ['unfinished'],
+      command: `set 3 ${start + 50}`,
+      changes: [{ petId: 3, before: start, after: start + 50 }],
+    });
+    const undo = await runPetinv(['undo', unfinished.id], { env: own });
+    expect(undo.code, undo.stderr).toBe(0);
+    expect(await quantityOf3()).toBe(start);
   });
 });
