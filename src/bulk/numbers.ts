@@ -31,16 +31,17 @@ export const roundedPetId = (text: string) =>
 
 /**
  * Spreadsheets keep 15 significant digits of a number (Excel as it is typed, LibreOffice as it saves), so
- * a longer petId stored as a number may be another pet's, even below 2^53: refused, as a guess would be.
+ * a longer petId stored as a number may be another pet's, even below 2^53, and a longer quantity another
+ * number: refused, as a guess would be.
  */
 const SPREADSHEET_DIGITS = 15;
 
-/** Why a petId a spreadsheet stored as the number `text` cannot be trusted; undefined when it can. */
-export function spreadsheetNumberProblem(text: string): string | undefined {
+/** Why the number `text` a spreadsheet stored in a `column` cell cannot be trusted; undefined when it can. */
+export function spreadsheetNumberProblem(text: string, column: string): string | undefined {
   const value = Math.abs(Number(text.replace(',', '.')));
-  if (value > Number.MAX_SAFE_INTEGER) return roundedPetId(text);
+  if (value > Number.MAX_SAFE_INTEGER && column === 'petId') return roundedPetId(text);
   if (value >= 10 ** SPREADSHEET_DIGITS)
-    return `petId ${printable(text, 40)}: the spreadsheet may have rounded it (it keeps ${SPREADSHEET_DIGITS} digits of a number): format the column as text`;
+    return `${column} ${printable(text, 40)}: the spreadsheet may have rounded it (it keeps ${SPREADSHEET_DIGITS} digits of a number): format the column as text`;
   return undefined;
 }
 

@@ -1,11 +1,12 @@
 import { strFromU8, unzipSync } from 'fflate';
 
 /**
- * The cells of a workbook's first sheet that read-excel-file reads as empty, by design, and that are not:
- * a formula saved without its value (openpyxl and other scripts write them so; Excel and LibreOffice save
- * the value) and an error value (`#DIV/0!`, `#N/A`). Read as empty, a counted cell would be "not counted"
- * and an expected cell no check at all. Each is given the text a CSV of the sheet holds (the formula, the
- * error), so its row is refused for it as a CSV's is. Rows and columns count from 0, as read-excel-file's.
+ * The cells of a workbook's first sheet whose value is not to be read: a formula saved without its value
+ * (openpyxl and other scripts write them so; Excel and LibreOffice save the value) or with values the
+ * workbook calls stale, and an error value (`#DIV/0!`, `#N/A`), which read-excel-file reads as empty. Read
+ * so, a counted cell would be "not counted" and an expected cell no check. Each is given the text a CSV of
+ * the sheet holds (the formula, the error), so its row is refused for it as a CSV's is. Rows and columns
+ * count from 0, as read-excel-file's.
  */
 export type UnreadCells = Map<number, Map<number, string>>;
 
@@ -34,16 +35,24 @@ function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArr
   return undefined;
 }
 
-/** The workbook's sheets by name, and the cells of the first one read-excel-file reads as empty. */
-export function inspectWorkbook(bytes: Uint8Array): { sheets: string[]; unread: UnreadCells } {
+/** The workbook's sheets by name, whether the first is hidden, and the cells of it not to be read. */
+export function inspectWorkbook(bytes: Uint8Array): {
+  sheets: string[];
+  firstHidden: boolean;
+  unread: UnreadCells;
+} {
   const files = unzipSync(bytes, { filter: ({ name }) => /^xl\/.*\.(xml|rels)$/.test(name) });
-  const workbook = files['xl/workbook.xml'];
-  const listed = workbook ? [...strFromU8(workbook).matchAll(element('sheet'))] : [];
+  const workbook = files['xl/workbook.xml'] ? strFromU8(files['xl/workbook.xml']) : '';
+  const listed = [...workbook.matchAll(element('sheet'))];
+  // A program that cannot calculate (XlsxWriter) saves 0 as every formula's value and asks for this.
+  const [calculation] = workbook.matchAll(element('calcPr'));
+  const stale = /^(1|true)$/.test(attribute(calculation?.[1] ?? '', 'fullCalcOnLoad') ?? '');
   const sheets = listed.map(([, attributes = '']) => xmlText(attribute(attributes, 'name') ?? ''));
+  const firstHidden = /hidden/i.test(attribute(listed[0]?.[1] ?? '', 'state') ?? '');
   const path = firstSheetPath(files, listed);
   const sheet = path === undefined ? undefined : files[path];
   const unread: UnreadCells = new Map();
-  if (!sheet) return { sheets, unread };
+  if (!sheet) return { sheets, firstHidden, unread };
   for (const [, attributes = '', content = ''] of strFromU8(sheet).matchAll(element('c'))) {
     const reference = /^([A-Z]+)(\d+)$/.exec(attribute(attributes, 'r') ?? '');
     // Allowed, and rare: read-excel-file fails on it, and such a cell could not be placed here either.
@@ -53,12 +62,13 @@ export function inspectWorkbook(bytes: Uint8Array): { sheets: string[]; unread: 
     const saved = xmlText(value?.[2] ?? '');
     const type = attribute(attributes, 't');
     // An empty text result (t="str", as Excel saves ="") is a value; an empty number is none (openpyxl).
-    if (type !== 'e' && (formula === undefined || saved !== '' || (value && type === 'str'))) continue;
+    if (type !== 'e' && (formula === undefined || (!stale && (saved !== '' || (value && type === 'str')))))
+      continue;
     const [, letters = '', row = ''] = reference;
     const column = [...letters].reduce((index, letter) => index * 26 + letter.charCodeAt(0) - 64, 0) - 1;
     const cells = unread.get(Number(row) - 1) ?? new Map<number, string>();
     cells.set(column, type === 'e' ? saved : `=${xmlText(formula?.[2] || '…')}`);
     unread.set(Number(row) - 1, cells);
   }
-  return { sheets, unread };
+  return { sheets, firstHidden, unread };
 }

@@ -4,12 +4,13 @@ import { printable } from '../printable';
 import type { BulkInput } from './entries';
 import { quoted, spreadsheetNumberProblem } from './numbers';
 import { fromCells, InputCollector } from './rows';
-import { readHeader } from './sheet';
+import { readHeader, type SheetHeader } from './sheet';
 import { inspectWorkbook } from './xlsx-cells';
 
 /**
  * An Excel workbook's first sheet, read by its header as a CSV sheet is. Numbers come as the text the
- * workbook stores: a petId stored as a number of over 15 digits may be rounded; its row is refused (numbers.ts).
+ * workbook stores: a petId or quantity stored as a number of over 15 digits may be rounded; its row is refused
+ * (numbers.ts).
  */
 
 /** A number cell: the text the workbook stores for it (`5`, `9.2233720368547758E+18`). */
@@ -27,6 +28,14 @@ const cellText = (cell: Cell): string =>
         ? cell.number
         : String(cell);
 
+/** Why the number cell in `column` may not hold what was typed (numbers.ts); undefined for any other cell. */
+function roundedIn(cells: readonly Cell[], header: SheetHeader, column: number | undefined) {
+  const cell = column === undefined ? undefined : cells[column];
+  if (typeof cell !== 'object' || cell === null || !('number' in cell)) return undefined;
+  const name = column === header.petId ? 'petId' : (header.names[column as number] as string).toLowerCase();
+  return spreadsheetNumberProblem(cell.number, name);
+}
+
 export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   let sheet: Cell[][];
   let workbook: ReturnType<typeof inspectWorkbook>;
@@ -40,31 +49,48 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
     );
   }
   // The cells read as empty that hold a formula's text or an error (xlsx-cells.ts), in rows that may hold nothing else.
-  const { unread, sheets } = workbook;
+  const { unread, sheets, firstHidden } = workbook;
+  const firstName = quoted(sheets[0] ?? '');
+  const others = `${sheets.slice(1, 4).map(quoted).join(', ')}${sheets.length > 4 ? ', …' : ''}`;
+  const readFirstOnly = (what: string) =>
+    usageError(
+      `bulk input: the workbook's first sheet, ${firstName}, is ${what}, and petinv reads the first sheet only (not ${others}): move the sheet you counted to the front, and save it again. Nothing was sent`,
+    );
+  if (firstHidden && sheets.length > 1) throw readFirstOnly('hidden');
   const rowCount = Math.max(sheet.length, ...[...unread.keys()].map((row) => row + 1));
   sheet = Array.from({ length: rowCount }, (_, row) => {
     const cells = sheet[row] ?? [];
     const found = unread.get(row) ?? new Map<number, string>();
     const width = Math.max(cells.length, ...[...found.keys()].map((column) => column + 1));
-    return Array.from({ length: width }, (_, column) => cells[column] ?? found.get(column) ?? null);
+    return Array.from({ length: width }, (_, column) => found.get(column) ?? cells[column] ?? null);
   });
   const rows = new InputCollector();
   const first = sheet.findIndex((row) => row.some((cell) => cellText(cell).trim() !== ''));
-  if (first === -1) return rows.finish('row');
+  if (first === -1) {
+    if (sheets.length > 1) throw readFirstOnly('empty');
+    return rows.finish('row');
+  }
   const header = readHeader((sheet[first] as Cell[]).map(cellText), ',');
   rows.useHeader(header);
   if (sheets.length > 1)
     rows.notices.push(
-      `the workbook has ${sheets.length} sheets: only the first, ${quoted(sheets[0] as string)}, is read (not ${sheets.slice(1, 4).map(quoted).join(', ')}${sheets.length > 4 ? ', …' : ''})`,
+      `the workbook has ${sheets.length} sheets: only the first, ${firstName}, is read (not ${others})`,
     );
   for (let index = first + 1; index < sheet.length; index++) {
     const cells = sheet[index] as Cell[];
-    const petId = cells[header.petId];
-    const untrusted =
-      typeof petId === 'object' && petId !== null && 'number' in petId
-        ? spreadsheetNumberProblem(petId.number)
-        : undefined;
-    rows.add(index + 1, untrusted ? { problem: untrusted } : fromCells(cells.map(cellText), header));
+    const [petId, counted, expected] = [header.petId, header.counted, header.expected].map((column) =>
+      roundedIn(cells, header, column),
+    );
+    const pet = cellText(cells[header.petId] ?? null);
+    const rounded = counted ?? expected;
+    rows.add(
+      index + 1,
+      petId
+        ? { problem: petId }
+        : rounded
+          ? { problem: rounded, pet }
+          : fromCells(cells.map(cellText), header),
+    );
   }
   return rows.finish('row');
 }

@@ -18,7 +18,7 @@ export const countSheetCsv = (): Exporter<InventoryItem> =>
 
 /**
  * The count sheet as an Excel workbook (write-excel-file, loaded only here): petIds in text cells, so
- * that a spreadsheet cannot round one past 2^53, and the header row kept in view.
+ * that a spreadsheet cannot round one, and the header row kept in view.
  */
 export async function countSheetWorkbook(items: readonly InventoryItem[]): Promise<Buffer> {
   const { default: writeXlsxFile } = await import('write-excel-file/node');
@@ -26,7 +26,10 @@ export async function countSheetWorkbook(items: readonly InventoryItem[]): Promi
   const rows = items.map((item) => [
     { type: String, value: String(item.petId), format: '@' },
     { type: String, value: item.status },
-    { type: Number, value: item.quantity },
+    // A spreadsheet keeps 15 digits of a number: a longer quantity goes in a text cell, as it is.
+    item.quantity < 1e15
+      ? { type: Number, value: item.quantity }
+      : { type: String, value: String(item.quantity), format: '@' },
     { type: Number, value: undefined },
   ]);
   const columns = [{ width: 21 }, { width: 11 }, { width: 10 }, { width: 10 }];

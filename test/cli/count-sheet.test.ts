@@ -32,6 +32,62 @@ const fill = (sheet: string, counts: Record<string, number>) =>
     counts[petId] === undefined ? row : `${row}${counts[petId]}`,
   );
 
+/** A `<c>` element of a sheet's XML, and one holding inline text. */
+const cell = (reference: string, inner: string, type = '') =>
+  `<c r="${reference}"${type && ` t="${type}"`}>${inner}</c>`;
+const text = (reference: string, value: string) => cell(reference, `<is><t>${value}</t></is>`, 'inlineStr');
+
+/**
+ * A workbook as a program other than a spreadsheet writes one: each sheet's rows of `<c>` elements (a row
+ * numbered by its first cell's reference), a sheet's `state` (hidden), and `calculation`, the workbook's
+ * calcPr attributes. The first sheet's relationship is absolute, as some programs write it.
+ */
+function rawWorkbook(sheets: { name: string; state?: string; rows: string[][] }[], calculation = ''): Buffer {
+  const number = (index: number) => index + 1;
+  const parts = Object.fromEntries(
+    sheets.map(({ rows }, index) => [
+      `xl/worksheets/sheet${number(index)}.xml`,
+      strToU8(
+        `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${rows
+          .map(([first, ...cells]) => `<row r="${/\d+$/.exec(first as string)?.[0]}">${cells.join('')}</row>`)
+          .join('')}</sheetData></worksheet>`,
+      ),
+    ]),
+  );
+  return Buffer.from(
+    zipSync({
+      '[Content_Types].xml': strToU8(
+        `<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>${sheets
+          .map(
+            (_, index) =>
+              `<Override PartName="/xl/worksheets/sheet${number(index)}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`,
+          )
+          .join('')}</Types>`,
+      ),
+      '_rels/.rels': strToU8(
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+      ),
+      'xl/workbook.xml': strToU8(
+        `<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets>${sheets
+          .map(
+            ({ name, state }, index) =>
+              `<sheet name="${name}" sheetId="${number(index)}"${state ? ` state="${state}"` : ''} r:id="rId${number(index)}"/>`,
+          )
+          .join('')}</sheets>${calculation && `<calcPr ${calculation}/>`}</workbook>`,
+      ),
+      'xl/_rels/workbook.xml.rels': strToU8(
+        `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${sheets
+          .map(
+            (_, index) =>
+              `<Relationship Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="${index === 0 ? '/xl/' : ''}worksheets/sheet${number(index)}.xml" Id="rId${number(index)}"/>`,
+          )
+          .join('')}</Relationships>`,
+      ),
+      ...parts,
+    }),
+  );
+}
+
 describe('list --count-sheet', () => {
   it('writes petId,status,expected,counted: expected the quantity now, counted empty; filters apply', async () => {
     const sheet = await petinv(['list', '--count-sheet']);
@@ -145,10 +201,6 @@ describe('an Excel workbook', () => {
   it('a formula saved without its value, or an error value, is the bad row it is, not an empty cell', async () => {
     // As openpyxl writes a formula (no value: Excel computes it on opening) and LibreOffice an error value,
     // with the data from B2, the workbook's relationships absolute, and a last row holding only a formula.
-    const cell = (reference: string, inner: string, type = '') =>
-      `<c r="${reference}"${type && ` t="${type}"`}>${inner}</c>`;
-    const text = (reference: string, value: string) =>
-      cell(reference, `<is><t>${value}</t></is>`, 'inlineStr');
     const rows = [
       ['B2', text('B2', 'petId'), text('C2', 'expected'), text('D2', 'counted')],
       ['B3', text('B3', '1'), cell('C3', '<v>5</v>'), cell('D3', '<f>5+7</f><v></v>')],
@@ -158,28 +210,11 @@ describe('an Excel workbook', () => {
       // A text formula whose saved result is empty, as Excel saves ="": a value, empty, so not counted.
       ['B7', text('B7', '12'), cell('D7', '<f>IF(1,"","")</f><v></v>', 'str')],
     ];
-    const sheet = `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${rows
-      .map(([reference, ...cells]) => `<row r="${(reference as string).slice(1)}">${cells.join('')}</row>`)
-      .join('')}</sheetData></worksheet>`;
-    const workbook = zipSync({
-      '[Content_Types].xml': strToU8(
-        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>',
-      ),
-      '_rels/.rels': strToU8(
-        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>',
-      ),
-      'xl/workbook.xml': strToU8(
-        '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Count" sheetId="1" r:id="rId1"/><sheet name="Old &amp; done" sheetId="2" r:id="rId2"/></sheets></workbook>',
-      ),
-      'xl/_rels/workbook.xml.rels': strToU8(
-        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="/xl/worksheets/sheet1.xml" Id="rId1"/><Relationship Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet2.xml" Id="rId2"/></Relationships>',
-      ),
-      'xl/worksheets/sheet1.xml': strToU8(sheet),
-      'xl/worksheets/sheet2.xml': strToU8(
-        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData/></worksheet>',
-      ),
-    });
-    const review = await petinv(['set', '--file', file('formulas.xlsx', Buffer.from(workbook)), '--dry-run']);
+    const workbook = rawWorkbook([
+      { name: 'Count', rows },
+      { name: 'Old &amp; done', rows: [] },
+    ]);
+    const review = await petinv(['set', '--file', file('formulas.xlsx', workbook), '--dry-run']);
     expect(review.code, review.stderr).toBe(9);
     expect(review.stderr).toContain(
       'row 3 (pet 1): counted "=5+7" is a formula, not a number: save the sheet with its values (skipped)',
@@ -192,6 +227,103 @@ describe('an Excel workbook', () => {
     );
     // A formula saved with its value is read as that value.
     expect(review.stdout, review.stderr).toMatch(/^11: \d+ → 100\n$/);
+  });
+
+  it('formula values the workbook calls stale (XlsxWriter saves 0 for each, fullCalcOnLoad) are not read', async () => {
+    const rows = [
+      ['A1', text('A1', 'petId'), text('B1', 'expected'), text('C1', 'counted')],
+      ['A2', text('A2', '1'), cell('C2', '<f>B2-2</f><v>0</v>')],
+      ['A3', text('A3', '11'), cell('C3', '<v>1013</v>')],
+    ];
+    const stale = await petinv([
+      'set',
+      '--file',
+      file('xlsxwriter.xlsx', rawWorkbook([{ name: 'Sheet1', rows }], 'fullCalcOnLoad="1"')),
+      '--dry-run',
+    ]);
+    expect(stale.code, stale.stderr).toBe(9);
+    expect(stale.stderr).toContain('row 2 (pet 1): counted "=B2-2" is a formula, not a number');
+    expect(stale.stdout).toMatch(/^11: \d+ → 1013\n$/);
+    // Saved by a program that calculates (no such request), the same value is the formula's result.
+    const saved = await petinv([
+      'set',
+      '--file',
+      file('calculated.xlsx', rawWorkbook([{ name: 'Sheet1', rows }], 'calcId="191029"')),
+      '--dry-run',
+    ]);
+    expect(saved.code, saved.stderr).toBe(0);
+    expect(saved.stdout).toMatch(/^1: \d+ → 0\n11: \d+ → 1013\n$/);
+  });
+
+  it('a quantity of 16 digits or more is written as text, and refused from a number cell (a spreadsheet keeps 15)', async () => {
+    const { countSheetWorkbook } = await import('../../src/output/count-sheet');
+    const exported = await countSheetWorkbook([
+      { petId: 7n, status: 'sold', quantity: 9007199254740991 },
+      { petId: 8n, status: 'sold', quantity: 999999999999999 },
+    ]);
+    const rows = await readSheet(new Uint8Array(exported).buffer, {
+      parseNumber: (text) => ({ number: text }),
+    });
+    expect(rows.slice(1).map((row) => row[2])).toEqual(['9007199254740991', { number: '999999999999999' }]);
+    // As LibreOffice saves 1000000000000001 typed into a number cell.
+    const typed = rawWorkbook([
+      {
+        name: 'count',
+        rows: [
+          ['A1', text('A1', 'petId'), text('B1', 'Expected'), text('C1', 'Counted')],
+          ['A2', text('A2', '1'), cell('C2', '<v>1000000000000000</v>')],
+          ['A3', text('A3', '2'), cell('B3', '<v>1.0000000000000001E+16</v>'), cell('C3', '<v>4</v>')],
+        ],
+      },
+    ]);
+    const review = await petinv(['set', '--file', file('rounded.xlsx', typed), '--dry-run']);
+    expect(review.code).toBe(9);
+    expect(review.stderr).toContain(
+      'row 2 (pet 1): counted 1000000000000000: the spreadsheet may have rounded it (it keeps 15 digits of a number): format the column as text (skipped)',
+    );
+    expect(review.stderr).toContain('row 3 (pet 2): expected 1.0000000000000001E+16: the spreadsheet may');
+  });
+
+  it('a hidden or empty first sheet before the counted one is refused, not read or passed over', async () => {
+    const counted = [
+      ['A1', text('A1', 'petId'), text('B1', 'counted')],
+      ['A2', text('A2', '1'), cell('B2', '<v>6</v>')],
+    ];
+    const old = [
+      ['A1', text('A1', 'petId'), text('B1', 'counted')],
+      ['A2', text('A2', '1'), cell('B2', '<v>999</v>')],
+    ];
+    for (const state of ['hidden', 'veryHidden']) {
+      const hidden = await petinv([
+        'set',
+        '--file',
+        file(
+          `${state}.xlsx`,
+          rawWorkbook([
+            { name: 'old count', state, rows: old },
+            { name: 'count', rows: counted },
+          ]),
+        ),
+      ]);
+      expect(hidden.code).toBe(2);
+      expect(hidden.stderr).toContain(
+        `the workbook's first sheet, "old count", is hidden, and petinv reads the first sheet only (not "count")`,
+      );
+    }
+    const empty = await petinv([
+      'set',
+      '--file',
+      file(
+        'empty-first.xlsx',
+        rawWorkbook([
+          { name: 'Sheet1', rows: [] },
+          { name: 'count', rows: counted },
+        ]),
+      ),
+    ]);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain(`the workbook's first sheet, "Sheet1", is empty`);
+    expect(patches()).toEqual([]);
   });
 
   it('refuses other binary files in a line that names them, sending nothing (exit 2)', async () => {
