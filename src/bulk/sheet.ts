@@ -39,6 +39,11 @@ export const COLUMN_NAMES: Readonly<Record<ColumnRole, readonly string[]>> = {
   expected: words('expected from expectedqty expectedquantity before attendu erwartet soll esperado'),
   status: words('status state statut estado zustand stato'),
 };
+/**
+ * A name that says it holds a count without being one petinv reads (`Physical count`, `Recount`, `Qty 2`,
+ * `Stock 28 Nov`): beside the counted column, which of the two was filled in cannot be told.
+ */
+const COUNT_LIKE = /(^|[^\p{L}])(re)?(count(ed|s)?|qty|quantit\p{L}*|stock)(?!\p{L})/iu;
 /** A dry run's own column (whether the pet was found): part of a plan, read by nobody, named by no notice. */
 const PLAN_ONLY_COLUMNS = new Set(['found']);
 const ROLE_OF = new Map(
@@ -106,6 +111,11 @@ export function readHeader(cells: readonly string[], delimiter: Delimiter): Shee
   if (petId === undefined || counted === undefined)
     throw usageError(
       `bulk input: the first line reads as a header with ${found}, but ${petId === undefined ? 'none of them names the pet' : 'none of them holds the counted quantity'}; ${KNOWN}. The header must be the first line (no title row above it). Nothing was sent`,
+    );
+  const alsoCounts = ignored.find((name) => COUNT_LIKE.test(name));
+  if (alsoCounts !== undefined)
+    throw usageError(
+      `bulk input: column ${quoted(alsoCounts)} may hold counts too, beside ${quoted(names[counted] as string)}, the one petinv would write; which one is meant? Name the column to write "counted", and rename or remove the other. Nothing was sent`,
     );
   return { delimiter, names, petId, counted, expected, status, ignored };
 }

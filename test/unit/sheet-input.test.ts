@@ -253,6 +253,20 @@ describe('a sheet: columns chosen by the header', () => {
     expect(() => parseBulkInput('petId,quantity,counted\n1,2,3\n')).toThrow(
       /two counted columns, "quantity" and "counted"/,
     );
+    // Another column that says it holds counts (QA: `list --csv` with a "Physical count" added): which one?
+    for (const name of [
+      'Physical count',
+      'Recount',
+      'Count 2026-11-28',
+      'Counted (units)',
+      'Qty 2',
+      'Stock 28 Nov',
+    ])
+      expect(() => parseBulkInput(`petId,status,quantity,${name}\n1,sold,5,3\n`), name).toThrow(
+        `column "${name}" may hold counts too, beside "quantity", the one petinv would write; which one is meant?`,
+      );
+    // Words that only contain one are other columns, ignored with a notice.
+    expect(pairs('petId,counted,Discount,Account,Counter,Restocked on\n1,5,2,3,4,x\n')).toEqual([[1n, 5]]);
   });
 
   it('refuses a header below the first line whose columns would be read by position or by another header', () => {
