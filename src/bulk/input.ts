@@ -161,7 +161,8 @@ export class BulkInputReader {
       if (begun !== 'data') return begun;
     }
     if (trimmed.startsWith('#')) return;
-    if (trimmed.startsWith('{')) return void this.rows.add(line, fromJsonLine(trimmed));
+    if (trimmed.startsWith('{'))
+      return void this.rows.add(line, fromJsonLine(trimmed, this.rows.ignoredKeys));
     const fields = trimmed.split(/[\s,]+/);
     this.rows.add(line, this.lateHeader(fields, line) ?? fromFields(fields));
   }

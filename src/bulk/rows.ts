@@ -5,7 +5,15 @@ import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { type BulkEntry, type BulkInput, type BulkProblem, EntryStore } from './entries';
 import { quoted, readPetId, readQuantity } from './numbers';
-import { ignoredColumnsNotice, type SheetHeader } from './sheet';
+import {
+  COUNT_LIKE,
+  type ColumnRole,
+  canonicalName,
+  ignoredColumnsNotice,
+  PLAN_ONLY_COLUMNS,
+  roleOf,
+  type SheetHeader,
+} from './sheet';
 
 /** One row as read: an update, what is wrong with it (and its pet, when that much was read), or nothing to send. */
 export type ReadRow = Omit<BulkEntry, 'line'> | { problem: string; pet?: string } | 'blank' | 'not counted';
@@ -58,8 +66,42 @@ const UpdateObject = z.object({
   status: z.optional(z.string()),
 });
 
-export function fromObject(raw: unknown): ReadRow {
-  const parsed = UpdateObject.safeParse(raw);
+/** The key each column role takes in UpdateObject. */
+const JSON_KEYS: Readonly<Record<ColumnRole, keyof z.infer<typeof UpdateObject>>> = {
+  petId: 'petId',
+  counted: 'quantity',
+  expected: 'from',
+  status: 'status',
+};
+
+/**
+ * An object's keys read as a sheet's column names are (`PetId`, `expected`, `counted`): other keys go to
+ * `ignored`, for a notice, unless they say they hold a count too (which one, then, cannot be told).
+ */
+function byRole(raw: object, ignored: Set<string>): Record<string, unknown> | string {
+  const named: Record<string, unknown> = {};
+  const keyOf = new Map<string, string>();
+  for (const [key, value] of Object.entries(raw)) {
+    const role = roleOf(key);
+    const name = role === 'counted' && canonicalName(key) === 'to' ? 'to' : role && JSON_KEYS[role];
+    if (name === undefined && COUNT_LIKE.test(key))
+      return `has ${quoted(key)}, which may hold a count too; give the one to write as "quantity"`;
+    if (name === undefined) {
+      if (!PLAN_ONLY_COLUMNS.has(canonicalName(key))) ignored.add(key);
+      continue;
+    }
+    const before = keyOf.get(name);
+    if (before !== undefined) return `has both ${quoted(before)} and ${quoted(key)}; give one`;
+    keyOf.set(name, key);
+    named[name] = value;
+  }
+  return named;
+}
+
+export function fromObject(raw: unknown, ignored: Set<string>): ReadRow {
+  const named = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? byRole(raw, ignored) : raw;
+  if (typeof named === 'string') return { problem: named };
+  const parsed = UpdateObject.safeParse(named);
   if (!parsed.success) return { problem: describeIssues(parsed.error) };
   const { petId, quantity, to, from, status } = parsed.data;
   if (quantity !== undefined && to !== undefined) return { problem: 'has both quantity and to; give one' };
@@ -102,9 +144,9 @@ export function fromCells(cells: readonly string[], header: SheetHeader): ReadRo
 
 const notJson = (error: unknown) => `not valid JSON: ${printable((error as Error).message, 120)}`;
 
-export function fromJsonLine(text: string): ReadRow {
+export function fromJsonLine(text: string, ignored: Set<string>): ReadRow {
   try {
-    return fromObject(parseInventoryJson(text));
+    return fromObject(parseInventoryJson(text), ignored);
   } catch (error) {
     return { problem: notJson(error) };
   }
@@ -115,7 +157,7 @@ export function readJsonArray(text: string, rows: InputCollector): BulkInput {
   try {
     const items = parseInventoryJson(text);
     if (!Array.isArray(items)) rows.add(1, { problem: 'expected a JSON array' });
-    else for (const [index, item] of items.entries()) rows.add(index + 1, fromObject(item));
+    else for (const [index, item] of items.entries()) rows.add(index + 1, fromObject(item, rows.ignoredKeys));
   } catch (error) {
     rows.add(1, { problem: notJson(error) });
   }
@@ -127,6 +169,8 @@ export class InputCollector {
   readonly entries = new EntryStore();
   readonly problems: BulkProblem[] = [];
   readonly notices: string[] = [];
+  /** JSON keys read by nobody, named once in a notice. */
+  readonly ignoredKeys = new Set<string>();
   /** Rows of a sheet with an expected column that leave it empty (written with nothing to check), and its name. */
   private unchecked: { rows: number; column: string } | undefined;
 
@@ -155,6 +199,10 @@ export class InputCollector {
     if (notCounted > 0)
       this.notices.push(
         `${plural(notCounted, 'row')} left uncounted (counted is empty): nothing is sent for ${notCounted === 1 ? 'it' : 'them'}`,
+      );
+    if (this.ignoredKeys.size > 0)
+      this.notices.push(
+        `ignoring ${this.ignoredKeys.size === 1 ? 'key' : 'keys'} ${[...this.ignoredKeys].map(quoted).join(', ')}: petinv reads petId, quantity (or to), from (or expected) and status`,
       );
     const { rows, column } = this.unchecked ?? { rows: 0, column: '' };
     if (rows > 0)

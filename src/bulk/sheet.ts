@@ -43,9 +43,9 @@ export const COLUMN_NAMES: Readonly<Record<ColumnRole, readonly string[]>> = {
  * A name that says it holds a count without being one petinv reads (`Physical count`, `Recount`, `Qty 2`,
  * `Stock 28 Nov`): beside the counted column, which of the two was filled in cannot be told.
  */
-const COUNT_LIKE = /(^|[^\p{L}])(re)?(count(ed|s)?|qty|quantit\p{L}*|stock)(?!\p{L})/iu;
+export const COUNT_LIKE = /(^|[^\p{L}])(re)?(count(ed|s)?|qty|quantit\p{L}*|stock)(?!\p{L})/iu;
 /** A dry run's own column (whether the pet was found): part of a plan, read by nobody, named by no notice. */
-const PLAN_ONLY_COLUMNS = new Set(['found']);
+export const PLAN_ONLY_COLUMNS = new Set(['found']);
 const ROLE_OF = new Map(
   Object.entries(COLUMN_NAMES).flatMap(([role, names]) => names.map((name) => [name, role as ColumnRole])),
 );

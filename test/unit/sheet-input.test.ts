@@ -305,6 +305,25 @@ describe('a sheet: columns chosen by the header', () => {
       { line: 1, message: 'has both quantity and to; give one' },
     ]);
   });
+
+  it('reads JSON keys as a sheet’s column names are, and drops none unsaid (QA: expected was ignored)', () => {
+    const input = read(
+      '{"petid":1,"Counted":5,"expected":3,"name":"Rex"}\n{"PetId":2,"quantity":6,"From":4,"found":true,"shelf":"B"}\n',
+    );
+    expect(input.entries).toEqual([
+      { line: 1, petId: 1n, quantity: 5, from: 3 },
+      { line: 2, petId: 2n, quantity: 6, from: 4 },
+    ]);
+    expect(input.notices).toEqual([
+      'ignoring keys "name", "shelf": petinv reads petId, quantity (or to), from (or expected) and status',
+    ]);
+    expect(read('{"petId":1,"quantity":5,"counted":7}\n').problems).toEqual([
+      { line: 1, message: 'has both "quantity" and "counted"; give one' },
+    ]);
+    expect(read('[{"petId":2,"quantity":5,"recount":7}]').problems).toEqual([
+      { line: 1, message: 'has "recount", which may hold a count too; give the one to write as "quantity"' },
+    ]);
+  });
 });
 
 describe('encodings and files that are no text', () => {
