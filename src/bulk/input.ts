@@ -1,4 +1,5 @@
 import { usageError } from '../errors';
+import { plural } from '../output/plural';
 import { type CsvEngine, csvEngine, csvFailure } from './csv';
 import { checkWorkbook, SNIFF_BYTES, sniff, TextInputDecoder } from './decode';
 import type { BulkInput } from './entries';
@@ -152,9 +153,20 @@ export class BulkInputReader {
     const where = this.shape === 'sheet' ? line - this.headerLine + 1 : line;
     if (text.length > MAX_LINE_BYTES) return void this.rows.add(where, TOO_LONG);
     const trimmed = text.trim();
-    // A sheet split on spaces (`petId quantity` as its header): its rows are read here too.
-    if (this.shape === 'sheet')
-      return void this.rows.add(where, this.sheetRow(trimmed.split(/[ \t]+/), where));
+    // A sheet split on spaces (`petId quantity` as its header): its rows are read here too. An empty cell
+    // there is no cell at all, and the cells after it would be read as the columns before them.
+    if (this.shape === 'sheet') {
+      const cells = trimmed.split(/[ \t]+/);
+      const width = (this.header as SheetHeader).names.length;
+      return void this.rows.add(
+        where,
+        trimmed !== '' && cells.length < width
+          ? {
+              problem: `${plural(cells.length, 'value')} for ${width} columns split by spaces: an empty cell cannot be told from the next; fill every cell, or separate the columns with commas or tabs`,
+            }
+          : this.sheetRow(cells, where),
+      );
+    }
     if (/^[\s,;]*$/.test(trimmed)) return;
     if (this.shape === 'start') {
       const begun = this.begin(trimmed, line);

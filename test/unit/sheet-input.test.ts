@@ -306,6 +306,18 @@ describe('a sheet: columns chosen by the header', () => {
     ]);
   });
 
+  it('refuses a row of a space-split sheet with fewer values than columns: its empty cell slid left (QA)', () => {
+    const input = read('petId   counted   expected\n1                 5\n2         6       7\n\n');
+    expect(input.entries).toEqual([{ line: 3, petId: 2n, quantity: 6, from: 7 }]);
+    expect(input.problems).toEqual([
+      {
+        line: 2,
+        message:
+          '2 values for 3 columns split by spaces: an empty cell cannot be told from the next; fill every cell, or separate the columns with commas or tabs',
+      },
+    ]);
+  });
+
   it('reads JSON keys as a sheet’s column names are, and drops none unsaid (QA: expected was ignored)', () => {
     const input = read(
       '{"petid":1,"Counted":5,"expected":3,"name":"Rex"}\n{"PetId":2,"quantity":6,"From":4,"found":true,"shelf":"B"}\n',
