@@ -10,6 +10,9 @@ import { strFromU8, unzipSync } from 'fflate';
  */
 export type UnreadCells = Map<number, Map<number, string>>;
 
+/** Past this many bytes unpacked, a workbook is refused unread: a 1 MB zip of one letter unpacks to a GB. */
+const MAX_UNPACKED_BYTES = 256 * 2 ** 20;
+
 /** An element named `name` in any namespace prefix: its attributes, and its content unless it is empty. */
 const element = (name: string) =>
   new RegExp(`<(?:[\\w.-]+:)?${name}\\b([^>]*?)(?:/>|>([\\s\\S]*?)</(?:[\\w.-]+:)?${name}>)`, 'g');
@@ -41,7 +44,15 @@ export function inspectWorkbook(bytes: Uint8Array): {
   firstHidden: boolean;
   unread: UnreadCells;
 } {
-  const files = unzipSync(bytes, { filter: ({ name }) => /^xl\/.*\.(xml|rels)$/.test(name) });
+  let unpacked = 0;
+  const files = unzipSync(bytes, {
+    filter: ({ name, originalSize }) => {
+      unpacked += originalSize;
+      if (unpacked > MAX_UNPACKED_BYTES)
+        throw new Error(`it unpacks to more than ${MAX_UNPACKED_BYTES >> 20} MiB`);
+      return /^xl\/.*\.(xml|rels)$/.test(name);
+    },
+  });
   const workbook = files['xl/workbook.xml'] ? strFromU8(files['xl/workbook.xml']) : '';
   const listed = [...workbook.matchAll(element('sheet'))];
   // A program that cannot calculate (XlsxWriter) saves 0 as every formula's value and asks for this.

@@ -326,6 +326,22 @@ describe('an Excel workbook', () => {
     expect(patches()).toEqual([]);
   });
 
+  it('refuses a workbook that unpacks to more than 256 MiB before unpacking it (a zip bomb)', async () => {
+    const workbook = rawWorkbook([
+      { name: 'count', rows: [['A1', text('A1', 'petId'), text('B1', 'counted')]] },
+    ]);
+    // Every entry says it unpacks to 300 MB (local headers at +22, the central directory's at +24).
+    for (const [signature, at] of [
+      [0x04034b50, 22],
+      [0x02014b50, 24],
+    ] as const)
+      for (let offset = 0; offset < workbook.length - 4; offset++)
+        if (workbook.readUInt32LE(offset) === signature) workbook.writeUInt32LE(300_000_000, offset + at);
+    const refused = await petinv(['set', '--file', file('bomb.xlsx', workbook), '--dry-run']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('the workbook cannot be read (it unpacks to more than 256 MiB)');
+  });
+
   it('refuses other binary files in a line that names them, sending nothing (exit 2)', async () => {
     const zip = (...names: string[]) =>
       Buffer.concat([Buffer.from('PK\u0003\u0004', 'latin1'), Buffer.from(names.join('\u0000'), 'latin1')]);
