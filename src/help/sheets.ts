@@ -16,11 +16,11 @@ export const INPUT_TOPIC = {
   blocks: [
     {
       paragraph:
-        'Bulk input (`set --file F`, `set -`): a sheet (CSV, TSV or an .xlsx workbook), lines `petId quantity` (also `petId status quantity` and `petId from to found`, as `list` and a dry run print them in a pipe), NDJSON items, or a JSON array. The first line that is not blank or a `#` comment is data only if every field reads as a number (or a status, or true or false); anything else is a header, read by its names or refused (exit 2), never read as data.',
+        'Bulk input (`set --file F`, `set -`): a sheet (CSV, TSV or an .xlsx workbook), lines `petId quantity` (also `petId status quantity` and `petId from to found`, as `list` prints them in a pipe and a dry run with `-o tsv`), NDJSON items, or a JSON array. The first line that is not blank or a `#` comment is data only if every field reads as a number (or a status, or true or false); anything else is a header, read by its names or refused (exit 2), never read as data.',
     },
     {
       paragraph:
-        'Columns are found by name in any order, ignoring case, accents, spaces and punctuation (`Pet #` is `pet`, `N°` is `n`). Other columns are named in a notice. An empty counted cell sends nothing and is counted as not counted. A bad row names its spreadsheet row (the header is row 1) and its pet, and is skipped (`--strict`: nothing is sent).',
+        'Columns are found by name in any order, ignoring case, accents, spaces and punctuation (`Pet #` is `pet`, `N°` is `n`). Other columns are named in a notice, unless a name says it holds counts too (`Recount`, `Qty 2`): which one is meant cannot be told, and the sheet is refused. JSON keys are read as column names are. An empty counted cell sends nothing and is counted as not counted. A bad row names its spreadsheet row (the header is row 1) and its pet, and is skipped (`--strict`: nothing is sent).',
     },
     {
       table: {

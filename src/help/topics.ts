@@ -171,7 +171,7 @@ const formats: HelpTopic = {
           ],
           [
             '`history`',
-            '`id<TAB>at<TAB>env<TAB>command<TAB>pets`, newest first',
+            '`id<TAB>at<TAB>env<TAB>command<TAB>pets<TAB>marks`',
             'runs with their `changes`',
           ],
         ],
