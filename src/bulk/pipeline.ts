@@ -61,6 +61,12 @@ export async function runPipeline(
       `${plural(plan.statusDiffers, 'row')} ${plan.statusDiffers === 1 ? 'gives' : 'give'} a status other than the service's in ${envName}; status is never written (the service sets quantities only)`,
       context,
     );
+  const over = plan.writtenOver;
+  if (over > 0)
+    writeNotice(
+      `--force: ${plural(over, 'pet')} no longer ${over === 1 ? 'holds its' : 'hold their'} from (changed since the input was read), and ${over === 1 ? 'is' : 'are'} written over all the same`,
+      context,
+    );
   if (options.dryRun) {
     rehearse(input, plan, options, context, envName, client.storeId !== undefined);
     return;

@@ -96,6 +96,8 @@ export interface SheetPlan {
   unknown: number;
   /** Rows whose status differs from the service's (the API does not write status). */
   statusDiffers: number;
+  /** Updates sent although their pet no longer holds their `from` (--force). */
+  writtenOver: number;
 }
 
 type PlanOptions = Pick<PipelineOptions, 'all' | 'force'>;
@@ -130,6 +132,7 @@ export function planSheet(
     conflicts: [],
     unknown: 0,
     statusDiffers: 0,
+    writtenOver: 0,
   };
   for (const entry of entries) {
     const item = current.get(entry.petId);
@@ -139,6 +142,7 @@ export function planSheet(
     if (decision === 'alreadyRight' || decision === 'alreadyRightSent') plan.alreadyRight++;
     if (typeof decision === 'object') plan.conflicts.push(decision);
     else if (decision !== 'alreadyRight') {
+      if (item && entry.from !== undefined && entry.from !== item.quantity) plan.writtenOver++;
       plan.send.push(entry.line, entry.petId, entry.quantity, entry.from);
       plan.before.push(item);
     }

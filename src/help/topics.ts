@@ -169,11 +169,7 @@ const formats: HelpTopic = {
             'a summary on stderr; `--ndjson`: a result a line',
             'an array of results; the summary on stderr',
           ],
-          [
-            '`history`',
-            '`id<TAB>at<TAB>env<TAB>command<TAB>pets<TAB>marks`',
-            'runs with their `changes`',
-          ],
+          ['`history`', '`id<TAB>at<TAB>env<TAB>command<TAB>pets<TAB>marks`', 'runs with their `changes`'],
         ],
       },
     },

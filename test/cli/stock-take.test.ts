@@ -259,7 +259,11 @@ describe('a plan never overwrites a newer count', () => {
     const forced = await petinv(['set', '--file', join(files, 'next-plan.csv'), '--force']);
     expect(forced.code).toBe(0);
     expect((await quantities()).get(21)).toBe(121);
-    // Written over, but named: the colleague's count is in the history for undo.
+    // Said before it is written (before the question, on production), and named once written: the
+    // colleague's count is in the history for undo.
+    expect(forced.stderr).toContain(
+      '--force: 1 pet no longer holds its from (changed since the input was read), and is written over all the same',
+    );
     expect(forced.stderr).toContain(
       `--force wrote over 1 pet changed since the input was read (pet 21 held ${(start.get(21) as number) - 2});`,
     );
