@@ -142,7 +142,7 @@ export async function runPipeline(
   // Once: at the run's end, or when a second Ctrl-C, SIGTERM or SIGHUP quits before it.
   let recording: Promise<HistoryRun | undefined> | undefined;
   const record = (stopped: boolean) => {
-    const failed = failedRows.refused.length + failedRows.maybeApplied.length > 0;
+    const failed = failedRows.refused.length + failedRows.maybeApplied.length + maybeChanges.length > 0;
     const marks = [stopped && 'interrupted', options.force && 'forced', failed && 'failed'] as const;
     recording ??=
       journal?.finish({
