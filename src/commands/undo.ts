@@ -1,8 +1,10 @@
+import { hostname } from 'node:os';
 import { EntryStore } from '../bulk/entries';
 import { runPipeline } from '../bulk/pipeline';
 import { writeNotice } from '../bulk/plan';
 import { stringifyJson } from '../contract/json';
 import { usageError } from '../errors';
+import { ownerIsRunning } from '../files/lock';
 import { undoCommand } from '../history/runs';
 import { terminalSession } from '../history/session';
 import type { HistoryRun } from '../history/store';
@@ -73,6 +75,11 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
   const items = await connection.client.listInventory();
   const history = historyFor(connection.baseUrl, context, connection.client.storeId ?? null);
   const { run, passedOver } = chooseRun(history.read(), name, history.file, terminalSession());
+  // Its pets would be written back while it goes on writing them.
+  if (run.by?.host === hostname() && ownerIsRunning(run.by))
+    throw usageError(
+      `run ${run.id} is still running (petinv, pid ${run.by.pid}): undo it once it has ended, or stop it first (Ctrl-C) to take back what it wrote so far`,
+    );
   const entries = new EntryStore();
   let unknown = 0;
   run.changes.forEach(({ petId, before, after }, index) => {

@@ -9,6 +9,7 @@ export {
   isRunning,
   isSameProcess,
   LockHeldError,
+  ownerIsRunning,
   processStartTime,
 } from './lock-record';
 

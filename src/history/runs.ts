@@ -39,6 +39,10 @@ const HistoryLine = z.object({
    * recorded as it began (its plan) or as it went (pets found changed since), its end not recorded yet.
    */
   marks: z.optional(z.array(z.enum(HISTORY_MARKS))),
+  /** While unfinished, the petinv running it (files/lock-record.ts): undo refuses a run still running. */
+  by: z.optional(
+    z.object({ pid: z.number(), host: Shown, start: z.optional(Shown), boot: z.optional(Shown) }),
+  ),
 });
 
 export type HistoryRun = Omit<z.infer<typeof HistoryLine>, 'changes'> & { changes: HistoryChange[] };

@@ -9,11 +9,12 @@ import {
   readSync,
   writeSync,
 } from 'node:fs';
+import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
 import { isStoreId } from '../contract/store-id';
 import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
-import { acquireLock, LockHeldError } from '../files/lock';
+import { acquireLock, bootId, LockHeldError, processStartTime } from '../files/lock';
 import { printable } from '../printable';
 import { type HistoryChange, type HistoryRun, keptRuns, parseHistory, serialize } from './runs';
 
@@ -251,7 +252,8 @@ export function openHistory(options: HistoryOptions): History {
       return (await append(run, 'this run', undoWillNotKnow)) ? run : undefined;
     },
     async begin(fields) {
-      const started = newRun({ ...fields, marks: ['unfinished'] });
+      const by = { pid: process.pid, host: hostname(), start: processStartTime(process.pid), boot: bootId() };
+      const started = { ...newRun({ ...fields, marks: ['unfinished'] }), by };
       const stoppedOutright = 'stopped outright, it would leave nothing for petinv undo';
       // Nothing planned is nothing to leave behind: only the end is recorded, if the run wrote anything.
       const landed =

@@ -1,5 +1,9 @@
 import { spawn } from 'node:child_process';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { bootId, processStartTime } from '../../src/files/lock';
 import { useInventoryServer } from '../helpers/inventory-server';
 import { runMain } from '../helpers/main';
 import { cleanEnv, PETINV_BIN, temporaryDirectory } from '../helpers/serve';
@@ -82,5 +86,33 @@ describe("a colleague's run from another terminal, with the same account", () =>
       /^petinv: the newest run (\S+) \(adjust 7 -1, at .* UTC, 1 pet\) was made in another terminal, and none in this one; petinv undo \1 takes it back/,
     );
     expect(await quantity(7)).toBe(seven);
+  });
+});
+
+describe('undo of a run that has not recorded its end', () => {
+  it('is refused while the petinv running it still runs, and done once it does not (QA: a run undone mid-way)', async () => {
+    expect((await petinv(['set', '-'], '3 303\n')).code).toBe(0);
+    const folder = join(env.XDG_STATE_HOME as string, 'petinv', 'history');
+    const file = join(folder, readdirSync(folder).find((name) => name.endsWith('.jsonl')) as string);
+    const [line] = readFileSync(file, 'utf8').trim().split('\n');
+    // The same run, as the start of one this test process is running (and then one a process long gone ran).
+    const unfinished = (id: string, start: string | undefined) => {
+      const by = { pid: process.pid, host: hostname(), start, boot: bootId() };
+      appendFileSync(
+        file,
+        `${JSON.stringify({ ...JSON.parse(line as string), id, marks: ['unfinished'], by })}\n`,
+      );
+    };
+    unfinished('20260101T000000-aaaa', processStartTime(process.pid));
+    const refused = await petinv(['undo', '20260101T000000-aaaa']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `run 20260101T000000-aaaa is still running (petinv, pid ${process.pid}): undo it once it has ended`,
+    );
+    expect(await quantity(3)).toBe(303);
+    unfinished('20260101T000000-bbbb', '1');
+    const done = await petinv(['undo', '20260101T000000-bbbb']);
+    expect(done.code, done.stderr).toBe(0);
+    expect(await quantity(3)).not.toBe(303);
   });
 });
