@@ -149,3 +149,14 @@ export function planSheet(
   }
   return plan;
 }
+
+/** What a person should know of a plan before it runs: statuses it does not write, pets --force writes over. */
+export function planNotices({ statusDiffers, writtenOver }: SheetPlan, envName: string): string[] {
+  const one = (count: number, single: string, more: string) => (count === 1 ? single : more);
+  return [
+    statusDiffers > 0 &&
+      `${plural(statusDiffers, 'row')} ${one(statusDiffers, 'gives', 'give')} a status other than the service's in ${envName}; status is never written (the service sets quantities only)`,
+    writtenOver > 0 &&
+      `--force: ${plural(writtenOver, 'pet')} no longer ${one(writtenOver, 'holds its', 'hold their')} from (changed since the input was read), and ${one(writtenOver, 'is', 'are')} written over all the same`,
+  ].filter((notice) => notice !== false);
+}
