@@ -6,8 +6,10 @@ import { printable } from '../printable';
  * spreadsheet does to numbers (formulas, thousands separators, decimals, exponents).
  */
 
-/** An echoed piece of input, short and printable, quoted. */
-export const quoted = (text: string) => `"${printable(text, 40)}"`;
+/** An echoed piece of input, short and printable, quoted: an escape sequence's start shows as �, not removed. */
+export const quoted = (text: string) =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters that start escape sequences
+  `"${printable(text.replace(/[\u001b\u0090\u009b\u009d-\u009f]/g, '\ufffd'), 40)}"`;
 
 /** Why text is no whole number; `limit` is the largest one `what` can be. */
 function notWholeNumber(text: string, limit: number | bigint, what: string): string {
