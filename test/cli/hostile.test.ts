@@ -198,7 +198,7 @@ describe('what reaches the terminal', () => {
     expect(result.code).toBe(2);
     expect(controlCharacters(result.stderr)).toEqual([]);
     expect(result.stderr).toBe(
-      'petinv: line 2: petId "x" is not a whole number\npetinv: --strict: 1 bad line; nothing was sent (run petinv help set)\n',
+      'petinv: line 2: petId "�[2J�]0;pwned�x�31m" is not a whole number\npetinv: --strict: 1 bad line; nothing was sent (run petinv help set)\n',
     );
   });
 });
