@@ -203,7 +203,6 @@ function readPrivateFile(directory: string, file: string, largest: number): Buff
   }
 }
 
-/** Written atomically (files/atomic-write.ts): a reader sees all of it or none; a full disk leaves nothing half-written. */
 function writePrivateFile(directory: string, file: string, bytes: Buffer): void {
   makeDirectories(directory, 0o700);
   if (!privateDirectory(directory)) return;

@@ -189,7 +189,6 @@ export class ListCache {
     // The header comes first but holds the body's length: a line of spaces as long as the longest header
     // is written first, and the header over it at commit (JSON allows the spaces left after it).
     const headerLength = entryHeader(baseUrl, etag, Number.MAX_SAFE_INTEGER).length;
-    // Written atomically (files/atomic-write.ts): a reader sees the old entry or the new one, never half of one.
     let file: AtomicFile | undefined;
     let bytes = 0;
     const abort = () => {

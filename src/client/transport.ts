@@ -39,7 +39,6 @@ export interface TransportResponse {
 
 export type Transport = (request: TransportRequest) => Promise<TransportResponse>;
 
-/** Whether an answer's status, when there was one, says the service did what was asked (2xx). */
 export const isSuccessStatus = (status: number | null | undefined): status is number =>
   status !== null && status !== undefined && status >= 200 && status <= 299;
 

@@ -67,7 +67,6 @@ export function storedEnvironment(
   return Object.hasOwn(file.environments, name) ? file.environments[name] : undefined;
 }
 
-/** The environments a name may choose: the built-in ones and those in the config file. */
 export function knownEnvironments(file: StoredSettings): string[] {
   return [...new Set([...BUILTIN_ENVIRONMENTS, ...Object.keys(file.environments)])];
 }
@@ -75,7 +74,6 @@ export function knownEnvironments(file: StoredSettings): string[] {
 /** What `env set-url` accepts, and so all that a config file, --env or PETINV_ENV may name. */
 const ENVIRONMENT_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/i;
 
-/** Why `name` cannot name an environment, or undefined. */
 export function environmentNameProblem(name: string): string | undefined {
   return ENVIRONMENT_NAME.test(name)
     ? undefined

@@ -24,7 +24,7 @@ function readProc(path: string): string | undefined {
 }
 
 /** The fields of /proc/PID/stat from the third on (the state, ...); undefined where there is no /proc. */
-function procStat(pid: number): string[] | undefined {
+export function procStat(pid: number | 'self'): string[] | undefined {
   const stat = readProc(`/proc/${pid}/stat`);
   // The command name (field 2) may hold spaces and parentheses; the fields after its last ')' do not.
   return stat?.slice(stat.lastIndexOf(')') + 2).split(' ');

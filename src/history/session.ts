@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { processStartTime, procStat } from '../files/lock-record';
 
 /**
  * The terminal session this process runs in, so that a bare `petinv undo` takes back this terminal's last
@@ -6,20 +6,9 @@ import { readFileSync } from 'node:fs';
  * elsewhere the parent process (the shell).
  */
 export function terminalSession(): string {
-  try {
-    const field = (pid: string | number, index: number) => {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // The fields after the command name, which is in parentheses and may hold spaces.
-      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[index] as string;
-    };
-    const session = field('self', 3);
-    // The leader's start time (field 22, the 20th after the name); gone with its leader, the id alone.
-    let started = '';
-    try {
-      started = `@${field(session, 19)}`;
-    } catch {}
-    return `sid:${session}${started}`;
-  } catch {
-    return `ppid:${process.ppid}`;
-  }
+  const session = procStat('self')?.[3];
+  if (session === undefined) return `ppid:${process.ppid}`;
+  // Gone with its leader, the start time is left out: the id alone.
+  const started = processStartTime(Number(session));
+  return `sid:${session}${started ? `@${started}` : ''}`;
 }

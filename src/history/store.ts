@@ -85,6 +85,8 @@ function originName(baseUrl: string): string {
 
 const runId = (at: Date) => `${at.toISOString().replace(/[-:]|\.\d+Z$/g, '')}-${randomHex(2)}`;
 
+const { O_RDWR, O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = constants;
+
 const describe = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message;
 
 /** How long a run waits for another petinv's hold on the history (a few milliseconds each). */
@@ -160,16 +162,11 @@ export function openHistory(options: HistoryOptions): History {
   /** Rewrites the file with the runs that fit its bounds (keptRuns), written atomically (files/atomic-write.ts). */
   const compact = () => {
     const runs = parseHistory(readText(file, () => {}) ?? '', () => {});
-    writeFileAtomicSync(
-      file,
-      keptRuns(runs, MAX_HISTORY_RUNS, MAX_HISTORY_BYTES / 2)
-        .map(serialize)
-        .join(''),
-      {
-        mode: 0o600,
-        temporaryName: (random) => `${basename(file)}.${random}.tmp`,
-      },
-    );
+    const kept = keptRuns(runs, MAX_HISTORY_RUNS, MAX_HISTORY_BYTES / 2);
+    writeFileAtomicSync(file, kept.map(serialize).join(''), {
+      mode: 0o600,
+      temporaryName: (random) => `${basename(file)}.${random}.tmp`,
+    });
   };
 
   /**
@@ -184,15 +181,7 @@ export function openHistory(options: HistoryOptions): History {
       // Two petinv runs at once each append, and one may rewrite the file: a lock keeps the other's
       // line from landing in the file being replaced.
       release = await lockHistory(`${file}.lock`);
-      const descriptor = openSync(
-        file,
-        constants.O_RDWR |
-          constants.O_APPEND |
-          constants.O_CREAT |
-          constants.O_NOFOLLOW |
-          constants.O_NONBLOCK,
-        0o600,
-      );
+      const descriptor = openSync(file, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o600);
       let size: number;
       try {
         // A FIFO or a device there would block, or swallow, the run's line: not a history.

@@ -41,10 +41,7 @@ export const recoveredReport = (state: JournalState, damage: JournalDamage, kept
 
 /** `FILE.journal.<what>-20261125T180512Z` (then `-2`, `-3`, ...): a name beside the journal not yet taken. */
 function asideName(journalPath: string, what: string): string {
-  const stamp = new Date()
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
+  const stamp = new Date().toISOString().replace(/[-:]|\.\d+(?=Z$)/g, '');
   const base = `${journalPath}.${what}-${stamp}`;
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? base : `${base}-${n}`;
