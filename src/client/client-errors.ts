@@ -126,9 +126,7 @@ export class ClientErrors extends NoAnswerErrors {
     return new PetinvError(
       'server',
       `the answer from ${this.context.where} to ${operation} does not match the contract: ${this.shown(problem, 300)}`,
-      {
-        code: 'invalid_response',
-      },
+      { code: 'invalid_response' },
     );
   }
 

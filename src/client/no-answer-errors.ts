@@ -100,9 +100,7 @@ export class NoAnswerErrors {
       return new PetinvError(
         'server',
         `no answer from ${url} within ${this.context.timeoutMs} ms in ${this.context.where}${attempts}; raise --timeout or try again later`,
-        {
-          code: 'timeout',
-        },
+        { code: 'timeout' },
       );
     }
     const advice = error.unreachable
@@ -111,9 +109,7 @@ export class NoAnswerErrors {
     const failure = new PetinvError(
       'network',
       `cannot reach ${error.unreachable ?? url} in ${this.context.where} (${this.shown(error.detail)})${attempts}; ${advice}`,
-      {
-        code: 'network',
-      },
+      { code: 'network' },
     );
     // Whether the request was sent (src/commands/set.ts goes on to its write only when it was).
     failure.cause = error;

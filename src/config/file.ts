@@ -106,10 +106,7 @@ export function usualConfigFile(raw: unknown): ConfigFile | undefined {
     for (const key of Object.keys(environment)) if (key !== 'baseUrl' && key !== 'apiKey') return undefined;
     if (baseUrl !== undefined && (typeof baseUrl !== 'string' || baseUrlProblem(baseUrl))) return undefined;
     if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey.length === 0)) return undefined;
-    checked[name] = {
-      ...(baseUrl !== undefined && { baseUrl }),
-      ...(apiKey !== undefined && { apiKey }),
-    };
+    checked[name] = { ...(baseUrl !== undefined && { baseUrl }), ...(apiKey !== undefined && { apiKey }) };
   }
   return { ...(currentEnv !== undefined && { currentEnv }), environments: checked };
 }

@@ -140,15 +140,9 @@ function looksTorn(bytes: Buffer, offset: number): boolean {
 }
 
 function damageAt(bytes: Buffer, offset: number, reason: string, headerIntact: boolean): JournalDamage {
-  const after = commitsAfter(bytes, offset);
-  const torn = headerIntact && after.commits === 0 && looksTorn(bytes, offset);
-  return {
-    kind: torn ? 'torn' : 'damaged',
-    offset,
-    reason,
-    commitsAfter: after.commits,
-    updatesAfter: after.updates,
-  };
+  const { commits, updates } = commitsAfter(bytes, offset);
+  const torn = headerIntact && commits === 0 && looksTorn(bytes, offset);
+  return { kind: torn ? 'torn' : 'damaged', offset, reason, commitsAfter: commits, updatesAfter: updates };
 }
 
 /** Reads a journal's bytes: its sound commits, and where and how the rest (if any) is not sound. */

@@ -91,7 +91,7 @@ async function cutTornCommit(
   fd: number,
   bytes: Buffer,
   soundEnd: number,
-  permissions: number,
+  { permissions }: { permissions: number },
 ): Promise<NonNullable<JournalReport['torn']>> {
   const torn = bytes.subarray(soundEnd);
   let kept: NonNullable<JournalReport['torn']>;
@@ -139,15 +139,7 @@ export async function openJournal(
   if (state.format === 'checked' && damage?.kind !== 'damaged') {
     const fd = openExisting(files, journalPath, dataFile);
     try {
-      if (damage)
-        report.torn = await cutTornCommit(
-          files,
-          journalPath,
-          fd,
-          bytes,
-          state.soundEnd,
-          dataFile.permissions,
-        );
+      if (damage) report.torn = await cutTornCommit(files, journalPath, fd, bytes, state.soundEnd, dataFile);
       await syncDirectory(files, journalPath);
     } catch (error) {
       closeQuietly(files, fd);

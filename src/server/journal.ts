@@ -55,7 +55,6 @@ export class Journal {
     if (this.commits.length === 1) this.writeNext();
   }
 
-  /** Resolves once no commit is under way. */
   settled(): Promise<void> {
     if (this.commits.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.settledWaiters.push(resolve));
