@@ -75,7 +75,6 @@ export class NoAnswerErrors {
       const failure = new PetinvError(
         'network',
         `the connection to ${where} broke after ${operation} was sent, before an answer came (${this.shown(error.detail)})${after}; the service was reached: try again, and if it goes on, check the service, or a proxy on the way`,
-        { code: 'network' },
       );
       failure.cause = error;
       return failure;
@@ -109,7 +108,6 @@ export class NoAnswerErrors {
     const failure = new PetinvError(
       'network',
       `cannot reach ${error.unreachable ?? url} in ${this.context.where} (${this.shown(error.detail)})${attempts}; ${advice}`,
-      { code: 'network' },
     );
     // Whether the request was sent (src/commands/set.ts goes on to its write only when it was).
     failure.cause = error;

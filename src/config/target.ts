@@ -114,7 +114,6 @@ function checkedKey(settings: Settings, baseUrl: string, where: string, env: Nod
     throw new PetinvError(
       'network',
       `no petinv serve is running for local (none left a record), so its stored API key is sent nowhere; ${START_SERVE}, or point local at a service, which its stored key would then go to: petinv env set-url local http://127.0.0.1:PORT/v1`,
-      { code: 'network' },
     );
   return apiKey;
 }
