@@ -124,6 +124,12 @@ export function fromCells(cells: readonly string[], header: SheetHeader): ReadRo
     return { problem: `${plural(cells.length, 'cell')}, more than the header's ${width} columns`, pet };
   if (pet === undefined)
     return { problem: `no pet in the ${quoted(header.names[header.petId] as string)} column` };
+  const unnamed = header.names.findIndex((name, index) => name === '' && cell(index) !== '');
+  if (unnamed !== -1)
+    return {
+      problem: `${quoted(cell(unnamed))} under column ${unnamed + 1}, which has no name: name it, or clear it`,
+      pet,
+    };
   const petId = readPetId(petIdText);
   if (typeof petId === 'string') return { problem: petId };
   const countedText = cell(header.counted);

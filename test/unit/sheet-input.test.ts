@@ -306,6 +306,14 @@ describe('a sheet: columns chosen by the header', () => {
     ]);
   });
 
+  it('refuses a row with a value under a column the header leaves unnamed: what it means cannot be told', () => {
+    const input = read('petId,counted,\n1,11,5\n2,12,\n');
+    expect(input.entries).toEqual([{ line: 3, petId: 2n, quantity: 12 }]);
+    expect(input.problems).toEqual([
+      { line: 2, pet: '1', message: '"5" under column 3, which has no name: name it, or clear it' },
+    ]);
+  });
+
   it('refuses a row of a space-split sheet with fewer values than columns: its empty cell slid left (QA)', () => {
     const input = read('petId   counted   expected\n1                 5\n2         6       7\n\n');
     expect(input.entries).toEqual([{ line: 3, petId: 2n, quantity: 6, from: 7 }]);
