@@ -69,13 +69,12 @@ class InventoryScanner {
     if (this.phase === 'before') {
       const start = piece.search(NOT_SPACE);
       if (start < 0) return false;
-      if (piece.charCodeAt(start) !== OPEN_ARRAY) {
+      if (piece.charCodeAt(start) !== OPEN_ARRAY)
         throw this.fail(
           OTHER_JSON_START.test(piece.slice(start, start + 1))
             ? 'body: must be array'
             : 'not JSON (it does not start with [)',
         );
-      }
       this.phase = 'inside';
       this.depth = 1;
       piece = piece.slice(start + 1);

@@ -95,13 +95,12 @@ export class NoAnswerErrors {
   }
 
   unreachable(error: TransportError, url: string, attempts: string): PetinvError {
-    if (error.reason === 'timeout') {
+    if (error.reason === 'timeout')
       return new PetinvError(
         'server',
         `no answer from ${url} within ${this.context.timeoutMs} ms in ${this.context.where}${attempts}; raise --timeout or try again later`,
         { code: 'timeout' },
       );
-    }
     const advice = error.unreachable
       ? 'is the proxy up, and the proxy variable right?'
       : 'is the service up and the base URL right? see petinv config';

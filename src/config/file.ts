@@ -53,18 +53,16 @@ function checkOwnership(stat: Stats, path: string, what: 'directory' | 'file') {
   const uid = process.getuid?.();
   if (uid === undefined) return; // Windows: no POSIX owners or modes.
   // Root's files are accepted too, as ssh accepts them: root can change anything anyway.
-  if (stat.uid !== uid && stat.uid !== 0) {
+  if (stat.uid !== uid && stat.uid !== 0)
     throw configError(
       `config ${what} ${path} belongs to uid ${stat.uid}, not to you (uid ${uid}); petinv will not trust it: ` +
         `chown ${uid} ${path}, or set PETINV_CONFIG_DIR to a directory of your own`,
     );
-  }
-  if ((stat.mode & 0o022) !== 0) {
+  if ((stat.mode & 0o022) !== 0)
     throw configError(
       `config ${what} ${path} can be changed by other users (mode ${octalMode(stat.mode)}); petinv will not trust it: ` +
         `chmod ${what === 'directory' ? '700' : '600'} ${path}`,
     );
-  }
 }
 
 /** Checks the config directory if it exists; returns whether it does. */

@@ -226,17 +226,15 @@ export function checkKeyDestination(settings: Settings, baseUrl: string) {
   const name = env.value;
   const target = new URL(baseUrl).origin;
   const fix = `pass that service's key in PETINV_API_KEY, or point ${name} there for good, and its stored key with it: petinv env set-url ${name} ${shellWord(displayUrl(baseUrl))}`;
-  if (keyBaseUrl === undefined) {
+  if (keyBaseUrl === undefined)
     throw configError(
       `the API key stored for ${name} has no address stored with it, so petinv will not send it to ${target} (from ${settings.baseUrl.origin}); ${fix}`,
     );
-  }
   const home = new URL(keyBaseUrl).origin;
-  if (home !== target) {
+  if (home !== target)
     throw configError(
       `the API key stored for ${name} belongs to ${home}; refusing to send it to ${target} (from ${settings.baseUrl.origin}); ${fix}`,
     );
-  }
 }
 
 /** Visible ASCII only: what a bearer token can hold, and what every HTTP stack carries unchanged. */

@@ -64,9 +64,8 @@ function createFaultInjector(options: AppOptions): (route: Route | undefined) =>
         });
       }
     }
-    if (options.failRate !== undefined && Math.random() < options.failRate) {
+    if (options.failRate !== undefined && Math.random() < options.failRate)
       throw new HttpError('unavailable', 'injected failure (--fail-rate)', { 'Retry-After': '1' });
-    }
   };
 }
 

@@ -37,11 +37,10 @@ function parseSnapshot(path: string, bytes: Buffer): { items: InventoryItem[]; f
   }
   const format: DataFileFormat = Array.isArray(raw) ? 'array' : 'petinv';
   const parsed = format === 'array' ? InventoryList.safeParse(raw) : Snapshot.safeParse(raw);
-  if (!parsed.success) {
+  if (!parsed.success)
     throw new ServeError(
       `data file ${path} does not hold an inventory: ${describeIssues(parsed.error, [], 'the file')}; it was left as it is`,
     );
-  }
   const items = Array.isArray(parsed.data) ? parsed.data : parsed.data.items;
   if (!Array.isArray(parsed.data)) {
     const { version, crc32: carried } = parsed.data;

@@ -89,12 +89,11 @@ function readIfQuantity(req: IncomingMessage): number | undefined {
 /** The update a PATCH body carries; its media type and encoding are checked before it is read. */
 async function readUpdate(req: IncomingMessage): Promise<InventoryUpdate> {
   const contentType = req.headers['content-type'];
-  if (contentType !== undefined && !isJsonContentType(contentType)) {
+  if (contentType !== undefined && !isJsonContentType(contentType))
     throw new HttpError(
       'unsupported_media_type',
       `Content-Type must be application/json, not ${quoted(contentType)}`,
     );
-  }
   checkBodyEncoding(req, contentType);
   const text = await readBody(req);
   if (text.trim() === '')
