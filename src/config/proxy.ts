@@ -51,12 +51,8 @@ export function chooseProxy(target: URL, env: NodeJS.ProcessEnv): ChosenProxy | 
   const [variable, value] = chosen;
   const unusable = (why: string) =>
     configError(`${variable} "${displayUrl(value)}" ${why}; set it to http://host:port or https://host:port`);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw unusable('is not a URL');
-  }
+  const url = URL.parse(value);
+  if (!url) throw unusable('is not a URL');
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw unusable('is not an http or https proxy, the only kinds petinv uses');
   if (url.hostname === '') throw unusable('names no host');

@@ -164,15 +164,12 @@ export function displayUrl(text: string): string {
   // Credentials before the host, after `scheme://`, `//` or nothing at all: curl reads
   // `user:password@host` as a proxy with credentials, while a URL parser takes `user:` for the scheme.
   let shown = text.replace(/^((?:[a-z][a-z\d+.-]*:)?\/\/)?[^/?#]*@/i, '$1***@');
-  try {
-    const url = new URL(text);
-    if (url.username || url.password) {
-      url.username = '***';
-      url.password = '';
-      shown = url.href;
-    }
-  } catch {
-    // Not a URL: the pattern above already hid anything that looks like credentials.
+  // Null when not a URL: the pattern above already hid anything that looks like credentials.
+  const url = URL.parse(text);
+  if (url && (url.username || url.password)) {
+    url.username = '***';
+    url.password = '';
+    shown = url.href;
   }
   return printable(shown);
 }
@@ -183,12 +180,8 @@ export function displayUrl(text: string): string {
  * ending in the spec's version segment /v1, no query and no fragment.
  */
 export function baseUrlProblem(text: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return "is not a URL; give the service's base address, like https://petstore.example.com/v1";
-  }
+  const url = URL.parse(text);
+  if (!url) return "is not a URL; give the service's base address, like https://petstore.example.com/v1";
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
   if (url.username !== '' || url.password !== '')
     return 'must not hold a user name or password; petinv authenticates with the API key alone';
