@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { writeFileAtomicSync } from '../files/atomic-write';
-import { makeDirectories, octalMode, quietly, READ_NO_FOLLOW, randomHex } from '../files/file-system';
+import { makeDirectories, octalMode, quietly, READ_NO_FOLLOW, randomHex, tryOr } from '../files/file-system';
 import { bootId, isRunning, isSameProcess, processStartTime } from '../files/lock';
 import { serveRecordDirectory } from './paths';
 import type { RunningServe } from './settings';
@@ -119,12 +119,9 @@ function readRecord(path: string): { record?: ServeRecord; problem?: string } {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return { problem: `${path} is not JSON` };
-  }
+  // JSON.parse never returns undefined: undefined is text that is not JSON.
+  const raw: unknown = tryOr(() => JSON.parse(text), undefined);
+  if (raw === undefined) return { problem: `${path} is not JSON` };
   const record = serveRecordSchema().safeParse(raw).data;
   if (!record || !Number.isFinite(Date.parse(record.startedAt)))
     return { problem: `${path} is not a serve record` };

@@ -99,6 +99,15 @@ export function quietly(step: () => void): void {
   } catch {}
 }
 
+/** What `read` returns, or `fallback` when it throws: for a look whose failure means only "nothing there". */
+export function tryOr<T, F>(read: () => T, fallback: F): T | F {
+  try {
+    return read();
+  } catch {
+    return fallback;
+  }
+}
+
 /** A write that makes no progress would loop for ever: the disk is as good as full. */
 const noProgress = () =>
   Object.assign(new Error('no space left on device (write made no progress)'), { code: 'ENOSPC' });

@@ -1,7 +1,14 @@
 import { closeSync, fstatSync, lstatSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { writeFileAtomicSync } from './atomic-write';
-import { CREATE_EXCLUSIVE, type FileSystem, nodeFileSystem, quietly, READ_NO_FOLLOW } from './file-system';
+import {
+  CREATE_EXCLUSIVE,
+  type FileSystem,
+  nodeFileSystem,
+  quietly,
+  READ_NO_FOLLOW,
+  tryOr,
+} from './file-system';
 import { describeLockOwner, isTornRecord, type LockOwner, ownerIsRunning, parseOwner } from './lock-record';
 
 /**
@@ -144,12 +151,7 @@ export function tryLock(lockPath: string, options: LockOptions = {}): LockAttemp
 
 /** Removes the lock file at `lockPath` if it is stale or torn; never fails (a holder of serve's claims calls it). */
 export function removeStaleLock(lockPath: string, options: LockOptions): void {
-  let found: FoundLock | undefined;
-  try {
-    found = readLock(lockPath);
-  } catch {
-    return;
-  }
+  const found = tryOr(() => readLock(lockPath), undefined);
   if (found && isStale(found, lockPath, { ...options, tornIsStale: true }))
     quietly(() => (options.files ?? nodeFileSystem).unlinkSync(lockPath));
 }
@@ -162,11 +164,7 @@ export interface KeptLockFile {
 
 /** The lock file at `lockPath` as it is now, for putBackLockFile; undefined when there is none. */
 export function keepLockFile(lockPath: string): KeptLockFile | undefined {
-  try {
-    return readLock(lockPath)?.kept;
-  } catch {
-    return undefined;
-  }
+  return tryOr(() => readLock(lockPath)?.kept, undefined);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { tryOr } from './file-system';
 
 /**
  * The owner record a lock holds (lock.ts): the pid on the first line (for `kill $(head -1 FILE.lock)`),
@@ -15,13 +16,8 @@ export interface LockOwner {
   path?: string;
 }
 
-function readProc(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined; // Not Linux, or the process is gone.
-  }
-}
+/** Undefined when not on Linux, or when the process is gone. */
+const readProc = (path: string) => tryOr(() => readFileSync(path, 'utf8'), undefined);
 
 /** The fields of /proc/PID/stat from the third on (the state, ...); undefined where there is no /proc. */
 export function procStat(pid: number | 'self'): string[] | undefined {
@@ -79,12 +75,8 @@ export function parseOwner(text: string): LockOwner | undefined {
 export const encodePath = (path: string) => `path=${JSON.stringify(path)}\n`;
 
 function decodePath(text: string): string | undefined {
-  try {
-    const path: unknown = JSON.parse(text);
-    return typeof path === 'string' ? path : undefined;
-  } catch {
-    return undefined;
-  }
+  const path: unknown = tryOr(() => JSON.parse(text), undefined);
+  return typeof path === 'string' ? path : undefined;
 }
 
 /**

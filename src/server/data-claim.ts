@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { describeFileSystemError, type FileSystem } from '../files/file-system';
+import { describeFileSystemError, type FileSystem, tryOr } from '../files/file-system';
 import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
 import { ServeError } from './errors';
 import { JOURNAL_HEADER } from './journal-format';
@@ -41,12 +41,8 @@ export async function lockDataFile(path: string, files?: FileSystem): Promise<He
  * /proc/self/mountinfo, with octal escapes for space, tab, newline and backslash (false without it).
  */
 function isMountPoint(path: string): boolean {
-  let mounts: string;
-  try {
-    mounts = readFileSync('/proc/self/mountinfo', 'utf8');
-  } catch {
-    return false;
-  }
+  const mounts = tryOr(() => readFileSync('/proc/self/mountinfo', 'utf8'), undefined);
+  if (mounts === undefined) return false;
   const unescaped = (field: string) =>
     field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
   return mounts.split('\n').some((line) => {
@@ -61,13 +57,8 @@ function isMountPoint(path: string): boolean {
  */
 function journalBesideMount(dataFile: string): string {
   const journal = `${dataFile}.journal`;
-  let size: number;
-  try {
-    size = lstatSync(journal).size;
-  } catch {
-    return '';
-  }
-  if (size <= JOURNAL_HEADER.length) return '';
+  // No journal there counts as an empty one.
+  if (tryOr(() => lstatSync(journal).size, 0) <= JOURNAL_HEADER.length) return '';
   return `. ${journal} beside the mount holds updates made through it that the data file lacks, and a serve on the file's directory never reads it: first serve a copy of the data file with that journal beside it (the two in one directory), and bind-mount what that serve writes`;
 }
 
@@ -77,12 +68,7 @@ function journalBesideMount(dataFile: string): string {
  * name after kill -9 would serve the snapshot without it. A backup made with a link is refused so.
  */
 function linkedElsewhere(dataFile: string): string | undefined {
-  let links: number;
-  try {
-    links = statSync(dataFile).nlink;
-  } catch {
-    return undefined; // Not there yet: a new data file.
-  }
+  const links = tryOr(() => statSync(dataFile).nlink, 1); // Not there yet: a new data file.
   if (links <= 1 || existsSync(`${dataFile}.journal`)) return undefined;
   return `data file ${dataFile} has ${links - 1} other name${links === 2 ? '' : 's'} (hard links) and no journal beside this one: a serve started through another name keeps its journal beside that name, so this start would serve the data file without the updates that journal holds; start serve through the name it was started with, or make this one a copy of its own (cp, not ln)`;
 }

@@ -5,6 +5,7 @@ import {
   type FileSystem,
   nodeFileSystem,
   READ_NO_FOLLOW,
+  tryOr,
 } from '../files/file-system';
 import { ServeError } from './errors';
 
@@ -20,11 +21,8 @@ export function resolveDataPath(path: string): string {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
       throw new ServeError(`cannot use data file ${path}: ${describeFileSystemError(error)}`);
-    try {
-      return join(realpathSync(dirname(absolute)), basename(absolute));
-    } catch {
-      return absolute; // Its directory does not exist yet; it is created, so nothing to resolve.
-    }
+    // Its directory does not exist yet; it is created, so nothing to resolve.
+    return tryOr(() => join(realpathSync(dirname(absolute)), basename(absolute)), absolute);
   }
   let real: string;
   try {

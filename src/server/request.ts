@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BODY_LIMIT_BYTES } from '../contract/limits';
+import { tryOr } from '../files/file-system';
 import { CLOSE, HttpError } from './errors';
 
 /** The client went away before its request body was complete: nobody is left to answer. */
@@ -22,12 +23,7 @@ export function requestPath(target: string): string {
 
 /** A petId as it appears in the path, percent-escapes decoded; undefined for a broken escape. */
 export function decodePathSegment(text: string): string | undefined {
-  if (!text.includes('%')) return text;
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return undefined;
-  }
+  return text.includes('%') ? tryOr(() => decodeURIComponent(text), undefined) : text;
 }
 
 export function isJsonContentType(value: string | undefined): boolean {

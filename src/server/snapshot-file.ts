@@ -2,17 +2,14 @@ import { lstatSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { syncDirectory, writeFileAtomic } from '../files/atomic-write';
-import { type FileSystem, quietly, StorageError } from '../files/file-system';
+import { type FileSystem, quietly, StorageError, tryOr } from '../files/file-system';
 import { SNAPSHOT_SUFFIX, snapshotPrefix } from './data-format';
 import { checksumHex, JOURNAL_HEADER } from './journal-format';
 
 /** The permission bits of the snapshot being replaced: a new one never widens what the operator set. */
 export function permissionsOf(path: string): number {
-  try {
-    return statSync(path).mode & 0o777;
-  } catch {
-    return 0o644; // The first snapshot: the usual mode, narrowed by the umask.
-  }
+  // None yet (the first snapshot): the usual mode, narrowed by the umask.
+  return tryOr(() => statSync(path).mode & 0o777, 0o644);
 }
 
 /** Closes `fd` after a failed write: the failure that matters is already being reported. */
@@ -29,12 +26,8 @@ export function removeAbandonedSnapshots(path: string): void {
   const directory = dirname(path);
   const prefix = temporaryName(path, '').slice(0, -'.tmp'.length);
   const random = /^[0-9a-f]{16}\.tmp$/;
-  let names: string[];
-  try {
-    names = readdirSync(directory);
-  } catch {
-    return; // The load that follows reports a directory it cannot read.
-  }
+  // The load that follows reports a directory it cannot read.
+  const names = tryOr(() => readdirSync(directory), []);
   for (const name of names) {
     if (!name.startsWith(prefix) || !random.test(name.slice(prefix.length))) continue;
     const candidate = join(directory, name);
