@@ -53,17 +53,14 @@ export function resolveLimits(
   flags: Pick<GlobalFlags, 'maxBodySize' | 'maxRetryWait'>,
   context: CommandContext,
 ) {
+  const { env, stderr } = context;
   const maxBodyBytes =
-    flags.maxBodySize ??
-    fromVariable(context.env, 'PETINV_MAX_BODY_SIZE', parseBodySize) ??
-    DEFAULT_MAX_BODY_BYTES;
+    flags.maxBodySize ?? fromVariable(env, 'PETINV_MAX_BODY_SIZE', parseBodySize) ?? DEFAULT_MAX_BODY_BYTES;
   const maxRetryWaitMs =
     flags.maxRetryWait ??
-    fromVariable(context.env, 'PETINV_MAX_RETRY_WAIT', parseRetryWait) ??
+    fromVariable(env, 'PETINV_MAX_RETRY_WAIT', parseRetryWait) ??
     DEFAULT_MAX_RETRY_WAIT_MS;
-
   // A person at a terminal learns why nothing happens for a while; a script's stderr stays quiet.
-  const { stderr } = context;
   const onRetryWait = stderr.isTTY
     ? ({ operation, ms, status, retryAfter }: RetryWait) => {
         if (ms < 1000) return;
