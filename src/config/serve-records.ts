@@ -16,8 +16,7 @@ import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, octalMode, quietly, READ_NO_FOLLOW, randomHex, tryOr } from '../files/file-system';
 import { bootId, isRunning, isSameProcess, processStartTime } from '../files/lock';
 import { serveRecordDirectory } from './paths';
-import type { RunningServe } from './settings';
-import { baseUrlProblem, isLoopbackHost } from './settings';
+import { baseUrlProblem, isLoopbackHost, type RunningServe } from './settings';
 
 /**
  * How `petinv --env local` finds a running `petinv serve` on any port: each serve keeps a record (address,

@@ -1,5 +1,4 @@
-import type { FileSystem } from '../files/file-system';
-import { describeFileSystemError } from '../files/file-system';
+import { describeFileSystemError, type FileSystem } from '../files/file-system';
 import { keepLockFile, putBackLockFile } from '../files/lock';
 import type { AppOptions } from './app';
 import { lockDataFile, refuseOtherNames } from './data-claim';
