@@ -1,4 +1,5 @@
-import { MismatchError, PetinvError, type ServiceErrorBody } from '../errors';
+import { MismatchError, PetinvError } from '../errors';
+import { tryOr } from '../files/file-system';
 import { headerText } from '../printable';
 import { shellWord } from '../suggest';
 import { InventoryStreamError } from './inventory-stream';
@@ -24,15 +25,10 @@ export class ClientErrors extends NoAnswerErrors {
     subject?: string,
     advice = 'try again later',
   ): Promise<PetinvError> {
-    let body: ServiceErrorBody | undefined;
     // Loaded only for an answer that is a failure: a successful command's start-up builds no schema.
     const { ApiError } = await import('../contract/schemas');
-    try {
-      const parsed = ApiError.safeParse(JSON.parse(text));
-      if (parsed.success) body = parsed.data;
-    } catch {
-      // Not JSON: described below from the status alone.
-    }
+    // Not JSON, or not an Error body: described below from the status alone.
+    const body = ApiError.safeParse(tryOr(() => JSON.parse(text), undefined)).data;
     // The HTTP status decides the kind even when the body's own `status` disagrees.
     const kind = kindOfStatus(status);
     // The service's words reach a terminal, and --json output, only as one bounded printable line.

@@ -12,6 +12,7 @@ import {
   storedEnvironment,
 } from '../config/settings';
 import { abortedError, usageError } from '../errors';
+import { tryOr } from '../files/file-system';
 import { chooseOutput } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, chooseColumns, exportRows } from '../output/exporter';
@@ -131,12 +132,8 @@ export async function runEnvSetUrl(
       ? undefined
       : new URL(home).origin;
   };
-  let home: string | undefined;
-  try {
-    home = keyHome(readConfigFile(context.env));
-  } catch {
-    // A config file petinv cannot read: the update below says why, under its lock.
-  }
+  // A config file petinv cannot read: the update below says why, under its lock.
+  const home = tryOr(() => keyHome(readConfigFile(context.env)), undefined);
   if (home !== undefined) await confirmKeyMove(name, home, baseUrl, flags, context);
   await updateConfigFile((config) => {
     // Checked again under the lock: a key stored since (by a login in between) is not moved unasked.

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isStoreId } from '../contract/store-id';
 import { writeFileAtomicSync } from '../files/atomic-write';
-import { type FileSystem, randomHex } from '../files/file-system';
+import { type FileSystem, quietly, randomHex, tryOr } from '../files/file-system';
 
 /**
  * The id serve answers in Petinv-Store (src/contract/store-id.ts): kept in `DATA.store-id` beside a durable
@@ -10,15 +10,10 @@ import { type FileSystem, randomHex } from '../files/file-system';
 export function openStoreId(dataFile: string | undefined, readOnly: boolean, files?: FileSystem): string {
   if (dataFile === undefined || readOnly) return randomHex(16);
   const path = `${dataFile}.store-id`;
-  try {
-    const kept = readFileSync(path, 'utf8').trim();
-    if (isStoreId(kept)) return kept;
-  } catch {}
+  const kept = tryOr(() => readFileSync(path, 'utf8').trim(), undefined);
+  if (isStoreId(kept)) return kept;
   const id = randomHex(16);
-  try {
-    writeFileAtomicSync(path, `${id}\n`, { files, mode: 0o600 });
-  } catch {
-    // Not kept: this start is a store of its own, as an in-memory one is.
-  }
+  // Not kept when the write fails: this start is a store of its own, as an in-memory one is.
+  quietly(() => writeFileAtomicSync(path, `${id}\n`, { files, mode: 0o600 }));
   return id;
 }
