@@ -1,7 +1,14 @@
 import { closeSync, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { type AtomicFile, createAtomicFile } from '../files/atomic-write';
-import { type FileSystem, makeDirectories, nodeFileSystem, READ_NO_FOLLOW } from '../files/file-system';
+import {
+  type FileSystem,
+  makeDirectories,
+  nodeFileSystem,
+  quietly,
+  READ_NO_FOLLOW,
+  tryOr,
+} from '../files/file-system';
 
 /** An entry on disk: a JSON header line (format, base URL, ETag, body length), padded, then the body as sent. */
 export interface CachedList {
@@ -31,12 +38,9 @@ function readEntry(fd: number, size: number, baseUrl: string, maxBytes: number):
   const head = Buffer.alloc(Math.min(size, MAX_HEADER_BYTES));
   const newline = head.subarray(0, readSync(fd, head, 0, head.length, 0)).indexOf(10);
   if (newline < 0) return undefined;
-  let header: { format?: unknown; baseUrl?: unknown; etag?: unknown; bytes?: unknown } | null;
-  try {
-    header = JSON.parse(head.subarray(0, newline).toString('utf8'));
-  } catch {
-    return undefined;
-  }
+  // Not JSON (undefined), or null: not ours either.
+  type Header = { format?: unknown; baseUrl?: unknown; etag?: unknown; bytes?: unknown } | null | undefined;
+  const header: Header = tryOr(() => JSON.parse(head.subarray(0, newline).toString('utf8')), undefined);
   const bytes = size - newline - 1;
   if (
     header?.format !== FORMAT ||
@@ -158,12 +162,8 @@ export class ListCache {
   /** The entry for this environment and base URL, opened now; undefined when there is none usable. */
   open(): CachedList | undefined {
     if (!this.usableDirectory(false)) return undefined;
-    let fd: number;
-    try {
-      fd = openSync(this.path, READ_NO_FOLLOW);
-    } catch {
-      return undefined;
-    }
+    const fd = tryOr(() => openSync(this.path, READ_NO_FOLLOW), undefined);
+    if (fd === undefined) return undefined;
     try {
       const stat = fstatSync(fd);
       const { baseUrl, maxBodyBytes } = this.options;
@@ -234,11 +234,7 @@ export class ListCache {
 
   /** Forgets the entry: its body did not parse. */
   drop(): void {
-    try {
-      if (this.usableDirectory(false)) this.files.unlinkSync(this.path);
-    } catch {
-      // Nothing to forget.
-    }
+    if (this.usableDirectory(false)) quietly(() => this.files.unlinkSync(this.path));
   }
 }
 
