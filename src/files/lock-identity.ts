@@ -164,10 +164,7 @@ export async function claimIdentities(path: string, lockPath: string, options: I
   const followNow = async () => {
     const opened = released ? undefined : openIdentity(path);
     if (!opened) return;
-    if (claims.some(({ claim }) => claim.name === opened.name)) {
-      closeSync(opened.fd);
-      return;
-    }
+    if (claims.some(({ claim }) => claim.name === opened.name)) return closeSync(opened.fd);
     try {
       claims.push({ claim: await claimName(opened.name, options, lockPath), fd: opened.fd });
     } catch (error) {

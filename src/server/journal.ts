@@ -84,14 +84,12 @@ export class Journal {
       for (const resolve of this.settledWaiters.splice(0)) resolve();
       return;
     }
-    if (this.repairTo === undefined) {
-      this.write(commit);
-      return;
-    }
-    void this.repair().then((failure) => {
-      if (failure) this.finish(commit, new StorageError(`cannot cut back journal ${this.path}`, failure));
-      else this.write(commit);
-    });
+    if (this.repairTo === undefined) this.write(commit);
+    else
+      void this.repair().then((failure) => {
+        if (failure) this.finish(commit, new StorageError(`cannot cut back journal ${this.path}`, failure));
+        else this.write(commit);
+      });
   }
 
   /** Writes `commit` where the acknowledged commits end. */
