@@ -31,10 +31,7 @@ import { COMMAND_NAMES, commandWord } from './program/command-word';
  */
 
 /** What dist/cli.cjs exports to the bin. */
-export interface CliModule {
-  main(argv: readonly string[], io: unknown): Promise<number>;
-  processIo(): unknown;
-}
+export type CliModule = { main(argv: readonly string[], io: unknown): Promise<number>; processIo(): unknown };
 
 export interface LoadedCli {
   cli: CliModule;

@@ -13,10 +13,7 @@ export type { Dispatcher };
  * (HTTP/1.1 pipelining: the next request written before the answer to the one before it arrives).
  * Without a shape, connections are opened as requests need them, one request on each at a time.
  */
-export interface ConnectionShape {
-  connections: number;
-  pipelining: number;
-}
+export type ConnectionShape = { connections: number; pipelining: number };
 
 export function createAgent(connectTimeoutMs: number, shape?: ConnectionShape): Dispatcher {
   return new Agent({ connect: { timeout: connectTimeoutMs }, ...shape });

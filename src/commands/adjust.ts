@@ -17,11 +17,7 @@ export interface AdjustFlags extends GlobalFlags {
   yes?: boolean;
 }
 
-interface Adjusted {
-  petId: bigint;
-  from: number;
-  item: InventoryItem;
-}
+type Adjusted = { petId: bigint; from: number; item: InventoryItem };
 
 /** What adjust did: `petId<TAB>before<TAB>after` in a pipe, `{"petId","from","to","item"}` with --json. */
 const ADJUSTED_COLUMNS: readonly Column<Adjusted>[] = [

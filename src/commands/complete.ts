@@ -9,10 +9,7 @@ import { findOption, optionsOf, shortGroup, subcommandNamed, takesValue, walkWor
  */
 export const COMPLETE_COMMAND = '__complete';
 
-interface Candidate {
-  value: string;
-  description: string;
-}
+type Candidate = { value: string; description: string };
 
 type Answer = Candidate[] | 'files';
 

@@ -28,12 +28,7 @@ function checkEnvName(name: string): string {
   return name;
 }
 
-interface EnvRow {
-  name: string;
-  current: boolean;
-  baseUrl: string | null;
-  hasKey: boolean;
-}
+type EnvRow = { name: string; current: boolean; baseUrl: string | null; hasKey: boolean };
 
 /** In the table's order, the current marker in a column of its own (`*` or empty) in the text formats. */
 const ENV_COLUMNS: readonly Column<EnvRow>[] = [

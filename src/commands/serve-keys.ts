@@ -5,11 +5,7 @@ import { configFilePath } from '../config/paths';
 import { UNSENDABLE_KEY_CHARACTER } from '../config/settings';
 import { configError, usageError } from '../errors';
 
-export interface ResolvedKeys {
-  keys: string[];
-  source: string;
-  generated?: string;
-}
+export type ResolvedKeys = { keys: string[]; source: string; generated?: string };
 
 /** Why no client could send this key, or undefined when one can; the key itself is never repeated. */
 function unsendable(key: string): string | undefined {
@@ -50,10 +46,7 @@ async function readKeyFile(path: string): Promise<string[]> {
   return keys;
 }
 
-export interface ServeKeyFlags {
-  apiKey?: string[];
-  apiKeyFile?: string;
-}
+export type ServeKeyFlags = { apiKey?: string[]; apiKeyFile?: string };
 
 /**
  * --api-key and --api-key-file together, else PETINV_SERVE_API_KEY, else the key stored for `local`,

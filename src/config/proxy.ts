@@ -2,10 +2,7 @@ import { configError } from '../errors';
 import { displayUrl, isLoopbackHost } from './settings';
 
 /** The proxy a run goes through, and the variable that named it (for messages). */
-export interface ChosenProxy {
-  url: URL;
-  variable: string;
-}
+export type ChosenProxy = { url: URL; variable: string };
 
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
 

@@ -35,10 +35,7 @@ export interface RunningServe {
   description: string;
 }
 
-export interface SettingsFlags {
-  env?: string;
-  baseUrl?: string;
-}
+export type SettingsFlags = { env?: string; baseUrl?: string };
 
 export interface ResolveOptions {
   /**

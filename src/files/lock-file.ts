@@ -157,10 +157,7 @@ export function removeStaleLock(lockPath: string, options: LockOptions): void {
 }
 
 /** A lock file as a start found it (one a killed serve left, say): its bytes and mode. */
-export interface KeptLockFile {
-  bytes: Buffer;
-  mode: number;
-}
+export type KeptLockFile = { bytes: Buffer; mode: number };
 
 /** The lock file at `lockPath` as it is now, for putBackLockFile; undefined when there is none. */
 export function keepLockFile(lockPath: string): KeptLockFile | undefined {

@@ -35,10 +35,7 @@ function entryIdentityName(path: string): string {
   return `petinv/entry/${stat.dev}:${stat.ino}/${hashed(basename(path))}`;
 }
 
-interface Claim {
-  readonly name: string;
-  release(): Promise<void>;
-}
+type Claim = { readonly name: string; release(): Promise<void> };
 
 /** Asks the holder of `name` for its owner record; undefined when it does not answer in time. */
 function askHolder(name: string): Promise<LockOwner | undefined> {

@@ -4,10 +4,7 @@ import { encodeCommit, JOURNAL_HEADER } from './journal-format';
 import { closeQuietly } from './snapshot-file';
 
 /** A batch of changes on its way to disk, and the one waiting for it. */
-interface PendingCommit {
-  changes: readonly InventoryItem[];
-  done: (error: StorageError | null) => void;
-}
+type PendingCommit = { changes: readonly InventoryItem[]; done: (error: StorageError | null) => void };
 
 /**
  * The journal's commit pipeline (journal-format.ts has the format): commits appended one after another,

@@ -46,10 +46,7 @@ function endLingering(socket: Duplex, answer: string) {
   socket.once('close', () => clearTimeout(timer));
 }
 
-export interface Timeouts {
-  headersTimeout: number;
-  requestTimeout: number;
-}
+export type Timeouts = { headersTimeout: number; requestTimeout: number };
 
 /** The Error answer for what node:http could not take as a request; undefined when nobody is left to read one. */
 function describeClientError(
