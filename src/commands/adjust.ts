@@ -12,10 +12,7 @@ import type { GlobalFlags } from './flags';
 import { writeRecorded } from './record';
 
 /** adjust's flags (declared for commander in src/program/inventory.ts). */
-export interface AdjustFlags extends GlobalFlags {
-  dryRun?: boolean;
-  yes?: boolean;
-}
+export type AdjustFlags = GlobalFlags & { dryRun?: boolean; yes?: boolean };
 
 type Adjusted = { petId: bigint; from: number; item: InventoryItem };
 

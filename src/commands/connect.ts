@@ -16,9 +16,7 @@ import type { GlobalFlags } from './flags';
 import { resolveLimits } from './limits';
 
 /** What a command works with, resolved once from its flags: the service and its client. */
-export interface Connection extends Target {
-  client: InventoryClient;
-}
+export type Connection = Target & { client: InventoryClient };
 
 /** A warning on stderr: a JSON line with --json, as the failure after it may be, so that a script reads both. */
 export function writeWarning(context: CommandContext, message: string): void {

@@ -18,10 +18,7 @@ import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 
 /** login's flags (declared for commander in src/program/settings.ts). */
-export interface LoginFlags extends GlobalFlags {
-  create?: boolean;
-  verify: boolean;
-}
+export type LoginFlags = GlobalFlags & { create?: boolean; verify: boolean };
 
 /**
  * A key for an environment with no URL is sent nowhere, and the name may be a typo (`--env stagin`): a

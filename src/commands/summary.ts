@@ -13,10 +13,7 @@ import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 
 /** summary's flags (declared for commander in src/program/inventory.ts). */
-export interface SummaryFlags extends GlobalFlags {
-  low: number;
-  top: number;
-}
+export type SummaryFlags = GlobalFlags & { low: number; top: number };
 
 /**
  * Pets and units per status, low stock and the largest stocks, in one pass over the list: the chart (or
