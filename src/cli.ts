@@ -115,9 +115,8 @@ function report(
     return error.exitCode;
   }
   const message = printable((error as Error)?.message ?? String(error), 2000);
-  if (json) {
-    stderr.write(jsonError({ code: 'internal', message, status: null }, ExitCode.internal));
-  } else {
+  if (json) stderr.write(jsonError({ code: 'internal', message, status: null }, ExitCode.internal));
+  else {
     stderr.write(`petinv: unexpected error: ${message}\n`);
     if (io.env.PETINV_DEBUG) stderr.write(`${(error as Error)?.stack}\n`);
     else stderr.write('petinv: set PETINV_DEBUG=1 for details, and please report it\n');

@@ -91,9 +91,8 @@ export async function runStatus(flags: GlobalFlags, context: CommandContext) {
     service: answer,
   };
 
-  if (output.format === 'json') {
-    context.stdout.write(jsonDocument(report, output));
-  } else if (output.explicit) {
+  if (output.format === 'json') context.stdout.write(jsonDocument(report, output));
+  else if (output.explicit) {
     // The settings as config has them, then whether a key is stored, each serve record ignored, the config
     // file, and the service's answer (`ok`, or its error code, with the figures or the message in `from`).
     const rows = [
