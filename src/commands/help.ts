@@ -11,8 +11,7 @@ export function runHelp(names: readonly string[], program: CommandUnknownOpts, c
   const name = names.length === 1 ? names[0] : undefined;
   const topic = name === OPTIONS_TOPIC.name ? optionsTopic(program) : findTopic(name ?? '');
   if (topic) {
-    const width = context.stdout.isTTY ? (context.stdout.columns ?? 80) : 80;
-    context.stdout.write(topicText(topic, width));
+    context.stdout.write(topicText(topic, context.stdout.isTTY ? (context.stdout.columns ?? 80) : 80));
     return;
   }
   const [first, extra] = names;

@@ -96,12 +96,8 @@ function answerFailure(
     return;
   }
   log?.({ method: req.method ?? '', path, fault: (error as Error)?.message ?? String(error) });
-  if (!res.headersSent)
-    sendError(
-      res,
-      new HttpError('internal_error', 'the server met an unexpected fault; see its log'),
-      storeId,
-    );
+  const fault = new HttpError('internal_error', 'the server met an unexpected fault; see its log');
+  if (!res.headersSent) sendError(res, fault, storeId);
   else res.destroy();
 }
 

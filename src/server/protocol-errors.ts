@@ -121,11 +121,8 @@ export function answerBelowTheApp(
 
   // Any Expect but 100-continue (which node:http answers itself).
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const expectation = quoted(String(req.headers.expect));
-    sendError(
-      res,
-      new HttpError('expectation_failed', `Expect ${expectation} is not supported; only 100-continue is`),
-    );
+    const refusal = `Expect ${quoted(String(req.headers.expect))} is not supported; only 100-continue is`;
+    sendError(res, new HttpError('expectation_failed', refusal));
     log?.({ method: req.method ?? '', path: requestPath(req.url ?? '/'), status: 417, ms: 0 });
   });
 

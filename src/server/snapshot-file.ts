@@ -27,8 +27,7 @@ export function removeAbandonedSnapshots(path: string): void {
   const prefix = temporaryName(path, '').slice(0, -'.tmp'.length);
   const random = /^[0-9a-f]{16}\.tmp$/;
   // The load that follows reports a directory it cannot read.
-  const names = tryOr(() => readdirSync(directory), []);
-  for (const name of names) {
+  for (const name of tryOr(() => readdirSync(directory), [])) {
     if (!name.startsWith(prefix) || !random.test(name.slice(prefix.length))) continue;
     const candidate = join(directory, name);
     try {
