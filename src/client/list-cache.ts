@@ -81,7 +81,6 @@ export interface CacheWriter {
   abort(): void;
 }
 
-/** The chunks of `body` as they pass, each also added to `writer`. */
 export async function* copiedInto(
   body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   writer: CacheWriter,

@@ -76,7 +76,6 @@ function watchScreen(state: WatchScreenState, context: CommandContext) {
       for (const change of changes) marks.set(change.petId, { change, at: at.getTime() });
       state.changedAt = at;
     },
-    /** Drops the marks older than markMs, and draws. */
     redraw(at: Date) {
       for (const [petId, mark] of marks) if (at.getTime() - mark.at > markMs) marks.delete(petId);
       state.marks = new Map([...marks].map(([petId, mark]) => [petId, mark.change]));

@@ -158,7 +158,6 @@ export function readConfigFile(env: NodeJS.ProcessEnv): ConfigFile {
   return parseConfigText(text, path);
 }
 
-/** A write failure as a configuration error that names the file and the reason. */
 function writeFailure(what: string, path: string, error: unknown) {
   const { code } = error as NodeJS.ErrnoException;
   const hint =

@@ -1,6 +1,5 @@
 import { type ErrorCode, statusOf } from '../contract/error-codes';
 
-/** The headers of an answer that ends its connection. */
 export const CLOSE: Readonly<Record<string, string>> = { Connection: 'close' };
 
 /** An answer other than success, thrown anywhere below the app and sent by its one error path. */
