@@ -119,9 +119,8 @@ async function updateInventory(
 ) {
   const decoded = decodePathSegment(petIdText);
   const petId = decoded === undefined ? undefined : parsePetId(decoded);
-  if (petId === undefined) {
+  if (petId === undefined)
     throw new HttpError('invalid_pet_id', `petId ${quoted(petIdText)} in the path is not ${PET_ID_RULE}`);
-  }
   const ifQuantity = readIfQuantity(req);
   const update = await readUpdate(req);
   const written = store.setQuantity(petId, update.quantity, ifQuantity);
