@@ -148,12 +148,9 @@ function watchOutput(io: CliIo): OutputWatch {
       if (name === 'stderr' && output.running === 'serve') return;
       if (output.closed.signal.aborted) return;
       output.closed.abort();
-      if (error.code === 'EPIPE') {
-        output.status = ExitCode.outputClosed;
-        return;
-      }
-      output.status = ExitCode.internal;
-      if (!other.destroyed) other.write(`petinv: cannot write to ${name}: ${error.code ?? error.message}\n`);
+      output.status = error.code === 'EPIPE' ? ExitCode.outputClosed : ExitCode.internal;
+      if (error.code !== 'EPIPE' && !other.destroyed)
+        other.write(`petinv: cannot write to ${name}: ${error.code ?? error.message}\n`);
     });
   watch('stdout', io.stdout, io.stderr);
   watch('stderr', io.stderr, io.stdout);

@@ -54,15 +54,13 @@ function createFaultInjector(options: AppOptions): (route: Route | undefined) =>
   return (route) => {
     if (route?.faults === false) return;
     if (options.rateLimit !== undefined) {
-      const current = Date.now();
-      const second = Math.floor(current / 1000);
+      const second = Math.floor(Date.now() / 1000);
       if (second !== rateWindow.second) rateWindow = { second, count: 0 };
-      if (++rateWindow.count > options.rateLimit) {
-        const wait = Math.max(1, Math.ceil((1000 - (current % 1000)) / 1000));
+      // The window ends within the second: Retry-After counts in whole seconds.
+      if (++rateWindow.count > options.rateLimit)
         throw new HttpError('rate_limited', `more than ${options.rateLimit} requests per second`, {
-          'Retry-After': String(wait),
+          'Retry-After': '1',
         });
-      }
     }
     if (options.failRate !== undefined && Math.random() < options.failRate)
       throw new HttpError('unavailable', 'injected failure (--fail-rate)', { 'Retry-After': '1' });
