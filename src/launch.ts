@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 import { cacheDirectory } from './config/paths';
 import { writeFileAtomicSync } from './files/atomic-write';
-import { makeDirectories, READ_NO_FOLLOW } from './files/file-system';
+import { makeDirectories, READ_NO_FOLLOW, tryOr } from './files/file-system';
 import { COMMAND_NAMES, commandWord } from './program/command-word';
 
 /**
@@ -162,7 +162,7 @@ function codeFile(
   env: NodeJS.ProcessEnv,
   command: string | undefined,
 ): { directory: string; file: string; largest: number } | undefined {
-  try {
+  return tryOr(() => {
     const { size, mtimeMs, ctimeMs, ino } = statSync(path);
     // The change time too: a modification time can be set back (tar, cp -p; every npm tarball says
     // 1985-10-26), and a new bundle of the same size in the same inode would run the old one's code.
@@ -172,9 +172,7 @@ function codeFile(
       file: `code-${process.version}-${process.arch}-${build}-${command ?? 'other'}.bin`,
       largest: size * LARGEST_CODE_PER_SOURCE_BYTE,
     };
-  } catch {
-    return undefined;
-  }
+  }, undefined);
 }
 
 const uid = () => process.getuid?.() ?? -1;

@@ -145,7 +145,7 @@ export class ListCache {
   /** The directory, made 0700 if missing; false when it is not a directory the user alone controls. */
   private usableDirectory(create: boolean): boolean {
     const { directory } = this.options;
-    try {
+    return tryOr(() => {
       const stat = lstatSync(directory, { throwIfNoEntry: false });
       if (!stat) {
         if (!create) return false;
@@ -153,9 +153,7 @@ export class ListCache {
         return this.usableDirectory(false);
       }
       return stat.isDirectory() && this.trusted(stat);
-    } catch {
-      return false;
-    }
+    }, false);
   }
 
   /** The entry for this environment and base URL, opened now; undefined when there is none usable. */
