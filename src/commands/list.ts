@@ -83,11 +83,10 @@ function countSheetFormat(flags: ListFlags, context: CommandContext): 'csv' | 'x
 }
 type ListOptions = ReturnType<typeof parseListOptions>;
 
-const selected = (options: ListOptions) => {
-  const { statuses, low } = options;
-  return (item: InventoryItem) =>
+const selected =
+  ({ statuses, low }: ListOptions) =>
+  (item: InventoryItem) =>
     (!statuses || statuses.has(item.status)) && (low === undefined || item.quantity <= low);
-};
 
 /** The whole list as the options choose it: filtered, sorted, limited (what --watch shows at each poll). */
 function selectItems(items: InventoryItem[], options: ListOptions): InventoryItem[] {

@@ -113,10 +113,9 @@ export function answerBelowTheApp(
     }
     answered.add(socket);
     log?.({ event: 'client_error', code: error.code ?? 'unknown', status: answer.status });
-    if (response) {
-      // A request already handed to the app (its body too slow): its own response carries the answer.
-      sendError(response, answer);
-    } else endLingering(socket, rawErrorResponse(answer));
+    // A request already handed to the app (its body too slow): its own response carries the answer.
+    if (response) sendError(response, answer);
+    else endLingering(socket, rawErrorResponse(answer));
   });
 
   // Any Expect but 100-continue (which node:http answers itself).
