@@ -41,7 +41,13 @@ const HistoryLine = z.object({
   marks: z.optional(z.array(z.enum(HISTORY_MARKS))),
   /** While unfinished, the petinv running it (files/lock-record.ts): undo refuses a run still running. */
   by: z.optional(
-    z.object({ pid: z.number(), host: Shown, start: z.optional(Shown), boot: z.optional(Shown) }),
+    z.object({
+      // Only a process's own: signal 0 to 0 or -1 reaches a whole group, which always answers.
+      pid: z.number().check(z.refine((pid) => Number.isSafeInteger(pid) && pid > 0, 'must be a process id')),
+      host: Shown,
+      start: z.optional(Shown),
+      boot: z.optional(Shown),
+    }),
   ),
 });
 
