@@ -13,7 +13,8 @@ export const quoted = (text: string) =>
 
 /** Why text is no whole number; `limit` is the largest one `what` can be. */
 function notWholeNumber(text: string, limit: number | bigint, what: string): string {
-  if (text.startsWith('=')) return 'is a formula, not a number: save the sheet with its values';
+  if (text.startsWith('='))
+    return 'is a formula, not a number: recalculate the sheet and save it with its values, or paste the column as values';
   if (/^[+-]?\d{1,3}([,. \u00a0\u202f']\d{3})+$/.test(text))
     return `has thousands separators: write ${text.replace(/[^\d-]/g, '')}`;
   if (/^[+-]?\d+[.,]0+$/.test(text)) return `has decimals: write ${text.replace(/[.,]0+$/, '')}`;

@@ -1,18 +1,19 @@
 import * as z from 'zod/mini';
 import { parseInventoryJson } from '../contract/json';
+import { parseQuantity } from '../contract/rules';
 import { describeIssues, PET_STATUSES, PetId, QuantityValue } from '../contract/schemas';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { type BulkEntry, type BulkInput, type BulkProblem, EntryStore } from './entries';
 import { quoted, readPetId, readQuantity } from './numbers';
 import {
-  COUNT_LIKE,
   type ColumnRole,
   canonicalName,
   ignoredColumnsNotice,
   PLAN_ONLY_COLUMNS,
   roleOf,
   type SheetHeader,
+  soundsLikeCount,
 } from './sheet';
 
 /** One row as read: an update, what is wrong with it (and its pet, when that much was read), or nothing to send. */
@@ -81,12 +82,12 @@ const JSON_KEYS: Readonly<Record<ColumnRole, keyof z.infer<typeof UpdateObject>>
 function byRole(raw: object, ignored: Set<string>): Record<string, unknown> | string {
   const named: Record<string, unknown> = {};
   const keyOf = new Map<string, string>();
+  const alsoCounts = new Map<string, number>();
   for (const [key, value] of Object.entries(raw)) {
     const role = roleOf(key);
     const name = role === 'counted' && canonicalName(key) === 'to' ? 'to' : role && JSON_KEYS[role];
-    if (name === undefined && COUNT_LIKE.test(key))
-      return `has ${quoted(key)}, which may hold a count too; give the one to write as "quantity"`;
     if (name === undefined) {
+      if (soundsLikeCount(key) && typeof value === 'number') alsoCounts.set(key, value);
       if (!PLAN_ONLY_COLUMNS.has(canonicalName(key))) ignored.add(key);
       continue;
     }
@@ -95,12 +96,24 @@ function byRole(raw: object, ignored: Set<string>): Record<string, unknown> | st
     keyOf.set(name, key);
     named[name] = value;
   }
+  const counted = keyOf.get('quantity') ?? keyOf.get('to');
+  const quantity = named.quantity ?? named.to;
+  for (const [key, value] of alsoCounts)
+    if (counted !== undefined && typeof quantity === 'number' && value !== quantity)
+      return twoCounts(counted, quantity, key, value);
   return named;
 }
+
+/** A row whose counted column and another that says it holds counts hold two numbers: which is meant? */
+const twoCounts = (counted: string, quantity: number, other: string, value: number) =>
+  `${quoted(counted)} holds ${quantity} and ${quoted(other)} holds ${value}: which count is meant? Keep it in one column, named counted, and remove or rename the other`;
 
 export function fromObject(raw: unknown, ignored: Set<string>): ReadRow {
   const named = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? byRole(raw, ignored) : raw;
   if (typeof named === 'string') return { problem: named };
+  // As an empty counted cell (a CSV count sheet converted to JSON makes them null).
+  if (typeof named === 'object' && named !== null && 'quantity' in named && named.quantity === null)
+    return 'not counted';
   const parsed = UpdateObject.safeParse(named);
   if (!parsed.success) return { problem: describeIssues(parsed.error) };
   const { petId, quantity, to, from, status } = parsed.data;
@@ -136,6 +149,19 @@ export function fromCells(cells: readonly string[], header: SheetHeader): ReadRo
   if (countedText === '') return 'not counted';
   const quantity = readQuantity(countedText, header.names[header.counted] as string);
   if (typeof quantity === 'string') return { problem: quantity, pet };
+  for (const index of header.alsoCounts) {
+    const other = parseQuantity(cell(index));
+    if (other !== undefined && other !== quantity)
+      return {
+        problem: twoCounts(
+          header.names[header.counted] as string,
+          quantity,
+          header.names[index] as string,
+          other,
+        ),
+        pet,
+      };
+  }
   const update: ReadRow = { petId, quantity };
   const expectedText = cell(header.expected);
   if (expectedText !== '') {

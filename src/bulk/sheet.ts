@@ -20,6 +20,8 @@ export interface SheetHeader {
   status?: number;
   /** The columns read by nobody, named once in a notice. */
   ignored: readonly string[];
+  /** Of those, the ones whose names say they hold counts (soundsLikeCount). */
+  alsoCounts: readonly number[];
 }
 
 const words = (text: string) => text.split(' ');
@@ -41,9 +43,17 @@ export const COLUMN_NAMES: Readonly<Record<ColumnRole, readonly string[]>> = {
 };
 /**
  * A name that says it holds a count without being one petinv reads (`Physical count`, `Recount`, `Qty 2`,
- * `Stock 28 Nov`): beside the counted column, which of the two was filled in cannot be told.
+ * `secondCount`), unless another word says it holds other numbers (`Count date`, `Reorder qty`, `Count
+ * ID`). A row with a whole number there other than its counted one cannot be read (fromCells).
  */
-export const COUNT_LIKE = /(^|[^\p{L}])(re)?(count(ed|s)?|qty|quantit\p{L}*|stock)(?!\p{L})/iu;
+export function soundsLikeCount(name: string): boolean {
+  const words = name.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2').toLowerCase();
+  return COUNT_WORD.test(words) && !OTHER_MEANING.test(words);
+}
+const COUNT_WORD = /(^|[^\p{L}])(re)?(count(ed|s)?|qty|quantit\p{L}*)(?!\p{L})/u;
+// Words that make a count-like name something else a column of numbers may hold.
+const OTHER_MEANING =
+  /(^|[^\p{L}])(date|time|id|no|number|per|pack|min|max|reorder|ordered|sold|value)(?!\p{L})/u;
 /** A dry run's own column (whether the pet was found): part of a plan, read by nobody, named by no notice. */
 export const PLAN_ONLY_COLUMNS = new Set(['found']);
 const ROLE_OF = new Map(
@@ -112,12 +122,10 @@ export function readHeader(cells: readonly string[], delimiter: Delimiter): Shee
     throw usageError(
       `bulk input: the first line reads as a header with ${found}, but ${petId === undefined ? 'none of them names the pet' : 'none of them holds the counted quantity'}; ${KNOWN}. The header must be the first line (no title row above it). Nothing was sent`,
     );
-  const alsoCounts = ignored.find((name) => COUNT_LIKE.test(name));
-  if (alsoCounts !== undefined)
-    throw usageError(
-      `bulk input: column ${quoted(alsoCounts)} may hold counts too, beside ${quoted(names[counted] as string)}, the one petinv would write; which one is meant? Name the column to write "counted", and rename or remove the other. Nothing was sent`,
-    );
-  return { delimiter, names, petId, counted, expected, status, ignored };
+  const alsoCounts = names.flatMap((name, index) =>
+    ignored.includes(name) && soundsLikeCount(name) ? [index] : [],
+  );
+  return { delimiter, names, petId, counted, expected, status, ignored, alsoCounts };
 }
 
 /** The header's notice: the columns nobody reads, named once. */

@@ -2,7 +2,7 @@ import { quantityLeftBy, writeOnWhatItHolds } from '../client/write-outcome';
 import { stateDirectory } from '../config/paths';
 import type { InventoryItem } from '../contract/schemas';
 import { terminalSession } from '../history/session';
-import { type History, openHistory } from '../history/store';
+import { type History, type HistoryRun, openHistory } from '../history/store';
 import type { CommandContext } from '../output/context';
 import { type Connection, writeWarning } from './connect';
 
@@ -40,10 +40,13 @@ export async function writeRecorded(
   const planned = before === undefined || before === to ? [] : [{ petId, before, after: to }];
   const journal =
     before === undefined ? undefined : await history.begin({ env: where, command, changes: planned });
-  const record = (after: number | undefined) => {
+  // `failed`: the update may have been applied, or was answered with another quantity (as a bulk run marks it).
+  const record = (after: number | undefined, marks: HistoryRun['marks'] = []) => {
     const changes =
       before !== undefined && after !== undefined && after !== before ? [{ petId, before, after }] : [];
-    return journal ? journal.finish({ changes }) : history.record({ env: where, command, changes });
+    return journal
+      ? journal.finish({ changes, marks })
+      : history.record({ env: where, command, changes, marks });
   };
   const writeOn = async (current: number) => {
     before = current;
@@ -56,7 +59,8 @@ export async function writeRecorded(
     // Never undefined: writeOn always gives a quantity.
     item = (await writeOnWhatItHolds(client, petId, to, before ?? undefined, writeOn)) as InventoryItem;
   } catch (error) {
-    await record(quantityLeftBy(error, to));
+    const left = quantityLeftBy(error, to);
+    await record(left, left === undefined ? [] : ['failed']);
     throw error;
   }
   await record(item.quantity);

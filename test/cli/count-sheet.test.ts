@@ -217,7 +217,7 @@ describe('an Excel workbook', () => {
     const review = await petinv(['set', '--file', file('formulas.xlsx', workbook), '--dry-run']);
     expect(review.code, review.stderr).toBe(9);
     expect(review.stderr).toContain(
-      'row 3 (pet 1): counted "=5+7" is a formula, not a number: save the sheet with its values (skipped)',
+      'row 3 (pet 1): counted "=5+7" is a formula, not a number: recalculate the sheet and save it with its values, or paste the column as values (skipped)',
     );
     expect(review.stderr).toContain('row 4 (pet 2): expected "#DIV/0!" is not a whole number (skipped)');
     expect(review.stderr).toContain('row 6: petId "=B5+1" is a formula, not a number');

@@ -156,7 +156,7 @@ describe('a sheet: columns chosen by the header', () => {
     expect(input.problems.map(({ line, message, pet }) => `${line} ${pet}: ${message}`)).toEqual([
       '2 1: counted "12.5" is not a whole number',
       '3 2: counted "1,000" has thousands separators: write 1000',
-      '4 3: counted "=5+2" is a formula, not a number: save the sheet with its values',
+      '4 3: counted "=5+2" is a formula, not a number: recalculate the sheet and save it with its values, or paste the column as values',
       '5 4: counted "12.0" has decimals: write 12',
       '6 undefined: petId 9.00719925474099E+015: the spreadsheet rounded it: format the column as text',
       '7 5: counted "+4" has a "+": write 4',
@@ -253,20 +253,35 @@ describe('a sheet: columns chosen by the header', () => {
     expect(() => parseBulkInput('petId,quantity,counted\n1,2,3\n')).toThrow(
       /two counted columns, "quantity" and "counted"/,
     );
-    // Another column that says it holds counts (QA: `list --csv` with a "Physical count" added): which one?
+    // Another column that says it holds counts (QA: `list --csv` with a "Physical count" added): a row
+    // with another number there cannot be read; the same number, or none, can.
     for (const name of [
       'Physical count',
       'Recount',
       'Count 2026-11-28',
       'Counted (units)',
       'Qty 2',
-      'Stock 28 Nov',
-    ])
-      expect(() => parseBulkInput(`petId,status,quantity,${name}\n1,sold,5,3\n`), name).toThrow(
-        `column "${name}" may hold counts too, beside "quantity", the one petinv would write; which one is meant?`,
-      );
-    // Words that only contain one are other columns, ignored with a notice.
-    expect(pairs('petId,counted,Discount,Account,Counter,Restocked on\n1,5,2,3,4,x\n')).toEqual([[1n, 5]]);
+      'PhysicalCount',
+    ]) {
+      const input = read(`petId,status,quantity,${name}\n1,sold,5,3\n2,sold,6,6\n3,sold,7,\n`);
+      expect(input.problems, name).toEqual([
+        {
+          line: 2,
+          pet: '1',
+          message: `"quantity" holds 5 and "${name}" holds 3: which count is meant? Keep it in one column, named counted, and remove or rename the other`,
+        },
+      ]);
+      expect(
+        input.entries.map(({ petId }) => petId),
+        name,
+      ).toEqual([2n, 3n]);
+    }
+    // Words that only contain one, or say what else of counts they hold, are other columns.
+    expect(
+      pairs(
+        'petId,counted,Discount,Account,Counter,Restocked on,Stock location,Count date,Counted by,Qty unit,Stock ID,Min qty,Count ID\n1,5,2,3,4,x,A3,2026-11-28,Bob,each,1234,2,77\n',
+      ),
+    ).toEqual([[1n, 5]]);
   });
 
   it('refuses a header below the first line whose columns would be read by position or by another header', () => {
@@ -340,8 +355,20 @@ describe('a sheet: columns chosen by the header', () => {
     expect(read('{"petId":1,"quantity":5,"counted":7}\n').problems).toEqual([
       { line: 1, message: 'has both "quantity" and "counted"; give one' },
     ]);
-    expect(read('[{"petId":2,"quantity":5,"recount":7}]').problems).toEqual([
-      { line: 1, message: 'has "recount", which may hold a count too; give the one to write as "quantity"' },
+    expect(read('[{"petId":2,"quantity":5,"physicalCount":7}]').problems).toEqual([
+      {
+        line: 1,
+        message:
+          '"quantity" holds 5 and "physicalCount" holds 7: which count is meant? Keep it in one column, named counted, and remove or rename the other',
+      },
+    ]);
+    // Null, as a CSV's empty cell converted: a count-like key holding none is only named; counted, not counted.
+    const nulls = read('{"petId":2,"quantity":5,"recount":null}\n{"petId":3,"expected":6,"counted":null}\n');
+    expect(nulls.entries).toEqual([{ line: 1, petId: 2n, quantity: 5 }]);
+    expect(nulls.problems).toEqual([]);
+    expect(nulls.notices).toEqual([
+      '1 row left uncounted (counted is empty): nothing is sent for it',
+      'ignoring key "recount": petinv reads petId, quantity (or to), from (or expected) and status',
     ]);
   });
 });
