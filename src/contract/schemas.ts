@@ -58,7 +58,8 @@ export const QuantityValue = z.number({ error: integerError }).check(isInteger, 
 
 export const InventoryItem = z.object({
   petId: PetId,
-  quantity: z.number({ error: integerError }).check(isInteger),
+  // Exact, as a client requires: serve never holds a quantity it could not list (a data file's 2^53 + 1).
+  quantity: QuantityValue,
   status: PetStatus,
 });
 export type InventoryItem = z.output<typeof InventoryItem>;

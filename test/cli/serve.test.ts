@@ -132,6 +132,8 @@ describe('petinv serve through main', () => {
     for (const content of [
       '{"format":"petinv-inventory","version":1,"items":[{"petId":1,',
       '{"format":"petinv-inventory","version":1,"items":[{"petId":1,"quantity":"x","status":"sold"}]}',
+      // A quantity no client could list exactly (QA: serve held it, and every list then failed).
+      '[{"petId":1,"quantity":9007199254740993,"status":"sold"}]',
     ]) {
       const data = join(temporaryDirectory(), 'inventory.json');
       writeFileSync(data, content);
