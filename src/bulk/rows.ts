@@ -151,16 +151,9 @@ export function fromCells(cells: readonly string[], header: SheetHeader): ReadRo
   if (typeof quantity === 'string') return { problem: quantity, pet };
   for (const index of header.alsoCounts) {
     const other = parseQuantity(cell(index));
+    const [counted, named] = [header.names[header.counted], header.names[index]] as [string, string];
     if (other !== undefined && other !== quantity)
-      return {
-        problem: twoCounts(
-          header.names[header.counted] as string,
-          quantity,
-          header.names[index] as string,
-          other,
-        ),
-        pet,
-      };
+      return { problem: twoCounts(counted, quantity, named, other), pet };
   }
   const update: ReadRow = { petId, quantity };
   const expectedText = cell(header.expected);

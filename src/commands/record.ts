@@ -1,9 +1,10 @@
 import { quantityLeftBy, writeOnWhatItHolds } from '../client/write-outcome';
 import { stateDirectory } from '../config/paths';
+import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
 import { terminalSession } from '../history/session';
 import { type History, type HistoryRun, openHistory } from '../history/store';
-import type { CommandContext } from '../output/context';
+import type { CommandContext, StopSignal } from '../output/context';
 import { type Connection, writeWarning } from './connect';
 
 /**
@@ -38,30 +39,47 @@ export async function writeRecorded(
   let { before, to } = change;
   const history = historyFor(baseUrl, context, client.storeId ?? null);
   const planned = before === undefined || before === to ? [] : [{ petId, before, after: to }];
-  const journal =
-    before === undefined ? undefined : await history.begin({ env: where, command, changes: planned });
+  const begun = before === undefined ? undefined : history.begin({ env: where, command, changes: planned });
   // `failed`: the update may have been applied, or was answered with another quantity (as a bulk run marks it).
+  let recorded: Promise<unknown> | undefined;
   const record = (after: number | undefined, marks: HistoryRun['marks'] = []) => {
     const changes =
       before !== undefined && after !== undefined && after !== before ? [{ petId, before, after }] : [];
-    return journal
-      ? journal.finish({ changes, marks })
+    recorded ??= begun
+      ? begun.then((journal) => journal.finish({ changes, marks }))
       : history.record({ env: where, command, changes, marks });
+    return recorded;
   };
+  // Stopped once its start is being recorded, the run ends as what it may have done, not unfinished for ever.
+  // Its listeners go first: a second signal, or the one quit re-raises, has its default action.
+  const stop = (signal: NodeJS.Signals) => {
+    for (const name of signals) context.signals.off(name, stop);
+    const message = `${signal}: pet ${petId}'s update may have been applied or not; it is in the history, so petinv undo takes it back if it was`;
+    context.stderr.write(
+      context.json ? `${stringifyJson({ notice: { message } })}\n` : `petinv: ${message}\n`,
+    );
+    const quit = () => context.quit?.(signal as StopSignal);
+    record(to, ['interrupted', 'failed']).then(quit, quit);
+  };
+  const signals = begun ? (['SIGINT', 'SIGTERM', 'SIGHUP'] as const) : [];
+  for (const signal of signals) context.signals.on(signal, stop);
   const writeOn = async (current: number) => {
     before = current;
     to = changed(current);
-    await journal?.amend([{ petId, before, after: to }]);
+    await (await begun)?.amend([{ petId, before, after: to }]);
     return to;
   };
   let item: InventoryItem;
   try {
+    await begun;
     // Never undefined: writeOn always gives a quantity.
     item = (await writeOnWhatItHolds(client, petId, to, before ?? undefined, writeOn)) as InventoryItem;
   } catch (error) {
     const left = quantityLeftBy(error, to);
     await record(left, left === undefined ? [] : ['failed']);
     throw error;
+  } finally {
+    for (const signal of signals) context.signals.off(signal, stop);
   }
   await record(item.quantity);
   return { item, before };

@@ -101,6 +101,12 @@ describe('a stock-take sheet through the built bin', () => {
   });
 });
 
+/** Whether a history file under `stateHome` holds `text`. */
+const historyHolds = (stateHome: string, text: string) =>
+  readdirSync(stateHome, { recursive: true, encoding: 'utf8' }).some(
+    (name) => name.endsWith('.jsonl') && readFileSync(join(stateHome, name), 'utf8').includes(text),
+  );
+
 describe('one set through the built bin', () => {
   const slow = useInventoryServer('stock-take-slow-key', { latency: { min: 400, max: 400 } });
 
@@ -114,12 +120,7 @@ describe('one set through the built bin', () => {
       stdio: 'ignore',
     });
     const killed = new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-    const recorded = () =>
-      readdirSync(own.XDG_STATE_HOME, { recursive: true, encoding: 'utf8' }).some(
-        (name) =>
-          name.endsWith('.jsonl') &&
-          readFileSync(join(own.XDG_STATE_HOME, name), 'utf8').includes('unfinished'),
-      );
+    const recorded = () => historyHolds(own.XDG_STATE_HOME, 'unfinished');
     await new Promise<void>((resolve) => {
       const look = setInterval(() => {
         if (recorded() || child.exitCode !== null) {
@@ -142,5 +143,31 @@ describe('one set through the built bin', () => {
     const undo = await runPetinv(['undo', unfinished.id], { env: own });
     expect(undo.code, undo.stderr).toBe(0);
     expect(await quantityOf3()).toBe(start);
+  });
+  it('stopped by Ctrl-C while its update is out: recorded as interrupted and failed, not unfinished', async () => {
+    const own = { ...slow.env, XDG_STATE_HOME: temporaryDirectory() };
+    const child = spawn(process.execPath, [PETINV_BIN, 'set', '4', '4444'], {
+      env: { ...cleanEnv(), ...own },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    const ended = new Promise((resolve) => child.on('close', (code, signal) => resolve(signal ?? code)));
+    await new Promise<void>((resolve) => {
+      const look = setInterval(() => {
+        if (historyHolds(own.XDG_STATE_HOME, 'unfinished') || child.exitCode !== null) {
+          clearInterval(look);
+          child.kill('SIGINT');
+          resolve();
+        }
+      }, 1);
+    });
+    expect(await ended).toBe('SIGINT');
+    expect(stderr).toContain(
+      "petinv: SIGINT: pet 4's update may have been applied or not; it is in the history",
+    );
+    const [run] = JSON.parse((await runPetinv(['history', '--json'], { env: own })).stdout);
+    expect(run).toMatchObject({ command: 'set 4 4444', marks: ['interrupted', 'failed'] });
+    expect(run.changes).toEqual([expect.objectContaining({ petId: 4, after: 4444 })]);
   });
 });
