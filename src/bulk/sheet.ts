@@ -42,18 +42,18 @@ export const COLUMN_NAMES: Readonly<Record<ColumnRole, readonly string[]>> = {
   status: words('status state statut estado zustand stato'),
 };
 /**
- * A name that says it holds a count without being one petinv reads (`Physical count`, `Recount`, `Qty 2`,
- * `secondCount`), unless another word says it holds other numbers (`Count date`, `Reorder qty`, `Count
- * ID`). A row with a whole number there other than its counted one cannot be read (fromCells).
+ * A name of another count of the same pets: a count word and words saying which (`Physical count`, `Qty 2`,
+ * `secondCount`), not `Count variance` or `Qty on order`. Another whole number there is a bad row (fromCells).
  */
 export function soundsLikeCount(name: string): boolean {
-  const words = name.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2').toLowerCase();
-  return COUNT_WORD.test(words) && !OTHER_MEANING.test(words);
+  const words = name.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2').split(/[^\p{L}\p{N}]+/u);
+  const counts = (word: string) => COUNT_WORD.test(word);
+  const which = (word: string) => word === '' || /\d/.test(word) || WHICH_COUNT.test(word);
+  return words.some(counts) && words.every((word) => counts(word) || which(word));
 }
-const COUNT_WORD = /(^|[^\p{L}])(re)?(count(ed|s)?|qty|quantit\p{L}*)(?!\p{L})/u;
-// Words that make a count-like name something else a column of numbers may hold.
-const OTHER_MEANING =
-  /(^|[^\p{L}])(date|time|id|no|number|per|pack|min|max|reorder|ordered|sold|value)(?!\p{L})/u;
+const COUNT_WORD = /^(re)?(count(ed|s)?|qty|quantit\p{L}*)$/iu;
+const WHICH_COUNT =
+  /^(physical|actual|real|new|second|third|final|manual|my|our|shelf|floor|today|again|corrected|verified|checked|units|pcs|pieces|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)$/i;
 /** A dry run's own column (whether the pet was found): part of a plan, read by nobody, named by no notice. */
 export const PLAN_ONLY_COLUMNS = new Set(['found']);
 const ROLE_OF = new Map(

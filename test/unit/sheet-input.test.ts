@@ -279,7 +279,7 @@ describe('a sheet: columns chosen by the header', () => {
     // Words that only contain one, or say what else of counts they hold, are other columns.
     expect(
       pairs(
-        'petId,counted,Discount,Account,Counter,Restocked on,Stock location,Count date,Counted by,Qty unit,Stock ID,Min qty,Count ID\n1,5,2,3,4,x,A3,2026-11-28,Bob,each,1234,2,77\n',
+        'petId,counted,Discount,Account,Counter,Restocked on,Stock location,Count date,Counted by,Qty unit,Stock ID,Min qty,Count ID,Count variance,Qty on order,Last count,System qty\n1,5,2,3,4,x,A3,2026-11-28,Bob,each,1234,2,77,-1,10,4,6\n',
       ),
     ).toEqual([[1n, 5]]);
   });
