@@ -103,11 +103,13 @@ export function readHeader(cells: readonly string[], delimiter: Delimiter): Shee
   const found = filled.length === 0 ? 'no named columns' : `columns ${filled.map(quoted).join(', ')}`;
   const columns: Partial<Record<ColumnRole, number>> = {};
   const ignored: string[] = [];
+  const alsoCounts: number[] = [];
   names.forEach((name, index) => {
     if (name === '') return;
     const role = roleOf(name);
     if (role === undefined) {
       if (!PLAN_ONLY_COLUMNS.has(canonicalName(name))) ignored.push(name);
+      if (soundsLikeCount(name)) alsoCounts.push(index);
       return;
     }
     const before = columns[role];
@@ -122,9 +124,6 @@ export function readHeader(cells: readonly string[], delimiter: Delimiter): Shee
     throw usageError(
       `bulk input: the first line reads as a header with ${found}, but ${petId === undefined ? 'none of them names the pet' : 'none of them holds the counted quantity'}; ${KNOWN}. The header must be the first line (no title row above it). Nothing was sent`,
     );
-  const alsoCounts = names.flatMap((name, index) =>
-    ignored.includes(name) && soundsLikeCount(name) ? [index] : [],
-  );
   return { delimiter, names, petId, counted, expected, status, ignored, alsoCounts };
 }
 

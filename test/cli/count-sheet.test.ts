@@ -235,22 +235,19 @@ describe('an Excel workbook', () => {
       ['A2', text('A2', '1'), cell('C2', '<f>B2-2</f><v>0</v>')],
       ['A3', text('A3', '11'), cell('C3', '<v>1013</v>')],
     ];
-    const stale = await petinv([
-      'set',
-      '--file',
-      file('xlsxwriter.xlsx', rawWorkbook([{ name: 'Sheet1', rows }], 'fullCalcOnLoad="1"')),
-      '--dry-run',
-    ]);
+    const review = (name: string, calculation: string) =>
+      petinv([
+        'set',
+        '--file',
+        file(name, rawWorkbook([{ name: 'Sheet1', rows }], calculation)),
+        '--dry-run',
+      ]);
+    const stale = await review('xlsxwriter.xlsx', 'fullCalcOnLoad="1"');
     expect(stale.code, stale.stderr).toBe(9);
     expect(stale.stderr).toContain('row 2 (pet 1): counted "=B2-2" is a formula, not a number');
     expect(stale.stdout).toMatch(/^11: \d+ → 1013\n$/);
     // Saved by a program that calculates (no such request), the same value is the formula's result.
-    const saved = await petinv([
-      'set',
-      '--file',
-      file('calculated.xlsx', rawWorkbook([{ name: 'Sheet1', rows }], 'calcId="191029"')),
-      '--dry-run',
-    ]);
+    const saved = await review('calculated.xlsx', 'calcId="191029"');
     expect(saved.code, saved.stderr).toBe(0);
     expect(saved.stdout).toMatch(/^1: \d+ → 0\n11: \d+ → 1013\n$/);
   });
