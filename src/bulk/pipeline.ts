@@ -17,6 +17,7 @@ import {
   type SheetPlan,
   type SheetSource,
   writeNotice,
+  writeQuitNotice,
 } from './plan';
 import { rehearse } from './rehearse';
 import { type FinishedRun, reportBulk } from './report';
@@ -199,9 +200,7 @@ export async function runPipeline(
             ? 'none was in flight'
             : `the ${plural(unanswered.length, 'update')} in flight may have been applied or not${kept ? ` (in the history too, so petinv undo takes ${unanswered.length === 1 ? 'it' : 'them'} back if applied)` : ''}`;
         const message = `quit at once (${signal}): ${what}; ${inFlight}${unsent > 0 ? `, and the rest were not sent: ${options.again}` : ''}`;
-        context.stderr.write(
-          context.json ? `${stringifyJson({ notice: { message } })}\n` : `petinv: ${message}\n`,
-        );
+        writeQuitNotice(message, context);
       },
     },
     context,

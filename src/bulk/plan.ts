@@ -44,6 +44,10 @@ export function writeNotice(message: string, context: CommandContext) {
   );
 }
 
+/** What petinv says as a signal stops it: at once, with --json too, as nothing prints after it. */
+export const writeQuitNotice = (message: string, context: CommandContext) =>
+  context.stderr.write(context.json ? `${stringifyJson({ notice: { message } })}\n` : `petinv: ${message}\n`);
+
 /**
  * Bad input lines: in a run that streams results (--ndjson, --json) they are results too, so a script
  * that selects the failures sees them; otherwise each is a line on stderr. --strict stops here.

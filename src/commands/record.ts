@@ -1,6 +1,6 @@
+import { writeQuitNotice } from '../bulk/plan';
 import { quantityLeftBy, writeOnWhatItHolds } from '../client/write-outcome';
 import { stateDirectory } from '../config/paths';
-import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
 import { terminalSession } from '../history/session';
 import { type History, type HistoryRun, openHistory } from '../history/store';
@@ -55,9 +55,7 @@ export async function writeRecorded(
   const stop = (signal: NodeJS.Signals) => {
     for (const name of signals) context.signals.off(name, stop);
     const message = `${signal}: pet ${petId}'s update may have been applied or not; it is in the history, so petinv undo takes it back if it was`;
-    context.stderr.write(
-      context.json ? `${stringifyJson({ notice: { message } })}\n` : `petinv: ${message}\n`,
-    );
+    writeQuitNotice(message, context);
     const quit = () => context.quit?.(signal as StopSignal);
     record(to, ['interrupted', 'failed']).then(quit, quit);
   };
