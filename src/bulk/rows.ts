@@ -96,17 +96,24 @@ function byRole(raw: object, ignored: Set<string>): Record<string, unknown> | st
     keyOf.set(name, key);
     named[name] = value;
   }
-  const counted = keyOf.get('quantity') ?? keyOf.get('to');
+  const counted = keyOf.get('quantity') ?? keyOf.get('to') ?? 'counted';
   const quantity = named.quantity ?? named.to;
   for (const [key, value] of alsoCounts)
-    if (counted !== undefined && typeof quantity === 'number' && value !== quantity)
-      return twoCounts(counted, quantity, key, value);
+    if (value !== quantity) return twoCounts(counted, quantity, key, value);
   return named;
 }
 
-/** A row whose counted column and another that says it holds counts hold two numbers: which is meant? */
-const twoCounts = (counted: string, quantity: number, other: string, value: number) =>
-  `${quoted(counted)} holds ${quantity} and ${quoted(other)} holds ${value}: which count is meant? Keep it in one column, named counted, and remove or rename the other`;
+/**
+ * A row whose counted column and another that says it holds counts hold two numbers, or only the other one
+ * holds a number: which is meant?
+ */
+function twoCounts(counted: string, quantity: unknown, other: string, value: number): string {
+  const holds = typeof quantity === 'number' ? `holds ${quantity}` : 'is empty';
+  return `${quoted(counted)} ${holds} and ${quoted(other)} holds ${value}: which count is meant? Keep it in one column, named counted, and remove or rename the other`;
+}
+
+/** A whole number in a column that says it holds counts, `12.0` included (a spreadsheet's number format). */
+const countIn = (text: string) => parseQuantity(text.replace(/^([+-]?\d+)[.,]0+$/, '$1'));
 
 export function fromObject(raw: unknown, ignored: Set<string>): ReadRow {
   const named = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? byRole(raw, ignored) : raw;
@@ -146,15 +153,15 @@ export function fromCells(cells: readonly string[], header: SheetHeader): ReadRo
   const petId = readPetId(petIdText);
   if (typeof petId === 'string') return { problem: petId };
   const countedText = cell(header.counted);
-  if (countedText === '') return 'not counted';
-  const quantity = readQuantity(countedText, header.names[header.counted] as string);
+  const counted = header.names[header.counted] as string;
+  const quantity = countedText === '' ? undefined : readQuantity(countedText, counted);
   if (typeof quantity === 'string') return { problem: quantity, pet };
   for (const index of header.alsoCounts) {
-    const other = parseQuantity(cell(index));
-    const [counted, named] = [header.names[header.counted], header.names[index]] as [string, string];
+    const other = countIn(cell(index));
     if (other !== undefined && other !== quantity)
-      return { problem: twoCounts(counted, quantity, named, other), pet };
+      return { problem: twoCounts(counted, quantity, header.names[index] as string, other), pet };
   }
+  if (quantity === undefined) return 'not counted';
   const update: ReadRow = { petId, quantity };
   const expectedText = cell(header.expected);
   if (expectedText !== '') {

@@ -254,7 +254,8 @@ describe('a sheet: columns chosen by the header', () => {
       /two counted columns, "quantity" and "counted"/,
     );
     // Another column that says it holds counts (QA: `list --csv` with a "Physical count" added): a row
-    // with another number there cannot be read; the same number, or none, can.
+    // with another number there, or a number there and none in counted, cannot be read; the same number
+    // (`6.0` as a number format writes it), or none, can.
     for (const name of [
       'Physical count',
       'Recount',
@@ -263,18 +264,19 @@ describe('a sheet: columns chosen by the header', () => {
       'Qty 2',
       'PhysicalCount',
     ]) {
-      const input = read(`petId,status,quantity,${name}\n1,sold,5,3\n2,sold,6,6\n3,sold,7,\n`);
+      const input = read(
+        `petId,status,quantity,${name}\n1,sold,5,3\n2,sold,6,6.0\n3,sold,7,\n4,sold,,8\n5,sold,,\n6,sold,9,9.00\n`,
+      );
+      const which =
+        'which count is meant? Keep it in one column, named counted, and remove or rename the other';
       expect(input.problems, name).toEqual([
-        {
-          line: 2,
-          pet: '1',
-          message: `"quantity" holds 5 and "${name}" holds 3: which count is meant? Keep it in one column, named counted, and remove or rename the other`,
-        },
+        { line: 2, pet: '1', message: `"quantity" holds 5 and "${name}" holds 3: ${which}` },
+        { line: 5, pet: '4', message: `"quantity" is empty and "${name}" holds 8: ${which}` },
       ]);
       expect(
         input.entries.map(({ petId }) => petId),
         name,
-      ).toEqual([2n, 3n]);
+      ).toEqual([2n, 3n, 6n]);
     }
     // Words that only contain one, or say what else of counts they hold, are other columns.
     expect(
@@ -360,6 +362,13 @@ describe('a sheet: columns chosen by the header', () => {
         line: 1,
         message:
           '"quantity" holds 5 and "physicalCount" holds 7: which count is meant? Keep it in one column, named counted, and remove or rename the other',
+      },
+    ]);
+    expect(read('{"petId":2,"counted":null,"recount":7}\n').problems).toEqual([
+      {
+        line: 1,
+        message:
+          '"counted" is empty and "recount" holds 7: which count is meant? Keep it in one column, named counted, and remove or rename the other',
       },
     ]);
     // Null, as a CSV's empty cell converted: a count-like key holding none is only named; counted, not counted.
