@@ -15,7 +15,7 @@ import type { ListCache } from './list-cache';
 import { type InventoryPoll, type ListReading, pollInventory, streamInventory, wholeList } from './list-read';
 import { createCall } from './request';
 import type { RetryWait } from './retry';
-import type { Transport } from './transport';
+import type { Transport, TransportResponse } from './transport';
 
 export { type RetryWait, retryDelayMs } from './retry';
 
@@ -134,6 +134,8 @@ export function createClient(options: ClientOptions): InventoryClient {
     errors,
   });
   const reading: ListReading = { call, errors, url: `${baseUrl}/inventory`, listCache: options.listCache };
+  const findItem = async (petId: bigint) =>
+    (await wholeList(errors, streamInventory(reading), (item) => item.petId === petId))[0];
 
   return {
     get storeId() {
@@ -141,19 +143,22 @@ export function createClient(options: ClientOptions): InventoryClient {
     },
     streamInventory: () => streamInventory(reading),
     listInventory: () => wholeList(errors, streamInventory(reading)),
-    findInventoryItem: async (petId) =>
-      (await wholeList(errors, streamInventory(reading), (item) => item.petId === petId))[0],
+    findInventoryItem: findItem,
     pollInventory: (etag) => pollInventory(reading, etag),
     async updateInventory(petId, quantity, ifQuantity) {
       const path = `/inventory/${petId}`;
       const operation = `PATCH ${path}`;
       const conditional = ifQuantity !== undefined && storeId !== undefined;
+      let confirmedItem: InventoryItem | undefined;
+      const held = (answer: TransportResponse) => {
+        const text = answer.status === 412 ? answer.header(QUANTITY_HEADER.toLowerCase()) : null;
+        return text === null ? undefined : parseQuantity(text);
+      };
       const response = await call('PATCH', path, serializeUpdate(quantity), `pet ${petId}`, {
         ...(conditional && {
           headers: { [IF_QUANTITY_HEADER]: String(ifQuantity) },
           refused: (answer) => {
-            const held = answer.status === 412 ? answer.header(QUANTITY_HEADER.toLowerCase()) : null;
-            const current = held === null ? undefined : parseQuantity(held);
+            const current = held(answer);
             if (current === undefined) return undefined;
             return new QuantityChangedError(
               `pet ${petId} holds ${current} in ${where}, not ${ifQuantity}: someone changed it since; not set to ${quantity}`,
@@ -168,10 +173,18 @@ export function createClient(options: ClientOptions): InventoryClient {
             `setting the same quantity again is safe: petinv set ${petId} ${quantity}${targetWords ? ` ${targetWords}` : ''}`,
           onSettled: (lost) =>
             options.onWarning?.(
-              `pet ${petId} in ${where}: an earlier attempt of ${operation} was sent and got no ${lost.brokeOff ? 'complete ' : ''}answer (${errors.shown(lost.detail)}), so it may have been applied; a retry with the same quantity then succeeded, and a quantity is absolute, so pet ${petId} holds ${quantity} once, not twice`,
+              `pet ${petId} in ${where}: an earlier attempt of ${operation} was sent and got no ${lost.brokeOff ? 'complete ' : ''}answer (${errors.shown(lost.detail)}), so it may have been applied; ${confirmedItem ? `the retry found pet ${petId} holding ${quantity} already (that attempt's doing, or a colleague's), and a read confirms it` : `a retry with the same quantity then succeeded, and a quantity is absolute, so pet ${petId} holds ${quantity} once, not twice`}`,
             ),
+          // A retry's condition fails once the lost attempt was applied, and serve names the quantity sent
+          // (or a colleague set the same): a read of the pet settles it, with the item to answer.
+          confirmsDone: async (answer) => {
+            if (!conditional || held(answer) !== quantity) return false;
+            confirmedItem = await findItem(petId);
+            return confirmedItem?.quantity === quantity;
+          },
         },
       });
+      if (confirmedItem && response.status === 412) return confirmedItem;
       const { text, status } = response;
       const readBack = `petinv get ${petId}${targetWords ? ` ${targetWords}` : ''}`;
       // A success status whose item cannot be believed: the service took the request, so the update may

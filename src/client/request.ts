@@ -50,7 +50,12 @@ interface CallOptions<T> {
    * For a write: what to do when its outcome is unknown (an attempt sent whole got no answer), in the error
    * that says so; told, when a later attempt succeeds, that an earlier one may have applied (outcomeUnknown).
    */
-  unknownOutcome?: { advice(): string; onSettled(lost: TransportError): void };
+  unknownOutcome?: {
+    advice(): string;
+    onSettled(lost: TransportError): void;
+    /** Whether a refusal, checked by the caller, shows the lost attempt's effect in place: then it settles. */
+    confirmsDone?(response: TransportResponse): Promise<boolean>;
+  };
   /** Headers of this request (one with a body) beside the usual ones. */
   headers?: Readonly<Record<string, string>>;
   /** The caller's own failure for an answer that is no success, when it has one (else the usual). */
@@ -152,13 +157,18 @@ export function createCall(settings: RequestSettings): Call {
     const { status } = response;
     // An earlier attempt may have been applied: unless this answer is a refusal that would have met it too
     // (of the request itself), that is still not known, whatever else it says (a redirect, a 409, a 5xx).
-    if (unknownOutcome && attempts.lost && !isSuccessStatus(status) && !refusesTheRequestItself(status))
+    if (unknownOutcome && attempts.lost && !isSuccessStatus(status) && !refusesTheRequestItself(status)) {
+      if (await unknownOutcome.confirmsDone?.(response).catch(() => false)) {
+        unknownOutcome.onSettled(attempts.lost);
+        return response;
+      }
       throw errors.outcomeUnknown(
         operation,
         attempts.lost,
         ` (then answered ${status} to attempt ${attempts.made})`,
         unknownOutcome.advice(),
       );
+    }
     if (status === 304 && ifNoneMatch === undefined)
       throw errors.contractError(
         operation,

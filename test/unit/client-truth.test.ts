@@ -69,6 +69,44 @@ describe('updateInventory', () => {
     ]);
   });
 
+  describe('at a petinv serve (conditional writes)', () => {
+    const store = 'Petinv-Store: store-abcdefgh\r\n';
+    const changed = (holds: number) =>
+      reply(
+        412,
+        { code: 'quantity_changed', message: 'changed', status: 412 },
+        `Petinv-Quantity: ${holds}\r\n`,
+      );
+    const list = (...items: object[]) => reply(200, items, store);
+
+    it('a lost attempt, then a 412 naming the quantity sent, then a read that agrees: the item, and a warning (QA: exit 8)', async () => {
+      script = [list(item(5, 3)), reset, changed(7), list(item(5, 7), item(6, 1))];
+      const { client, warnings } = makeClient();
+      await client.listInventory();
+      expect(await client.updateInventory(5n, 7, 3)).toEqual({ petId: 5n, quantity: 7, status: 'sold' });
+      expect(warnings).toEqual([
+        "pet 5 in staging: an earlier attempt of PATCH /inventory/5 was sent and got no answer (ECONNRESET), so it may have been applied; the retry found pet 5 holding 7 already (that attempt's doing, or a colleague's), and a read confirms it",
+      ]);
+    });
+
+    it('a lost attempt, then a 412 naming another quantity, or one the read does not confirm: still unknown', async () => {
+      for (const [answer, read] of [
+        [changed(8), undefined],
+        [changed(7), list(item(5, 9))],
+        [changed(7), reply(500, { code: 'x', message: 'down', status: 500 })],
+      ] as const) {
+        script = [list(item(5, 3)), reset, answer, ...(read ? [read, read, read] : [])];
+        const { client, warnings } = makeClient();
+        await client.listInventory();
+        const error = await failure(client.updateInventory(5n, 7, 3));
+        expect(error.body.code).toBe('outcome_unknown');
+        expect(error.message).toContain('(then answered 412 to attempt 2)');
+        expect(warnings).toEqual([]);
+        script = [];
+      }
+    });
+  });
+
   it('resets on every attempt: outcome unknown (exit 8), never "cannot reach"', async () => {
     script = [reset, reset, reset];
     const error = await failure(makeClient().client.updateInventory(5n, 7));
