@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
 import { isStoreId } from '../contract/store-id';
 import { writeFileAtomicSync } from '../files/atomic-write';
-import { makeDirectories, READ_NO_FOLLOW, randomHex } from '../files/file-system';
+import { makeDirectories, quietly, READ_NO_FOLLOW, randomHex } from '../files/file-system';
 import { acquireLock, bootId, LockHeldError, processStartTime } from '../files/lock';
 import { printable } from '../printable';
 import { type HistoryChange, type HistoryRun, keptRuns, parseHistory, serialize } from './runs';
@@ -67,12 +67,7 @@ export interface RunJournal {
 
 /** A name for a service origin: readable, and distinct for every origin. */
 function originName(baseUrl: string): string {
-  let origin: string;
-  try {
-    origin = new URL(baseUrl).origin;
-  } catch {
-    origin = baseUrl;
-  }
+  const origin = URL.parse(baseUrl)?.origin ?? baseUrl;
   const readable = origin
     .replace(/^[a-z]+:\/\//, '')
     .replace(/[^A-Za-z0-9.-]+/g, '_')
@@ -201,12 +196,9 @@ export function openHistory(options: HistoryOptions): History {
         (size > MAX_HISTORY_BYTES || readFileSync(file, 'latin1').split('\n').length > MAX_HISTORY_RUNS + 1)
       )
         compact();
+      // Quietly: only a history read without asking the service needs it (it then shows the older store).
       if (readText(link, () => {})?.trim() !== (storeId ?? NO_STORE))
-        try {
-          writeFileAtomicSync(link, `${storeId ?? NO_STORE}\n`, { mode: 0o600, fsync: false });
-        } catch {
-          // Only a history read without asking the service needs it: it then shows this origin's older store.
-        }
+        quietly(() => writeFileAtomicSync(link, `${storeId ?? NO_STORE}\n`, { mode: 0o600, fsync: false }));
       return true;
     } catch (error) {
       options.warn(`${what} was not recorded in ${where} (${describe(error)}); ${otherwise}`);
