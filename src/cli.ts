@@ -4,10 +4,11 @@ import { commanderMessage, usageHint } from './commands/usage';
 import { stringifyJson } from './contract/json';
 import { ExitCode, PetinvError } from './errors';
 import { asksForJson } from './output/choose';
-import type { CliIo, CommandContext, OutputStream } from './output/context';
+import type { CliIo, OutputStream } from './output/context';
 import { isDumbTerminal, wantsColor } from './output/terminal';
 import { printable } from './printable';
 import { buildProgram, type Program } from './program/build';
+import type { ContextFor } from './program/global-options';
 
 export type { CliIo } from './output/context';
 
@@ -35,11 +36,8 @@ function configureOutput(program: Program, io: CliIo, json: boolean) {
 }
 
 /** What the command commander chose receives: io, and the terminal facts decided once, here. */
-function contextFor(io: CliIo, output: OutputWatch) {
-  return (command: {
-    name(): string;
-    optsWithGlobals(): { json?: boolean; output?: string; color: boolean };
-  }): CommandContext => {
+function contextFor(io: CliIo, output: OutputWatch): ContextFor {
+  return (command) => {
     output.running = command.name();
     const flags = command.optsWithGlobals();
     return {
