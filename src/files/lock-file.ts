@@ -168,11 +168,7 @@ export function keepLockFile(lockPath: string): KeptLockFile | undefined {
  * Puts back the (stale) lock file a refused start took over: a refused start leaves every file as it was,
  * and that one names the serve that wrote a damaged journal. Never over a lock taken meanwhile.
  */
-export function putBackLockFile(
-  lockPath: string,
-  kept: KeptLockFile | undefined,
-  files = nodeFileSystem,
-): void {
+export function putBackLockFile(lockPath: string, kept: KeptLockFile | undefined): void {
   // No room: none is put back, which no start minds.
-  if (kept) quietly(() => linkRecord(lockPath, kept.bytes, kept.mode, files));
+  if (kept) quietly(() => linkRecord(lockPath, kept.bytes, kept.mode, nodeFileSystem));
 }
