@@ -49,7 +49,7 @@ export interface OutputFlags {
 }
 
 export interface OutputChoice {
-  format: OutputFormat;
+  format: Exclude<OutputFormat, 'xlsx'>;
   /** --fields: column keys, in the order wanted; all columns when undefined. */
   fields?: readonly string[];
   /** The heading line of the table and CSV (and the table's footer); --no-headers turns it off. */

@@ -111,8 +111,6 @@ export function createExporter<Row>(
       return lines(jsonRow(columns, {}));
     case 'json':
       return jsonExporter(columns, options);
-    case 'xlsx':
-      throw usageError('-o xlsx: only petinv list --count-sheet writes a workbook');
   }
 }
 
