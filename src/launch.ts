@@ -1,21 +1,11 @@
 import { isAscii } from 'node:buffer';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { Stats } from 'node:fs';
-import {
-  closeSync,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, rmSync, type Stats, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 import { cacheDirectory } from './config/paths';
 import { writeFileAtomicSync } from './files/atomic-write';
-import { makeDirectories, READ_NO_FOLLOW, tryOr } from './files/file-system';
+import { makeDirectories, READ_NO_FOLLOW, tryOr, withOpenFile } from './files/file-system';
 import { COMMAND_NAMES, commandWord } from './program/command-word';
 
 /**
@@ -184,18 +174,13 @@ function privateDirectory(directory: string): boolean {
 }
 
 function readPrivateFile(directory: string, file: string, largest: number): Buffer | undefined {
-  let fd: number | undefined;
-  try {
+  return tryOr(() => {
     if (!privateDirectory(directory)) return undefined;
-    fd = openSync(join(directory, file), READ_NO_FOLLOW);
-    const stat = fstatSync(fd);
-    const trusted = stat.isFile() && ownedAndPrivate(stat, 0o077) && stat.size <= largest;
-    return trusted ? readFileSync(fd) : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+    return withOpenFile(join(directory, file), READ_NO_FOLLOW, (fd, stat) => {
+      const trusted = stat.isFile() && ownedAndPrivate(stat, 0o077) && stat.size <= largest;
+      return trusted ? readFileSync(fd) : undefined;
+    });
+  }, undefined);
 }
 
 function writePrivateFile(directory: string, file: string, bytes: Buffer): void {

@@ -1,18 +1,9 @@
-import {
-  chmodSync,
-  closeSync,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readFileSync,
-  type Stats,
-  statSync,
-} from 'node:fs';
+import { chmodSync, lstatSync, readFileSync, type Stats, statSync } from 'node:fs';
 import * as z from 'zod/mini';
 import { describeIssues } from '../contract/issues';
 import { configError, PetinvError } from '../errors';
 import { writeFileAtomicSync } from '../files/atomic-write';
-import { makeDirectories, octalMode } from '../files/file-system';
+import { makeDirectories, octalMode, withOpenFile } from '../files/file-system';
 import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
 import { printable } from '../printable';
 import { locateJsonSyntaxError } from './json-position';
@@ -138,22 +129,19 @@ function parseConfigText(text: string, path: string): ConfigFile {
 export function readConfigFile(env: NodeJS.ProcessEnv): ConfigFile {
   const path = configFilePath(env);
   if (!checkDirectory(configDirectory(env))) return { environments: {} };
-  let fd: number | undefined;
   let text: string;
   try {
-    fd = openSync(path, 'r');
-    // The checks look at the file that was opened, so it cannot be swapped between check and read.
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) throw configError(`config file ${path} is not a regular file`);
-    checkOwnership(stat, path, 'file');
-    text = readFileSync(fd, 'utf8');
+    text = withOpenFile(path, 'r', (fd, stat) => {
+      if (!stat.isFile()) throw configError(`config file ${path} is not a regular file`);
+      checkOwnership(stat, path, 'file');
+      return readFileSync(fd, 'utf8');
+    });
   } catch (error) {
     if (error instanceof PetinvError) throw error;
     const { code } = error as NodeJS.ErrnoException;
-    if (code === 'ENOENT' && fd === undefined) return { environments: {} };
+    // Only the open can find no file: the reads after it are of the file it opened.
+    if (code === 'ENOENT') return { environments: {} };
     throw configError(`cannot read config file ${path} (${code ?? (error as Error).message})`);
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
   return parseConfigText(text, path);
 }

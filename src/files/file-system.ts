@@ -3,6 +3,7 @@ import {
   closeSync,
   constants,
   existsSync,
+  fstatSync,
   fsync,
   fsyncSync,
   ftruncateSync,
@@ -10,6 +11,7 @@ import {
   mkdirSync,
   openSync,
   renameSync,
+  type Stats,
   statSync,
   unlinkSync,
   write,
@@ -97,6 +99,23 @@ export function quietly(step: () => void): void {
   try {
     step();
   } catch {}
+}
+
+/**
+ * What `use` makes of the file at `path` opened with `flags`, given its stat: checks look at the very file
+ * that is read, never one swapped in between. The file is closed after, whatever happens.
+ */
+export function withOpenFile<T>(
+  path: string,
+  flags: number | string,
+  use: (fd: number, stat: Stats) => T,
+): T {
+  const fd = openSync(path, flags);
+  try {
+    return use(fd, fstatSync(fd));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** What `read` returns, or `fallback` when it throws: for a look whose failure means only "nothing there". */

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, lstatSync, readFileSync } from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { writeFileAtomicSync } from './atomic-write';
 import {
@@ -8,6 +8,7 @@ import {
   quietly,
   READ_NO_FOLLOW,
   tryOr,
+  withOpenFile,
 } from './file-system';
 import { describeLockOwner, isTornRecord, type LockOwner, ownerIsRunning, parseOwner } from './lock-record';
 
@@ -61,9 +62,18 @@ interface FoundLock {
 }
 
 function readLock(lockPath: string): FoundLock | undefined {
-  let fd: number;
   try {
-    fd = nodeFileSystem.openSync(lockPath, READ_NO_FOLLOW);
+    return withOpenFile(lockPath, READ_NO_FOLLOW, (fd, stat) => {
+      const bytes = readFileSync(fd);
+      const record = bytes.toString('utf8');
+      return {
+        owner: parseOwner(record),
+        torn: isTornRecord(record),
+        identity: `${stat.ino} ${record}`,
+        ageMs: Date.now() - stat.mtimeMs,
+        kept: stat.isFile() && stat.size <= 4096 ? { bytes, mode: stat.mode & 0o777 } : undefined,
+      };
+    });
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     if (code === 'ENOENT') return undefined;
@@ -71,20 +81,6 @@ function readLock(lockPath: string): FoundLock | undefined {
     // A symlink planted at the lock's name names no owner; it is broken like a stale lock.
     const stat = lstatSync(lockPath);
     return { owner: undefined, torn: true, identity: `${stat.ino} link`, ageMs: Date.now() - stat.mtimeMs };
-  }
-  try {
-    const stat = fstatSync(fd);
-    const bytes = readFileSync(fd);
-    const record = bytes.toString('utf8');
-    return {
-      owner: parseOwner(record),
-      torn: isTornRecord(record),
-      identity: `${stat.ino} ${record}`,
-      ageMs: Date.now() - stat.mtimeMs,
-      kept: stat.isFile() && stat.size <= 4096 ? { bytes, mode: stat.mode & 0o777 } : undefined,
-    };
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
 import { isStoreId } from '../contract/store-id';
 import { writeFileAtomicSync } from '../files/atomic-write';
-import { makeDirectories, quietly, READ_NO_FOLLOW, randomHex } from '../files/file-system';
+import { makeDirectories, quietly, READ_NO_FOLLOW, randomHex, withOpenFile } from '../files/file-system';
 import { acquireLock, bootId, LockHeldError, processStartTime } from '../files/lock';
 import { printable } from '../printable';
 import { type HistoryChange, type HistoryRun, keptRuns, parseHistory, serialize } from './runs';
@@ -111,13 +111,10 @@ function readText(path: string, onError: (error: unknown) => void): string | und
   try {
     // A FIFO would block the read (and a write run's record after its write) until a writer came, and a
     // link to /dev/zero is read until memory runs out.
-    const descriptor = openSync(path, READ_NO_FOLLOW);
-    try {
-      if (!fstatSync(descriptor).isFile()) throw new Error('not a regular file');
+    return withOpenFile(path, READ_NO_FOLLOW, (descriptor, stat) => {
+      if (!stat.isFile()) throw new Error('not a regular file');
       return readFileSync(descriptor, 'utf8');
-    } finally {
-      closeSync(descriptor);
-    }
+    });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') onError(error);
     return undefined;
