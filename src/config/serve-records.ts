@@ -1,19 +1,17 @@
-import {
-  chmodSync,
-  closeSync,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  type Stats,
-  unlinkSync,
-} from 'node:fs';
+import { chmodSync, lstatSync, readdirSync, readFileSync, type Stats, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { writeFileAtomicSync } from '../files/atomic-write';
-import { makeDirectories, octalMode, quietly, READ_NO_FOLLOW, randomHex, tryOr } from '../files/file-system';
+import {
+  makeDirectories,
+  octalMode,
+  quietly,
+  READ_NO_FOLLOW,
+  randomHex,
+  tryOr,
+  withOpenFile,
+} from '../files/file-system';
 import { bootId, isRunning, isSameProcess, processStartTime } from '../files/lock';
 import { serveRecordDirectory } from './paths';
 import { baseUrlProblem, isLoopbackHost, type RunningServe } from './settings';
@@ -100,24 +98,22 @@ function checkDirectory(directory: string): { exists: boolean; problem?: string 
 
 /** Reads one record, never through a symlink; a reason when it cannot be trusted. */
 function readRecord(path: string): { record?: ServeRecord; problem?: string } {
-  let fd: number | undefined;
-  let text: string;
+  let text: string | { problem: string };
   try {
-    fd = openSync(path, READ_NO_FOLLOW);
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) return { problem: `${path} is not a regular file` };
-    const problem = privacyProblem(stat, path);
-    if (problem) return { problem };
-    if (stat.size > RECORD_LIMIT) return { problem: `${path} is too large to be a serve record` };
-    text = readFileSync(fd, 'utf8');
+    text = withOpenFile(path, READ_NO_FOLLOW, (fd, stat) => {
+      if (!stat.isFile()) return { problem: `${path} is not a regular file` };
+      const problem = privacyProblem(stat, path);
+      if (problem) return { problem };
+      if (stat.size > RECORD_LIMIT) return { problem: `${path} is too large to be a serve record` };
+      return readFileSync(fd, 'utf8');
+    });
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     if (code === 'ENOENT') return {}; // Removed meanwhile: its serve stopped.
     if (code === 'ELOOP') return { problem: `${path} is a symbolic link` };
     return { problem: `cannot read ${path} (${code ?? (error as Error).message})` };
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
+  if (typeof text !== 'string') return text;
   // JSON.parse never returns undefined: undefined is text that is not JSON.
   const raw: unknown = tryOr(() => JSON.parse(text), undefined);
   if (raw === undefined) return { problem: `${path} is not JSON` };
