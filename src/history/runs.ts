@@ -5,11 +5,7 @@ import { printable } from '../printable';
 /** A run as the history keeps it, one JSON line each (store.ts keeps the file). */
 
 /** One pet a run wrote: its quantity before (null: not in the inventory then) and after. */
-export interface HistoryChange {
-  petId: bigint;
-  before: number | null;
-  after: number;
-}
+export type HistoryChange = { petId: bigint; before: number | null; after: number };
 
 const HISTORY_MARKS = ['interrupted', 'forced', 'failed', 'unfinished'] as const;
 

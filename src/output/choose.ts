@@ -41,12 +41,7 @@ export function asksForJson(argv: readonly string[]): boolean {
 }
 
 /** The output options every command that prints data shares (declared once in src/program/build.ts). */
-export interface OutputFlags {
-  output?: OutputFormat;
-  json?: boolean;
-  fields?: string[];
-  headers?: boolean;
-}
+export type OutputFlags = { output?: OutputFormat; json?: boolean; fields?: string[]; headers?: boolean };
 
 export interface OutputChoice {
   format: Exclude<OutputFormat, 'xlsx'>;
