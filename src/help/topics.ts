@@ -15,7 +15,6 @@ export interface HelpTopic {
   name: string;
   /** One line for the list of topics. */
   summary: string;
-  /** The man page's section title for this topic. */
   manSection: string;
   blocks: readonly HelpBlock[];
 }

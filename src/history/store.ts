@@ -97,7 +97,6 @@ async function lockHistory(lockPath: string): Promise<() => Promise<void>> {
   }
 }
 
-/** Whether an open file has text whose last byte is not a newline. */
 function endsTorn(descriptor: number): boolean {
   const size = fstatSync(descriptor).size;
   if (size === 0) return false;

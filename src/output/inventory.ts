@@ -15,7 +15,6 @@ function inColourOf(status: PetStatus, text: string): string {
   return chalk[STATUS_COLOURS[status]](text);
 }
 
-/** A status word, coloured by what it means when `color` is on. */
 export const statusPainter =
   (color: boolean) =>
   (status: PetStatus): string =>

@@ -9,7 +9,6 @@ const ORDERS_READ_BY_POSITION = new Set([
   'petId,from,to,found',
 ]);
 
-/** Whether TSV of these --fields needs a heading line to be read back right. */
 export function needsTsvHeading(fields: readonly string[] | undefined): boolean {
   if (fields === undefined) return false;
   // Without petId and quantity nothing can be read back, and `get 42 --fields quantity` keeps its bare value.

@@ -17,11 +17,9 @@ export interface InventorySummary {
 /** How many of the low pets the summary names; `petinv list --low N` lists them all. */
 export const LOW_PETS_SHOWN = 10;
 
-/** Larger quantity first, then the smaller petId. */
 const ranksAbove = (a: InventoryItem, b: InventoryItem) =>
   a.quantity > b.quantity || (a.quantity === b.quantity && a.petId < b.petId);
 
-/** Smaller quantity first, then the smaller petId. */
 const ranksBelow = (a: InventoryItem, b: InventoryItem) =>
   a.quantity < b.quantity || (a.quantity === b.quantity && a.petId < b.petId);
 

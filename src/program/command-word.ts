@@ -11,7 +11,6 @@ import { readShortGroup } from '../short-options';
 
 export type CommandName = keyof typeof COMMAND_SUMMARIES;
 
-/** The program's commands and the shells' `__complete`. */
 export const COMMAND_NAMES: ReadonlySet<string> = new Set([
   ...Object.keys(COMMAND_SUMMARIES),
   COMPLETE_COMMAND,
