@@ -90,7 +90,8 @@ export class EntryStore {
 
   /**
    * A pet named twice would race with itself under concurrency: the later entry wins, the earlier is
-   * reported. Sorting a copy of the petIds finds the repeated ones without a map of every pet.
+   * reported; a long id named twice may be two pets a spreadsheet rounded to one (numbers.ts), so none of
+   * its rows is sent. Sorting a copy of the petIds finds the repeated ones without a map of every pet.
    */
   removeDuplicates(unit: string, problems: BulkProblem[]) {
     const sorted = this.petIds.slice(0, this.length).sort();
@@ -108,11 +109,13 @@ export class EntryStore {
     for (let index = 0; index < this.length; index++) {
       const petId = this.petIds[index] as bigint;
       const winner = winners.get(petId);
-      if (winner !== undefined && index !== winner) {
+      const rounded = winner !== undefined && petId >= 10n ** 15n;
+      if (rounded || (winner !== undefined && index !== winner)) {
         problems.push({
           line: this.lines[index] as number,
-          // Two long petIds alike in a CSV may be two pets a spreadsheet rounded to one (numbers.ts).
-          message: `pet ${petId} appears again at ${unit} ${this.lines[winner]}, which wins${petId >= 10n ** 15n ? ' (if these were two pets, a spreadsheet rounded their ids: format the column as text)' : ''}`,
+          message: rounded
+            ? `pet ${petId} is on more than one ${unit}: if these were two pets, a spreadsheet rounded their ids, so none of them is sent: format the column as text`
+            : `pet ${petId} appears again at ${unit} ${this.lines[winner]}, which wins`,
         });
         continue;
       }

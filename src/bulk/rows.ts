@@ -9,7 +9,7 @@ import { quoted, readPetId, readQuantity } from './numbers';
 import {
   type ColumnRole,
   canonicalName,
-  ignoredColumnsNotice,
+  headerNotices,
   PLAN_ONLY_COLUMNS,
   roleOf,
   type SheetHeader,
@@ -208,8 +208,7 @@ export class InputCollector {
 
   /** The sheet's header, read: its ignored columns said once, its expected column minded. */
   useHeader(header: SheetHeader) {
-    const notice = ignoredColumnsNotice(header);
-    if (notice) this.notices.push(notice);
+    this.notices.push(...headerNotices(header));
     const column = header.expected === undefined ? undefined : header.names[header.expected];
     if (column !== undefined) this.unchecked = { rows: 0, column };
   }

@@ -20,7 +20,7 @@ export interface SheetHeader {
   status?: number;
   /** The columns read by nobody, named once in a notice. */
   ignored: readonly string[];
-  /** Of those, the ones whose names say they hold counts (soundsLikeCount). */
+  /** The columns whose names say they hold counts too (soundsLikeCount): only checked against counted. */
   alsoCounts: readonly number[];
 }
 
@@ -41,19 +41,39 @@ export const COLUMN_NAMES: Readonly<Record<ColumnRole, readonly string[]>> = {
   expected: words('expected from expectedqty expectedquantity before attendu erwartet soll esperado'),
   status: words('status state statut estado zustand stato'),
 };
+/** A name's words, accents and case aside: `Quantité attendue` is `quantite attendue`, `secondCount` `second count`. */
+const wordsOf = (name: string) =>
+  name
+    .replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2')
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u);
+const isCountWord = (word: string) => COUNT_WORD.test(word);
+const saysWhichCount = (word: string) => word === '' || /\d/.test(word) || WHICH_COUNT.test(word);
+
 /**
  * A name of another count of the same pets: a count word and words saying which (`Physical count`, `Qty 2`,
- * `secondCount`), not `Count variance` or `Qty on order`. Another whole number there is a bad row (fromCells).
+ * `secondCount`, `Anzahl 2`), not `Count variance` or `Qty on order`. Another whole number there, or one
+ * beside an empty counted cell, is a bad row (fromCells).
  */
 export function soundsLikeCount(name: string): boolean {
-  const words = name.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2').split(/[^\p{L}\p{N}]+/u);
-  const counts = (word: string) => COUNT_WORD.test(word);
-  const which = (word: string) => word === '' || /\d/.test(word) || WHICH_COUNT.test(word);
-  return words.some(counts) && words.every((word) => counts(word) || which(word));
+  const words = wordsOf(name);
+  return words.some(isCountWord) && words.every((word) => isCountWord(word) || saysWhichCount(word));
 }
-const COUNT_WORD = /^(re)?(count(ed|s)?|qty|quantit\p{L}*)$/iu;
+/** A name of the quantity expected in other words (`Quantité attendue`, `Erwarteter Bestand`, `Expected count`). */
+const soundsLikeExpected = (name: string) => {
+  const words = wordsOf(name);
+  return (
+    words.some((word) => EXPECTED_WORD.test(word)) &&
+    words.every((word) => EXPECTED_WORD.test(word) || isCountWord(word) || word === '')
+  );
+};
+const COUNT_WORD =
+  /^(re|nach)?(count(ed|s)?|qty|quantit\p{L}*|stock|anzahl|menge|bestand|gezahlt|zahlung|cantidad|conteo|compte)$/u;
 const WHICH_COUNT =
-  /^(physical|actual|real|new|second|third|final|manual|my|our|shelf|floor|today|again|corrected|verified|checked|units|pcs|pieces|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)$/i;
+  /^(physical|actual|real|new|second|third|final|manual|my|our|shelf|floor|today|again|corrected|verified|checked|recheck|units|pcs|pieces|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)$/;
+const EXPECTED_WORD = /^(expected|attendue?s?|erwartet(e[nrs]?)?|soll|esperad[oa]s?|previst[oa]|attes[oa])$/;
 /** A dry run's own column (whether the pet was found): part of a plan, read by nobody, named by no notice. */
 export const PLAN_ONLY_COLUMNS = new Set(['found']);
 const ROLE_OF = new Map(
@@ -73,7 +93,8 @@ export function canonicalName(name: string): string {
 }
 
 /** The role a column's name gives it, if petinv reads it. */
-export const roleOf = (name: string): ColumnRole | undefined => ROLE_OF.get(canonicalName(name));
+export const roleOf = (name: string): ColumnRole | undefined =>
+  ROLE_OF.get(canonicalName(name)) ?? (soundsLikeExpected(name) ? 'expected' : undefined);
 
 /** Excel's first line `sep=;`, which names the delimiter of the sheet below it. */
 export function delimiterLine(line: string): Delimiter | undefined {
@@ -108,8 +129,8 @@ export function readHeader(cells: readonly string[], delimiter: Delimiter): Shee
     if (name === '') return;
     const role = roleOf(name);
     if (role === undefined) {
-      if (!PLAN_ONLY_COLUMNS.has(canonicalName(name))) ignored.push(name);
       if (soundsLikeCount(name)) alsoCounts.push(index);
+      else if (!PLAN_ONLY_COLUMNS.has(canonicalName(name))) ignored.push(name);
       return;
     }
     const before = columns[role];
@@ -127,10 +148,19 @@ export function readHeader(cells: readonly string[], delimiter: Delimiter): Shee
   return { delimiter, names, petId, counted, expected, status, ignored, alsoCounts };
 }
 
-/** The header's notice: the columns nobody reads, named once. */
-export function ignoredColumnsNotice(header: SheetHeader): string | undefined {
-  const { ignored } = header;
-  if (ignored.length === 0) return undefined;
-  const list = ignored.map(quoted).join(', ');
-  return `ignoring ${ignored.length === 1 ? 'column' : 'columns'} ${list}: petinv reads the pet, counted (or quantity), expected (or from) and status columns`;
+/** The header's notices: the columns nobody reads, and those only checked, named once. */
+export function headerNotices({ ignored, alsoCounts, names, counted }: SheetHeader): string[] {
+  const list = (columns: readonly string[]) =>
+    `${columns.length === 1 ? 'column' : 'columns'} ${columns.map(quoted).join(', ')}`;
+  const checked = alsoCounts.map((index) => names[index] as string);
+  const notices: string[] = [];
+  if (ignored.length > 0)
+    notices.push(
+      `ignoring ${list(ignored)}: petinv reads the pet, counted (or quantity), expected (or from) and status columns`,
+    );
+  if (checked.length > 0)
+    notices.push(
+      `checking ${list(checked)} against ${quoted(names[counted] as string)}: a row where they hold different counts is skipped`,
+    );
+  return notices;
 }

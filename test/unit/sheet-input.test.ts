@@ -286,6 +286,31 @@ describe('a sheet: columns chosen by the header', () => {
     ).toEqual([[1n, 5]]);
   });
 
+  it('reads the quantity expected and second counts named in other words and languages (QA: ignored, so no conflict check)', () => {
+    for (const name of ['Quantité attendue', 'Erwarteter Bestand', 'Soll-Bestand', 'Expected count'])
+      expect(read(`petId,${name},counted\n1,3,5\n`).entries, name).toEqual([
+        { line: 2, petId: 1n, quantity: 5, from: 3 },
+      ]);
+    expect(read('petId,Expected delivery,counted\n1,3,5\n').notices).toEqual([
+      'ignoring column "Expected delivery": petinv reads the pet, counted (or quantity), expected (or from) and status columns',
+    ]);
+    for (const name of [
+      'Anzahl 2',
+      'Gezählt 2',
+      'Cantidad 2',
+      'Stock 2',
+      'Count (recheck)',
+      'Nachzählung',
+      'Recompte',
+    ]) {
+      const input = read(`petId,counted,${name}\n1,5,6\n`);
+      expect(input.problems, name).toHaveLength(1);
+      expect(input.notices, name).toEqual([
+        `checking column "${name}" against "counted": a row where they hold different counts is skipped`,
+      ]);
+    }
+  });
+
   it('refuses a header below the first line whose columns would be read by position or by another header', () => {
     expect(() => parseBulkInput('1 5\nquantity petId\n70 1\n')).toThrow(/line 2 names its columns/);
     // Two exports one after the other, their columns in other orders.
