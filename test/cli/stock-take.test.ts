@@ -109,6 +109,24 @@ describe('a sheet is read by its header', () => {
     expect(requests).toEqual([]);
   });
 
+  it('an empty file is refused as a failed save, not applied as nothing to do (QA); empty stdin is a note', async () => {
+    requests.length = 0;
+    for (const text of ['', '\n\r\n  \n']) {
+      const path = file('empty.csv', text);
+      const result = await petinv(['set', '--file', path]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        `petinv: --file ${path} is empty (no rows, no header): was it saved? Nothing was sent (run petinv help set)\n`,
+      );
+    }
+    expect(requests).toEqual([]);
+    const piped = await petinv(['set', '-'], '');
+    expect(piped.code).toBe(0);
+    expect(piped.stderr).toMatch(/^petinv: note: stdin held no updates\n/);
+    // A header alone is a sheet of no pets, as an empty inventory's export is.
+    expect((await petinv(['set', '--file', file('header.csv', 'petId,counted\n')])).code).toBe(0);
+  });
+
   it('a bad row is reported with its row and pet and skipped; --strict sends nothing', async () => {
     const sheet = file('rows.csv', 'petId,quantity\n5,705\n6,many\n');
     requests.length = 0;
