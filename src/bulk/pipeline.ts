@@ -2,6 +2,7 @@ import type { InventoryClient } from '../client/client';
 import { maybeApplied, quantityLeftBy } from '../client/write-outcome';
 import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
+import { undoneBy } from '../history/runs';
 import type { History, HistoryChange, HistoryRun } from '../history/store';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
@@ -21,7 +22,7 @@ import {
 } from './plan';
 import { rehearse } from './rehearse';
 import { type FinishedRun, reportBulk } from './report';
-import { type Conflict, conflictMessage, conflictResult, conflictRow, namedFirst } from './results';
+import { byPetId, type Conflict, conflictMessage, conflictResult, conflictRow, namedFirst } from './results';
 
 export interface PipelineTarget {
   client: InventoryClient;
@@ -154,7 +155,7 @@ export async function runPipeline(
         const over = changes.filter((change) => forcedOver.has(change.petId));
         if (over.length > 0)
           writeNotice(
-            `--force wrote over ${plural(over.length, 'pet')} changed since the input was read (${namedFirst(over, (change) => `pet ${change.petId} held ${change.before}`)}); the history keeps what ${over.length === 1 ? 'it' : 'they'} held, so petinv undo gives it back`,
+            `--force wrote over ${plural(over.length, 'pet')} changed since the input was read (${namedFirst(over.sort(byPetId), (change) => `pet ${change.petId} held ${change.before}`)}); the history keeps what ${over.length === 1 ? 'it' : 'they'} held, so petinv undo gives it back`,
             context,
           );
         reportBulk(
@@ -189,16 +190,19 @@ export async function runPipeline(
             maybeChanges.push({ petId: entry.petId, before, after: entry.quantity });
         }
         const kept = await record(true);
+        // Taking back an undo would write the undone run's quantities again: not what its user is after.
+        const undoing = undoneBy(options.command) !== undefined;
+        const them = (count: number) => (count === 1 ? 'it' : 'them');
         const what =
           written === 0
             ? 'no pet was written'
             : kept
-              ? `${plural(written, 'pet')} written so far ${written === 1 ? 'is' : 'are'} in the history (petinv undo takes ${written === 1 ? 'it' : 'them'} back)`
+              ? `${plural(written, 'pet')} written so far ${written === 1 ? 'is' : 'are'} in the history${undoing ? '' : ` (petinv undo takes ${them(written)} back)`}`
               : `${plural(written, 'pet')} ${written === 1 ? 'was' : 'were'} written so far`;
         const inFlight =
           unanswered.length === 0
             ? 'none was in flight'
-            : `the ${plural(unanswered.length, 'update')} in flight may have been applied or not${kept ? ` (in the history too, so petinv undo takes ${unanswered.length === 1 ? 'it' : 'them'} back if applied)` : ''}`;
+            : `the ${plural(unanswered.length, 'update')} in flight may have been applied or not${kept ? ` (in the history too${undoing ? '' : `, so petinv undo takes ${them(unanswered.length)} back if applied`})` : ''}`;
         const message = `quit at once (${signal}): ${what}; ${inFlight}${unsent > 0 ? `, and the rest were not sent: ${options.again}` : ''}`;
         writeQuitNotice(message, context);
       },

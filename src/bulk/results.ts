@@ -155,6 +155,10 @@ export function namedFirst<T>(items: readonly T[], name: (item: T) => unknown, s
   return `${items.slice(0, shown).map(name).join(', ')}${more}`;
 }
 
+/** By petId: lists of pets are read by people looking for one, whatever order the answers came in. */
+export const byPetId = (a: { petId: bigint }, b: { petId: bigint }) =>
+  a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0;
+
 /** The conflicts' pets, the first ten named. */
 export const petList = (conflicts: readonly Conflict[]) =>
-  namedFirst(conflicts, (conflict) => conflict.petId);
+  namedFirst([...conflicts].sort(byPetId), (conflict) => conflict.petId);

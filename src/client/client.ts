@@ -170,7 +170,7 @@ export function createClient(options: ClientOptions): InventoryClient {
           // The body is an absolute quantity: applied twice, it is still that quantity. (The words are
           // safe to paste: numbers, and an environment's name, which is letters, digits, - and _.)
           advice: () =>
-            `setting the same quantity again is safe: petinv set ${petId} ${quantity}${targetWords ? ` ${targetWords}` : ''}`,
+            `setting the same quantity again cannot apply it twice: petinv set ${petId} ${quantity}${targetWords ? ` ${targetWords}` : ''}`,
           onSettled: (lost) =>
             options.onWarning?.(
               `pet ${petId} in ${where}: an earlier attempt of ${operation} was sent and got no ${lost.brokeOff ? 'complete ' : ''}answer (${errors.shown(lost.detail)}), so it may have been applied; ${confirmedItem ? `the retry found pet ${petId} holding ${quantity} already (that attempt's doing, or a colleague's), and a read confirms it` : `a retry with the same quantity then succeeded, and a quantity is absolute, so pet ${petId} holds ${quantity} once, not twice`}`,

@@ -211,7 +211,7 @@ describe('a pet changed between the run’s read and its write', () => {
       ]),
     );
     expect(result.stderr).toMatch(
-      /"--force wrote over 2 pets changed since the input was read \(pet [12] held [89], pet [12] held [89]\);/,
+      /"--force wrote over 2 pets changed since the input was read \(pet 1 held 8, pet 2 held 9\);/,
     );
     const [run] = JSON.parse((await runMain(['history', '--json'], { env: environment })).stdout);
     expect(run.marks).toEqual(['forced']);

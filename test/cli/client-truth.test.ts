@@ -298,7 +298,7 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(result.code).toBe(8);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(
-      /^petinv: outcome unknown: PATCH \/inventory\/42 was sent to staging and the connection broke before an answer came \(.+\)( after 2 attempts)?; the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n$/,
+      /^petinv: outcome unknown: PATCH \/inventory\/42 was sent to staging and the connection broke before an answer came \(.+\)( after 2 attempts)?; the update may have been applied; setting the same quantity again cannot apply it twice: petinv set 42 7 --env staging\n$/,
     );
     expect(result.stderr).not.toContain('cannot reach');
     const json = await petinv(`break-${name}`, ['--json', '--retries', '0', 'set', '42', '7']);
@@ -313,7 +313,7 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     };
     const result = await runMain(['--retries', '0', 'set', '42', '7'], { env });
     expect(result.code).toBe(8);
-    const advice = /safe: petinv (.*)\n$/.exec(result.stderr)?.[1] ?? '';
+    const advice = /twice: petinv (.*)\n$/.exec(result.stderr)?.[1] ?? '';
     // host:port is no environment's name: `--env 127.0.0.1:PORT` was refused as a usage error (exit 2).
     expect(advice).toBe(`set 42 7 --base-url ${origin()}/break-reset/v1`);
     const again = await runMain(['--retries', '0', ...advice.split(' ')], {
@@ -328,7 +328,7 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(result.code).toBe(8);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(
-      /^petinv: outcome unknown: PATCH \/inventory\/42 was sent to staging and its answer broke off before it was complete \(.+\); the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n$/,
+      /^petinv: outcome unknown: PATCH \/inventory\/42 was sent to staging and its answer broke off before it was complete \(.+\); the update may have been applied; setting the same quantity again cannot apply it twice: petinv set 42 7 --env staging\n$/,
     );
     const json = await petinv('body-broke-off', ['--json', '--retries', '0', 'set', '42', '7']);
     expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
@@ -338,7 +338,7 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     const result = await petinv('body-stalls', ['--timeout', '300', '--retries', '0', 'set', '42', '7']);
     expect(result.code).toBe(8);
     expect(result.stderr).toBe(
-      'petinv: outcome unknown: PATCH /inventory/42 was sent to staging and its answer did not complete within 300 ms; the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n',
+      'petinv: outcome unknown: PATCH /inventory/42 was sent to staging and its answer did not complete within 300 ms; the update may have been applied; setting the same quantity again cannot apply it twice: petinv set 42 7 --env staging\n',
     );
   });
 
@@ -361,7 +361,7 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     const result = await petinv('silent', ['--timeout', '300', '--retries', '0', 'set', '42', '7']);
     expect(result.code).toBe(8);
     expect(result.stderr).toBe(
-      'petinv: outcome unknown: PATCH /inventory/42 was sent to staging and no answer came within 300 ms; the update may have been applied; setting the same quantity again is safe: petinv set 42 7 --env staging\n',
+      'petinv: outcome unknown: PATCH /inventory/42 was sent to staging and no answer came within 300 ms; the update may have been applied; setting the same quantity again cannot apply it twice: petinv set 42 7 --env staging\n',
     );
   });
 
@@ -511,7 +511,7 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(one.code).toBe(8);
     expect(one.stderr).toContain('is larger than 2 KiB');
     expect(one.stderr).toContain(
-      'it answered 200, so the update may have been applied; setting the same quantity again is safe: petinv set 42 7',
+      'it answered 200, so the update may have been applied; setting the same quantity again cannot apply it twice: petinv set 42 7',
     );
     const json = await petinv('too-large', ['--json', '--max-body-size', '2K', 'set', '42', '7']);
     expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'body_too_large', status: 200, exitCode: 8 });

@@ -136,7 +136,7 @@ describe('petinv list streams the answer', () => {
     expect(set.code).toBe(8);
     expect(set.stdout).toBe('');
     expect(set.stderr).toMatch(
-      /^petinv: outcome unknown: PATCH \/inventory\/1 was sent to local and its answer broke off before it was complete \(.+\) after 2 attempts; the update may have been applied; setting the same quantity again is safe: petinv set 1 5 --env local\n$/,
+      /^petinv: outcome unknown: PATCH \/inventory\/1 was sent to local and its answer broke off before it was complete \(.+\) after 2 attempts; the update may have been applied; setting the same quantity again cannot apply it twice: petinv set 1 5 --env local\n$/,
     );
   });
 

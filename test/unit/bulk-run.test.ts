@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EntryStore } from '../../src/bulk/entries';
+import { petList } from '../../src/bulk/results';
 import { runBulk } from '../../src/bulk/run';
 import { createClient } from '../../src/client/client';
 import { TransportError } from '../../src/client/transport';
@@ -60,5 +61,18 @@ describe('runBulk against a service that stopped answering', () => {
     });
     expect(outcome.stop?.reason).toBe('unreachable');
     expect(outcome).toMatchObject({ failed: 3, unknown: 1, notSent: 97 });
+  });
+});
+
+describe('conflicts named in a message', () => {
+  it('are named by petId, whatever order their answers came in (QA: 1, 6, 2, 3, 44, 5)', () => {
+    const conflicts = [1n, 6n, 2n, 3n, 44n, 5n].map((petId, line) => ({
+      line,
+      petId,
+      from: 1,
+      current: 2,
+      wanted: 3,
+    }));
+    expect(petList(conflicts)).toBe('1, 2, 3, 5, 6, 44');
   });
 });

@@ -113,7 +113,7 @@ describe('updateInventory', () => {
     expect(error.exitCode).toBe(8);
     expect(error.body.code).toBe('outcome_unknown');
     expect(error.message).toBe(
-      'outcome unknown: PATCH /inventory/5 was sent to staging and the connection broke before an answer came (ECONNRESET) after 3 attempts; the update may have been applied; setting the same quantity again is safe: petinv set 5 7 --env staging',
+      'outcome unknown: PATCH /inventory/5 was sent to staging and the connection broke before an answer came (ECONNRESET) after 3 attempts; the update may have been applied; setting the same quantity again cannot apply it twice: petinv set 5 7 --env staging',
     );
   });
 
