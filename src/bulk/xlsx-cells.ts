@@ -38,11 +38,27 @@ function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArr
   return undefined;
 }
 
-/** The workbook's sheets by name, whether the first is hidden, and the cells of it not to be read. */
+/** A cell's column from its letters, counting from 0 (`A` 0, `AA` 26). */
+const columnOf = (letters: string) =>
+  [...letters].reduce((index, letter) => index * 26 + letter.charCodeAt(0) - 64, 0) - 1;
+
+/** Cells merged across rows (`D2:D3`): one value shown for several rows, stored in the first only. */
+export interface MergedRange {
+  ref: string;
+  rows: [number, number];
+  columns: [number, number];
+}
+
+/**
+ * The workbook's sheets by name, whether the first is hidden, and of the first: the cells not to be read,
+ * its merged ranges across rows, and its hidden rows (hidden by hand or by a filter).
+ */
 export function inspectWorkbook(bytes: Uint8Array): {
   sheets: string[];
   firstHidden: boolean;
   unread: UnreadCells;
+  merged: MergedRange[];
+  hiddenRows: Set<number>;
 } {
   let unpacked = 0;
   const files = unzipSync(bytes, {
@@ -63,8 +79,24 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const path = firstSheetPath(files, listed);
   const sheet = path === undefined ? undefined : files[path];
   const unread: UnreadCells = new Map();
-  if (!sheet) return { sheets, firstHidden, unread };
-  for (const [, attributes = '', content = ''] of strFromU8(sheet).matchAll(element('c'))) {
+  const merged: MergedRange[] = [];
+  const hiddenRows = new Set<number>();
+  if (!sheet) return { sheets, firstHidden, unread, merged, hiddenRows };
+  const xml = strFromU8(sheet);
+  for (const [, attributes = ''] of xml.matchAll(/<(?:[\w.-]+:)?row\b([^>]*)>/g))
+    if (/^(1|true)$/.test(attribute(attributes, 'hidden') ?? ''))
+      hiddenRows.add(Number(attribute(attributes, 'r')) - 1);
+  for (const [, attributes = ''] of xml.matchAll(element('mergeCell'))) {
+    const ref = attribute(attributes, 'ref') ?? '';
+    const [, first = '', top = '', last = '', bottom = ''] = /^([A-Z]+)(\d+):([A-Z]+)(\d+)$/.exec(ref) ?? [];
+    if (Number(bottom) > Number(top))
+      merged.push({
+        ref,
+        rows: [Number(top) - 1, Number(bottom) - 1],
+        columns: [columnOf(first), columnOf(last)],
+      });
+  }
+  for (const [, attributes = '', content = ''] of xml.matchAll(element('c'))) {
     const reference = /^([A-Z]+)(\d+)$/.exec(attribute(attributes, 'r') ?? '');
     // Allowed, and rare: read-excel-file fails on it, and such a cell could not be placed here either.
     if (!reference) throw new Error('its cells do not say where they are (no r attribute)');
@@ -76,10 +108,10 @@ export function inspectWorkbook(bytes: Uint8Array): {
     if (type !== 'e' && (formula === undefined || (!stale && (saved !== '' || (value && type === 'str')))))
       continue;
     const [, letters = '', row = ''] = reference;
-    const column = [...letters].reduce((index, letter) => index * 26 + letter.charCodeAt(0) - 64, 0) - 1;
+    const column = columnOf(letters);
     const cells = unread.get(Number(row) - 1) ?? new Map<number, string>();
     cells.set(column, type === 'e' ? saved : `=${xmlText(formula?.[2] || '…')}`);
     unread.set(Number(row) - 1, cells);
   }
-  return { sheets, firstHidden, unread };
+  return { sheets, firstHidden, unread, merged, hiddenRows };
 }

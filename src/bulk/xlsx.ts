@@ -1,5 +1,6 @@
 import { readSheet } from 'read-excel-file/universal';
 import { usageError } from '../errors';
+import { plural } from '../output/plural';
 import { printable } from '../printable';
 import type { BulkInput } from './entries';
 import { quoted, spreadsheetNumberProblem } from './numbers';
@@ -49,7 +50,7 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
     );
   }
   // The cells read as empty that hold a formula's text or an error (xlsx-cells.ts), in rows that may hold nothing else.
-  const { unread, sheets, firstHidden } = workbook;
+  const { unread, sheets, firstHidden, merged, hiddenRows } = workbook;
   const firstName = quoted(sheets[0] ?? '');
   const others = `${sheets.slice(1, 4).map(quoted).join(', ')}${sheets.length > 4 ? ', …' : ''}`;
   const readFirstOnly = (what: string) =>
@@ -76,6 +77,16 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
     rows.notices.push(
       `the workbook has ${sheets.length} sheets: only the first, ${firstName}, is read (not ${others})`,
     );
+  const read = [header.petId, header.counted, header.expected, ...header.alsoCounts];
+  // Which of its rows a merged value counts cannot be told: every row it spans is refused.
+  const mergedOver = (row: number) =>
+    merged.find(
+      ({ rows: [top, bottom], columns: [left, right] }) =>
+        row >= top &&
+        row <= bottom &&
+        read.some((column) => column !== undefined && column >= left && column <= right),
+    );
+  const hiddenRead: number[] = [];
   for (let index = first + 1; index < sheet.length; index++) {
     const cells = sheet[index] as Cell[];
     const [petId, counted, expected] = [header.petId, header.counted, header.expected].map((column) =>
@@ -83,14 +94,23 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
     );
     const pet = cellText(cells[header.petId] ?? null);
     const rounded = counted ?? expected;
-    rows.add(
-      index + 1,
-      petId
-        ? { problem: petId }
-        : rounded
-          ? { problem: rounded, pet }
-          : fromCells(cells.map(cellText), header),
-    );
+    const range = mergedOver(index);
+    const row = petId
+      ? { problem: petId }
+      : rounded
+        ? { problem: rounded, pet }
+        : range
+          ? {
+              problem: `cells ${range.ref} are merged across rows: which pets its value counts cannot be told; unmerge them`,
+              pet: pet || undefined,
+            }
+          : fromCells(cells.map(cellText), header);
+    if (hiddenRows.has(index) && typeof row === 'object') hiddenRead.push(index + 1);
+    rows.add(index + 1, row);
   }
+  if (hiddenRead.length > 0)
+    rows.notices.push(
+      `${plural(hiddenRead.length, 'row')} hidden in the workbook (by hand or by a filter) ${hiddenRead.length === 1 ? 'is' : 'are'} read all the same: row ${hiddenRead.slice(0, 10).join(', ')}${hiddenRead.length > 10 ? ', …' : ''}`,
+    );
   return rows.finish('row');
 }

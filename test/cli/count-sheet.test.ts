@@ -42,15 +42,23 @@ const text = (reference: string, value: string) => cell(reference, `<is><t>${val
  * numbered by its first cell's reference), a sheet's `state` (hidden), and `calculation`, the workbook's
  * calcPr attributes. The first sheet's relationship is absolute, as some programs write it.
  */
-function rawWorkbook(sheets: { name: string; state?: string; rows: string[][] }[], calculation = ''): Buffer {
+function rawWorkbook(
+  sheets: { name: string; state?: string; rows: string[][]; after?: string }[],
+  calculation = '',
+): Buffer {
   const number = (index: number) => index + 1;
+  // A row's first element is its first cell's reference, and after a space the row's own attributes.
+  const row = ([first = '', ...cells]: string[]) => {
+    const [, reference = '', attributes = ''] = /^[A-Z]+(\d+)(.*)$/.exec(first) ?? [];
+    return `<row r="${reference}"${attributes}>${cells.join('')}</row>`;
+  };
   const parts = Object.fromEntries(
-    sheets.map(({ rows }, index) => [
+    sheets.map(({ rows, after = '' }, index) => [
       `xl/worksheets/sheet${number(index)}.xml`,
       strToU8(
         `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${rows
-          .map(([first, ...cells]) => `<row r="${/\d+$/.exec(first as string)?.[0]}">${cells.join('')}</row>`)
-          .join('')}</sheetData></worksheet>`,
+          .map(row)
+          .join('')}</sheetData>${after}</worksheet>`,
       ),
     ]),
   );
@@ -227,6 +235,36 @@ describe('an Excel workbook', () => {
     );
     // A formula saved with its value is read as that value.
     expect(review.stdout, review.stderr).toMatch(/^11: \d+ → 100\n$/);
+  });
+
+  it('a value merged across rows is refused for each row it spans; hidden rows that are read are named (QA)', async () => {
+    const rows = [
+      ['A1', text('A1', 'petId'), text('B1', 'expected'), text('C1', 'counted'), text('D1', 'notes')],
+      ['A2', text('A2', '1'), cell('B2', '<v>5</v>'), cell('C2', '<v>13</v>'), text('D2', 'top shelf')],
+      ['A3', text('A3', '2'), cell('B3', '<v>6</v>')],
+      ['A4 hidden="1"', text('A4', '11'), cell('C4', '<v>99</v>')],
+      ['A5 hidden="1"', text('A5', '12')],
+    ];
+    // Notes merged across rows are nobody's count: no refusal for them.
+    const after = '<mergeCells count="2"><mergeCell ref="C2:C3"/><mergeCell ref="D3:D5"/></mergeCells>';
+    const review = await petinv([
+      'set',
+      '--file',
+      file('merged.xlsx', rawWorkbook([{ name: 'Sheet1', rows, after }])),
+      '--dry-run',
+    ]);
+    expect(review.code, review.stderr).toBe(9);
+    for (const [row, pet] of [
+      [2, 1],
+      [3, 2],
+    ])
+      expect(review.stderr).toContain(
+        `row ${row} (pet ${pet}): cells C2:C3 are merged across rows: which pets its value counts cannot be told; unmerge them (skipped)`,
+      );
+    expect(review.stderr).toContain(
+      'petinv: note: 1 row hidden in the workbook (by hand or by a filter) is read all the same: row 4\n',
+    );
+    expect(review.stdout).toMatch(/^11: \d+ → 99\n$/);
   });
 
   it('formula values the workbook calls stale (XlsxWriter saves 0 for each, fullCalcOnLoad) are not read', async () => {
