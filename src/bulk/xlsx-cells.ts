@@ -56,6 +56,8 @@ export interface MergedRange {
 export function inspectWorkbook(bytes: Uint8Array): {
   sheets: string[];
   firstHidden: boolean;
+  /** The sheet the workbook was saved showing (its active tab), counting from 0. */
+  shown: number;
   unread: UnreadCells;
   merged: MergedRange[];
   hiddenRows: Set<number>;
@@ -76,12 +78,14 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const stale = /^(1|true)$/.test(attribute(calculation?.[1] ?? '', 'fullCalcOnLoad') ?? '');
   const sheets = listed.map(([, attributes = '']) => xmlText(attribute(attributes, 'name') ?? ''));
   const firstHidden = /hidden/i.test(attribute(listed[0]?.[1] ?? '', 'state') ?? '');
+  const [view] = workbook.matchAll(element('workbookView'));
+  const shown = Number(attribute(view?.[1] ?? '', 'activeTab') ?? 0);
   const path = firstSheetPath(files, listed);
   const sheet = path === undefined ? undefined : files[path];
   const unread: UnreadCells = new Map();
   const merged: MergedRange[] = [];
   const hiddenRows = new Set<number>();
-  if (!sheet) return { sheets, firstHidden, unread, merged, hiddenRows };
+  if (!sheet) return { sheets, firstHidden, shown, unread, merged, hiddenRows };
   const xml = strFromU8(sheet);
   for (const [, attributes = ''] of xml.matchAll(/<(?:[\w.-]+:)?row\b([^>]*)>/g))
     if (/^(1|true)$/.test(attribute(attributes, 'hidden') ?? ''))
@@ -113,5 +117,5 @@ export function inspectWorkbook(bytes: Uint8Array): {
     cells.set(column, type === 'e' ? saved : `=${xmlText(formula?.[2] || '…')}`);
     unread.set(Number(row) - 1, cells);
   }
-  return { sheets, firstHidden, unread, merged, hiddenRows };
+  return { sheets, firstHidden, shown, unread, merged, hiddenRows };
 }

@@ -50,14 +50,20 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
     );
   }
   // The cells read as empty that hold a formula's text or an error (xlsx-cells.ts), in rows that may hold nothing else.
-  const { unread, sheets, firstHidden, merged, hiddenRows } = workbook;
+  const { unread, sheets, firstHidden, shown, merged, hiddenRows } = workbook;
   const firstName = quoted(sheets[0] ?? '');
   const others = `${sheets.slice(1, 4).map(quoted).join(', ')}${sheets.length > 4 ? ', …' : ''}`;
-  const readFirstOnly = (what: string) =>
+  const readFirstOnly = (what: string, fix = 'move the sheet you counted to the front, and save it again') =>
     usageError(
-      `bulk input: the workbook's first sheet, ${firstName}, is ${what}, and petinv reads the first sheet only (not ${others}): move the sheet you counted to the front, and save it again. Nothing was sent`,
+      `bulk input: the workbook's first sheet, ${firstName}, is ${what}, and petinv reads the first sheet only (not ${others}): ${fix}. Nothing was sent`,
     );
   if (firstHidden && sheets.length > 1) throw readFirstOnly('hidden');
+  // Saved showing another sheet: the one counted, perhaps, while the first is a summary or an old count.
+  if (shown > 0 && sheets[shown] !== undefined)
+    throw readFirstOnly(
+      `not the one the workbook was saved showing, ${quoted(sheets[shown])}`,
+      'move the sheet you counted to the front, and save the workbook showing it',
+    );
   const rowCount = Math.max(sheet.length, ...[...unread.keys()].map((row) => row + 1));
   sheet = Array.from({ length: rowCount }, (_, row) => {
     const cells = sheet[row] ?? [];

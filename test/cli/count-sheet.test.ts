@@ -45,6 +45,7 @@ const text = (reference: string, value: string) => cell(reference, `<is><t>${val
 function rawWorkbook(
   sheets: { name: string; state?: string; rows: string[][]; after?: string }[],
   calculation = '',
+  activeTab = 0,
 ): Buffer {
   const number = (index: number) => index + 1;
   // A row's first element is its first cell's reference, and after a space the row's own attributes.
@@ -76,7 +77,7 @@ function rawWorkbook(
         '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>',
       ),
       'xl/workbook.xml': strToU8(
-        `<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets>${sheets
+        `<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><bookViews><workbookView activeTab="${activeTab}"/></bookViews><sheets>${sheets
           .map(
             ({ name, state }, index) =>
               `<sheet name="${name}" sheetId="${number(index)}"${state ? ` state="${state}"` : ''} r:id="rId${number(index)}"/>`,
@@ -319,7 +320,7 @@ describe('an Excel workbook', () => {
     expect(review.stderr).toContain('row 3 (pet 2): expected 1.0000000000000001E+16: the spreadsheet may');
   });
 
-  it('a hidden or empty first sheet before the counted one is refused, not read or passed over', async () => {
+  it('a hidden or empty first sheet before the counted one, or one it was not saved showing, is refused, not read or passed over', async () => {
     const counted = [
       ['A1', text('A1', 'petId'), text('B1', 'counted')],
       ['A2', text('A2', '1'), cell('B2', '<v>6</v>')],
@@ -328,6 +329,26 @@ describe('an Excel workbook', () => {
       ['A1', text('A1', 'petId'), text('B1', 'counted')],
       ['A2', text('A2', '1'), cell('B2', '<v>999</v>')],
     ];
+    // Saved showing the second sheet (QA: a "Summary" put in front was read, the count sheet not).
+    const showing = await petinv([
+      'set',
+      '--file',
+      file(
+        'showing.xlsx',
+        rawWorkbook(
+          [
+            { name: 'old count', rows: old },
+            { name: 'count', rows: counted },
+          ],
+          '',
+          1,
+        ),
+      ),
+    ]);
+    expect(showing.code).toBe(2);
+    expect(showing.stderr).toContain(
+      `the workbook's first sheet, "old count", is not the one the workbook was saved showing, "count", and petinv reads the first sheet only (not "count")`,
+    );
     for (const state of ['hidden', 'veryHidden']) {
       const hidden = await petinv([
         'set',
