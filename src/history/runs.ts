@@ -117,12 +117,17 @@ export function parseHistory(text: string, damaged: (line: number, why: string) 
 
 /**
  * The runs a bounded history keeps, in order: every unfinished run first, whatever its age or size (it is
- * all that tells what a run killed outright may have written), with the run an unfinished undo takes back
- * (undone again, to finish), then the newest others while they fit in `maxBytes` (the newest run whole,
- * whatever its size), `maxRuns` in all.
+ * all that tells what a run killed outright may have written) until an undo took it back whole, with the
+ * run an unfinished undo takes back (undone again, to finish), then the newest others while they fit in
+ * `maxBytes` (the newest run whole, whatever its size), `maxRuns` in all.
  */
 export function keptRuns(runs: readonly HistoryRun[], maxRuns: number, maxBytes = Infinity): HistoryRun[] {
-  const unfinished = runs.filter((run) => run.marks?.includes('unfinished')).slice(-maxRuns);
+  const takenBack = new Set(
+    runs.filter((run) => !run.marks?.some((mark) => mark !== 'forced')).map((run) => undoneBy(run.command)),
+  );
+  const unfinished = runs
+    .filter((run) => run.marks?.includes('unfinished') && !takenBack.has(run.id))
+    .slice(-maxRuns);
   const undone = new Set(unfinished.map((run) => undoneBy(run.command)));
   const kept = new Set([...unfinished, ...runs.filter((run) => undone.has(run.id))]);
   // Unbounded in size (a read), no run is serialized to be measured.

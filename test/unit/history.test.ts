@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stateDirectory } from '../../src/config/paths';
-import { parseHistory, serialize } from '../../src/history/runs';
+import { type HistoryRun, parseHistory, serialize } from '../../src/history/runs';
 import { MAX_HISTORY_RUNS, openHistory } from '../../src/history/store';
 import { temporaryDirectory } from '../helpers/serve';
 
@@ -241,6 +241,32 @@ describe('the history of write runs', () => {
     // Ended, it is a run like the others, and the next rewrite may let it go.
     await journal.finish({ changes: [change(1n, 1, 2)] });
     expect(history.read().at(-1)).toMatchObject({ command: 'set --file long.csv' });
+  });
+
+  it('an unfinished run an undo took back whole is bounded as the others are (QA: they piled up)', async () => {
+    const { history } = open(temporaryDirectory());
+    await history.begin({ env: 'local', command: 'set --file killed.csv', changes: [change(1n, 1, 2)] });
+    const [killed] = history.read();
+    const record = async (command: string, marks: HistoryRun['marks'] = []) =>
+      await (await history.begin({ env: 'local', command, changes: [change(1n, 2, 1)] })).finish({
+        changes: [change(1n, 2, 1)],
+        marks,
+      });
+    // An undo that stopped or failed did not take it all back: the run is still kept.
+    await record(`undo ${killed?.id}`, ['interrupted', 'failed']);
+    const adjusts = async (count: number) => {
+      for (let index = 0; index < count; index++)
+        await history.record({
+          env: 'local',
+          command: `adjust ${index}`,
+          changes: [change(2n, index, index + 1)],
+        });
+    };
+    await adjusts(MAX_HISTORY_RUNS);
+    expect(history.read()[0]?.id).toBe(killed?.id);
+    await record(`undo ${killed?.id}`);
+    await adjusts(MAX_HISTORY_RUNS);
+    expect(history.read().map((run) => run.id)).not.toContain(killed?.id);
   });
 
   it('two runs that drew the same id are two runs: only a run’s own later lines merge with it', () => {
