@@ -50,25 +50,22 @@ const wordsOf = (name: string) =>
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u);
 const isCountWord = (word: string) => COUNT_WORD.test(word);
-const saysWhichCount = (word: string) => word === '' || /\d/.test(word) || WHICH_COUNT.test(word);
+const saysWhichCount = (word: string) => /\d/.test(word) || WHICH_COUNT.test(word);
+/** Whether a name has a `key` word, and otherwise only words `also` allows. */
+const keyWordsOnly = (name: string, key: (word: string) => boolean, also: (word: string) => boolean) => {
+  const words = wordsOf(name);
+  return words.some(key) && words.every((word) => word === '' || key(word) || also(word));
+};
 
 /**
  * A name of another count of the same pets: a count word and words saying which (`Physical count`, `Qty 2`,
  * `secondCount`, `Anzahl 2`), not `Count variance` or `Qty on order`. Another whole number there, or one
  * beside an empty counted cell, is a bad row (fromCells).
  */
-export function soundsLikeCount(name: string): boolean {
-  const words = wordsOf(name);
-  return words.some(isCountWord) && words.every((word) => isCountWord(word) || saysWhichCount(word));
-}
+export const soundsLikeCount = (name: string) => keyWordsOnly(name, isCountWord, saysWhichCount);
 /** A name of the quantity expected in other words (`Quantité attendue`, `Erwarteter Bestand`, `Expected count`). */
-const soundsLikeExpected = (name: string) => {
-  const words = wordsOf(name);
-  return (
-    words.some((word) => EXPECTED_WORD.test(word)) &&
-    words.every((word) => EXPECTED_WORD.test(word) || isCountWord(word) || word === '')
-  );
-};
+const soundsLikeExpected = (name: string) =>
+  keyWordsOnly(name, (word) => EXPECTED_WORD.test(word), isCountWord);
 const COUNT_WORD =
   /^(re|nach)?(count(ed|s)?|qty|quantit\p{L}*|stock|anzahl|menge|bestand|gezahlt|zahlung|cantidad|conteo|compte)$/u;
 const WHICH_COUNT =
@@ -153,14 +150,10 @@ export function headerNotices({ ignored, alsoCounts, names, counted }: SheetHead
   const list = (columns: readonly string[]) =>
     `${columns.length === 1 ? 'column' : 'columns'} ${columns.map(quoted).join(', ')}`;
   const checked = alsoCounts.map((index) => names[index] as string);
-  const notices: string[] = [];
-  if (ignored.length > 0)
-    notices.push(
+  return [
+    ignored.length > 0 &&
       `ignoring ${list(ignored)}: petinv reads the pet, counted (or quantity), expected (or from) and status columns`,
-    );
-  if (checked.length > 0)
-    notices.push(
+    checked.length > 0 &&
       `checking ${list(checked)} against ${quoted(names[counted] as string)}: a row where they hold different counts is skipped`,
-    );
-  return notices;
+  ].filter((notice) => notice !== false);
 }

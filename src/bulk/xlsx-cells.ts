@@ -43,11 +43,7 @@ const columnOf = (letters: string) =>
   [...letters].reduce((index, letter) => index * 26 + letter.charCodeAt(0) - 64, 0) - 1;
 
 /** Cells merged across rows (`D2:D3`): one value shown for several rows, stored in the first only. */
-export interface MergedRange {
-  ref: string;
-  rows: [number, number];
-  columns: [number, number];
-}
+export type MergedRange = { ref: string; rows: [number, number]; columns: [number, number] };
 
 /**
  * The workbook's sheets by name, whether the first is hidden, and of the first: the cells not to be read,
