@@ -88,9 +88,8 @@ export function printableWithout(text: string, secrets: readonly string[], maxLe
   if (!line.endsWith('…')) return line;
   const before = line.slice(0, -1);
   for (const secret of hidden) {
-    for (let length = Math.min(secret.length - 1, before.length); length > 0; length--) {
+    for (let length = Math.min(secret.length - 1, before.length); length > 0; length--)
       if (before.endsWith(secret.slice(0, length))) return `${before.slice(0, -length)}${REDACTED}…`;
-    }
   }
   return line;
 }

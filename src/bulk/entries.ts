@@ -96,9 +96,8 @@ export class EntryStore {
   removeDuplicates(unit: string, problems: BulkProblem[]) {
     const sorted = this.petIds.slice(0, this.length).sort();
     const repeated = new Set<bigint>();
-    for (let index = 1; index < sorted.length; index++) {
+    for (let index = 1; index < sorted.length; index++)
       if (sorted[index] === sorted[index - 1]) repeated.add(sorted[index] as bigint);
-    }
     if (repeated.size === 0) return;
     const winners = new Map<bigint, number>();
     for (let index = this.length - 1; index >= 0; index--) {

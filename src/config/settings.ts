@@ -86,9 +86,8 @@ function pick<T>(
   candidates: Array<[T | undefined, Source, string]>,
   fallback: Resolved<T | undefined>,
 ): Resolved<T | undefined> {
-  for (const [value, source, origin] of candidates) {
+  for (const [value, source, origin] of candidates)
     if (value !== undefined && value !== '') return { value, source, origin };
-  }
   return fallback;
 }
 
