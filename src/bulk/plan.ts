@@ -83,12 +83,10 @@ export async function readSheet(source: SheetSource, context: CommandContext): P
     );
   });
   // Nothing but blank lines, or no bytes at all: from a file, more likely a failed save than nothing to do.
-  const empty = input.unit === 'line' && input.entries.length + input.problems.length === 0;
-  if (empty && input.entries.notCounted === 0) {
-    if (source.file !== undefined && source.file !== '-')
-      throw usageError(`--file ${source.file} is empty (no rows, no header): was it saved? Nothing was sent`);
-    input.notices.push('stdin held no updates');
-  }
+  const { entries, problems } = input;
+  const nothing = input.unit === 'line' && entries.length + entries.notCounted + problems.length === 0;
+  if (nothing && source.file !== undefined && source.file !== '-')
+    throw usageError(`--file ${source.file} is empty (no rows, no header): was it saved? Nothing was sent`);
   for (const notice of input.notices) writeNotice(notice, context);
   reportProblems(input, source, context);
   return input;
