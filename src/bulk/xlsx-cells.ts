@@ -43,7 +43,7 @@ const columnOf = (letters: string) =>
   [...letters].reduce((index, letter) => index * 26 + letter.charCodeAt(0) - 64, 0) - 1;
 
 /** Cells merged across rows (`D2:D3`): one value shown for several rows, stored in the first only. */
-export type MergedRange = { ref: string; rows: [number, number]; columns: [number, number] };
+export type MergedRange = { ref: string; top: number; bottom: number; left: number; right: number };
 
 /**
  * The workbook's sheets by name, whether the first is hidden, and of the first: the cells not to be read,
@@ -92,8 +92,10 @@ export function inspectWorkbook(bytes: Uint8Array): {
     if (Number(bottom) > Number(top))
       merged.push({
         ref,
-        rows: [Number(top) - 1, Number(bottom) - 1],
-        columns: [columnOf(first), columnOf(last)],
+        top: Number(top) - 1,
+        bottom: Number(bottom) - 1,
+        left: columnOf(first),
+        right: columnOf(last),
       });
   }
   for (const [, attributes = '', content = ''] of xml.matchAll(element('c'))) {

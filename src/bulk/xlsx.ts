@@ -85,13 +85,12 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
     );
   const read = [header.petId, header.counted, header.expected, ...header.alsoCounts];
   // Which of its rows a merged value counts cannot be told: every row it spans is refused.
-  const mergedOver = (row: number) =>
-    merged.find(
-      ({ rows: [top, bottom], columns: [left, right] }) =>
-        row >= top &&
-        row <= bottom &&
-        read.some((column) => column !== undefined && column >= left && column <= right),
-    );
+  const mergedAcross = (ref: string) =>
+    `cells ${ref} are merged across rows: which pets its value counts cannot be told; unmerge them`;
+  const mergedRows = new Map<number, string>();
+  for (const { ref, top, bottom, left, right } of merged)
+    if (read.some((column) => column !== undefined && column >= left && column <= right))
+      for (let row = top; row <= bottom; row++) mergedRows.set(row, ref);
   const hiddenRead: number[] = [];
   for (let index = first + 1; index < sheet.length; index++) {
     const cells = sheet[index] as Cell[];
@@ -99,18 +98,13 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
       roundedIn(cells, header, column),
     );
     const pet = cellText(cells[header.petId] ?? null);
-    const rounded = counted ?? expected;
-    const range = mergedOver(index);
+    const range = mergedRows.get(index);
+    const problem = counted ?? expected ?? (range && mergedAcross(range));
     const row = petId
       ? { problem: petId }
-      : rounded
-        ? { problem: rounded, pet }
-        : range
-          ? {
-              problem: `cells ${range.ref} are merged across rows: which pets its value counts cannot be told; unmerge them`,
-              pet: pet || undefined,
-            }
-          : fromCells(cells.map(cellText), header);
+      : problem
+        ? { problem, pet }
+        : fromCells(cells.map(cellText), header);
     if (hiddenRows.has(index) && typeof row === 'object') hiddenRead.push(index + 1);
     rows.add(index + 1, row);
   }
