@@ -2,15 +2,7 @@ import * as z from 'zod/mini';
 import { INT64_MAX, INT64_MIN, PET_ID_RULE, PET_STATUSES, QUANTITY_MAX, toPetId } from './rules';
 
 export { describeIssues } from './issues';
-export {
-  comparePetIds,
-  INT64_MAX,
-  INT64_MIN,
-  PET_ID_RULE,
-  PET_STATUSES,
-  parsePetId,
-  QUANTITY_MAX,
-} from './rules';
+export { INT64_MAX, INT64_MIN, PET_STATUSES, parsePetId, QUANTITY_MAX } from './rules';
 
 /**
  * The contract of the inventory service spec, the one source every boundary validates against.

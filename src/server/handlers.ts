@@ -1,13 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializeItem } from '../contract/json';
-import { parseQuantity } from '../contract/rules';
-import {
-  describeIssues,
-  type InventoryUpdate,
-  PET_ID_RULE,
-  parseInventoryUpdate,
-  parsePetId,
-} from '../contract/schemas';
+import { PET_ID_RULE, parsePetId, parseQuantity } from '../contract/rules';
+import { describeIssues, type InventoryUpdate, parseInventoryUpdate } from '../contract/schemas';
 import { IF_QUANTITY_HEADER, QUANTITY_HEADER } from '../contract/store-id';
 import { StorageError } from '../files/file-system';
 import { HttpError } from './errors';

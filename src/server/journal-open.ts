@@ -1,6 +1,7 @@
 import { constants, fstatSync, lstatSync, statSync } from 'node:fs';
 import { serializeItems } from '../contract/json';
-import { comparePetIds, type InventoryItem } from '../contract/schemas';
+import { comparePetIds } from '../contract/rules';
+import type { InventoryItem } from '../contract/schemas';
 import { moveDurably, syncDirectory } from '../files/atomic-write';
 import { describeFileSystemError, type FileSystem, isOutOfSpace, JOURNAL_WRITE } from '../files/file-system';
 import type { LoadedInventory } from './data-load';

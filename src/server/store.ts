@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { serializeItem } from '../contract/json';
-import { comparePetIds, type InventoryItem, PET_STATUSES } from '../contract/schemas';
+import { comparePetIds, PET_STATUSES } from '../contract/rules';
+import type { InventoryItem } from '../contract/schemas';
 
 /** Where the store makes its changes durable (see data-file.ts); absent, the store lives in memory only. */
 export interface InventoryPersistence {
