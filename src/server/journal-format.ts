@@ -32,10 +32,7 @@ const Changes = z.array(JournalEntry);
 export const checksumHex = (value: number): string => value.toString(16).padStart(CHECKSUM_DIGITS, '0');
 
 /** One commit as its journal line: `SEQ CRC [changes]\n`. */
-export function encodeCommit(
-  sequence: number,
-  changes: readonly { petId: bigint; quantity: number }[],
-): Buffer {
+export function encodeCommit(sequence: number, changes: readonly JournalChange[]): Buffer {
   const payload = `[${changes.map((item) => `{"petId":${item.petId},"quantity":${item.quantity}}`).join(',')}]`;
   const checksum = crc32(payload, crc32(`${sequence} `));
   return Buffer.from(`${sequence} ${checksumHex(checksum)} ${payload}\n`);
