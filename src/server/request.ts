@@ -26,8 +26,7 @@ export function decodePathSegment(text: string): string | undefined {
   return text.includes('%') ? tryOr(() => decodeURIComponent(text), undefined) : text;
 }
 
-export function isJsonContentType(value: string | undefined): boolean {
-  if (!value) return false;
+export function isJsonContentType(value: string): boolean {
   const type = value.split(';')[0]?.trim().toLowerCase() ?? '';
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
