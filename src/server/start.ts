@@ -67,11 +67,9 @@ async function listen(server: Server, host: string, port: number): Promise<void>
 
 /** Stops accepting, lets requests in flight finish (cut after `graceMs`), flushes and unlocks; once. */
 function stopper(
-  edge: ReturnType<typeof createHttpEdge>,
-  inventory: OpenedInventory,
+  { server, drain }: ReturnType<typeof createHttpEdge>,
+  { store, file, unlock }: OpenedInventory,
 ): RunningServer['close'] {
-  const { server, drain } = edge;
-  const { store, file, unlock } = inventory;
   let closing: Promise<void> | undefined;
   return (graceMs = 3000) =>
     (closing ??= (async () => {
