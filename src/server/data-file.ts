@@ -99,11 +99,8 @@ export class InventoryFile {
 
   /** True when the journal has grown enough to be folded into a new snapshot, and no failed one is cooling off. */
   wantsSnapshot(inventorySize: number): boolean {
-    return (
-      this.journal.entries >
-        Math.max(this.options.minJournalEntries ?? MIN_JOURNAL_ENTRIES, inventorySize / 4) &&
-      this.now() >= this.nextSnapshotAt
-    );
+    const threshold = Math.max(this.options.minJournalEntries ?? MIN_JOURNAL_ENTRIES, inventorySize / 4);
+    return this.journal.entries > threshold && this.now() >= this.nextSnapshotAt;
   }
 
   /**

@@ -108,12 +108,8 @@ export class InventoryStore {
       let bytes = this.slices[slice];
       if (!bytes) {
         const start = slice * SLICE_SIZE;
-        bytes = Buffer.from(
-          this.items
-            .slice(start, start + SLICE_SIZE)
-            .map(serializeItem)
-            .join(','),
-        );
+        const items = this.items.slice(start, start + SLICE_SIZE);
+        bytes = Buffer.from(items.map(serializeItem).join(','));
         this.slices[slice] = bytes;
       }
       if (slice > 0) parts.push(COMMA);
