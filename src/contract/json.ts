@@ -20,7 +20,6 @@ export const CLOSE_OBJECT = 0x7d;
 export const OPEN_ARRAY = 0x5b;
 export const CLOSE_ARRAY = 0x5d;
 const MINUS = 0x2d;
-/** JSON's white space: space, line feed, carriage return, tab. */
 export const isJsonSpace = (code: number) => code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 
 export function parseInventoryJson(text: string): unknown {

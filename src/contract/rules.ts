@@ -16,14 +16,12 @@ const INTEGER_TEXT = /^-?(0|[1-9][0-9]*)$/;
 /** What a petId is, for messages: `petId "x" is not ${PET_ID_RULE}`. */
 export const PET_ID_RULE = 'an integer within int64';
 
-/** Reads a petId written as decimal text; undefined when it is not an integer within int64. */
 export function parsePetId(text: string): bigint | undefined {
   if (text.length > 20 || !INTEGER_TEXT.test(text)) return undefined;
   const id = BigInt(text);
   return id >= INT64_MIN && id <= INT64_MAX ? id : undefined;
 }
 
-/** The contract's order of petIds, numeric over all of int64. */
 export const comparePetIds = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The largest quantity the contract carries: JSON numbers hold integers exactly up to 2^53-1. */

@@ -31,7 +31,6 @@ const Changes = z.array(JournalEntry);
 /** A checksum as a journal or snapshot carries it: 8 lowercase hex digits. */
 export const checksumHex = (value: number): string => value.toString(16).padStart(CHECKSUM_DIGITS, '0');
 
-/** One commit as its journal line: `SEQ CRC [changes]\n`. */
 export function encodeCommit(sequence: number, changes: readonly JournalChange[]): Buffer {
   const payload = `[${changes.map((item) => `{"petId":${item.petId},"quantity":${item.quantity}}`).join(',')}]`;
   const checksum = crc32(payload, crc32(`${sequence} `));
@@ -45,7 +44,6 @@ export interface JournalCommit {
   end: number;
 }
 
-/** The commit whose line begins at `start`, or why there is none there. */
 function decodeCommit(bytes: Buffer, start: number): JournalCommit | { invalid: string } {
   const end = bytes.indexOf(NEWLINE, start);
   // Where the zeros begin says more than where the commit does: a zeroed sector begins at a boundary.
@@ -96,7 +94,6 @@ export type JournalScan =
       format: 'checked';
       /** The sound commits, in order, up to the damage if there is any. */
       commits: JournalCommit[];
-      /** Where the sound commits end. */
       soundEnd: number;
       damage?: JournalDamage;
     };

@@ -50,7 +50,6 @@ function asideName(journalPath: string, what: string): string {
   }
 }
 
-/** The items as a snapshot's body, in the store's order. */
 const snapshotBody = (items: readonly InventoryItem[]): Buffer =>
   Buffer.from(serializeItems([...items].sort((a, b) => comparePetIds(a.petId, b.petId))));
 

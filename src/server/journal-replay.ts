@@ -76,7 +76,6 @@ export function replayJournal(
   };
 }
 
-/** A line of the previous version's journal as its change, or why it is not one. */
 function legacyChange(line: string): JournalChange | { invalid: string } {
   try {
     const parsed = JournalEntry.safeParse(parseInventoryJson(line));

@@ -3,7 +3,6 @@ import { type FileSystem, StorageError, writeFullyInBackground } from '../files/
 import { encodeCommit, JOURNAL_HEADER } from './journal-format';
 import { closeQuietly } from './snapshot-file';
 
-/** A batch of changes on its way to disk, and the one waiting for it. */
 type PendingCommit = { changes: readonly InventoryItem[]; done: (error: StorageError | null) => void };
 
 /**
@@ -89,7 +88,6 @@ export class Journal {
       });
   }
 
-  /** Writes `commit` where the acknowledged commits end. */
   private write(commit: PendingCommit): void {
     const start = this.bytes;
     const bytes = encodeCommit(this.nextSequence, commit.changes);

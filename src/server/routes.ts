@@ -58,7 +58,6 @@ function allowedMethods(route: Route): string[] {
   return Object.keys(route.methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
 }
 
-/** The 405 a route answers to any other method, with `Allow`. */
 export function methodNotAllowed(route: Route): HttpError {
   const allow = allowedMethods(route).join(', ');
   return new HttpError('method_not_allowed', `this route allows ${allow}`, { Allow: allow });

@@ -27,7 +27,6 @@ export class QuantityChanged extends Error {
   }
 }
 
-/** An update waiting to be written, and the request waiting for it. */
 interface PendingUpdate {
   item: InventoryItem;
   position: number;
