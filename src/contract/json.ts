@@ -127,11 +127,10 @@ class ExactReader {
       if (text.charCodeAt(this.at) !== COLON) this.fail();
       this.at++;
       const member = this.value(name);
-      if (Object.hasOwn(record, name)) {
+      if (Object.hasOwn(record, name))
         throw new SyntaxError(
           `the key ${JSON.stringify(name)} is written twice in one object (at position ${keyAt})`,
         );
-      }
       // JSON.parse makes "__proto__" an own key, as any other; an assignment would set the prototype.
       if (name === '__proto__') Object.defineProperty(record, name, { value: member, ...PLAIN_MEMBER });
       else record[name] = member;
