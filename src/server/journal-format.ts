@@ -155,19 +155,16 @@ export function scanJournal(bytes: Buffer): JournalScan {
   while (at < bytes.length) {
     const found = decodeCommit(bytes, at);
     const expected = commits.length + 1;
-    const reason =
-      'invalid' in found
-        ? found.invalid
-        : found.sequence !== expected
-          ? `commit number ${found.sequence} where ${expected} belongs`
-          : undefined;
-    if (reason !== undefined || 'invalid' in found)
+    if ('invalid' in found || found.sequence !== expected) {
+      const reason =
+        'invalid' in found ? found.invalid : `commit number ${found.sequence} where ${expected} belongs`;
       return {
         format: 'checked',
         commits,
         soundEnd: at,
         damage: damageAt(bytes, at, `commit ${expected}: ${reason}`, true),
       };
+    }
     commits.push(found);
     at = found.end;
   }
