@@ -55,14 +55,11 @@ const ZERO_SECTOR = Buffer.alloc(SECTOR_SIZE);
 function nonZeroFrom(bytes: Buffer, from: number): number {
   let at = from;
   while (at < bytes.length) {
-    if (at % SECTOR_SIZE === 0 && at + SECTOR_SIZE <= bytes.length) {
-      if (bytes.subarray(at, at + SECTOR_SIZE).equals(ZERO_SECTOR)) {
-        at += SECTOR_SIZE;
-        continue;
-      }
-    }
-    if (bytes[at] !== 0) return at;
-    at++;
+    // A sector cut short by the end of the file is shorter than ZERO_SECTOR, so never equal to it.
+    const sector = at % SECTOR_SIZE === 0 ? bytes.subarray(at, at + SECTOR_SIZE) : undefined;
+    if (sector?.equals(ZERO_SECTOR)) at += SECTOR_SIZE;
+    else if (bytes[at] !== 0) return at;
+    else at++;
   }
   return -1;
 }
