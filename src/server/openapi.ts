@@ -6,13 +6,6 @@ import DOCUMENT from './openapi.json';
  * each GET gets its HEAD twin, and 429 and 503 are declared only when --rate-limit and --fail-rate apply.
  */
 
-export interface DescribedServer {
-  /** The base URL the server really listens on, with the version segment. */
-  baseUrl: string;
-  rateLimit?: number;
-  failRate?: number;
-}
-
 type Response = { $ref?: string; content?: { 'application/json': { example: { message: string } } } };
 type Operation = { operationId: string; summary: string; responses: Record<string, Response> };
 
@@ -30,8 +23,8 @@ function headOf(get: Operation): Operation {
   return { ...get, operationId, summary: `${get.summary} Headers only.`, responses };
 }
 
-/** The OpenAPI 3.1 document of a server started with these options. */
-export function buildOpenApiDocument(server: DescribedServer) {
+/** The OpenAPI 3.1 document of a server started with these options (the base URL it really listens on). */
+export function buildOpenApiDocument(server: { baseUrl: string; rateLimit?: number; failRate?: number }) {
   const faults: Record<string, Response> = {};
   if (server.rateLimit !== undefined) {
     const limited = structuredClone(shared('#/components/responses/RateLimited'));
