@@ -82,12 +82,8 @@ export type InventoryUpdate = z.output<typeof InventoryUpdate>;
 export function parseInventoryUpdate(raw: unknown): ReturnType<typeof InventoryUpdate.safeParse> {
   if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
     const { quantity } = raw as { quantity?: unknown };
-    if (
-      Number.isInteger(quantity) &&
-      (quantity as number) >= 0 &&
-      (quantity as number) <= QUANTITY_MAX &&
-      Object.keys(raw).length === 1
-    )
+    // A safe integer is one at most QUANTITY_MAX (2^53-1) from zero.
+    if (Number.isSafeInteger(quantity) && (quantity as number) >= 0 && Object.keys(raw).length === 1)
       return { success: true, data: { quantity: quantity as number } };
   }
   return InventoryUpdate.safeParse(raw);
