@@ -249,8 +249,7 @@ export function stringifyJson(value: unknown, style: JsonStyle = {}, level = 0):
   const colon = indent > 0 ? ': ' : ':';
   for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
     if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
-    const name = JSON.stringify(key);
-    members.push(`${paint.key(name)}${colon}${stringifyJson(member, style, level + 1)}`);
+    members.push(`${paint.key(JSON.stringify(key))}${colon}${stringifyJson(member, style, level + 1)}`);
   }
   if (members.length === 0) return '{}';
   return `{${inner}${members.join(`,${inner}`)}${outer}}`;

@@ -104,8 +104,7 @@ function replayJournalLines(
   recover: boolean,
 ): JournalState {
   const { linesEnd, unfinishedBytes, strayBytesAt } = journalExtent(bytes);
-  const complete = decodeText(bytes, linesEnd, 'journal', path);
-  const lines = complete.split('\n');
+  const lines = decodeText(bytes, linesEnd, 'journal', path).split('\n');
   lines.pop();
   let offset = 0;
   let damage: JournalDamage | undefined;

@@ -41,8 +41,7 @@ function rawErrorResponse(error: HttpError): string {
 function endLingering(socket: Duplex, answer: string) {
   // Closing at once with unread bytes would send a reset, and the client could lose the answer.
   socket.end(answer);
-  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-  timer.unref();
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
   socket.once('close', () => clearTimeout(timer));
 }
 
@@ -71,8 +70,7 @@ function describeClientError(
       if (error.reason === 'Content-Length overflow') return tooLarge();
   }
   if (!error.code?.startsWith('HPE_')) return undefined; // ECONNRESET and the like
-  const reason = error.reason ?? 'unparsable';
-  return new HttpError('malformed_request', `malformed request: ${reason}`, CLOSE);
+  return new HttpError('malformed_request', `malformed request: ${error.reason ?? 'unparsable'}`, CLOSE);
 }
 
 /**
