@@ -34,11 +34,7 @@ function problemOf(issue: Issue): string {
  * value checked stands in a larger one (`[3]`: the fourth item of a list checked item by item); `whole`
  * names the value itself, for a problem with no field (an HTTP body, a file, a line).
  */
-export function describeIssues(
-  error: z.core.$ZodError,
-  within: readonly PropertyKey[] = [],
-  whole = 'body',
-): string {
+export function describeIssues(error: z.core.$ZodError, within: readonly PropertyKey[] = [], whole = 'body') {
   return error.issues
     .map((issue) => {
       const path = [...within, ...issue.path];

@@ -6,7 +6,7 @@ import { loadInventory } from './data-load';
 import { createDataDirectory } from './data-path';
 import { ServeError } from './errors';
 import type { Journal } from './journal';
-import { type JournalReport, openJournal } from './journal-open';
+import { openJournal } from './journal-open';
 import { removeAbandonedSnapshots, replaceSnapshot } from './snapshot-file';
 
 /**
@@ -66,11 +66,7 @@ export class InventoryFile {
    * Opens (or, when there is none, creates with `seed()`) the inventory at `path`, which must already be
    * resolved (resolveDataPath). A file that fails to load stops the start and is never touched.
    */
-  static async open(
-    path: string,
-    seed: () => InventoryItem[],
-    options: DataFileOptions = {},
-  ): Promise<{ file: InventoryFile; items: InventoryItem[]; created: boolean; journal: JournalReport }> {
+  static async open(path: string, seed: () => InventoryItem[], options: DataFileOptions = {}) {
     const files = options.files ?? nodeFileSystem;
     createDataDirectory(path, files);
     const loaded = loadInventory(path, options.recover);

@@ -69,11 +69,7 @@ function nonZeroFrom(bytes: Buffer, from: number): number {
  * holds none), and what follows: a torn last line, perhaps with zeros among its bytes. Zeros followed by
  * bytes off a sector's boundary are no crash's: `strayBytesAt` is where those bytes begin.
  */
-export function journalExtent(bytes: Buffer): {
-  linesEnd: number;
-  unfinishedBytes: number;
-  strayBytesAt?: number;
-} {
+export function journalExtent(bytes: Buffer) {
   const firstZero = bytes.indexOf(0);
   const written = firstZero === -1 ? bytes.length : firstZero;
   const linesEnd = written === 0 ? 0 : bytes.lastIndexOf(0x0a, written - 1) + 1;

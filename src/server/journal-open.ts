@@ -54,11 +54,7 @@ const snapshotBody = (items: readonly InventoryItem[]): Buffer =>
   Buffer.from(serializeItems([...items].sort((a, b) => comparePetIds(a.petId, b.petId))));
 
 /** Opens the journal at `path`, which must exist, for writing; refuses one a third user owns. */
-function openExisting(
-  files: FileSystem,
-  path: string,
-  dataFile: { permissions: number; owner: number },
-): number {
+function openExisting(files: FileSystem, path: string, dataFile: { permissions: number; owner: number }) {
   let fd: number;
   try {
     // Never created here: a journal gone since it was read must not come back empty, commits written past its end.

@@ -82,12 +82,7 @@ export async function createJournal(files: FileSystem, dataPath: string, journal
  * Writes `bytes` durably to a new file at `path`, never replacing one: evidence kept aside before the
  * journal is cut. Throws what failed, and leaves nothing (nor half a file) at `path`.
  */
-export async function writeNewFile(
-  files: FileSystem,
-  path: string,
-  bytes: Buffer,
-  mode: number,
-): Promise<void> {
+export async function writeNewFile(files: FileSystem, path: string, bytes: Buffer, mode: number) {
   await writeFileAtomic(path, bytes, { files, mode, fsync: true, replace: false });
   await syncDirectory(files, path);
 }
