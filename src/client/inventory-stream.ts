@@ -32,11 +32,9 @@ const NOT_SPACE = /[^ \n\r\t]/;
 const OTHER_JSON_START = /^[{"\-0-9tfn]/;
 const USUAL_ITEM = new RegExp(ITEM_FORM, 'y');
 
-type Phase = 'before' | 'inside' | 'after';
-
 /** The scanner's state between pieces of the body: where it is in the array, and what waits to be checked. */
 class InventoryScanner {
-  phase: Phase = 'before';
+  phase: 'before' | 'inside' | 'after' = 'before';
   private depth = 0;
   private inString = false;
   private escaped = false;

@@ -14,10 +14,8 @@ import { writeRecorded } from './record';
 /** adjust's flags (declared for commander in src/program/inventory.ts). */
 export type AdjustFlags = GlobalFlags & { dryRun?: boolean; yes?: boolean };
 
-type Adjusted = { petId: bigint; from: number; item: InventoryItem };
-
 /** What adjust did: `petId<TAB>before<TAB>after` in a pipe, `{"petId","from","to","item"}` with --json. */
-const ADJUSTED_COLUMNS: readonly Column<Adjusted>[] = [
+const ADJUSTED_COLUMNS: readonly Column<{ petId: bigint; from: number; item: InventoryItem }>[] = [
   { key: 'petId', heading: 'PET ID', value: (row) => row.petId, align: 'right' },
   { key: 'from', heading: 'BEFORE', value: (row) => row.from, align: 'right' },
   { key: 'to', heading: 'AFTER', value: (row) => row.item.quantity, align: 'right' },

@@ -18,15 +18,11 @@ import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 import { bulkShape } from './options';
 import { historyFor } from './record';
+import type { SetFlags } from './set';
 
 /** undo's flags (declared for commander in src/program/inventory.ts). */
-export interface UndoFlags extends GlobalFlags {
-  dryRun?: boolean;
-  force?: boolean;
-  concurrency?: number;
-  pipelining?: number;
-  yes?: boolean;
-}
+export type UndoFlags = GlobalFlags &
+  Pick<SetFlags, 'dryRun' | 'force' | 'concurrency' | 'pipelining' | 'yes'>;
 
 /** A run as undo names it: `run ID (COMMAND, at WHEN UTC, N pets)`. */
 export const describeRun = (run: HistoryRun) =>
