@@ -163,10 +163,9 @@ export class ListCache {
     if (fd === undefined) return undefined;
     try {
       const stat = fstatSync(fd);
-      const { baseUrl, maxBodyBytes } = this.options;
       const entry =
         stat.isFile() && this.trusted(stat) && (stat.mode & 0o077) === 0
-          ? readEntry(fd, stat.size, baseUrl, maxBodyBytes)
+          ? readEntry(fd, stat.size, this.options.baseUrl, this.options.maxBodyBytes)
           : undefined;
       if (entry) return entry;
     } catch {

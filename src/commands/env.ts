@@ -123,9 +123,8 @@ export async function runEnvSetUrl(
     const stored = storedEnvironment(config, name);
     if (stored?.apiKey === undefined) return undefined;
     const home = stored.baseUrl ?? builtinBaseUrl(name);
-    return home === undefined || new URL(home).origin === new URL(baseUrl).origin
-      ? undefined
-      : new URL(home).origin;
+    const origin = home === undefined ? undefined : new URL(home).origin;
+    return origin === new URL(baseUrl).origin ? undefined : origin;
   };
   // A config file petinv cannot read: the update below says why, under its lock.
   const home = tryOr(() => keyHome(readConfigFile(context.env)), undefined);
