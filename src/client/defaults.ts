@@ -15,8 +15,7 @@ export function formatBytes(bytes: number): string {
     ['GiB', 2 ** 30],
     ['MiB', 2 ** 20],
     ['KiB', 2 ** 10],
-  ] as const) {
+  ] as const)
     if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
-  }
   return `${bytes} bytes`;
 }
