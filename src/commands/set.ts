@@ -35,46 +35,44 @@ export async function runSet(
   flags: SetFlags,
   context: CommandContext,
 ) {
-  const bulk = flags.file !== undefined || petIdText === '-';
-  if (!bulk) {
-    if (petIdText === undefined || quantityText === undefined)
-      throw usageError('give a petId and a quantity (petinv set 42 7), or bulk updates with --file F or -');
-    const petId = parsePetIdArgument(petIdText);
-    const quantity = parseQuantityArgument(quantityText);
-    refuseBulkOnlyOptions(flags);
-    const output = chooseOutput(flags, context);
-    if (flags.dryRun) {
-      refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
-      chooseColumns(PLAN_COLUMNS, output.fields, output.format);
-    } else checkItemFields(output);
-    const connection = await connect(flags, context);
-    const { client, where } = connection;
-    if (flags.dryRun) {
-      const before = await readCurrent(client, petId, where);
-      rehearseServeRules(client, petId, quantity, where);
-      writePlan([{ petId, to: quantity, before }], 'single', output, context, where);
-      return;
-    }
-    await confirmChange(connection, `Set pet ${petId} to ${quantity}`, flags.yes, context);
-    // The quantity before, for the history (and undo): one read of the list, a 304 where the cache allows.
-    const before = await readBefore(client, petId, where);
-    const change = { petId, before: before instanceof PetinvError ? undefined : before, to: quantity };
-    const { item } = await writeRecorded(connection, context, `set ${petId} ${quantity}`, change);
-    if (before instanceof PetinvError)
-      writeWarning(
-        context,
-        `pet ${petId}'s quantity before this write could not be read (${before.body.code}); this run is not recorded, so petinv undo will not know it`,
+  if (flags.file !== undefined || petIdText === '-') {
+    if (quantityText !== undefined || (flags.file !== undefined && petIdText !== undefined))
+      throw usageError(
+        'bulk updates take no petId or quantity arguments: petinv set --file F, or petinv set -',
       );
-    // As get prints it: a row on a terminal, a TSV line in a pipe, the item itself with --json.
-    const exporter = itemExporter(output, where, 'one');
-    context.stdout.write(exporter.rows([item]) + exporter.end());
+    return runBulkSet(flags, context);
+  }
+  if (petIdText === undefined || quantityText === undefined)
+    throw usageError('give a petId and a quantity (petinv set 42 7), or bulk updates with --file F or -');
+  const petId = parsePetIdArgument(petIdText);
+  const quantity = parseQuantityArgument(quantityText);
+  refuseBulkOnlyOptions(flags);
+  const output = chooseOutput(flags, context);
+  if (flags.dryRun) {
+    refuseFieldsInJson(output, 'a dry run', ['json', 'ndjson']);
+    chooseColumns(PLAN_COLUMNS, output.fields, output.format);
+  } else checkItemFields(output);
+  const connection = await connect(flags, context);
+  const { client, where } = connection;
+  if (flags.dryRun) {
+    const before = await readCurrent(client, petId, where);
+    rehearseServeRules(client, petId, quantity, where);
+    writePlan([{ petId, to: quantity, before }], 'single', output, context, where);
     return;
   }
-  if (quantityText !== undefined || (flags.file !== undefined && petIdText !== undefined))
-    throw usageError(
-      'bulk updates take no petId or quantity arguments: petinv set --file F, or petinv set -',
+  await confirmChange(connection, `Set pet ${petId} to ${quantity}`, flags.yes, context);
+  // The quantity before, for the history (and undo): one read of the list, a 304 where the cache allows.
+  const before = await readBefore(client, petId, where);
+  const change = { petId, before: before instanceof PetinvError ? undefined : before, to: quantity };
+  const { item } = await writeRecorded(connection, context, `set ${petId} ${quantity}`, change);
+  if (before instanceof PetinvError)
+    writeWarning(
+      context,
+      `pet ${petId}'s quantity before this write could not be read (${before.body.code}); this run is not recorded, so petinv undo will not know it`,
     );
-  await runBulkSet(flags, context);
+  // As get prints it: a row on a terminal, a TSV line in a pipe, the item itself with --json.
+  const exporter = itemExporter(output, where, 'one');
+  context.stdout.write(exporter.rows([item]) + exporter.end());
 }
 
 /**
@@ -131,7 +129,6 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
   // Their JSON and NDJSON shapes are documented (results, skipped lines, entries never sent): no --fields.
   refuseFieldsInJson(output, given.dryRun ? 'a dry run' : 'bulk results', ['json', 'ndjson']);
   if (given.dryRun) chooseColumns(PLAN_COLUMNS, output.fields, output.format);
-  // -o ndjson is --ndjson.
   const ndjson = output.format === 'ndjson';
   // Without -o, --fields or --no-headers a run prints its summary only; with them, a row per result.
   const rows =
