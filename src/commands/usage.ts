@@ -77,15 +77,10 @@ export function walkWords(program: Command, words: readonly string[]): WalkedWor
 export function usageHint(program: Command, args: readonly string[]): string {
   const end = args.indexOf('--');
   const { command, positionals } = walkWords(program, end === -1 ? args : args.slice(0, end));
-  let chosen = command;
-  if (command.parent === program && command.name() === 'help') {
-    chosen = program;
-    for (const name of positionals) {
-      const sub = subcommandNamed(chosen, name);
-      if (sub === undefined) break;
-      chosen = sub;
-    }
-  }
+  const chosen =
+    command.parent === program && command.name() === 'help'
+      ? walkWords(program, positionals).command
+      : command;
   const path: string[] = [];
   for (let at: Command | null = chosen; at?.parent; at = at.parent) path.unshift(at.name());
   return `(run ${['petinv help', ...path].join(' ')})`;
