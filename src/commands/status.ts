@@ -43,12 +43,9 @@ async function askService(
 }
 
 type Text = string | null;
-const row = (setting: string, value: SettingRow['value'], source: Text = null, from: Text = null) => ({
-  setting,
-  value,
-  source,
-  from,
-});
+function row(setting: string, value: SettingRow['value'], source: Text = null, from: Text = null) {
+  return { setting, value, source, from };
+}
 
 /**
  * What a failed check says of the service: only a refusal of the key is about the key; a connection that
