@@ -106,12 +106,10 @@ class InventoryScanner {
   /** At the end of the body: refuses one that never opened or never closed its array. */
   finish(): void {
     if (this.phase === 'before') throw this.fail('not JSON (the body is empty)');
-    if (this.phase === 'inside') {
-      const { items } = this;
+    if (this.phase === 'inside')
       throw this.fail(
-        `not JSON (the body ends before its array is closed, after ${items} ${items === 1 ? 'item' : 'items'})`,
+        `not JSON (the body ends before its array is closed, after ${this.items} ${this.items === 1 ? 'item' : 'items'})`,
       );
-    }
   }
 
   /** Reads a piece of text inside the array; returns where the array closed in it, or -1. */

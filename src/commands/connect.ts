@@ -80,13 +80,12 @@ async function transportTo(
   // A bulk run's connections, at most --concurrency of them (with --pipelining 1 too: undici would open
   // another whenever an update came before the last answer's connection was free), each of which may
   // carry several updates once the service shows it keeps connections (undici-transport.ts).
-  const pipelines = shape !== undefined && shape.pipelining > 1;
   const dispatcher = proxy
     ? await createProxyAgent(flags.timeout, proxy.url.href, shape)
     : createAgent(flags.timeout, shape);
   const transport = undiciTransport(dispatcher, {
     proxy: proxy && describeProxy(proxy),
-    pipelining: pipelines ? { connections: shape.connections } : undefined,
+    pipelining: shape !== undefined && shape.pipelining > 1 ? { connections: shape.connections } : undefined,
   });
   const level = traceLevel(flags.verbose, context.env);
   if (level === 0) return { transport, onRetryWait };

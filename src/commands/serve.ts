@@ -104,7 +104,6 @@ function announce(
   // A file's name may hold anything but / and NUL, escape sequences included.
   const shownFile = running.dataFile && printable(running.dataFile);
   const data = shownFile ? `${shownFile}${running.readOnly ? ' (loaded, never written)' : ''}` : 'in memory';
-  const fresh = running.seeded ? ', new' : '';
   logEvent(
     'listening',
     {
@@ -120,7 +119,7 @@ function announce(
     },
     `petinv serve: listening on ${running.baseUrl}`,
     [
-      `data: ${data} (${plural(running.pets, 'pet')}${fresh})`,
+      `data: ${data} (${plural(running.pets, 'pet')}${running.seeded ? ', new' : ''})`,
       `key: ${apiKeys.source}`,
       ...(apiKeys.generated
         ? [`API key: ${apiKeys.generated} (shown once; petinv --env local uses it)`]
