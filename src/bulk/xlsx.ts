@@ -86,7 +86,7 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   const read = [header.petId, header.counted, header.expected, ...header.alsoCounts];
   // Which of its rows a merged value counts cannot be told: every row it spans is refused.
   const mergedAcross = (ref: string) =>
-    `cells ${ref} are merged across rows: which pets its value counts cannot be told; unmerge them`;
+    `cells ${ref} are merged across rows: which pets its value is for cannot be told; unmerge them`;
   const mergedRows = new Map<number, string>();
   for (const { ref, top, bottom, left, right } of merged)
     if (read.some((column) => column !== undefined && column >= left && column <= right))
@@ -110,7 +110,7 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   }
   if (hiddenRead.length > 0)
     rows.notices.push(
-      `${plural(hiddenRead.length, 'row')} hidden in the workbook (by hand or by a filter) ${hiddenRead.length === 1 ? 'is' : 'are'} read all the same: row ${hiddenRead.slice(0, 10).join(', ')}${hiddenRead.length > 10 ? ', …' : ''}`,
+      `${plural(hiddenRead.length, 'row')} hidden in the workbook (by hand or by a filter) ${hiddenRead.length === 1 ? 'is' : 'are'} read all the same: ${hiddenRead.length === 1 ? 'row' : 'rows'} ${hiddenRead.slice(0, 10).join(', ')}${hiddenRead.length > 10 ? ', …' : ''}`,
     );
   return rows.finish('row');
 }

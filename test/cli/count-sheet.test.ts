@@ -260,7 +260,7 @@ describe('an Excel workbook', () => {
       [3, 2],
     ])
       expect(review.stderr).toContain(
-        `row ${row} (pet ${pet}): cells C2:C3 are merged across rows: which pets its value counts cannot be told; unmerge them (skipped)`,
+        `row ${row} (pet ${pet}): cells C2:C3 are merged across rows: which pets its value is for cannot be told; unmerge them (skipped)`,
       );
     expect(review.stderr).toContain(
       'petinv: note: 1 row hidden in the workbook (by hand or by a filter) is read all the same: row 4\n',
