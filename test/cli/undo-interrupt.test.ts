@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import {
+  cleanEnv,
+  PETINV_BIN,
+  runPetinv,
+  type SpawnedServer,
+  spawnServer,
+  temporaryDirectory,
+} from '../helpers/serve';
+
+/**
+ * An undo quit at once by a second Ctrl-C, against a real serve whose every answer takes a while: its
+ * words must not send the user to `petinv undo`, which would take back the undo and write the count again.
+ */
+const KEY = 'undo-interrupt-key';
+let served: SpawnedServer | undefined;
+afterAll(async () => {
+  await served?.stop();
+});
+
+it('a second Ctrl-C during an undo says to run that undo again, not to undo it (QA)', async () => {
+  served = await spawnServer(['--in-memory', '--seed', '6', '--api-key', KEY, '--latency', '600']);
+  const env = {
+    ...cleanEnv(),
+    PETINV_CONFIG_DIR: temporaryDirectory(),
+    XDG_STATE_HOME: temporaryDirectory(),
+    PETINV_ENV: 'local',
+    PETINV_BASE_URL: served.baseUrl,
+    PETINV_API_KEY: KEY,
+  };
+  const input = Array.from({ length: 6 }, (_, index) => `${index + 1} ${100 + index}\n`).join('');
+  expect((await runPetinv(['set', '-', '--concurrency', '8'], { env, input })).code).toBe(0);
+  const [run] = JSON.parse((await runPetinv(['history', '--json'], { env })).stdout);
+
+  const undo = spawn(
+    process.execPath,
+    [PETINV_BIN, 'undo', run.id, '--concurrency', '1', '--pipelining', '1'],
+    {
+      env,
+    },
+  );
+  let stderr = '';
+  undo.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise((resolve) => undo.on('close', (code, signal) => resolve({ code, signal })));
+  // Once the undo's plan is in the history its first update goes out (600 ms each): stopped then, twice.
+  const history = join(env.XDG_STATE_HOME, 'petinv', 'history');
+  const planned = () =>
+    readdirSync(history).some((name) =>
+      readFileSync(join(history, name), 'utf8').includes(`"undo ${run.id}"`),
+    );
+  while (!planned()) await new Promise((resolve) => setTimeout(resolve, 10));
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  undo.kill('SIGINT');
+  const said = stderr.length;
+  await Promise.race([
+    new Promise<void>((resolve) => {
+      const look = setInterval(() => {
+        if (stderr.length === said) return;
+        clearInterval(look);
+        resolve();
+      }, 5);
+    }),
+    exited,
+  ]);
+  undo.kill('SIGINT');
+  expect(await exited).toEqual({ code: null, signal: 'SIGINT' });
+  expect(stderr).toContain('quit at once (SIGINT)');
+  expect(stderr).toContain(`run petinv undo ${run.id} again to send them`);
+  expect(stderr).not.toContain('petinv undo takes');
+});
