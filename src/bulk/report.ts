@@ -198,7 +198,7 @@ function failureOf(run: FinishedRun, options: ReportOptions): PetinvError | unde
   if (failed > 0 || skipped > 0)
     return new PetinvError(
       'partial',
-      `${plural(failed, 'update')} failed and ${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped in ${envName}${kept}`,
+      `${[failed > 0 && `${plural(failed, 'update')} failed`, skipped > 0 && `${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped`].filter(Boolean).join(' and ')} in ${envName}${kept}`,
       { code: 'partial_failure' },
     );
   if (conflicts.length > 0) return conflictError(conflicts, envName);
