@@ -26,6 +26,8 @@ export interface PipelineOptions {
   again: string;
   /** What settles the updates whose outcome is unknown (`apply the same input again`): sends them once more. */
   resend: string;
+  /** What takes back what the run wrote, named when a signal stops it: none for an undo (that re-applies). */
+  takenBackBy?: string;
   /** Where the run is recorded, opened once the service was read (it may say which store it is); none, and nothing is. */
   history?: () => History;
 }

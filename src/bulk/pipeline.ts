@@ -2,7 +2,6 @@ import type { InventoryClient } from '../client/client';
 import { maybeApplied, quantityLeftBy } from '../client/write-outcome';
 import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
-import { undoneBy } from '../history/runs';
 import type { History, HistoryChange, HistoryRun } from '../history/store';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
@@ -190,19 +189,18 @@ export async function runPipeline(
             maybeChanges.push({ petId: entry.petId, before, after: entry.quantity });
         }
         const kept = await record(true);
-        // Taking back an undo would write the undone run's quantities again: not what its user is after.
-        const undoing = undoneBy(options.command) !== undefined;
+        const { takenBackBy } = options;
         const them = (count: number) => (count === 1 ? 'it' : 'them');
         const what =
           written === 0
             ? 'no pet was written'
             : kept
-              ? `${plural(written, 'pet')} written so far ${written === 1 ? 'is' : 'are'} in the history${undoing ? '' : ` (petinv undo takes ${them(written)} back)`}`
+              ? `${plural(written, 'pet')} written so far ${written === 1 ? 'is' : 'are'} in the history${takenBackBy ? ` (${takenBackBy} takes ${them(written)} back)` : ''}`
               : `${plural(written, 'pet')} ${written === 1 ? 'was' : 'were'} written so far`;
         const inFlight =
           unanswered.length === 0
             ? 'none was in flight'
-            : `the ${plural(unanswered.length, 'update')} in flight may have been applied or not${kept ? ` (in the history too${undoing ? '' : `, so petinv undo takes ${them(unanswered.length)} back if applied`})` : ''}`;
+            : `the ${plural(unanswered.length, 'update')} in flight may have been applied or not${kept ? ` (in the history too${takenBackBy ? `, so ${takenBackBy} takes ${them(unanswered.length)} back if applied` : ''})` : ''}`;
         const message = `quit at once (${signal}): ${what}; ${inFlight}${unsent > 0 ? `, and the rest were not sent: ${options.again}` : ''}`;
         writeQuitNotice(message, context);
       },

@@ -157,6 +157,7 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
       command: given.file === undefined || given.file === '-' ? 'set -' : `set --file ${given.file}`,
       again: 'apply the same input again to send them (rows already right are skipped)',
       resend: 'apply the same input again',
+      takenBackBy: 'petinv undo',
     },
     context,
   );

@@ -51,7 +51,7 @@ export type HistoryRun = Omit<z.infer<typeof HistoryLine>, 'changes'> & { change
 
 /** An undo's command, `undo ID`, and the id it names: keptRuns keeps the run an unfinished undo takes back. */
 export const undoCommand = (id: string) => `undo ${id}`;
-export const undoneBy = (command: string) => /^undo (\S+)$/.exec(command)?.[1];
+const undoneBy = (command: string) => /^undo (\S+)$/.exec(command)?.[1];
 
 export function serialize(run: HistoryRun): string {
   const changes = run.changes.map((change) => [String(change.petId), change.before, change.after]);
