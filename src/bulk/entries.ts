@@ -45,7 +45,7 @@ export class EntryStore {
   private statuses = new Uint8Array(1024);
   private lines = new Uint32Array(1024);
   length = 0;
-  /** A count sheet's rows left without a count: nothing is sent for them. */
+  /** A count sheet's rows left without a count, once settled: nothing is sent for them. */
   notCounted = 0;
 
   push(line: number, petId: bigint, quantity: number, from?: number, status?: string) {
@@ -89,33 +89,45 @@ export class EntryStore {
   }
 
   /**
-   * A pet named twice would race with itself under concurrency: the later entry wins, the earlier is
-   * reported; a long id named twice may be two pets a spreadsheet rounded to one (numbers.ts), so none of
-   * its rows is sent. Sorting a copy of the petIds finds the repeated ones without a map of every pet.
+   * Settles the rows once all are read. A pet named twice would race with itself under concurrency: the
+   * later row wins, the earlier is reported; a long id named twice may be two pets a spreadsheet rounded
+   * to one (numbers.ts), so none of its rows is sent. A sheet's uncounted row (quantity NaN) of a pet
+   * counted on another row takes part, as which count is meant cannot be told (a pet on two shelves,
+   * one counted); uncounted rows then leave the store, counted in notCounted. Sorting a copy of the
+   * petIds finds the repeated ones without a map of every pet.
    */
-  removeDuplicates(unit: string, problems: BulkProblem[]) {
+  settle(unit: string, problems: BulkProblem[]) {
     const sorted = this.petIds.slice(0, this.length).sort();
     const repeated = new Set<bigint>();
     for (let index = 1; index < sorted.length; index++)
       if (sorted[index] === sorted[index - 1]) repeated.add(sorted[index] as bigint);
-    if (repeated.size === 0) return;
     const winners = new Map<bigint, number>();
-    for (let index = this.length - 1; index >= 0; index--) {
+    const counted = new Set<bigint>();
+    for (let index = this.length - 1; index >= 0 && repeated.size > 0; index--) {
       const petId = this.petIds[index] as bigint;
-      if (repeated.has(petId) && !winners.has(petId)) winners.set(petId, index);
+      if (!repeated.has(petId)) continue;
+      if (!winners.has(petId)) winners.set(petId, index);
+      if (!Number.isNaN(this.quantities[index])) counted.add(petId);
     }
     let kept = 0;
     for (let index = 0; index < this.length; index++) {
       const petId = this.petIds[index] as bigint;
-      const winner = winners.get(petId);
+      const winner = counted.has(petId) ? (winners.get(petId) as number) : undefined;
       const rounded = winner !== undefined && petId >= 10n ** 15n;
       if (rounded || (winner !== undefined && index !== winner)) {
+        const uncountedWinner = Number.isNaN(this.quantities[winner as number]);
         problems.push({
           line: this.lines[index] as number,
           message: rounded
             ? `pet ${petId} is on more than one ${unit}: if these were two pets, a spreadsheet rounded their ids, so none of them is sent: format the column as text`
-            : `pet ${petId} appears again at ${unit} ${this.lines[winner]}, which wins`,
+            : uncountedWinner
+              ? `pet ${petId} appears again at ${unit} ${this.lines[winner as number]}, uncounted there, which wins: nothing is sent for pet ${petId}`
+              : `pet ${petId} appears again at ${unit} ${this.lines[winner as number]}, which wins`,
         });
+        continue;
+      }
+      if (Number.isNaN(this.quantities[index])) {
+        this.notCounted++;
         continue;
       }
       this.petIds[kept] = petId;

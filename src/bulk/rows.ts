@@ -17,7 +17,11 @@ import {
 } from './sheet';
 
 /** One row as read: an update, what is wrong with it (and its pet, when that much was read), or nothing to send. */
-export type ReadRow = Omit<BulkEntry, 'line'> | { problem: string; pet?: string } | 'blank' | 'not counted';
+export type ReadRow =
+  | Omit<BulkEntry, 'line'>
+  | { problem: string; pet?: string }
+  | 'blank'
+  | { uncounted: bigint };
 
 const STATUSES = new Set<string>(PET_STATUSES);
 
@@ -119,8 +123,10 @@ export function fromObject(raw: unknown, ignored: Set<string>): ReadRow {
   const named = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? byRole(raw, ignored) : raw;
   if (typeof named === 'string') return { problem: named };
   // As an empty counted cell (a CSV count sheet converted to JSON makes them null).
-  if (typeof named === 'object' && named !== null && 'quantity' in named && named.quantity === null)
-    return 'not counted';
+  if (typeof named === 'object' && named !== null && 'quantity' in named && named.quantity === null) {
+    const petId = PetId.safeParse((named as { petId?: unknown }).petId);
+    return petId.success ? { uncounted: petId.data } : { problem: describeIssues(petId.error) };
+  }
   const parsed = UpdateObject.safeParse(named);
   if (!parsed.success) return { problem: describeIssues(parsed.error) };
   const { petId, quantity, to, from, status } = parsed.data;
@@ -161,7 +167,7 @@ export function fromCells(cells: readonly string[], header: SheetHeader): ReadRo
     if (other !== undefined && other !== quantity)
       return { problem: twoCounts(counted, quantity, header.names[index] as string, other), pet };
   }
-  if (quantity === undefined) return 'not counted';
+  if (quantity === undefined) return { uncounted: petId };
   const update: ReadRow = { petId, quantity };
   const expectedText = cell(header.expected);
   if (expectedText !== '') {
@@ -215,7 +221,7 @@ export class InputCollector {
 
   add(line: number, row: ReadRow) {
     if (row === 'blank') return;
-    if (row === 'not counted') this.entries.notCounted++;
+    if ('uncounted' in row) this.entries.push(line, row.uncounted, Number.NaN);
     else if ('problem' in row)
       this.problems.push({ line, message: row.problem, ...(row.pet && { pet: row.pet }) });
     else {
@@ -225,6 +231,7 @@ export class InputCollector {
   }
 
   finish(unit: BulkInput['unit']): BulkInput {
+    this.entries.settle(unit, this.problems);
     const { notCounted } = this.entries;
     // Said before a dry run too, whose summary has no such count.
     if (notCounted > 0)
@@ -240,7 +247,6 @@ export class InputCollector {
       this.notices.push(
         `${plural(rows, 'row')} ${rows === 1 ? 'leaves' : 'leave'} ${quoted(column)} empty: written whatever the pet holds, unchecked`,
       );
-    this.entries.removeDuplicates(unit, this.problems);
     this.problems.sort((a, b) => a.line - b.line);
     return { entries: this.entries, problems: this.problems, notices: this.notices, unit };
   }

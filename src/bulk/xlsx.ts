@@ -105,7 +105,7 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
       : problem
         ? { problem, pet }
         : fromCells(cells.map(cellText), header);
-    if (hiddenRows.has(index) && typeof row === 'object') hiddenRead.push(index + 1);
+    if (hiddenRows.has(index) && typeof row === 'object' && !('uncounted' in row)) hiddenRead.push(index + 1);
     rows.add(index + 1, row);
   }
   if (hiddenRead.length > 0)

@@ -225,6 +225,37 @@ describe('a sheet: columns chosen by the header', () => {
     expect(sheet.entries.notCounted).toBe(1);
   });
 
+  it('reports a pet counted on one row and left uncounted on another, as it does two counts', () => {
+    // A pet on two shelves, one counted: sending that count would set the pet to one shelf's stock (QA).
+    const later = parseBulkInput('petId,expected,counted\n1,9,5\n2,3,4\n1,9,\n');
+    expect(Array.from(later.entries, ({ petId }) => petId)).toEqual([2n]);
+    expect(later.problems).toEqual([
+      {
+        line: 2,
+        message: 'pet 1 appears again at row 4, uncounted there, which wins: nothing is sent for pet 1',
+      },
+    ]);
+    expect(later.entries.notCounted).toBe(1);
+    const earlier = parseBulkInput('petId,expected,counted\n1,9,\n2,3,4\n1,9,5\n');
+    expect(Array.from(earlier.entries, ({ petId, quantity }) => [petId, quantity])).toEqual([
+      [2n, 4],
+      [1n, 5],
+    ]);
+    expect(earlier.problems).toEqual([{ line: 2, message: 'pet 1 appears again at row 4, which wins' }]);
+    expect(earlier.entries.notCounted).toBe(0);
+    // A pet on two rows, neither counted: nothing is sent either way, and nothing is wrong.
+    const neither = parseBulkInput('petId,expected,counted\n1,9,\n2,3,4\n1,9,\n');
+    expect(neither.problems).toEqual([]);
+    expect(neither.entries.notCounted).toBe(2);
+    // A JSON count sheet's null counts are uncounted rows too.
+    expect(parseBulkInput('{"petId":1,"quantity":5}\n{"petId":1,"quantity":null}\n').problems).toEqual([
+      {
+        line: 1,
+        message: 'pet 1 appears again at line 2, uncounted there, which wins: nothing is sent for pet 1',
+      },
+    ]);
+  });
+
   it('refuses a header petinv cannot map, naming the columns found and the names it knows', () => {
     for (const sheet of [
       'pet,amount\n1,5\n',
