@@ -54,6 +54,8 @@ export function inspectWorkbook(bytes: Uint8Array): {
   firstHidden: boolean;
   /** The sheet the workbook was saved showing (its active tab), counting from 0. */
   shown: number;
+  /** Whether its dates count days from 1904 (old Mac Excel), not 1900. */
+  date1904: boolean;
   unread: UnreadCells;
   merged: MergedRange[];
   hiddenRows: Set<number>;
@@ -76,12 +78,14 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const firstHidden = /hidden/i.test(attribute(listed[0]?.[1] ?? '', 'state') ?? '');
   const [view] = workbook.matchAll(element('workbookView'));
   const shown = Number(attribute(view?.[1] ?? '', 'activeTab') ?? 0);
+  const [properties] = workbook.matchAll(element('workbookPr'));
+  const date1904 = /^(1|true)$/.test(attribute(properties?.[1] ?? '', 'date1904') ?? '');
   const path = firstSheetPath(files, listed);
   const sheet = path === undefined ? undefined : files[path];
   const unread: UnreadCells = new Map();
   const merged: MergedRange[] = [];
   const hiddenRows = new Set<number>();
-  if (!sheet) return { sheets, firstHidden, shown, unread, merged, hiddenRows };
+  if (!sheet) return { sheets, firstHidden, shown, date1904, unread, merged, hiddenRows };
   const xml = strFromU8(sheet);
   for (const [, attributes = ''] of xml.matchAll(/<(?:[\w.-]+:)?row\b([^>]*)>/g))
     if (/^(1|true)$/.test(attribute(attributes, 'hidden') ?? ''))
@@ -115,5 +119,5 @@ export function inspectWorkbook(bytes: Uint8Array): {
     cells.set(column, type === 'e' ? saved : `=${xmlText(formula?.[2] || '…')}`);
     unread.set(Number(row) - 1, cells);
   }
-  return { sheets, firstHidden, shown, unread, merged, hiddenRows };
+  return { sheets, firstHidden, shown, date1904, unread, merged, hiddenRows };
 }

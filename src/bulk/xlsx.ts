@@ -29,12 +29,27 @@ const cellText = (cell: Cell): string =>
         ? cell.number
         : String(cell);
 
-/** Why the number cell in `column` may not hold what was typed (numbers.ts); undefined for any other cell. */
-function roundedIn(cells: readonly Cell[], header: SheetHeader, column: number | undefined) {
+/**
+ * Why the cell in `column` may not hold what was typed: a number of too many digits (numbers.ts), or a
+ * number formatted as a date or time, which read-excel-file makes a Date of (a count typed into a date
+ * column). That one is named by the number it stores: the date a program shows for it differs by a day
+ * below 61, as Excel counts a 29 February 1900 that never was.
+ */
+function storedNumberProblem(
+  cells: readonly Cell[],
+  header: SheetHeader,
+  column: number | undefined,
+  date1904: boolean,
+) {
   const cell = column === undefined ? undefined : cells[column];
-  if (typeof cell !== 'object' || cell === null || !('number' in cell)) return undefined;
+  if (typeof cell !== 'object' || cell === null) return undefined;
   const name = column === header.petId ? 'petId' : (header.names[column as number] as string).toLowerCase();
-  return spreadsheetNumberProblem(cell.number, name);
+  if (cell instanceof Date) {
+    // read-excel-file's conversion taken back: day 25,569 is 1970-01-01; the 1904 system starts 1,462 days later.
+    const serial = cell.getTime() / 86_400_000 + 25_569 - (date1904 ? 1_462 : 0);
+    return `${name} holds ${Math.round(serial * 1e6) / 1e6}, formatted as a date or time: format the column as a number, and check it`;
+  }
+  return 'number' in cell ? spreadsheetNumberProblem(cell.number, name) : undefined;
 }
 
 export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
@@ -50,7 +65,7 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
     );
   }
   // The cells read as empty that hold a formula's text or an error (xlsx-cells.ts), in rows that may hold nothing else.
-  const { unread, sheets, firstHidden, shown, merged, hiddenRows } = workbook;
+  const { unread, sheets, firstHidden, shown, date1904, merged, hiddenRows } = workbook;
   const firstName = quoted(sheets[0] ?? '');
   const others = `${sheets.slice(1, 4).map(quoted).join(', ')}${sheets.length > 4 ? ', …' : ''}`;
   const readFirstOnly = (what: string, fix = 'move the sheet you counted to the front, and save it again') =>
@@ -95,7 +110,7 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   for (let index = first + 1; index < sheet.length; index++) {
     const cells = sheet[index] as Cell[];
     const [petId, counted, expected] = [header.petId, header.counted, header.expected].map((column) =>
-      roundedIn(cells, header, column),
+      storedNumberProblem(cells, header, column, date1904),
     );
     const pet = cellText(cells[header.petId] ?? null);
     const range = mergedRows.get(index);

@@ -40,12 +40,14 @@ const text = (reference: string, value: string) => cell(reference, `<is><t>${val
 /**
  * A workbook as a program other than a spreadsheet writes one: each sheet's rows of `<c>` elements (a row
  * numbered by its first cell's reference), a sheet's `state` (hidden), and `calculation`, the workbook's
- * calcPr attributes. The first sheet's relationship is absolute, as some programs write it.
+ * calcPr attributes. The first sheet's relationship is absolute, as some programs write it. Given `dates`,
+ * the workbook counts days from that year, and style 1 (`s="1"`) formats a cell as a date (m/d/yyyy).
  */
 function rawWorkbook(
   sheets: { name: string; state?: string; rows: string[][]; after?: string }[],
   calculation = '',
   activeTab = 0,
+  dates?: '1900' | '1904',
 ): Buffer {
   const number = (index: number) => index + 1;
   // A row's first element is its first cell's reference, and after a space the row's own attributes.
@@ -82,7 +84,10 @@ function rawWorkbook(
             ({ name, state }, index) =>
               `<sheet name="${name}" sheetId="${number(index)}"${state ? ` state="${state}"` : ''} r:id="rId${number(index)}"/>`,
           )
-          .join('')}</sheets>${calculation && `<calcPr ${calculation}/>`}</workbook>`,
+          .join('')}</sheets>${calculation && `<calcPr ${calculation}/>`}</workbook>`.replace(
+          '<bookViews>',
+          dates === '1904' ? '<workbookPr date1904="1"/><bookViews>' : '<bookViews>',
+        ),
       ),
       'xl/_rels/workbook.xml.rels': strToU8(
         `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${sheets
@@ -90,8 +95,15 @@ function rawWorkbook(
             (_, index) =>
               `<Relationship Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="${index === 0 ? '/xl/' : ''}worksheets/sheet${number(index)}.xml" Id="rId${number(index)}"/>`,
           )
-          .join('')}</Relationships>`,
+          .join(
+            '',
+          )}${dates ? '<Relationship Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml" Id="rIdStyles"/>' : ''}</Relationships>`,
       ),
+      ...(dates && {
+        'xl/styles.xml': strToU8(
+          '<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><cellXfs count="2"><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"/></cellXfs></styleSheet>',
+        ),
+      }),
       ...parts,
     }),
   );
@@ -318,6 +330,33 @@ describe('an Excel workbook', () => {
       'row 2 (pet 1): counted 1000000000000000: the spreadsheet may have rounded it (it keeps 15 digits of a number): format the column as text (skipped)',
     );
     expect(review.stderr).toContain('row 3 (pet 2): expected 1.0000000000000001E+16: the spreadsheet may');
+  });
+
+  it('a count typed into a cell formatted as a date is refused by the number it holds, not a date a day off (QA)', async () => {
+    // read-excel-file makes a Date of such a cell; Excel shows 5 as 1900-01-05, the Date is 1900-01-04.
+    for (const dates of ['1900', '1904'] as const) {
+      const workbook = rawWorkbook(
+        [
+          {
+            name: 'count',
+            rows: [
+              ['A1', text('A1', 'petId'), text('B1', 'expected'), text('C1', 'counted')],
+              ['A2', text('A2', '1'), cell('B2', '<v>12</v>'), '<c r="C2" s="1"><v>5</v></c>'],
+              ['A3', text('A3', '2'), cell('B3', '<v>24</v>'), '<c r="C3" s="1"><v>45000.5</v></c>'],
+            ],
+          },
+        ],
+        '',
+        0,
+        dates,
+      );
+      const review = await petinv(['set', '--file', file(`dates-${dates}.xlsx`, workbook), '--dry-run']);
+      expect(review.code, dates).toBe(9);
+      expect(review.stderr, dates).toContain(
+        'row 2 (pet 1): counted holds 5, formatted as a date or time: format the column as a number, and check it (skipped)',
+      );
+      expect(review.stderr, dates).toContain('row 3 (pet 2): counted holds 45000.5, formatted as a date');
+    }
   });
 
   it('a hidden or empty first sheet before the counted one, or one it was not saved showing, is refused, not read or passed over', async () => {
