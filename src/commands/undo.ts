@@ -7,7 +7,7 @@ import { usageError } from '../errors';
 import { ownerIsRunning } from '../files/lock';
 import { undoCommand } from '../history/runs';
 import { terminalSession } from '../history/session';
-import type { HistoryRun } from '../history/store';
+import { type HistoryRun, MAX_HISTORY_RUNS } from '../history/store';
 import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { chooseColumns } from '../output/exporter';
@@ -48,6 +48,13 @@ function chooseRun(runs: readonly HistoryRun[], name: string | undefined, file: 
   const exact = runs.find((run) => run.id === name);
   const matches = exact ? [exact] : runs.filter((run) => run.id.startsWith(name));
   if (matches.length === 1) return { run: matches[0] as HistoryRun, passedOver: [] };
+  // An id begins with its start, to the second: one started before every run kept was dropped by the bound.
+  const oldest = runs.reduce((older, run) => (run.id < older.id ? run : older));
+  const started = (id: string) => /^\d{8}T\d{6}/.exec(id)?.[0];
+  if (matches.length === 0 && (started(name) ?? '~') < (started(oldest.id) ?? ''))
+    throw usageError(
+      `run ${name} is older than every run the history of this service keeps (the newest ${MAX_HISTORY_RUNS}; the oldest now ${describeRun(oldest)}): it was dropped, and undo cannot take it back`,
+    );
   throw usageError(
     matches.length === 0
       ? `no run ${JSON.stringify(name)} in the history of this service; see petinv history`

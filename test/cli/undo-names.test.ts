@@ -89,6 +89,29 @@ describe("a colleague's run from another terminal, with the same account", () =>
   });
 });
 
+describe('undo of a run the history no longer keeps', () => {
+  it('says it was dropped by the bound, naming the oldest run kept (QA: a stock-take pushed out by colleagues’ sets)', async () => {
+    expect((await petinv(['set', '-'], '4 404\n5 505\n')).code).toBe(0);
+    const stockTake = (await petinv(['history'])).stdout.split('\t')[0] as string;
+    // An id tells its start to the second: the colleagues' runs begin in a later one.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    for (let run = 0; run < 100; run++)
+      expect((await petinv(['adjust', '6', run % 2 ? '-1' : '+1'])).code).toBe(0);
+    const dropped = await petinv(['undo', stockTake]);
+    expect(dropped.code).toBe(2);
+    expect(dropped.stderr).toMatch(
+      new RegExp(
+        `^petinv: run ${stockTake} is older than every run the history of this service keeps \\(the newest 100; the oldest now run \\S+ \\(adjust 6 [+-]1, at .* UTC, 1 pet\\)\\): it was dropped, and undo cannot take it back`,
+      ),
+    );
+    expect(await quantity(4)).toBe(404);
+    // An id that never was, newer than the oldest kept, is no run at all.
+    expect((await petinv(['undo', '29990101T000000-abcd'])).stderr).toContain(
+      'no run "29990101T000000-abcd" in the history of this service',
+    );
+  });
+});
+
 describe('undo of a run that has not recorded its end', () => {
   it('is refused while the petinv running it still runs, and done once it does not (QA: a run undone mid-way)', async () => {
     expect((await petinv(['set', '-'], '3 303\n')).code).toBe(0);
