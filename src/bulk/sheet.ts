@@ -146,14 +146,20 @@ export function readHeader(cells: readonly string[], delimiter: Delimiter): Shee
 }
 
 /** The header's notices: the columns nobody reads, and those only checked, named once. */
-export function headerNotices({ ignored, alsoCounts, names, counted }: SheetHeader): string[] {
+export function headerNotices({ ignored, alsoCounts, names, counted, expected }: SheetHeader): string[] {
   const list = (columns: readonly string[]) =>
     `${columns.length === 1 ? 'column' : 'columns'} ${columns.map(quoted).join(', ')}`;
   const checked = alsoCounts.map((index) => names[index] as string);
+  const countedName = names[counted] as string;
+  // A count (not list --csv's quantity, nor a plan's to) with nothing to check it: a count sheet whose
+  // expected column was deleted, or a sheet of one's own, overwrites a colleague's change since unseen.
+  const unchecked = expected === undefined && !['quantity', 'to'].includes(canonicalName(countedName));
   return [
+    unchecked &&
+      `no expected column: each pet is set to its ${quoted(countedName)} whatever it holds now, unchecked (a count sheet's expected column catches a colleague's change since the export)`,
     ignored.length > 0 &&
       `ignoring ${list(ignored)}: petinv reads the pet, counted (or quantity), expected (or from) and status columns`,
     checked.length > 0 &&
-      `checking ${list(checked)} against ${quoted(names[counted] as string)}: a row where they hold different counts is skipped`,
+      `checking ${list(checked)} against ${quoted(countedName)}: a row where they hold different counts is skipped`,
   ].filter((notice) => notice !== false);
 }

@@ -157,6 +157,21 @@ describe('list --count-sheet', () => {
     expect(await quantities()).toMatchObject({ 1: 6, 11: 15, 12: 0 });
   });
 
+  it('a count sheet whose expected column was deleted says its counts are written unchecked (QA: nothing said)', async () => {
+    const exported = (await petinv(['list', '--count-sheet'])).stdout;
+    const withoutExpected = fill(exported, { 1: 6 }).replace(/^(\w+),(\w+),\w*,/gm, '$1,$2,');
+    expect(withoutExpected).toMatch(/^petId,status,counted\n1,available,6\n/);
+    const before = (await quantities())[1] as number;
+    expect((await petinv(['adjust', '1', '+2'])).code).toBe(0);
+    const review = await petinv(['set', '--file', file('no-expected.csv', withoutExpected), '--dry-run']);
+    expect(review.code, review.stderr).toBe(0);
+    expect(review.stdout).toBe(`1: ${before + 2} → 6\n`);
+    expect(review.stderr).toContain(
+      'petinv: note: no expected column: each pet is set to its "counted" whatever it holds now, unchecked',
+    );
+    expect((await petinv(['set', '1', String(before)])).code).toBe(0);
+  });
+
   it('a plan made from a count sheet carries expected as its from: a pet changed before the plan is kept', async () => {
     const exported = (await petinv(['list', '--count-sheet'])).stdout;
     const sheet = file('plan-count.csv', fill(exported, { 1: 8, 2: 8 }));

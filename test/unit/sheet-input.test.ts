@@ -323,6 +323,7 @@ describe('a sheet: columns chosen by the header', () => {
         { line: 2, petId: 1n, quantity: 5, from: 3 },
       ]);
     expect(read('petId,Expected delivery,counted\n1,3,5\n').notices).toEqual([
+      'no expected column: each pet is set to its "counted" whatever it holds now, unchecked (a count sheet\'s expected column catches a colleague\'s change since the export)',
       'ignoring column "Expected delivery": petinv reads the pet, counted (or quantity), expected (or from) and status columns',
     ]);
     for (const name of [
@@ -334,7 +335,7 @@ describe('a sheet: columns chosen by the header', () => {
       'Nachzählung',
       'Recompte',
     ]) {
-      const input = read(`petId,counted,${name}\n1,5,6\n`);
+      const input = read(`petId,expected,counted,${name}\n1,4,5,6\n`);
       expect(input.problems, name).toHaveLength(1);
       expect(input.notices, name).toEqual([
         `checking column "${name}" against "counted": a row where they hold different counts is skipped`,
@@ -458,6 +459,7 @@ describe('encodings and files that are no text', () => {
       ]);
       expect(input.notices).toEqual([
         expect.stringMatching(/^the input is not valid UTF-8: read as Windows-1252/),
+        expect.stringMatching(/^no expected column: each pet is set to its "Quantité comptée"/),
         expect.stringContaining('"Notiz"'),
       ]);
     }
