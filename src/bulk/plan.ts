@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
 import { PetinvError, usageError } from '../errors';
+import { describeFileSystemError } from '../files/file-system';
 import type { CommandContext } from '../output/context';
 import { plural } from '../output/plural';
 import { EntryStore, problemPlace } from './entries';
@@ -77,16 +78,18 @@ function reportProblems(input: BulkInput, source: SheetSource, context: CommandC
 export async function readSheet(source: SheetSource, context: CommandContext): Promise<BulkInput> {
   const input = await readBulkInput(openBulkSource(source.file, context)).catch((error: unknown) => {
     if (error instanceof PetinvError) throw error;
-    const { code, message } = error as NodeJS.ErrnoException;
     throw usageError(
-      `cannot read ${source.file === undefined ? 'stdin' : `--file ${source.file}`}: ${code ?? message}`,
+      `cannot read ${source.file === undefined ? 'stdin' : `--file ${source.file}`}: ${describeFileSystemError(error)}`,
     );
   });
   // Nothing but blank lines, or no bytes at all: from a file, more likely a failed save than nothing to do.
   const { entries, problems } = input;
-  const nothing = input.unit === 'line' && entries.length + entries.notCounted + problems.length === 0;
-  if (nothing && source.file !== undefined && source.file !== '-')
+  const nothing = entries.length + entries.notCounted + problems.length === 0;
+  if (nothing && input.unit === 'line' && source.file !== undefined && source.file !== '-')
     throw usageError(`--file ${source.file} is empty (no rows, no header): was it saved? Nothing was sent`);
+  // A header alone is an empty inventory's export, or a save that lost its rows: said, not refused.
+  if (nothing && input.unit === 'row')
+    writeNotice('the sheet has a header and no rows: nothing is sent', context);
   for (const notice of input.notices) writeNotice(notice, context);
   reportProblems(input, source, context);
   return input;

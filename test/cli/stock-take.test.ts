@@ -122,8 +122,14 @@ describe('a sheet is read by its header', () => {
     expect(requests).toEqual([]);
     // From stdin (a pipeline that found nothing to change), nothing to do.
     expect((await petinv(['set', '-'], '')).code).toBe(0);
-    // A header alone is a sheet of no pets, as an empty inventory's export is.
-    expect((await petinv(['set', '--file', file('header.csv', 'petId,counted\n')])).code).toBe(0);
+    // A header alone is a sheet of no pets, as an empty inventory's export is: said (QA), not refused.
+    const header = await petinv(['set', '--file', file('header.csv', 'petId,expected,counted\n')]);
+    expect(header.code).toBe(0);
+    expect(header.stderr).toContain('petinv: note: the sheet has a header and no rows: nothing is sent\n');
+    // A file that is not there, in words.
+    const missing = await petinv(['set', '--file', join(temporaryDirectory(), 'count.csv')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^petinv: cannot read --file \S+count\.csv: no such file or directory/);
   });
 
   it('a bad row is reported with its row and pet and skipped; --strict sends nothing', async () => {
