@@ -20,7 +20,13 @@ function notWholeNumber(text: string, limit: number | bigint, what: string): str
   if (/^[+-]?\d+[.,]0+$/.test(text)) return `has decimals: write ${text.replace(/[.,]0+$/, '')}`;
   if (/^[+-]?(\d+[.,]?\d*|[.,]\d+)e[+-]?\d+$/i.test(text))
     return 'is written as an exponent: format the column as whole numbers';
-  if (/^[+-]?(\d+[.,]\d*|[.,]\d+)$/.test(text)) return 'is not a whole number';
+  if (/^[+-]?(\d+[.,]\d*|[.,]\d+)$/.test(text)) {
+    // 2.9999999999999996, as a spreadsheet stores =0.1*30 and shows 3: its digits are not what was seen.
+    const near = Math.round(Number(text.replace(',', '.')));
+    return Math.abs(Number(text.replace(',', '.')) - near) < 1e-9
+      ? `is not a whole number: a calculation's rounding error for ${near}? round it in the sheet (ROUND), or type ${near}`
+      : 'is not a whole number';
+  }
   if (/^\+\d+$/.test(text)) return `has a "+": write ${text.slice(1)}`;
   if (/^-?0\d+$/.test(text)) return `has leading zeros: write ${BigInt(text)}`;
   if (/^\d+$/.test(text)) return `is larger than ${what} can be (at most ${limit})`;
@@ -48,8 +54,12 @@ export function spreadsheetNumberProblem(text: string, column: string): string |
   return undefined;
 }
 
+/** `="007"`, as Excel and Google Sheets write a number to be kept as text: the text, else the cell as it is. */
+const textOf = (cell: string) => /^="([^"]*)"$/.exec(cell)?.[1]?.trim() ?? cell;
+
 /** A petId from its text, or the words saying why it is not one. */
-export function readPetId(text: string): bigint | string {
+export function readPetId(cell: string): bigint | string {
+  const text = textOf(cell);
   const petId = parsePetId(text);
   if (petId !== undefined) return petId;
   // `9.00719925474099E+015`: a spreadsheet's long number in a cell not formatted as text; `1e0` is an exponent.
@@ -59,7 +69,8 @@ export function readPetId(text: string): bigint | string {
 }
 
 /** A quantity from its text, `name` being its column's name as the sheet gives it. */
-export function readQuantity(text: string, name: string): number | string {
+export function readQuantity(cell: string, name: string): number | string {
+  const text = textOf(cell);
   return (
     parseQuantity(text) ??
     `${name.toLowerCase()} ${quoted(text)} ${notWholeNumber(text, QUANTITY_MAX, 'a quantity')}`

@@ -165,6 +165,20 @@ describe('a sheet: columns chosen by the header', () => {
     ]);
   });
 
+  it('reads ="14", a number kept as text the Excel way, as 14; names a calculation’s rounding error (QA)', () => {
+    const input = parseBulkInput(
+      'petId,counted\n="9223372036854775807",="14"\n2,"=""7"""\n3,2.9999999999999996\n4,="x"\n',
+    );
+    expect(Array.from(input.entries, ({ petId, quantity }) => [petId, quantity])).toEqual([
+      [9223372036854775807n, 14],
+      [2n, 7],
+    ]);
+    expect(input.problems.map(({ line, message }) => `${line}: ${message}`)).toEqual([
+      '4: counted "2.9999999999999996" is not a whole number: a calculation\'s rounding error for 3? round it in the sheet (ROUND), or type 3',
+      '5: counted "x" is not a whole number',
+    ]);
+  });
+
   it('a quote inside an unquoted cell is text, and never swallows the rows below', () => {
     const result = read('petId,quantity,notes\n1,5,12" shelf\n2,6,ok\n3,"7\n4,8\n');
     expect(result.entries.map((entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
