@@ -36,7 +36,7 @@ export const COLUMN_NAMES: Readonly<Record<ColumnRole, readonly string[]>> = {
   ),
   counted: words(
     'counted quantity to count qty stock onhand countedqty countedquantity newquantity quantite ' +
-      'quantitecomptee anzahl menge bestand gezahlt cantidad cantidadcontada conteo quantita',
+      'quantitecomptee anzahl menge bestand gezahlt ist istbestand cantidad cantidadcontada conteo quantita',
   ),
   expected: words('expected from expectedqty expectedquantity before attendu erwartet soll esperado'),
   status: words('status state statut estado zustand stato'),

@@ -229,6 +229,10 @@ describe('a sheet: columns chosen by the header', () => {
     expect(pairs('Qty,N°\n5,1\n')).toEqual([[1n, 5]]);
     expect(pairs("Pet's ID,Qty\n1,5\n")).toEqual([[1n, 5]]);
     expect(pairs('pet_id;Anzahl\n1;5\n')).toEqual([[1n, 5]]);
+    // Soll and Ist: expected and counted, as a German stock-take names them (QA).
+    expect(read('Tier-Nr.;Status;Soll;Ist\n1;sold;3;5\n').entries).toEqual([
+      { line: 2, petId: 1n, quantity: 5, from: 3, status: 'sold' },
+    ]);
     expect(pairs('Animal\tQuantité comptée\n1\t5\n')).toEqual([[1n, 5]]);
     expect(pairs('id,cantidad,notes\n1,5,x\n')).toEqual([[1n, 5]]);
     // A count sheet: expected is the row's from; a row left uncounted sends nothing.
