@@ -179,6 +179,16 @@ describe('a sheet: columns chosen by the header', () => {
     ]);
   });
 
+  it('names an invisible character or digits other than 0-9, which the message would not show (QA)', () => {
+    const input = parseBulkInput('petId,counted\n1,12\u200b\n2,\uff17\n3,\u0663\n4,1\u00a02\n');
+    expect(input.problems.map(({ line, message }) => `${line}: ${message}`)).toEqual([
+      '2: counted "12" holds an invisible character (U+200B): clear the cell and type the number again',
+      '3: counted "\uff17" has digits other than 0-9 (full-width, or of another script): type them as 0-9',
+      '4: counted "\u0663" has digits other than 0-9 (full-width, or of another script): type them as 0-9',
+      '5: counted "1\u00a02" holds an invisible character (U+00A0): clear the cell and type the number again',
+    ]);
+  });
+
   it('a quote inside an unquoted cell is text, and never swallows the rows below', () => {
     const result = read('petId,quantity,notes\n1,5,12" shelf\n2,6,ok\n3,"7\n4,8\n');
     expect(result.entries.map((entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
