@@ -38,6 +38,43 @@ function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArr
   return undefined;
 }
 
+/** Each cell style's number format code, by the style's index (a cell's `s`); the built-in percents by id. */
+function cellFormats(styles: Uint8Array | undefined): Map<string, string> {
+  const xml = styles ? strFromU8(styles) : '';
+  const codes = new Map([
+    ['9', '0%'],
+    ['10', '0.00%'],
+  ]);
+  for (const [, attributes = ''] of xml.matchAll(element('numFmt')))
+    codes.set(attribute(attributes, 'numFmtId') ?? '', xmlText(attribute(attributes, 'formatCode') ?? ''));
+  const [cellXfs] = xml.matchAll(element('cellXfs'));
+  const styleFormats = [...(cellXfs?.[2] ?? '').matchAll(element('xf'))].map(([, attributes = '']) =>
+    codes.get(attribute(attributes, 'numFmtId') ?? '0'),
+  );
+  return new Map(styleFormats.flatMap((code, index) => (code ? [[String(index), code]] : [])));
+}
+
+/**
+ * What a number format shows instead of `value`, when it is not the number: a section of text alone
+ * (`"twelve"`, `;;;`, the empty zero section of `0;-0;;@`), shown as that text (so an empty one is a
+ * cell not counted, as it looks), or a percent (7 shows 700%). Undefined when it shows the number
+ * (General, `0`, `#,##0`, currencies, text `@`); date and time formats are read-excel-file's (Dates).
+ */
+function shownInstead(code: string, value: number): string | undefined {
+  const sections = code.split(/;(?=(?:[^"]*"[^"]*")*[^"]*$)/);
+  const section = (value > 0 ? sections[0] : value < 0 ? sections[1] : sections[2]) ?? sections[0] ?? '';
+  const bare = section.replace(/"[^"]*"|\\.|\[[^\]]*\]|[_*]./g, '');
+  if (/general|[0#?@]/i.test(bare))
+    return bare.includes('%') ? `${+(value * 100).toPrecision(12)}%` : undefined;
+  if (/[ymdhs]/i.test(bare)) return undefined;
+  const text = section
+    .replace(/\[[^\]]*\]|[_*]./g, '')
+    .replace(/"([^"]*)"|\\(.)/g, '$1$2')
+    .trim();
+  // An accounting format's zero, a dash, is a zero.
+  return value === 0 && /^[-\u2013]$/.test(text) ? undefined : text;
+}
+
 /** A cell's column from its letters, counting from 0 (`A` 0, `AA` 26). */
 const columnOf = (letters: string) =>
   [...letters].reduce((index, letter) => index * 26 + letter.charCodeAt(0) - 64, 0) - 1;
@@ -87,6 +124,7 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const hiddenRows = new Set<number>();
   if (!sheet) return { sheets, firstHidden, shown, date1904, unread, merged, hiddenRows };
   const xml = strFromU8(sheet);
+  const formats = cellFormats(files['xl/styles.xml']);
   for (const [, attributes = ''] of xml.matchAll(/<(?:[\w.-]+:)?row\b([^>]*)>/g))
     if (/^(1|true)$/.test(attribute(attributes, 'hidden') ?? ''))
       hiddenRows.add(Number(attribute(attributes, 'r')) - 1);
@@ -111,12 +149,14 @@ export function inspectWorkbook(bytes: Uint8Array): {
     const saved = xmlText(value?.[2] ?? '');
     const type = attribute(attributes, 't');
     // An empty text result (t="str", as Excel saves ="") is a value; an empty number is none (openpyxl).
-    if (type !== 'e' && (formula === undefined || (!stale && (saved !== '' || (value && type === 'str')))))
-      continue;
+    const read =
+      type !== 'e' && (formula === undefined || (!stale && (saved !== '' || (value && type === 'str'))));
+    const format = read && (type ?? 'n') === 'n' ? formats.get(attribute(attributes, 's') ?? '0') : undefined;
+    const instead = format === undefined || saved === '' ? undefined : shownInstead(format, Number(saved));
+    if (read && instead === undefined) continue;
     const [, letters = '', row = ''] = reference;
-    const column = columnOf(letters);
     const cells = unread.get(Number(row) - 1) ?? new Map<number, string>();
-    cells.set(column, type === 'e' ? saved : `=${xmlText(formula?.[2] || '…')}`);
+    cells.set(columnOf(letters), instead ?? (type === 'e' ? saved : `=${xmlText(formula?.[2] || '…')}`));
     unread.set(Number(row) - 1, cells);
   }
   return { sheets, firstHidden, shown, date1904, unread, merged, hiddenRows };

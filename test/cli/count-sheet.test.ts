@@ -41,13 +41,15 @@ const text = (reference: string, value: string) => cell(reference, `<is><t>${val
  * A workbook as a program other than a spreadsheet writes one: each sheet's rows of `<c>` elements (a row
  * numbered by its first cell's reference), a sheet's `state` (hidden), and `calculation`, the workbook's
  * calcPr attributes. The first sheet's relationship is absolute, as some programs write it. Given `dates`,
- * the workbook counts days from that year, and style 1 (`s="1"`) formats a cell as a date (m/d/yyyy).
+ * the workbook counts days from that year, style 1 (`s="1"`) formats a cell as a date (m/d/yyyy), and
+ * styles 2 on with the number formats `formats` (`s="2"` the first).
  */
 function rawWorkbook(
   sheets: { name: string; state?: string; rows: string[][]; after?: string }[],
   calculation = '',
   activeTab = 0,
   dates?: '1900' | '1904',
+  formats: string[] = [],
 ): Buffer {
   const number = (index: number) => index + 1;
   // A row's first element is its first cell's reference, and after a space the row's own attributes.
@@ -101,7 +103,14 @@ function rawWorkbook(
       ),
       ...(dates && {
         'xl/styles.xml': strToU8(
-          '<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><cellXfs count="2"><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"/></cellXfs></styleSheet>',
+          `<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><numFmts>${formats
+            .map(
+              (code, index) =>
+                `<numFmt numFmtId="${164 + index}" formatCode="${code.replaceAll('"', '&quot;')}"/>`,
+            )
+            .join('')}</numFmts><cellXfs><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"/>${formats
+            .map((_, index) => `<xf numFmtId="${164 + index}" applyNumberFormat="1"/>`)
+            .join('')}</cellXfs></styleSheet>`,
         ),
       }),
       ...parts,
@@ -372,6 +381,43 @@ describe('an Excel workbook', () => {
       );
       expect(review.stderr, dates).toContain('row 3 (pet 2): counted holds 45000.5, formatted as a date');
     }
+  });
+
+  it('a count whose number format shows something else is read as shown: a percent refused, a hidden one not counted (QA)', async () => {
+    // Style 2: 0%; 3: ;;; (nothing shown); 4: "twelve"; 5: 0;-0;;@ (zero hidden); 6: an accounting zero, a dash.
+    const formats = ['0%', ';;;', '"twelve"', '0;-0;;@', '#,##0;(#,##0);"-"', '[Red]#,##0'];
+    const counted = (row: number, style: number, value: number) => [
+      `A${row}`,
+      text(`A${row}`, String(row - 1)),
+      cell(`B${row}`, '<v>9</v>'),
+      `<c r="C${row}" s="${style}"><v>${value}</v></c>`,
+    ];
+    const workbook = rawWorkbook(
+      [
+        {
+          name: 'count',
+          rows: [
+            ['A1', text('A1', 'petId'), text('B1', 'expected'), text('C1', 'counted')],
+            counted(2, 2, 7),
+            counted(3, 3, 3),
+            counted(4, 4, 4),
+            counted(5, 5, 0),
+            counted(6, 6, 0),
+            counted(7, 7, 8),
+          ],
+        },
+      ],
+      '',
+      0,
+      '1900',
+      formats,
+    );
+    const review = await petinv(['set', '--file', file('formats.xlsx', workbook), '--dry-run', '-o', 'csv']);
+    expect(review.code, review.stderr).toBe(9);
+    expect(review.stdout).toBe('petId,from,to,found\n5,9,0,false\n6,9,8,false\n');
+    expect(review.stderr).toContain('row 2 (pet 1): counted "700%" is not a whole number (skipped)');
+    expect(review.stderr).toContain('row 4 (pet 3): counted "twelve" is not a whole number (skipped)');
+    expect(review.stderr).toContain('2 rows left uncounted (counted is empty)');
   });
 
   it('a hidden or empty first sheet before the counted one, or one it was not saved showing, is refused, not read or passed over', async () => {
