@@ -90,11 +90,10 @@ export class EntryStore {
 
   /**
    * Settles the rows once all are read. A pet named twice would race with itself under concurrency: the
-   * later row wins, the earlier is reported; a long id named twice may be two pets a spreadsheet rounded
-   * to one (numbers.ts), so none of its rows is sent. A sheet's uncounted row (quantity NaN) of a pet
-   * counted on another row takes part, as which count is meant cannot be told (a pet on two shelves,
-   * one counted); uncounted rows then leave the store, counted in notCounted. Sorting a copy of the
-   * petIds finds the repeated ones without a map of every pet.
+   * later row wins, the earlier is reported, an uncounted row (quantity NaN) of a pet counted on another
+   * too (a pet on two shelves, one counted?); a long id named twice may be two pets a spreadsheet rounded
+   * to one (numbers.ts), so none of its rows is sent. Uncounted rows then leave, counted in notCounted.
+   * Sorting a copy of the petIds finds the repeated ones without a map of every pet.
    */
   settle(unit: string, problems: BulkProblem[]) {
     const sorted = this.petIds.slice(0, this.length).sort();
@@ -115,14 +114,12 @@ export class EntryStore {
       const winner = counted.has(petId) ? (winners.get(petId) as number) : undefined;
       const rounded = winner !== undefined && petId >= 10n ** 15n;
       if (rounded || (winner !== undefined && index !== winner)) {
-        const uncountedWinner = Number.isNaN(this.quantities[winner as number]);
+        const uncounted = Number.isNaN(this.quantities[winner as number]);
         problems.push({
           line: this.lines[index] as number,
           message: rounded
             ? `pet ${petId} is on more than one ${unit}: if these were two pets, a spreadsheet rounded their ids, so none of them is sent: format the column as text`
-            : uncountedWinner
-              ? `pet ${petId} appears again at ${unit} ${this.lines[winner as number]}, uncounted there, which wins: nothing is sent for pet ${petId}`
-              : `pet ${petId} appears again at ${unit} ${this.lines[winner as number]}, which wins`,
+            : `pet ${petId} appears again at ${unit} ${this.lines[winner as number]}, ${uncounted ? `uncounted there, which wins: nothing is sent for pet ${petId}` : 'which wins'}`,
         });
         continue;
       }

@@ -30,25 +30,18 @@ const cellText = (cell: Cell): string =>
         : String(cell);
 
 /**
- * Why the cell in `column` may not hold what was typed: a number of too many digits (numbers.ts), or a
- * number formatted as a date or time, which read-excel-file makes a Date of (a count typed into a date
- * column). That one is named by the number it stores: the date a program shows for it differs by a day
- * below 61, as Excel counts a 29 February 1900 that never was.
+ * Why the cell in `column` may not hold what was typed: a number of too many digits (numbers.ts), or one
+ * formatted as a date or time (read-excel-file's Date), named by the number it stores: the date a
+ * spreadsheet shows differs by a day below 61, as Excel counts a 29 February 1900 that never was.
  */
-function storedNumberProblem(
-  cells: readonly Cell[],
-  header: SheetHeader,
-  column: number | undefined,
-  date1904: boolean,
-) {
+function numberProblem(date1904: boolean, cells: readonly Cell[], header: SheetHeader, column?: number) {
   const cell = column === undefined ? undefined : cells[column];
   if (typeof cell !== 'object' || cell === null) return undefined;
   const name = column === header.petId ? 'petId' : (header.names[column as number] as string).toLowerCase();
-  if (cell instanceof Date) {
-    // read-excel-file's conversion taken back: day 25,569 is 1970-01-01; the 1904 system starts 1,462 days later.
-    const serial = cell.getTime() / 86_400_000 + 25_569 - (date1904 ? 1_462 : 0);
+  // read-excel-file's conversion taken back: day 25,569 is 1970-01-01; the 1904 system starts 1,462 days later.
+  const serial = cell instanceof Date && cell.getTime() / 86_400_000 + 25_569 - (date1904 ? 1_462 : 0);
+  if (serial !== false)
     return `${name} holds ${Math.round(serial * 1e6) / 1e6}, formatted as a date or time: format the column as a number, and check it`;
-  }
   return 'number' in cell ? spreadsheetNumberProblem(cell.number, name) : undefined;
 }
 
@@ -110,7 +103,7 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   for (let index = first + 1; index < sheet.length; index++) {
     const cells = sheet[index] as Cell[];
     const [petId, counted, expected] = [header.petId, header.counted, header.expected].map((column) =>
-      storedNumberProblem(cells, header, column, date1904),
+      numberProblem(date1904, cells, header, column),
     );
     const pet = cellText(cells[header.petId] ?? null);
     const range = mergedRows.get(index);
