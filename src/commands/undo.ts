@@ -48,10 +48,11 @@ function chooseRun(runs: readonly HistoryRun[], name: string | undefined, file: 
   const exact = runs.find((run) => run.id === name);
   const matches = exact ? [exact] : runs.filter((run) => run.id.startsWith(name));
   if (matches.length === 1) return { run: matches[0] as HistoryRun, passedOver: [] };
-  // An id begins with its start, to the second: one started before every run kept was dropped by the bound.
-  const oldest = runs.reduce((older, run) => (run.id < older.id ? run : older));
+  // The file is in order of ends, unfinished runs kept whatever their age; an id begins with its start, to
+  // the second: one started no later than the oldest run the bound kept was dropped by it (QA).
+  const oldest = runs.find((run) => !run.marks?.includes('unfinished')) ?? (runs[0] as HistoryRun);
   const started = (id: string) => /^\d{8}T\d{6}/.exec(id)?.[0];
-  if (matches.length === 0 && (started(name) ?? '~') < (started(oldest.id) ?? ''))
+  if (matches.length === 0 && (started(name) ?? '~') <= (started(oldest.id) ?? ''))
     throw usageError(
       `run ${name} is older than every run the history of this service keeps (the newest ${MAX_HISTORY_RUNS}; the oldest now ${describeRun(oldest)}): it was dropped, and undo cannot take it back`,
     );

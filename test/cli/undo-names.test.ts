@@ -93,15 +93,14 @@ describe('undo of a run the history no longer keeps', () => {
   it('says it was dropped by the bound, naming the oldest run kept (QA: a stock-take pushed out by colleagues’ sets)', async () => {
     expect((await petinv(['set', '-'], '4 404\n5 505\n')).code).toBe(0);
     const stockTake = (await petinv(['history'])).stdout.split('\t')[0] as string;
-    // An id tells its start to the second: the colleagues' runs begin in a later one.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    for (let run = 0; run < 100; run++)
-      expect((await petinv(['adjust', '6', run % 2 ? '-1' : '+1'])).code).toBe(0);
+    // Runs begun in the same second as the stock-take (QA: an id tells its start to the second only).
+    for (let run = 0; run < 100; run++) expect((await petinv(['set', '6', String(run)])).code).toBe(0);
     const dropped = await petinv(['undo', stockTake]);
     expect(dropped.code).toBe(2);
+    // The oldest run kept is the first colleague's (QA: it was one begun in its second with a lower id).
     expect(dropped.stderr).toMatch(
       new RegExp(
-        `^petinv: run ${stockTake} is older than every run the history of this service keeps \\(the newest 100; the oldest now run \\S+ \\(adjust 6 [+-]1, at .* UTC, 1 pet\\)\\): it was dropped, and undo cannot take it back`,
+        `^petinv: run ${stockTake} is older than every run the history of this service keeps \\(the newest 100; the oldest now run \\S+ \\(set 6 0, at .* UTC, 1 pet\\)\\): it was dropped, and undo cannot take it back`,
       ),
     );
     expect(await quantity(4)).toBe(404);
