@@ -4,7 +4,7 @@ import { quoted } from './numbers';
 /** A sheet's header: which column holds what, found by the names a store uses (COLUMN_NAMES), or refused. */
 
 /** `space`: a header such as `petId quantity`, its rows split on runs of spaces and tabs. */
-export type Delimiter = ',' | '\t' | ';' | 'space';
+export type Delimiter = ',' | '\t' | ';' | '|' | 'space';
 
 export type ColumnRole = 'petId' | 'counted' | 'expected' | 'status';
 
@@ -95,13 +95,13 @@ export const roleOf = (name: string): ColumnRole | undefined =>
 
 /** Excel's first line `sep=;`, which names the delimiter of the sheet below it. */
 export function delimiterLine(line: string): Delimiter | undefined {
-  const match = /^sep=([,;\t])$/i.exec(line);
+  const match = /^sep=([,;\t|])$/i.exec(line);
   return match ? (match[1] as Delimiter) : undefined;
 }
 
 /** Counts each candidate outside quotes; the commonest wins, a comma on a tie. None: words split by spaces. */
 export function findDelimiter(line: string): Delimiter {
-  const counts = { ',': 0, '\t': 0, ';': 0 };
+  const counts = { ',': 0, '\t': 0, ';': 0, '|': 0 };
   let quoted = false;
   for (const character of line) {
     if (character === '"') quoted = !quoted;

@@ -101,6 +101,8 @@ describe('a sheet: columns chosen by the header', () => {
   it('finds a semicolon or a tab from the header line', () => {
     expect(findDelimiter('petId;quantity;note')).toBe(';');
     expect(findDelimiter('petId\tquantity')).toBe('\t');
+    // LibreOffice offers | as a field delimiter (QA: refused as one column).
+    expect(pairs('petId|status|expected|counted\n1|sold|3|5\n')).toEqual([[1n, 5]]);
     expect(findDelimiter('"a;b",petId,quantity')).toBe(',');
     expect(pairs('Quantity;PetID;Notiz\r\n7;1;"a; b"\r\n8;2;\r\n')).toEqual([
       [1n, 7],
