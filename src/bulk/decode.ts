@@ -23,7 +23,9 @@ export function sniff(head: Buffer): 'zip' | 'text' {
   if (head.subarray(0, 5).toString('latin1') === '%PDF-') refuse('is a PDF document');
   const utf16 = (head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff);
   // Text has no NUL byte (but UTF-16 has them by nature); binary formats have them early.
-  if (!utf16 && head.subarray(0, SNIFF_BYTES).includes(0)) refuse('is a binary file, not text');
+  const bomless = [0, 1].some((at) => !head[at] && !head[at + 2] && head[1 - at] && head[3 - at]);
+  if (!utf16 && head.subarray(0, SNIFF_BYTES).includes(0))
+    refuse(bomless ? 'looks like UTF-16 text without its byte-order mark' : 'is a binary file, not text');
   return 'text';
 }
 

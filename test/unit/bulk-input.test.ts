@@ -150,6 +150,18 @@ describe('BulkInputReader: input read as a stream', () => {
     );
   });
 
+  it('names UTF-16 text without its byte-order mark, which it refuses as binary (QA)', () => {
+    for (const encoding of ['utf16le', 'utf16be'] as const) {
+      const text = Buffer.from('petId,counted\n1,5\n', 'utf16le');
+      const bytes = encoding === 'utf16le' ? text : text.swap16();
+      const reader = new BulkInputReader();
+      reader.push(bytes);
+      expect(() => reader.end(), encoding).toThrow(
+        'bulk input looks like UTF-16 text without its byte-order mark: save it as CSV',
+      );
+    }
+  });
+
   it('refuses more lines than its limit, so that input that never ends stops', () => {
     const reader = new BulkInputReader(3);
     expect(() => {
