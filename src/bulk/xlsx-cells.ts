@@ -41,10 +41,7 @@ function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArr
 /** Each cell style's number format code, by the style's index (a cell's `s`); the built-in percents by id. */
 function cellFormats(styles: Uint8Array | undefined): Map<string, string> {
   const xml = styles ? strFromU8(styles) : '';
-  const codes = new Map([
-    ['9', '0%'],
-    ['10', '0.00%'],
-  ]);
+  const codes = new Map(Object.entries({ 9: '0%', 10: '0.00%' }));
   for (const [, attributes = ''] of xml.matchAll(element('numFmt')))
     codes.set(attribute(attributes, 'numFmtId') ?? '', xmlText(attribute(attributes, 'formatCode') ?? ''));
   const [cellXfs] = xml.matchAll(element('cellXfs'));
