@@ -75,13 +75,7 @@ function jsonError(
  * The one place where a failure becomes a message and an exit code. `hint` sends a usage error to help.
  * `notices`, held with --json, stand beside the error on its one line.
  */
-function report(
-  error: unknown,
-  json: boolean,
-  io: CliIo,
-  hint: string,
-  notices: readonly string[],
-): ExitCode {
+function report(error: unknown, json: boolean, io: CliIo, hint: string, notices: readonly string[]) {
   const { stderr } = io;
   if (error instanceof CommanderError) {
     // commander has already printed help or the version; its usage errors are said here.

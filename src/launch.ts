@@ -147,11 +147,7 @@ function readSource(path: string): string {
  * Where the code for `command` (the first word after `petinv`) is kept. One file per command: V8 keeps the
  * functions one run compiled, and code kept by `petinv --help` left list compiling the rest (7 ms).
  */
-function codeFile(
-  path: string,
-  env: NodeJS.ProcessEnv,
-  command: string | undefined,
-): { directory: string; file: string; largest: number } | undefined {
+function codeFile(path: string, env: NodeJS.ProcessEnv, command: string | undefined) {
   return tryOr(() => {
     const { size, mtimeMs, ctimeMs, ino } = statSync(path);
     // The change time too: a modification time can be set back (tar, cp -p; every npm tarball says

@@ -15,10 +15,7 @@ export interface ShortGroup {
  * `word` as short options, or undefined when it is none (`--env`, `-`, `list`). `takesValue` says whether
  * a flag takes a value; undefined (no such option) stops the reading there.
  */
-export function readShortGroup(
-  word: string,
-  takesValue: (flag: string) => boolean | undefined,
-): ShortGroup | undefined {
+export function readShortGroup(word: string, takesValue: (flag: string) => boolean | undefined) {
   if (!/^-[^-]/.test(word)) return undefined;
   const flags: string[] = [];
   for (let at = 1; at < word.length; at++) {

@@ -119,11 +119,7 @@ type PlanOptions = Pick<PipelineOptions, 'all' | 'force'>;
  * already right whatever its `from` (that is how a sheet applied again after a stopped run picks up where
  * it stopped), sent all the same with `all`; a row whose `from` no longer matches is a conflict.
  */
-export function decideRow(
-  entry: BulkEntry,
-  item: InventoryItem | undefined,
-  options: PlanOptions,
-): 'send' | 'alreadyRight' | 'alreadyRightSent' | Conflict {
+export function decideRow(entry: BulkEntry, item: InventoryItem | undefined, options: PlanOptions) {
   if (item === undefined) return 'send';
   if (item.quantity === entry.quantity) return options.all ? 'alreadyRightSent' : 'alreadyRight';
   if (entry.from === undefined || entry.from === item.quantity || options.force) return 'send';

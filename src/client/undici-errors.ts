@@ -26,12 +26,7 @@ function tlsProblem(code: string): string | undefined {
   return undefined;
 }
 
-export function transportError(
-  error: unknown,
-  proxy?: string,
-  afterHeaders = false,
-  sent = false,
-): TransportError {
+export function transportError(error: unknown, proxy?: string, afterHeaders = false, sent = false) {
   if (error instanceof TransportError) return error;
   const { code, name, message, cause } = error as {
     code?: string;

@@ -23,11 +23,7 @@ export function createAgent(connectTimeoutMs: number, shape?: ConnectionShape): 
  * A dispatcher that sends every request through one proxy (chosen by src/config/proxy.ts). It tunnels
  * with CONNECT, which undici's index installs on its dispatchers, so this one path loads the whole of undici.
  */
-export async function createProxyAgent(
-  connectTimeoutMs: number,
-  proxyUrl: string,
-  shape?: ConnectionShape,
-): Promise<Dispatcher> {
+export async function createProxyAgent(connectTimeoutMs: number, proxyUrl: string, shape?: ConnectionShape) {
   // undici is CommonJS: its exports object is the default export, bundled or not.
   const undici = (await import('undici')) as unknown as { default: typeof import('undici') };
   const { ProxyAgent } = undici.default;

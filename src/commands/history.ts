@@ -35,11 +35,7 @@ const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
 const ASK_TIMEOUT_MS = 2000;
 
 /** The store the service says it serves, by one list read when a key is at hand; undefined if not asked. */
-async function askStore(
-  flags: GlobalFlags,
-  context: CommandContext,
-  settings: Settings,
-): Promise<string | null | undefined> {
+async function askStore(flags: GlobalFlags, context: CommandContext, settings: Settings) {
   if (settings.apiKey.value === undefined) return undefined;
   try {
     const timeout = Math.min(flags.timeout, ASK_TIMEOUT_MS);

@@ -80,11 +80,7 @@ export async function runSet(
  * fails where the write may not (a broken connection, a list cut off or too large, a 5xx) is returned, and
  * the write made all the same: its own answer tells the truth about it.
  */
-async function readBefore(
-  client: InventoryClient,
-  petId: bigint,
-  envName: string,
-): Promise<number | null | PetinvError> {
+async function readBefore(client: InventoryClient, petId: bigint, envName: string) {
   try {
     return (await readCurrent(client, petId, envName)).quantity;
   } catch (error) {

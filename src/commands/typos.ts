@@ -24,11 +24,7 @@ export function unknownCommand(parent: Command, name: string, alsoKnown: readonl
  * The command `names` lead to from `start` (`env set-url`), or commander's usage error for the first name
  * that leads nowhere; `alsoKnown` are offered beside `start`'s own subcommands (the help topics).
  */
-export function commandAt(
-  start: Command,
-  names: readonly string[],
-  alsoKnown: readonly string[] = [],
-): Command {
+export function commandAt(start: Command, names: readonly string[], alsoKnown: readonly string[] = []) {
   let command = start;
   for (const name of names)
     command =

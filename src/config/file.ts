@@ -169,10 +169,7 @@ function prepareDirectory(directory: string) {
  * Applies a change to the stored config under its lock: read, validate, change, write. It is written whole,
  * readable by its owner alone, atomically (files/atomic-write.ts), as tab-indented JSON as conf wrote it.
  */
-export async function updateConfigFile(
-  change: (config: ConfigFile) => void,
-  env: NodeJS.ProcessEnv,
-): Promise<string> {
+export async function updateConfigFile(change: (config: ConfigFile) => void, env: NodeJS.ProcessEnv) {
   prepareDirectory(configDirectory(env));
   const path = configFilePath(env);
   return withConfigLock(`${path}.lock`, () => {

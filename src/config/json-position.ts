@@ -10,9 +10,7 @@ type Expected = 'value' | 'value or ]' | 'key' | 'key or }' | 'colon' | 'comma o
  * undefined when it is valid JSON. The config file holds API keys, and Node's JSON.parse messages quote
  * the text they choke on (`Unexpected token 'o', "nope" is not valid JSON`), so a config error cannot.
  */
-export function locateJsonSyntaxError(
-  text: string,
-): { line: number; column: number; problem: string } | undefined {
+export function locateJsonSyntaxError(text: string) {
   let at = 0;
   // The closers of the arrays and objects still open; a stack, not recursion, so deep nesting is safe.
   const open: string[] = [];

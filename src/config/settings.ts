@@ -57,10 +57,7 @@ export interface StoredSettings {
  * What the config file stores for environment `name`, if anything: its own entry only, never a member
  * every object has (`toString`, `constructor`), which `env use toString` took for a stored environment.
  */
-export function storedEnvironment(
-  file: StoredSettings,
-  name: string,
-): StoredSettings['environments'][string] | undefined {
+export function storedEnvironment(file: StoredSettings, name: string) {
   return Object.hasOwn(file.environments, name) ? file.environments[name] : undefined;
 }
 
@@ -82,10 +79,7 @@ export const builtinBaseUrl = (name: string): string | undefined =>
   name === 'local' ? DEFAULT_BASE_URL : undefined;
 
 /** The first candidate that is set, in order of precedence, with where it came from; else the fallback. */
-function pick<T>(
-  candidates: Array<[T | undefined, Source, string]>,
-  fallback: Resolved<T | undefined>,
-): Resolved<T | undefined> {
+function pick<T>(candidates: Array<[T | undefined, Source, string]>, fallback: Resolved<T | undefined>) {
   for (const [value, source, origin] of candidates)
     if (value !== undefined && value !== '') return { value, source, origin };
   return fallback;

@@ -36,11 +36,7 @@ export interface Target {
 }
 
 /** The settings this command line, the process environment and the config file give (settings.ts). */
-export function loadSettings(
-  flags: SettingsFlags,
-  env: NodeJS.ProcessEnv,
-  options: ResolveOptions = {},
-): Settings {
+export function loadSettings(flags: SettingsFlags, env: NodeJS.ProcessEnv, options: ResolveOptions = {}) {
   return resolveSettings(flags, env, readConfigFile(env), configFilePath(env), {
     findServe: () => findServeForLocal(env),
     ...options,

@@ -124,11 +124,7 @@ export function writeFileAtomicSync(path: string, data: Data, options: AtomicWri
 }
 
 /** writeFileAtomicSync, with the fsync in the thread pool. */
-export async function writeFileAtomic(
-  path: string,
-  data: Data,
-  options: AtomicWriteOptions = {},
-): Promise<void> {
+export async function writeFileAtomic(path: string, data: Data, options: AtomicWriteOptions = {}) {
   await written(path, data, options).commit();
 }
 

@@ -105,11 +105,7 @@ export function quietly(step: () => void): void {
  * What `use` makes of the file at `path` opened with `flags`, given its stat: checks look at the very file
  * that is read, never one swapped in between. The file is closed after, whatever happens.
  */
-export function withOpenFile<T>(
-  path: string,
-  flags: number | string,
-  use: (fd: number, stat: Stats) => T,
-): T {
+export function withOpenFile<T>(path: string, flags: number | string, use: (fd: number, stat: Stats) => T) {
   const fd = openSync(path, flags);
   try {
     return use(fd, fstatSync(fd));

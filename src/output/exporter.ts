@@ -91,10 +91,7 @@ function jsonStyle(options: { pretty: boolean; color: boolean }): JsonStyle {
   };
 }
 
-export function createExporter<Row>(
-  allColumns: readonly Column<Row>[],
-  options: ExportOptions<Row>,
-): Exporter<Row> {
+export function createExporter<Row>(allColumns: readonly Column<Row>[], options: ExportOptions<Row>) {
   const columns = chooseColumns(allColumns, options.fields, options.format);
   switch (options.format) {
     case 'table':

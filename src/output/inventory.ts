@@ -1,6 +1,6 @@
 import type { InventoryItem, PetStatus } from '../contract/schemas';
 import type { OutputChoice } from './choose';
-import { type Column, chooseColumns, createExporter, type Exporter } from './exporter';
+import { type Column, chooseColumns, createExporter } from './exporter';
 import { plural } from './plural';
 import { needsTsvHeading } from './read-back';
 import { paint } from './terminal';
@@ -60,11 +60,7 @@ export function checkItemFields(output: OutputChoice): void {
 }
 
 /** Items in the chosen format: a list, or with `shape: 'one'` one item (an object in JSON). */
-export function itemExporter(
-  output: OutputChoice,
-  envName: string,
-  shape: 'list' | 'one' = 'list',
-): Exporter<InventoryItem> {
+export function itemExporter(output: OutputChoice, envName: string, shape: 'list' | 'one' = 'list') {
   return createExporter(ITEM_COLUMNS, {
     ...output,
     fields: itemFields(output),

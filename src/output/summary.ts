@@ -41,11 +41,7 @@ function keepRanked(
  * Every figure of `petinv summary` in one pass over the list, memory bounded by `top` and LOW_PETS_SHOWN;
  * units summed in doubles while they are exact and in bigints past that, so each addition is cheap.
  */
-export function summarizeInventory(
-  items: Iterable<InventoryItem>,
-  atMost: number,
-  top: number,
-): InventorySummary {
+export function summarizeInventory(items: Iterable<InventoryItem>, atMost: number, top: number) {
   const pets: Record<PetStatus, number> = { available: 0, pending: 0, sold: 0 };
   const exact: Record<PetStatus, number> = { available: 0, pending: 0, sold: 0 };
   const carried: Record<PetStatus, bigint> = { available: 0n, pending: 0n, sold: 0n };
