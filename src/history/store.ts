@@ -154,6 +154,12 @@ export function openHistory(options: HistoryOptions): History {
   const compact = () => {
     const runs = parseHistory(readText(file, () => {}) ?? '', () => {});
     const kept = keptRuns(runs, MAX_HISTORY_RUNS, MAX_HISTORY_BYTES / 2);
+    // A stock-take pushed out by colleagues' single runs (one account, one machine) is said as it goes.
+    for (const run of runs)
+      if (run.changes.length > 1 && !kept.includes(run))
+        options.warn(
+          `the history keeps the newest ${MAX_HISTORY_RUNS} runs: run ${run.id} (${run.command}, ${run.changes.length} pets) is dropped from it, and undo can no longer take it back`,
+        );
     writeFileAtomicSync(file, kept.map(serialize).join(''), {
       mode: 0o600,
       temporaryName: (random) => `${basename(file)}.${random}.tmp`,

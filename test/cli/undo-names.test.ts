@@ -94,7 +94,13 @@ describe('undo of a run the history no longer keeps', () => {
     expect((await petinv(['set', '-'], '4 404\n5 505\n')).code).toBe(0);
     const stockTake = (await petinv(['history'])).stdout.split('\t')[0] as string;
     // Runs begun in the same second as the stock-take (QA: an id tells its start to the second only).
-    for (let run = 0; run < 100; run++) expect((await petinv(['set', '6', String(run)])).code).toBe(0);
+    for (let run = 0; run < 99; run++) expect((await petinv(['set', '6', String(run)])).code).toBe(0);
+    // The run that pushes the stock-take out says so (QA: nothing did).
+    const pushing = await petinv(['set', '6', '99']);
+    expect(pushing.code).toBe(0);
+    expect(pushing.stderr).toContain(
+      `petinv: warning: the history keeps the newest 100 runs: run ${stockTake} (set -, 2 pets) is dropped from it, and undo can no longer take it back`,
+    );
     const dropped = await petinv(['undo', stockTake]);
     expect(dropped.code).toBe(2);
     // The oldest run kept is the first colleague's (QA: it was one begun in its second with a lower id).
