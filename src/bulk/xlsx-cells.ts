@@ -52,24 +52,19 @@ function cellFormats(styles: Uint8Array | undefined): Map<string, string> {
 }
 
 /**
- * What a number format shows instead of `value`, when it is not the number: a section of text alone
- * (`"twelve"`, `;;;`, the empty zero section of `0;-0;;@`), shown as that text (so an empty one is a
- * cell not counted, as it looks), or a percent (7 shows 700%). Undefined when it shows the number
- * (General, `0`, `#,##0`, currencies, text `@`); date and time formats are read-excel-file's (Dates).
+ * How a number format shows `value` when not as the number (General, `0`, `#,##0`, currencies, colours, an
+ * accounting dash for zero): '' for nothing (`;;;`, `0;-0;;@`'s zero), else its code: a percent, exponent,
+ * scale (`#,##0,`), condition (`[<10]`), date or time (`ggge`), text, or digits in its text.
  */
-function shownInstead(code: string, value: number): string | undefined {
+function shownOtherwise(code: string, value: number): string | undefined {
   const sections = code.split(/;(?=(?:[^"]*"[^"]*")*[^"]*$)/);
   const section = (value > 0 ? sections[0] : value < 0 ? sections[1] : sections[2]) ?? sections[0] ?? '';
-  const bare = section.replace(/"[^"]*"|\\.|\[[^\]]*\]|[_*]./g, '');
-  if (/general|[0#?@]/i.test(bare))
-    return bare.includes('%') ? `${+(value * 100).toPrecision(12)}%` : undefined;
-  if (/[ymdhs]/i.test(bare)) return undefined;
-  const text = section
-    .replace(/\[[^\]]*\]|[_*]./g, '')
-    .replace(/"([^"]*)"|\\(.)/g, '$1$2')
-    .trim();
-  // An accounting format's zero, a dash, is a zero.
-  return value === 0 && /^[-\u2013]$/.test(text) ? undefined : text;
+  const bare = section.replace(/"[^"]*"|\\.|\[(?:[a-z]{3,}\d*|\$[^\]]*)\]|[_*]./gi, '');
+  const text = section.replace(/"([^"]*)"|\\(.)|\[[^\]]*\]|[_*]./g, '$1$2').trim();
+  if (/general/i.test(bare) || (/^[^%]*[0#?@][^%]*$/.test(bare) && !/[a-z[]|[0#?],+(?![0#?,])/i.test(bare)))
+    return /\[[<>=]/.test(code) || /"[^"]*\d|\\\d/.test(section) ? code : undefined;
+  if (value === 0 && /^[-\u2013]$/.test(text)) return undefined;
+  return text === '' && !/[0#?a-z[]/i.test(bare) ? '' : code;
 }
 
 /** A cell's column from its letters, counting from 0 (`A` 0, `AA` 26). */
@@ -91,6 +86,8 @@ export function inspectWorkbook(bytes: Uint8Array): {
   /** Whether its dates count days from 1904 (old Mac Excel), not 1900. */
   date1904: boolean;
   unread: UnreadCells;
+  /** Number cells whose format shows them otherwise (shownOtherwise): '' when it shows nothing, else its code. */
+  formatted: UnreadCells;
   merged: MergedRange[];
   hiddenRows: Set<number>;
 } {
@@ -117,9 +114,10 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const path = firstSheetPath(files, listed);
   const sheet = path === undefined ? undefined : files[path];
   const unread: UnreadCells = new Map();
+  const formatted: UnreadCells = new Map();
   const merged: MergedRange[] = [];
   const hiddenRows = new Set<number>();
-  if (!sheet) return { sheets, firstHidden, shown, date1904, unread, merged, hiddenRows };
+  if (!sheet) return { sheets, firstHidden, shown, date1904, unread, formatted, merged, hiddenRows };
   const xml = strFromU8(sheet);
   const formats = cellFormats(files['xl/styles.xml']);
   for (const [, attributes = ''] of xml.matchAll(/<(?:[\w.-]+:)?row\b([^>]*)>/g))
@@ -149,12 +147,13 @@ export function inspectWorkbook(bytes: Uint8Array): {
     const read =
       type !== 'e' && (formula === undefined || (!stale && (saved !== '' || (value && type === 'str'))));
     const format = read && (type ?? 'n') === 'n' ? formats.get(attribute(attributes, 's') ?? '0') : undefined;
-    const instead = format === undefined || saved === '' ? undefined : shownInstead(format, Number(saved));
-    if (read && instead === undefined) continue;
+    const shows = format === undefined || saved === '' ? undefined : shownOtherwise(format, Number(saved));
+    if (read && shows === undefined) continue;
     const [, letters = '', row = ''] = reference;
-    const cells = unread.get(Number(row) - 1) ?? new Map<number, string>();
-    cells.set(columnOf(letters), instead ?? (type === 'e' ? saved : `=${xmlText(formula?.[2] || '…')}`));
-    unread.set(Number(row) - 1, cells);
+    const map = read ? formatted : unread;
+    const cells = map.get(Number(row) - 1) ?? new Map<number, string>();
+    cells.set(columnOf(letters), shows ?? (type === 'e' ? saved : `=${xmlText(formula?.[2] || '…')}`));
+    map.set(Number(row) - 1, cells);
   }
-  return { sheets, firstHidden, shown, date1904, unread, merged, hiddenRows };
+  return { sheets, firstHidden, shown, date1904, unread, formatted, merged, hiddenRows };
 }

@@ -5,7 +5,7 @@ import { printable } from '../printable';
 import type { BulkInput } from './entries';
 import { quoted, spreadsheetNumberProblem } from './numbers';
 import { fromCells, InputCollector } from './rows';
-import { readHeader, type SheetHeader } from './sheet';
+import { readHeader } from './sheet';
 import { inspectWorkbook } from './xlsx-cells';
 
 /**
@@ -29,22 +29,6 @@ const cellText = (cell: Cell): string =>
         ? cell.number
         : String(cell);
 
-/**
- * Why the cell in `column` may not hold what was typed: a number of too many digits (numbers.ts), or one
- * formatted as a date or time (read-excel-file's Date), named by the number it stores: the date a
- * spreadsheet shows differs by a day below 61, as Excel counts a 29 February 1900 that never was.
- */
-function numberProblem(date1904: boolean, cells: readonly Cell[], header: SheetHeader, column?: number) {
-  const cell = column === undefined ? undefined : cells[column];
-  if (typeof cell !== 'object' || cell === null) return undefined;
-  const name = column === header.petId ? 'petId' : (header.names[column as number] as string).toLowerCase();
-  // read-excel-file's conversion taken back: day 25,569 is 1970-01-01; the 1904 system starts 1,462 days later.
-  const serial = cell instanceof Date && cell.getTime() / 86_400_000 + 25_569 - (date1904 ? 1_462 : 0);
-  if (serial !== false)
-    return `${name} holds ${Math.round(serial * 1e6) / 1e6}, formatted as a date or time: format the column as a number, and check it`;
-  return 'number' in cell ? spreadsheetNumberProblem(cell.number, name) : undefined;
-}
-
 export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   let sheet: Cell[][];
   let workbook: ReturnType<typeof inspectWorkbook>;
@@ -58,7 +42,7 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
     );
   }
   // The cells read as empty that hold a formula's text or an error (xlsx-cells.ts), in rows that may hold nothing else.
-  const { unread, sheets, firstHidden, shown, date1904, merged, hiddenRows } = workbook;
+  const { unread, formatted, sheets, firstHidden, shown, date1904, merged, hiddenRows } = workbook;
   const firstName = quoted(sheets[0] ?? '');
   const others = `${sheets.slice(1, 4).map(quoted).join(', ')}${sheets.length > 4 ? ', …' : ''}`;
   const readFirstOnly = (what: string, fix = 'move the sheet you counted to the front, and save it again') =>
@@ -99,20 +83,35 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   for (const { ref, top, bottom, left, right } of merged)
     if (read.some((column) => column !== undefined && column >= left && column <= right))
       for (let row = top; row <= bottom; row++) mergedRows.set(row, ref);
+  /**
+   * Why the cell in `column` may not hold what was typed: a number of too many digits (numbers.ts), or one
+   * its format shows otherwise (xlsx-cells.ts), a date (read-excel-file's Date) among them, named by the
+   * number it holds: a date shown is a day off below 61 (Excel's 29 February 1900). A count its format
+   * shows as nothing is not counted, as it looks; an expected is read as stored.
+   */
+  const problemIn = (cells: readonly Cell[], index: number, column?: number) => {
+    const cell = column === undefined ? undefined : cells[column];
+    if (typeof cell !== 'object' || cell === null) return undefined;
+    const name = column === header.petId ? 'petId' : (header.names[column as number] as string).toLowerCase();
+    // read-excel-file's conversion taken back: day 25,569 is 1970-01-01; the 1904 system starts 1,462 days later.
+    const serial = cell instanceof Date && cell.getTime() / 86_400_000 + 25_569 - (date1904 ? 1_462 : 0);
+    const format = formatted.get(index)?.get(column as number);
+    if (serial !== false || format)
+      return `${name} holds ${serial === false ? (cell as NumberCell).number : Math.round(serial * 1e6) / 1e6}, ${format && serial === false ? `which its number format (${printable(format, 40)}) shows otherwise` : 'formatted as a date or time'}: format the column as a number, and check it`;
+    return 'number' in cell ? spreadsheetNumberProblem(cell.number, name) : undefined;
+  };
   const hiddenRead: number[] = [];
   for (let index = first + 1; index < sheet.length; index++) {
     const cells = sheet[index] as Cell[];
     const [petId, counted, expected] = [header.petId, header.counted, header.expected].map((column) =>
-      numberProblem(date1904, cells, header, column),
+      problemIn(cells, index, column),
     );
     const pet = cellText(cells[header.petId] ?? null);
     const range = mergedRows.get(index);
     const problem = counted ?? expected ?? (range && mergedAcross(range));
-    const row = petId
-      ? { problem: petId }
-      : problem
-        ? { problem, pet }
-        : fromCells(cells.map(cellText), header);
+    const texts = cells.map(cellText);
+    if (formatted.get(index)?.get(header.counted) === '') texts[header.counted] = '';
+    const row = petId ? { problem: petId } : problem ? { problem, pet } : fromCells(texts, header);
     if (hiddenRows.has(index) && typeof row === 'object' && !('uncounted' in row)) hiddenRead.push(index + 1);
     rows.add(index + 1, row);
   }

@@ -383,40 +383,44 @@ describe('an Excel workbook', () => {
     }
   });
 
-  it('a count whose number format shows something else is read as shown: a percent refused, a hidden one not counted (QA)', async () => {
-    // Style 2: 0%; 3: ;;; (nothing shown); 4: "twelve"; 5: 0;-0;;@ (zero hidden); 6: an accounting zero, a dash.
-    const formats = ['0%', ';;;', '"twelve"', '0;-0;;@', '#,##0;(#,##0);"-"', '[Red]#,##0'];
-    const counted = (row: number, style: number, value: number) => [
-      `A${row}`,
-      text(`A${row}`, String(row - 1)),
-      cell(`B${row}`, '<v>9</v>'),
-      `<c r="C${row}" s="${style}"><v>${value}</v></c>`,
+  it('a number its format shows otherwise is refused, a count shown as nothing not counted, an expected read as stored (QA)', async () => {
+    // Styles 2 on: 0%; ;;; (nothing shown); "twelve"; 0;-0;;@ (zero hidden); an accounting zero, a dash;
+    // [Red]#,##0; a scale, #,##0, (1234 shows 1); a condition, [<10]0;"many"; elapsed hours, [h].
+    const formats = [
+      '0%',
+      ';;;',
+      '"twelve"',
+      '0;-0;;@',
+      '#,##0;(#,##0);"-"',
+      '[Red]#,##0',
+      '#,##0,',
+      '[<10]0;"many"',
+      '[h]',
     ];
-    const workbook = rawWorkbook(
-      [
-        {
-          name: 'count',
-          rows: [
-            ['A1', text('A1', 'petId'), text('B1', 'expected'), text('C1', 'counted')],
-            counted(2, 2, 7),
-            counted(3, 3, 3),
-            counted(4, 4, 4),
-            counted(5, 5, 0),
-            counted(6, 6, 0),
-            counted(7, 7, 8),
-          ],
-        },
-      ],
-      '',
-      0,
-      '1900',
-      formats,
-    );
+    const row = (at: number, style: number, value: number, expectedStyle = 0) => [
+      `A${at}`,
+      text(`A${at}`, String(at - 1)),
+      `<c r="B${at}" s="${expectedStyle}"><v>9</v></c>`,
+      `<c r="C${at}" s="${style}"><v>${value}</v></c>`,
+    ];
+    const header = ['A1', text('A1', 'petId'), text('B1', 'expected'), text('C1', 'counted')];
+    const rows = [header, row(2, 2, 7), row(3, 3, 3), row(4, 4, 4), row(5, 5, 0), row(6, 6, 0), row(7, 7, 8)];
+    rows.push(row(8, 8, 1234), row(9, 9, 50), row(10, 10, 6), row(11, 0, 5, 3));
+    const workbook = rawWorkbook([{ name: 'count', rows }], '', 0, '1900', formats);
     const review = await petinv(['set', '--file', file('formats.xlsx', workbook), '--dry-run', '-o', 'csv']);
     expect(review.code, review.stderr).toBe(9);
-    expect(review.stdout).toBe('petId,from,to,found\n5,9,0,false\n6,9,8,false\n');
-    expect(review.stderr).toContain('row 2 (pet 1): counted "700%" is not a whole number (skipped)');
-    expect(review.stderr).toContain('row 4 (pet 3): counted "twelve" is not a whole number (skipped)');
+    // An expected its format hides (;;;) is still the check (QA: it was read as empty, and the row unchecked).
+    expect(review.stdout).toBe('petId,from,to,found\n5,9,0,false\n6,9,8,false\n10,9,5,false\n');
+    for (const [at, value, format] of [
+      [2, 7, '0%'],
+      [4, 4, '"twelve"'],
+      [8, 1234, '#,##0,'],
+      [9, 50, '[<10]0;"many"'],
+    ])
+      expect(review.stderr).toContain(
+        `row ${at} (pet ${Number(at) - 1}): counted holds ${value}, which its number format (${format}) shows otherwise: format the column as a number, and check it (skipped)`,
+      );
+    expect(review.stderr).toContain('row 10 (pet 9): counted holds 6, formatted as a date or time');
     expect(review.stderr).toContain('2 rows left uncounted (counted is empty)');
   });
 
