@@ -90,8 +90,8 @@ export class EntryStore {
 
   /**
    * Settles the rows once all are read. A pet named twice would race with itself under concurrency: the
-   * later row wins, the earlier is reported, an uncounted row (quantity NaN) of a pet counted on another
-   * too (a pet on two shelves, one counted?); a long id named twice may be two pets a spreadsheet rounded
+   * later row wins (an uncounted one, quantity NaN: a pet on two shelves, one counted? a refused one,
+   * Infinity, reported as read), the earlier is reported; a long id named twice may be two pets a spreadsheet rounded
    * to one (numbers.ts), so none of its rows is sent. Uncounted rows then leave, counted in notCounted.
    * Sorting a copy of the petIds finds the repeated ones without a map of every pet.
    */
@@ -111,15 +111,16 @@ export class EntryStore {
     let kept = 0;
     for (let index = 0; index < this.length; index++) {
       const petId = this.petIds[index] as bigint;
+      if (this.quantities[index] === Number.POSITIVE_INFINITY) continue;
       const winner = counted.has(petId) ? (winners.get(petId) as number) : undefined;
       const rounded = winner !== undefined && petId >= 10n ** 15n;
       if (rounded || (winner !== undefined && index !== winner)) {
-        const uncounted = Number.isNaN(this.quantities[winner as number]);
+        const last = this.quantities[winner as number] as number;
         problems.push({
           line: this.lines[index] as number,
           message: rounded
             ? `pet ${petId} is on more than one ${unit}: if these were two pets, a spreadsheet rounded their ids, so none of them is sent: format the column as text`
-            : `pet ${petId} appears again at ${unit} ${this.lines[winner as number]}, ${uncounted ? `uncounted there, which wins: nothing is sent for pet ${petId}` : 'which wins'}`,
+            : `pet ${petId} appears again at ${unit} ${this.lines[winner as number]}, ${Number.isFinite(last) ? 'which wins' : `${Number.isNaN(last) ? 'uncounted' : 'skipped'} there, which wins: nothing is sent for pet ${petId}`}`,
         });
         continue;
       }

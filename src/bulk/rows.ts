@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { parseInventoryJson } from '../contract/json';
-import { parseQuantity } from '../contract/rules';
+import { parsePetId, parseQuantity } from '../contract/rules';
 import { describeIssues, PET_STATUSES, PetId, QuantityValue } from '../contract/schemas';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
@@ -222,9 +222,12 @@ export class InputCollector {
   add(line: number, row: ReadRow) {
     if (row === 'blank') return;
     if ('uncounted' in row) this.entries.push(line, row.uncounted, Number.NaN);
-    else if ('problem' in row)
+    else if ('problem' in row) {
       this.problems.push({ line, message: row.problem, ...(row.pet && { pet: row.pet }) });
-    else {
+      // A later row of a pet wins (settle), a refused one too: the earlier count is not what the sheet ends with.
+      const petId = row.pet === undefined ? undefined : parsePetId(row.pet);
+      if (petId !== undefined) this.entries.push(line, petId, Number.POSITIVE_INFINITY);
+    } else {
       if (row.from === undefined && this.unchecked) this.unchecked.rows++;
       this.entries.push(line, row.petId, row.quantity, row.from, row.status);
     }

@@ -171,7 +171,7 @@ describe('BulkInputReader: input read as a stream', () => {
   });
 
   it('echoes bad input only as a short printable quote', () => {
-    const input = parseBulkInput(`1 1\n\u001b]0;pwned\u0007\u001b[2J 5\n1 ${'7'.repeat(100)}x\n`);
+    const input = parseBulkInput(`2 1\n\u001b]0;pwned\u0007\u001b[2J 5\n1 ${'7'.repeat(100)}x\n`);
     // Shown, not run and not hidden: a cell that looks empty once its escapes are gone would puzzle.
     expect(input.problems[0]?.message).toBe('petId "�]0;pwned��[2J" is not a whole number');
     expect(input.problems[1]?.message).toBe(`quantity "${'7'.repeat(39)}…" is not a whole number`);

@@ -191,6 +191,20 @@ describe('a sheet: columns chosen by the header', () => {
     ]);
   });
 
+  it('a later row of a pet that is refused wins over its earlier count: nothing is sent for the pet (QA)', () => {
+    const input = parseBulkInput('petId,counted\n1,5\n2,4\n1,12.5\n3,7\n3,abc\n3,8\n');
+    expect(Array.from(input.entries, ({ petId, quantity }) => [petId, quantity])).toEqual([
+      [2n, 4],
+      [3n, 8],
+    ]);
+    expect(input.problems.map(({ line, message }) => `${line}: ${message}`)).toEqual([
+      '2: pet 1 appears again at row 4, skipped there, which wins: nothing is sent for pet 1',
+      '4: counted "12.5" is not a whole number',
+      '5: pet 3 appears again at row 7, which wins',
+      '6: counted "abc" is not a whole number',
+    ]);
+  });
+
   it('a quote inside an unquoted cell is text, and never swallows the rows below', () => {
     const result = read('petId,quantity,notes\n1,5,12" shelf\n2,6,ok\n3,"7\n4,8\n');
     expect(result.entries.map((entry) => [entry.line, entry.petId, entry.quantity])).toEqual([
