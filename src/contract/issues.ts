@@ -1,13 +1,11 @@
 import type * as z from 'zod/mini';
 
-type Issue = z.core.$ZodIssue;
-
 /**
  * What an issue says when zod gave it no words of its own ('Invalid input'): a key refused by its own
  * check (a record's key, as a config file's environment names) says that check's words; an empty string
  * or a number out of range says its bound; a choice among literals (a version) names them.
  */
-function problemOf(issue: Issue): string {
+function problemOf(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys')
     return `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
   if (issue.code === 'invalid_value' && 'values' in issue) return `must be one of ${issue.values.join(', ')}`;

@@ -18,8 +18,6 @@ import { SERVER_METHODS } from './routes';
  * not know, CONNECT) or drops without a word, answered here with the same Error bodies as every route.
  */
 
-type WithResponse = { _httpMessage?: ServerResponse | null };
-
 /** How long a connection answered with an error may keep sending before it is cut. */
 const LINGER_MS = 2000;
 
@@ -88,7 +86,7 @@ export function answerBelowTheApp(
     // node:http reports every later chunk of an unparsable connection again; the first answer stands.
     if (answered.has(socket)) return;
     const answer = describeClientError(error, timeouts);
-    const response = (socket as Duplex & WithResponse)._httpMessage;
+    const response = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
     if (answer && socket.writable && response?.req.complete) {
       // The bad bytes follow whole requests still being answered (pipelining): those answers go out whole,
       // and the last closes the connection (writes pipelined behind the first may have run already).
