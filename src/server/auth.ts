@@ -11,14 +11,13 @@ const digest = (text: string) => hash('sha256', text, 'buffer');
  * has not proved it knows.
  */
 const VERIFIED = Symbol('the last valid Authorization header on this connection');
-type VerifiedSocket = Socket & { [VERIFIED]?: string };
 
 /** A check of `Authorization: Bearer <key>` against `apiKeys`; throws a 401 HttpError when it fails. */
 export function createAuthenticator(apiKeys: readonly string[]): (req: IncomingMessage) => void {
   const digests = apiKeys.map(digest);
   return (req) => {
     const header = req.headers.authorization;
-    const socket = req.socket as VerifiedSocket | null;
+    const socket = req.socket as (Socket & { [VERIFIED]?: string }) | null;
     if (header !== undefined && socket?.[VERIFIED] === header) return;
     const challenge = { 'WWW-Authenticate': 'Bearer realm="petinv"' };
     if (!header)
