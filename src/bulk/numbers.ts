@@ -32,7 +32,7 @@ function notWholeNumber(text: string, limit: number | bigint, what: string): str
   if (/^\d+$/.test(text)) return `is larger than ${what} can be (at most ${limit})`;
   if (/^-\d+$/.test(text)) return `is below what ${what} can be (at least -${limit})`;
   // A zero-width space or a direction mark is invisible in the message, full-width ７ nearly so.
-  const hidden = /[\p{Cf}\p{Zs}]/u.exec(text)?.[0];
+  const hidden = /(?! )[\p{Cf}\p{Zs}]/u.exec(text)?.[0];
   if (hidden)
     return `holds an invisible character (U+${hidden.codePointAt(0)?.toString(16).toUpperCase().padStart(4, '0')}): clear the cell and type the number again`;
   if (/[^\P{Nd}0-9]/u.test(text))

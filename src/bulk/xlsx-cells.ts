@@ -120,6 +120,9 @@ export function inspectWorkbook(bytes: Uint8Array): {
   if (!sheet) return { sheets, firstHidden, shown, date1904, unread, formatted, merged, hiddenRows };
   const xml = strFromU8(sheet);
   const formats = cellFormats(files['xl/styles.xml']);
+  // A sheet set to show no zeros (Excel's option, showZeros="0") shows a 0 as nothing, whatever its format.
+  const [sheetView] = xml.matchAll(element('sheetView'));
+  const zerosHidden = /^(0|false)$/.test(attribute(sheetView?.[1] ?? '', 'showZeros') ?? '');
   for (const [, attributes = ''] of xml.matchAll(/<(?:[\w.-]+:)?row\b([^>]*)>/g))
     if (/^(1|true)$/.test(attribute(attributes, 'hidden') ?? ''))
       hiddenRows.add(Number(attribute(attributes, 'r')) - 1);
@@ -146,8 +149,10 @@ export function inspectWorkbook(bytes: Uint8Array): {
     // An empty text result (t="str", as Excel saves ="") is a value; an empty number is none (openpyxl).
     const read =
       type !== 'e' && (formula === undefined || (!stale && (saved !== '' || (value && type === 'str'))));
-    const format = read && (type ?? 'n') === 'n' ? formats.get(attribute(attributes, 's') ?? '0') : undefined;
-    const shows = format === undefined || saved === '' ? undefined : shownOtherwise(format, Number(saved));
+    const number = read && (type ?? 'n') === 'n' && saved !== '';
+    const format = number ? formats.get(attribute(attributes, 's') ?? '0') : undefined;
+    const shows =
+      zerosHidden && number && Number(saved) === 0 ? '' : format && shownOtherwise(format, Number(saved));
     if (read && shows === undefined) continue;
     const [, letters = '', row = ''] = reference;
     const map = read ? formatted : unread;

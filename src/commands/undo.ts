@@ -54,7 +54,7 @@ function chooseRun(runs: readonly HistoryRun[], name: string | undefined, file: 
   const started = (id: string) => /^\d{8}T\d{6}/.exec(id)?.[0];
   if (matches.length === 0 && (started(name) ?? '~') <= (started(oldest.id) ?? ''))
     throw usageError(
-      `run ${name} is older than every run the history of this service keeps (the newest ${MAX_HISTORY_RUNS}; the oldest now ${describeRun(oldest)}): it was dropped, and undo cannot take it back`,
+      `run ${name} is older than every run the history of this service keeps (the newest ${MAX_HISTORY_RUNS}; the oldest now ${describeRun(oldest)}): if it was made here, it was dropped, and undo cannot take it back`,
     );
   throw usageError(
     matches.length === 0

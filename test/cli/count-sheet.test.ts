@@ -424,6 +424,19 @@ describe('an Excel workbook', () => {
     expect(review.stderr).toContain('2 rows left uncounted (counted is empty)');
   });
 
+  it('a sheet set to show no zeros (showZeros="0") leaves a counted 0 not counted, as it looks (QA)', async () => {
+    const rows = [
+      ['A1', text('A1', 'petId'), text('B1', 'counted')],
+      ['A2', text('A2', '1'), cell('B2', '<v>0</v>')],
+      ['A3', text('A3', '2'), cell('B3', '<v>44</v>')],
+    ];
+    const after = '<sheetViews><sheetView showZeros="0" workbookViewId="0"/></sheetViews>';
+    const workbook = rawWorkbook([{ name: 'count', rows, after }]);
+    const review = await petinv(['set', '--file', file('no-zeros.xlsx', workbook), '--dry-run', '-o', 'csv']);
+    expect(review.stdout).toMatch(/^petId,from,to,found\n2,\d+,44,true\n$/);
+    expect(review.stderr).toContain('1 row left uncounted (counted is empty)');
+  });
+
   it('a hidden or empty first sheet before the counted one, or one it was not saved showing, is refused, not read or passed over', async () => {
     const counted = [
       ['A1', text('A1', 'petId'), text('B1', 'counted')],

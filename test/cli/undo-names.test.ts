@@ -106,7 +106,7 @@ describe('undo of a run the history no longer keeps', () => {
     // The oldest run kept is the first colleague's (QA: it was one begun in its second with a lower id).
     expect(dropped.stderr).toMatch(
       new RegExp(
-        `^petinv: run ${stockTake} is older than every run the history of this service keeps \\(the newest 100; the oldest now run \\S+ \\(set 6 0, at .* UTC, 1 pet\\)\\): it was dropped, and undo cannot take it back`,
+        `^petinv: run ${stockTake} is older than every run the history of this service keeps \\(the newest 100; the oldest now run \\S+ \\(set 6 0, at .* UTC, 1 pet\\)\\): if it was made here, it was dropped, and undo cannot take it back`,
       ),
     );
     expect(await quantity(4)).toBe(404);

@@ -189,6 +189,10 @@ describe('a sheet: columns chosen by the header', () => {
       '4: counted "\u0663" has digits other than 0-9 (full-width, or of another script): type them as 0-9',
       '5: counted "1\u00a02" holds an invisible character (U+00A0): clear the cell and type the number again',
     ]);
+    // A plain space is no invisible character (QA: "8 Stk." was said to hold one).
+    expect(parseBulkInput('petId,counted\n1,8 Stk.\n').problems[0]?.message).toBe(
+      'counted "8 Stk." is not a whole number',
+    );
   });
 
   it('a later row of a pet that is refused wins over its earlier count: nothing is sent for the pet (QA)', () => {
