@@ -158,7 +158,7 @@ export function openHistory(options: HistoryOptions): History {
     for (const run of runs)
       if (run.changes.length > 1 && !kept.includes(run))
         options.warn(
-          `the history keeps the newest ${MAX_HISTORY_RUNS} runs: run ${run.id} (${run.command}, ${run.changes.length} pets) is dropped from it, and undo can no longer take it back`,
+          `the history keeps its newest runs (${MAX_HISTORY_RUNS} at most, in ${MAX_HISTORY_BYTES / 2 ** 21} MiB): run ${run.id} (${run.command}, ${run.changes.length} pets) is dropped from it, and undo can no longer take it back`,
         );
     writeFileAtomicSync(file, kept.map(serialize).join(''), {
       mode: 0o600,

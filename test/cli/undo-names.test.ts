@@ -99,7 +99,7 @@ describe('undo of a run the history no longer keeps', () => {
     const pushing = await petinv(['set', '6', '99']);
     expect(pushing.code).toBe(0);
     expect(pushing.stderr).toContain(
-      `petinv: warning: the history keeps the newest 100 runs: run ${stockTake} (set -, 2 pets) is dropped from it, and undo can no longer take it back`,
+      `petinv: warning: the history keeps its newest runs (100 at most, in 4 MiB): run ${stockTake} (set -, 2 pets) is dropped from it, and undo can no longer take it back`,
     );
     const dropped = await petinv(['undo', stockTake]);
     expect(dropped.code).toBe(2);
