@@ -90,10 +90,10 @@ export class EntryStore {
 
   /**
    * Settles the rows once all are read. A pet named twice would race with itself under concurrency: the
-   * later row wins (an uncounted one, quantity NaN: a pet on two shelves, one counted? a refused one,
-   * Infinity, reported as read), the earlier is reported; a long id named twice may be two pets a spreadsheet rounded
-   * to one (numbers.ts), so none of its rows is sent. Uncounted rows then leave, counted in notCounted.
-   * Sorting a copy of the petIds finds the repeated ones without a map of every pet.
+   * later row wins (an uncounted one too, quantity NaN: two shelves, one counted? and a refused one,
+   * Infinity, reported as read), the earlier is reported; a long id named twice may be two pets a
+   * spreadsheet rounded to one (numbers.ts), so none of its rows is sent. Uncounted rows then leave,
+   * counted in notCounted. Sorting a copy of the petIds finds the repeated ones without a map of every pet.
    */
   settle(unit: string, problems: BulkProblem[]) {
     const sorted = this.petIds.slice(0, this.length).sort();

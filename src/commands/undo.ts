@@ -13,6 +13,7 @@ import type { CommandContext } from '../output/context';
 import { chooseColumns } from '../output/exporter';
 import { PLAN_COLUMNS } from '../output/plan';
 import { plural } from '../output/plural';
+import { printable } from '../printable';
 import { confirmChange } from './arguments';
 import { connect } from './connect';
 import type { GlobalFlags } from './flags';
@@ -54,7 +55,7 @@ function chooseRun(runs: readonly HistoryRun[], name: string | undefined, file: 
   const started = (id: string) => /^\d{8}T\d{6}/.exec(id)?.[0];
   if (matches.length === 0 && (started(name) ?? '~') <= (started(oldest.id) ?? ''))
     throw usageError(
-      `run ${name} is older than every run the history of this service keeps (the newest ${MAX_HISTORY_RUNS}; the oldest now ${describeRun(oldest)}): if it was made here, it was dropped, and undo cannot take it back`,
+      `run ${printable(name, 40)} is older than every run the history of this service keeps (the newest ${MAX_HISTORY_RUNS}; the oldest now ${describeRun(oldest)}): if it was made here, it was dropped, and undo cannot take it back`,
     );
   throw usageError(
     matches.length === 0
