@@ -50,7 +50,7 @@ export class BulkInputReader {
   private carry = '';
   private lineNumber = 0;
   private unit: BulkInput['unit'] = 'line';
-  private shape: 'start' | 'bare' | 'sheet' = 'start';
+  private shape: 'start' | 'bare' | 'ndjson' | 'sheet' = 'start';
   private delimiter?: Delimiter;
   private header?: SheetHeader;
   /** The line a sheet's header is on (row 1), its rows counted from there. */
@@ -173,7 +173,8 @@ export class BulkInputReader {
       if (begun !== 'data') return begun;
     }
     if (trimmed.startsWith('#')) return;
-    if (trimmed.startsWith('{'))
+    // NDJSON holds a JSON object a line: a line of fields there is not read by position.
+    if (this.shape === 'ndjson' || trimmed.startsWith('{'))
       return void this.rows.add(line, fromJsonLine(trimmed, this.rows.ignoredKeys));
     const fields = trimmed.split(/[\s,]+/);
     this.rows.add(line, this.lateHeader(fields, line) ?? fromFields(fields));
@@ -188,7 +189,7 @@ export class BulkInputReader {
     if (said) this.delimiter = said;
     if (said || /^#(?![,;\t])/.test(line)) return;
     if (readsAsData(line)) {
-      this.shape = 'bare';
+      this.shape = line.startsWith('{') ? 'ndjson' : 'bare';
       return 'data';
     }
     this.shape = 'sheet';

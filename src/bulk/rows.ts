@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { parseInventoryJson } from '../contract/json';
 import { parsePetId, parseQuantity } from '../contract/rules';
 import { describeIssues, PET_STATUSES, PetId, QuantityValue } from '../contract/schemas';
+import { tryOr } from '../files/file-system';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
 import { type BulkEntry, type BulkInput, type BulkProblem, EntryStore } from './entries';
@@ -29,12 +30,13 @@ const STATUSES = new Set<string>(PET_STATUSES);
 const DATA_FIELD = /^([+-]?[\d.]|true$|false$|$)/;
 
 /**
- * Whether a first line reads as data rather than a header: NDJSON, or headerless fields each a number, a
- * status or a plan's true/false. Anything else is a header, read by its names or refused.
+ * Whether a first line reads as data rather than a header: a JSON line (NDJSON; `{Pet ID},{Counted}` is no
+ * JSON), or headerless fields each a number, a status or a plan's true/false. Anything else is a header.
  */
 export const readsAsData = (line: string) =>
-  line.startsWith('{') ||
-  line.split(/[\s,]+/).every((field) => DATA_FIELD.test(field) || STATUSES.has(field));
+  line.startsWith('{')
+    ? tryOr(() => JSON.parse(line), undefined) !== undefined
+    : line.split(/[\s,]+/).every((field) => DATA_FIELD.test(field) || STATUSES.has(field));
 
 /** A headerless line's fields: `petId quantity`, `petId status quantity` (list), `petId from to found` (a plan). */
 export function fromFields(fields: string[]): ReadRow {

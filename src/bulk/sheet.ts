@@ -140,7 +140,7 @@ export function readHeader(cells: readonly string[], delimiter: Delimiter): Shee
   const { petId, counted, expected, status } = columns;
   if (petId === undefined || counted === undefined)
     throw usageError(
-      `bulk input: the first line reads as a header with ${found}, but ${petId === undefined ? 'none of them names the pet' : 'none of them holds the counted quantity'}; ${KNOWN}. The header must be the first line (no title row above it). Nothing was sent`,
+      `bulk input: the first line reads as a header${names[0]?.startsWith('{') ? ' (it is not valid JSON)' : ''} with ${found}, but ${petId === undefined ? 'none of them names the pet' : 'none of them holds the counted quantity'}; ${KNOWN}. The header must be the first line (no title row above it). Nothing was sent`,
     );
   return { delimiter, names, petId, counted, expected, status, ignored, alsoCounts };
 }

@@ -33,6 +33,23 @@ describe('parseBulkInput', () => {
       [9007199254740993n, 0],
     ]);
   });
+  it('reads a first line of braces that is not JSON as a header, by its names, never by position', () => {
+    // `{Counted},{Pet ID}` once switched to NDJSON: its line was skipped and `3,5` read as pet 3 set to 5.
+    expect(entries('{Counted},{Pet ID}\n3,5\n4,6\n')).toEqual([
+      [5n, 3],
+      [6n, 4],
+    ]);
+  });
+  it('reads NDJSON a JSON object a line: a line of fields there is a bad line, not read by position', () => {
+    const input = parseBulkInput('{"petId":1,"quantity":3}\n3,5\n{"petId":2,"quantity":4}\n');
+    expect(Array.from(input.entries, ({ petId, quantity }) => [petId, quantity])).toEqual([
+      [1n, 3],
+      [2n, 4],
+    ]);
+    expect(input.problems.map(({ line, message }) => [line, message.slice(0, 14)])).toEqual([
+      [2, 'not valid JSON'],
+    ]);
+  });
   it('reports each bad line with its number and keeps the good ones', () => {
     const input = parseBulkInput(
       '1 5\nx 5\n2 1.5\n3\n4 5 6\n{"petId":5}\n{bad\n6 9223372036854775808\n7 2\n',
@@ -178,7 +195,12 @@ describe('BulkInputReader: input read as a stream', () => {
     expect(() => parseBulkInput('\u001b]0;pwned\u0007 5\n')).toThrow(
       /^bulk input: the first line reads as a header [^\p{Cc}]*$/u,
     );
-    const json = parseBulkInput('{"petId":1,\u001b[2J\n').problems[0]?.message ?? '';
+    // A first line that is no JSON is a header (refused whole here); a later one is a bad line.
+    expect(() => parseBulkInput('{"petId":1,\u001b[2J\n')).toThrow(
+      /^bulk input: the first line reads as a header \(it is not valid JSON\) [^\p{Cc}]*$/u,
+    );
+    const json =
+      parseBulkInput('{"petId":2,"quantity":1}\n{"petId":1,\u001b[2J\n').problems[0]?.message ?? '';
     expect(json).toMatch(/^not valid JSON: /);
     expect(json).not.toMatch(/\p{Cc}/u);
   });
