@@ -1,4 +1,5 @@
 import { PET_STATUSES } from '../contract/schemas';
+import { shown } from './numbers';
 
 export interface BulkEntry {
   /** 1-based line (or, in a JSON array, item) number, for messages. */
@@ -15,7 +16,7 @@ export interface BulkEntry {
 export interface BulkProblem {
   line: number;
   message: string;
-  /** The row's pet as written (printable), when that much of it was read. */
+  /** The row's pet as written, when that much of it was read: shown only through shown(). */
   pet?: string;
 }
 
@@ -30,7 +31,7 @@ export interface BulkInput {
 
 /** Where a problem is, for a person: `row 7 (pet 12)`. */
 export const problemPlace = (unit: string, problem: BulkProblem) =>
-  `${unit} ${problem.line}${problem.pet === undefined ? '' : ` (pet ${problem.pet})`}`;
+  `${unit} ${problem.line}${problem.pet === undefined ? '' : ` (pet ${shown(problem.pet)})`}`;
 
 const STATUS_CODES = new Map<string, number>(PET_STATUSES.map((status, index) => [status, index + 1]));
 /** A status that is none of the contract's: it differs from whatever the service holds. */

@@ -7,9 +7,11 @@ import { printable } from '../printable';
  */
 
 /** An echoed piece of input, short and printable, quoted: an escape sequence's start shows as �, not removed. */
-export const quoted = (text: string) =>
+/** Text from the input as a person may see it: escape sequences shown (as �), not run, nor hidden. */
+export const shown = (text: string) =>
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters that start escape sequences
-  `"${printable(text.replace(/[\u001b\u0090\u009b\u009d-\u009f]/g, '\ufffd'), 40)}"`;
+  printable(text.replace(/[\u001b\u0090\u009b\u009d-\u009f]/g, '\ufffd'), 40);
+export const quoted = (text: string) => `"${shown(text)}"`;
 
 /** Why text is no whole number; `limit` is the largest one `what` can be. */
 function notWholeNumber(text: string, limit: number | bigint, what: string): string {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { type BulkProblem, problemPlace } from '../../src/bulk/entries';
 import { BulkInputReader, MAX_LINE_BYTES } from '../../src/bulk/input';
 import { PetinvError } from '../../src/errors';
 import { parseBulkInput } from '../helpers/bulk-input';
@@ -203,6 +204,12 @@ describe('BulkInputReader: input read as a stream', () => {
       parseBulkInput('{"petId":2,"quantity":1}\n{"petId":1,\u001b[2J\n').problems[0]?.message ?? '';
     expect(json).toMatch(/^not valid JSON: /);
     expect(json).not.toMatch(/\p{Cc}/u);
+  });
+
+  it('names a bad row’s pet shown, its escape sequences not run', () => {
+    const input = parseBulkInput('petId,counted,notes\n\u001b]0;PWNED\u0007\u001b[31m1,5,x,y\n');
+    const place = problemPlace(input.unit, input.problems[0] as BulkProblem);
+    expect(place).toBe('row 2 (pet \ufffd]0;PWNED\ufffd\ufffd[31m1)');
   });
 
   it('lets the last of many repeated pets win, in one pass', () => {
