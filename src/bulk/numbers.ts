@@ -6,8 +6,7 @@ import { printable } from '../printable';
  * spreadsheet does to numbers (formulas, thousands separators, decimals, exponents).
  */
 
-/** An echoed piece of input, short and printable, quoted: an escape sequence's start shows as �, not removed. */
-/** Text from the input as a person may see it: escape sequences shown (as �), not run, nor hidden. */
+/** An echoed piece of input, short and printable: an escape sequence's start shows as �, not removed. */
 export const shown = (text: string) =>
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters that start escape sequences
   printable(text.replace(/[\u001b\u0090\u009b\u009d-\u009f]/g, '\ufffd'), 40);
@@ -17,6 +16,9 @@ export const quoted = (text: string) => `"${shown(text)}"`;
 function notWholeNumber(text: string, limit: number | bigint, what: string): string {
   if (text.startsWith('='))
     return 'is a formula, not a number: recalculate the sheet and save it with its values, or paste the column as values';
+  // 13.000 (or 13,000 in German) may be 13 as a CSV saved as shown writes a format of 3 decimals.
+  if (/^[+-]?\d{1,3}[.,]\d{3}$/.test(text))
+    return `could be ${text.replace(',', '.')} (3 decimals) or ${text.replace(/[.,]/, '')} (a thousands separator): write the whole number meant`;
   if (/^[+-]?\d{1,3}([,. \u00a0\u202f']\d{3})+$/.test(text))
     return `has thousands separators: write ${text.replace(/[^\d-]/g, '')}`;
   if (/^[+-]?\d+[.,]0+$/.test(text)) return `has decimals: write ${text.replace(/[.,]0+$/, '')}`;

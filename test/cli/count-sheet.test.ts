@@ -579,7 +579,7 @@ describe('sheets as spreadsheets save them', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('petinv: row 3 (pet 2): counted "12.5" is not a whole number\n');
     expect(result.stderr).toContain(
-      'petinv: row 4 (pet 11): counted "1,000" has thousands separators: write 1000\n',
+      'petinv: row 4 (pet 11): counted "1,000" could be 1.000 (3 decimals) or 1000 (a thousands separator): write the whole number meant\n',
     );
   });
 });

@@ -153,17 +153,19 @@ describe('a sheet: columns chosen by the header', () => {
 
   it('says what a spreadsheet did to a number: decimals, separators, formulas, exponents', () => {
     const input = parseBulkInput(
-      'Pet\'s ID,Counted\n1,12.5\n2,"1,000"\n3,=5+2\n4,12.0\n9.00719925474099E+015,3\n5,+4\n99999999999999999999,1\n1e0,2\n',
+      'Pet\'s ID,Counted\n1,12.5\n2,"1,000,000"\n3,=5+2\n4,12.0\n9.00719925474099E+015,3\n5,+4\n99999999999999999999,1\n1e0,2\n6,13.000\n',
     );
     expect(input.problems.map(({ line, message, pet }) => `${line} ${pet}: ${message}`)).toEqual([
       '2 1: counted "12.5" is not a whole number',
-      '3 2: counted "1,000" has thousands separators: write 1000',
+      '3 2: counted "1,000,000" has thousands separators: write 1000000',
       '4 3: counted "=5+2" is a formula, not a number: recalculate the sheet and save it with its values, or paste the column as values',
       '5 4: counted "12.0" has decimals: write 12',
       '6 undefined: petId 9.00719925474099E+015: the spreadsheet rounded it: format the column as text',
       '7 5: counted "+4" has a "+": write 4',
       '8 undefined: petId "99999999999999999999" is larger than a petId can be (at most 9223372036854775807)',
       '9 undefined: petId "1e0" is written as an exponent: format the column as whole numbers',
+      // LibreOffice saves 13 formatted 0.000 as 13.000 in a CSV saved as shown: no single fix is right (QA).
+      '10 6: counted "13.000" could be 13.000 (3 decimals) or 13000 (a thousands separator): write the whole number meant',
     ]);
   });
 
