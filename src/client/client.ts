@@ -147,6 +147,7 @@ export function createClient(options: ClientOptions): InventoryClient {
     pollInventory: (etag) => pollInventory(reading, etag),
     async updateInventory(petId, quantity, ifQuantity) {
       const path = `/inventory/${petId}`;
+      const readBack = `petinv get ${petId}${targetWords ? ` ${targetWords}` : ''}`;
       const operation = `PATCH ${path}`;
       const conditional = ifQuantity !== undefined && storeId !== undefined;
       let confirmedItem: InventoryItem | undefined;
@@ -167,10 +168,13 @@ export function createClient(options: ClientOptions): InventoryClient {
           },
         }),
         unknownOutcome: {
-          // The body is an absolute quantity: applied twice, it is still that quantity. (The words are
+          // The body is an absolute quantity: applied twice, it is still that quantity. A write on a condition
+          // is not sent again blind, though: a colleague's change since would be overwritten. (The words are
           // safe to paste: numbers, and an environment's name, which is letters, digits, - and _.)
           advice: () =>
-            `setting the same quantity again cannot apply it twice: petinv set ${petId} ${quantity}${targetWords ? ` ${targetWords}` : ''}`,
+            ifQuantity === undefined
+              ? `setting the same quantity again cannot apply it twice: petinv set ${petId} ${quantity}${targetWords ? ` ${targetWords}` : ''}`
+              : `read it back before writing it again (${quantity} if it was applied, ${ifQuantity} if not, unless someone changed it since): ${readBack}`,
           onSettled: (lost) =>
             options.onWarning?.(
               `pet ${petId} in ${where}: an earlier attempt of ${operation} was sent and got no ${lost.brokeOff ? 'complete ' : ''}answer (${errors.shown(lost.detail)}), so it may have been applied; ${confirmedItem ? `the retry found pet ${petId} holding ${quantity} already (that attempt's doing, or a colleague's), and a read confirms it` : `a retry with the same quantity then succeeded, and a quantity is absolute, so pet ${petId} holds ${quantity} once, not twice`}`,
@@ -186,7 +190,6 @@ export function createClient(options: ClientOptions): InventoryClient {
       });
       if (confirmedItem && response.status === 412) return confirmedItem;
       const { text, status } = response;
-      const readBack = `petinv get ${petId}${targetWords ? ` ${targetWords}` : ''}`;
       // A success status whose item cannot be believed: the service took the request, so the update may
       // have been applied, and what the pet holds is not known (issue 21).
       const mayHaveApplied = (error: unknown) =>

@@ -117,6 +117,16 @@ describe('updateInventory', () => {
     );
   });
 
+  it('a write on a condition (a sheet’s expected) is told to be read back, not set again blind (QA)', async () => {
+    // `petinv set 5 7` after a colleague's sale would write over it: the sheet's from is what guards it.
+    script = [reset, reset, reset];
+    const error = await failure(makeClient().client.updateInventory(5n, 7, 3));
+    expect(error.body.code).toBe('outcome_unknown');
+    expect(error.message).toMatch(
+      /may have been applied; read it back before writing it again \(7 if it was applied, 3 if not, unless someone changed it since\): petinv get 5 --env staging$/,
+    );
+  });
+
   it('a lost attempt, then a 503 on every retry: still unknown', async () => {
     const down = reply(503, { code: 'down', message: 'down', status: 503 });
     script = [reset, down, down];
