@@ -138,6 +138,13 @@ export function openHistory(options: HistoryOptions): History {
     options.storeId === undefined ? linkedStore(options.directory, options.baseUrl) : options.storeId;
   const file = join(folder, storeId ? `store-${storeId}.jsonl` : `${origin}.jsonl`);
   const where = `the history ${file}`;
+  // What the service said, kept for a history read without asking it, which would show the older store (an
+  // undo that found nothing here to take back once did). Quietly: only such a read needs it.
+  const rememberStore = () => {
+    if (options.storeId !== undefined && readText(link, () => {})?.trim() !== (storeId ?? NO_STORE))
+      quietly(() => writeFileAtomicSync(link, `${storeId ?? NO_STORE}\n`, { mode: 0o600, fsync: false }));
+  };
+  rememberStore();
   const read = (): HistoryRun[] => {
     const text = readText(file, (error) => options.warn(`cannot read ${where}: ${describe(error)}`));
     if (text === undefined) return [];
@@ -198,9 +205,7 @@ export function openHistory(options: HistoryOptions): History {
         (size > MAX_HISTORY_BYTES || readFileSync(file, 'latin1').split('\n').length > MAX_HISTORY_RUNS + 1)
       )
         compact();
-      // Quietly: only a history read without asking the service needs it (it then shows the older store).
-      if (readText(link, () => {})?.trim() !== (storeId ?? NO_STORE))
-        quietly(() => writeFileAtomicSync(link, `${storeId ?? NO_STORE}\n`, { mode: 0o600, fsync: false }));
+      rememberStore();
       return true;
     } catch (error) {
       options.warn(`${what} was not recorded in ${where} (${describe(error)}); ${otherwise}`);

@@ -65,6 +65,33 @@ describe('a serve restarted on another port over the same data', () => {
   }, 30_000);
 });
 
+describe('another data file served at the same address', () => {
+  it('is the store history shows once any command has asked it, an undo that found nothing too (QA)', async () => {
+    const stateHome = temporaryDirectory();
+    const first = await serveInProcess(['--data', join(temporaryDirectory(), 'a.json'), '--api-key', KEY]);
+    const port = String(first.port);
+    expect((await runMain(['set', '3', '333'], { env: envFor(first.baseUrl, stateHome) })).code).toBe(0);
+    expect(await first.stop()).toBe(0);
+    const other = await serveInProcess([
+      '--data',
+      join(temporaryDirectory(), 'b.json'),
+      '--api-key',
+      KEY,
+      '--port',
+      port,
+    ]);
+    try {
+      const env = envFor(other.baseUrl, stateHome);
+      const undo = await runMain(['undo', '--dry-run'], { env });
+      expect(undo.stderr).toContain('nothing to undo');
+      // history read the address's last store without asking, and listed a run undo could not find.
+      expect(JSON.parse((await runMain(['history', '--json'], { env })).stdout)).toEqual([]);
+    } finally {
+      await other.stop();
+    }
+  }, 30_000);
+});
+
 describe('a store id the client files its history under', () => {
   it('names no other path', () => {
     expect(isStoreId('0123456789abcdef0123456789abcdef')).toBe(true);
