@@ -99,7 +99,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
     );
   if (run.marks?.includes('unfinished'))
     notices.push(
-      `run ${run.id} did not record its end (petinv was stopped outright, or is still running it): these are the pets it planned, and only those holding what it would have written are written back`,
+      `run ${run.id} did not record its end (petinv was stopped outright, or is still running it): these are the pets it planned, and only those holding what it would have written are written back (a colleague's change to that very quantity too: who wrote it cannot be told)`,
     );
   if (run.env !== connection.where)
     notices.push(`run ${run.id} was made through ${run.env}; undoing it through ${connection.where}`);
