@@ -10,6 +10,7 @@ import { usageError } from '../errors';
 
 const ZIP = Buffer.from('PK\u0003\u0004', 'latin1');
 const OLE2 = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
+const MARKUP = /^(?:\xef\xbb\xbf)?\s*<(\?xml|!doctype html|html|table)/i;
 const SAVE_AS = 'save it as CSV (comma, semicolon or tab separated) or as an Excel workbook (.xlsx)';
 
 /** How many first bytes tell a workbook, a zip or another binary file from text. */
@@ -19,8 +20,12 @@ export const SNIFF_BYTES = 4096;
 export function sniff(head: Buffer): 'zip' | 'text' {
   if (head.subarray(0, 4).equals(ZIP)) return 'zip';
   if (head.subarray(0, 8).equals(OLE2))
-    refuse('is an old Excel workbook (.xls) or another Office 97-2003 file');
+    refuse('is an old Excel workbook (.xls), one saved with a password, or another Office 97-2003 file');
   if (head.subarray(0, 5).toString('latin1') === '%PDF-') refuse('is a PDF document');
+  // Markup is no sheet: its first line would be read as a header of `<!DOCTYPE` and `html>`.
+  const markup = MARKUP.exec(head.toString('latin1', 0, 256))?.[1];
+  if (markup)
+    refuse(markup === '?xml' ? 'is XML (a flat .fods, an XML spreadsheet)' : 'is a web page (HTML)');
   const utf16 = (head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff);
   // Text has no NUL byte (but UTF-16 has them by nature); binary formats have them early.
   const bomless = [0, 1].some((at) => !head[at] && !head[at + 2] && head[1 - at] && head[3 - at]);

@@ -526,6 +526,19 @@ describe('encodings and files that are no text', () => {
       /old Excel workbook \(\.xls\)/,
     );
     expect(refused(Buffer.from('%PDF-1.4\n'))).toThrow(/is a PDF document/);
+    // A web page some programs save as .xls, LibreOffice's flat .fods: named, not read as a header (QA).
+    expect(
+      refused(Buffer.from('\ufeff<!DOCTYPE html>\n<html><table><tr><td>petId</td></tr></table>')),
+    ).toThrow(/^bulk input is a web page \(HTML\): save it as CSV/);
+    expect(refused(Buffer.from('<table><tr><td>petId</td><td>counted</td></tr></table>'))).toThrow(
+      /web page/,
+    );
+    expect(refused(Buffer.from('<?xml version="1.0"?>\n<office:document>'))).toThrow(
+      /is XML \(a flat \.fods/,
+    );
+    expect(refused(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))).toThrow(
+      /saved with a password/,
+    );
     expect(
       refused(Buffer.from('PK\u0003\u0004mimetypeapplication/vnd.oasis.opendocument.spreadsheet')),
     ).toThrow(/OpenDocument/);
