@@ -47,7 +47,8 @@ function chooseRun(runs: readonly HistoryRun[], name: string | undefined, file: 
     return { run: runs[index] as HistoryRun, passedOver: runs.slice(index + 1) };
   }
   const exact = runs.find((run) => run.id === name);
-  const matches = exact ? [exact] : runs.filter((run) => run.id.startsWith(name));
+  // An empty id (`undo "$ID"` with ID unset) is the start of every id, and names none of them.
+  const matches = exact ? [exact] : name === '' ? [] : runs.filter((run) => run.id.startsWith(name));
   if (matches.length === 1) return { run: matches[0] as HistoryRun, passedOver: [] };
   // The file is in order of ends, unfinished runs kept whatever their age; an id begins with its start, to
   // the second: one started no later than the oldest run the bound kept was dropped by it (QA).

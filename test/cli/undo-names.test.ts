@@ -31,6 +31,16 @@ function inAnotherTerminal(args: string[]): Promise<number | null> {
   return new Promise((resolve) => child.on('close', resolve));
 }
 
+describe('undo ID', () => {
+  it('refuses an empty id, which every id begins with, even when the history holds one run (QA)', async () => {
+    expect((await petinv(['set', '17', '117'])).code).toBe(0);
+    const empty = await petinv(['undo', '']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('no run "" in the history of this service');
+    expect(await quantity(17)).toBe(117);
+  });
+});
+
 describe('a bare undo names the run it takes back', () => {
   it('in --dry-run, in the production prompt, and in its result, as text and as JSON', async () => {
     expect((await petinv(['set', '-'], '1 101\n2 102\n')).code).toBe(0);
