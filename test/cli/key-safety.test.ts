@@ -136,7 +136,7 @@ describe('the config file in commands', () => {
     const error = await failure(['env'], { env: { PETINV_CONFIG_DIR: dir } });
     expect(error.exitCode).toBe(3);
     expect(error.message).toBe(
-      `config file ${join(dir, 'config.json')} is not valid JSON at line 1, column 41: an unexpected character where a value should be; fix or delete it`,
+      `config file ${join(dir, 'config.json')} is not valid JSON at line 1, column 41: an unexpected character; fix or delete it`,
     );
   });
 

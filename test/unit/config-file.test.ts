@@ -47,16 +47,18 @@ describe('locateJsonSyntaxError', () => {
   it.each([
     ['{}', undefined],
     ['  [1, -2.5e3, "a\\u00e9\\n", true, null, {"a": {}}]  ', undefined],
-    ['{not json', [1, 2, 'a property name in double quotes was expected']],
-    ['{\n  "a": 1,\n}', [3, 1, 'a property name in double quotes was expected']],
-    ['{"a": 1', [1, 8, 'the file ends too early']],
-    ['{"a" 1}', [1, 6, '":" was expected after a property name']],
-    ['[1 2]', [1, 4, '"," or "]" was expected']],
-    ['{"a": nope}', [1, 7, 'an unexpected character where a value should be']],
-    ['{"a": "x\\q"}', [1, 10, 'an invalid escape sequence']],
-    ['{"a": "x\ty"}', [1, 9, 'a control character inside a string']],
-    ['{} {}', [1, 4, 'unexpected text after the end of the JSON value']],
-    ['"never ends', [1, 12, 'a string that never ends']],
+    ['{not json', [1, 2, "expected property name or '}'"]],
+    ['{\n  "a": 1,\n}', [3, 1, 'expected double-quoted property name']],
+    ['{"a": 1', [1, 8, "expected ',' or '}' after property value"]],
+    ['{"a" 1}', [1, 6, "expected ':' after property name"]],
+    ['[1 2]', [1, 4, "expected ',' or ']' after array element"]],
+    // JSON.parse quotes the text here; the place is found by bisection.
+    ['{"a": nope}', [1, 8, 'an unexpected character']],
+    ['{"a": "x\\q"}', [1, 10, 'bad escaped character']],
+    ['{"a": "x\ty"}', [1, 9, 'bad control character in string literal']],
+    ['{} {}', [1, 4, 'unexpected non-whitespace character after JSON']],
+    ['"never ends', [1, 12, 'unterminated string']],
+    ['   ', [1, 4, 'the file ends too early']],
     [`${'['.repeat(100_000)}`, [1, 100_001, 'the file ends too early']],
   ])('%j', (text, expected) => {
     const located = locateJsonSyntaxError(text);
@@ -71,7 +73,7 @@ describe('locateJsonSyntaxError', () => {
 });
 
 describe('locateJsonSyntaxError against JSON.parse', () => {
-  it('finds a problem exactly when JSON.parse refuses the text', () => {
+  it('finds a problem exactly when JSON.parse refuses the text, in words that quote none of it', () => {
     const piece = fc.constantFrom(
       '{',
       '}',
@@ -105,7 +107,17 @@ describe('locateJsonSyntaxError against JSON.parse', () => {
         } catch {
           valid = false;
         }
-        expect(locateJsonSyntaxError(candidate) === undefined).toBe(valid);
+        const located = locateJsonSyntaxError(candidate);
+        expect(located === undefined).toBe(valid);
+        if (!located) return;
+        // Within the text, and its words quote none of it (JSON.parse's own messages may).
+        const offset =
+          candidate
+            .split('\n')
+            .slice(0, located.line - 1)
+            .join('\n').length + located.column;
+        expect(offset).toBeLessThanOrEqual(candidate.length + (located.line > 1 ? 2 : 1));
+        expect(located.problem).not.toMatch(/"/);
       }),
       { numRuns: 5000 },
     );
@@ -118,7 +130,7 @@ describe('a corrupt config file', () => {
     const error = await failure(() => readConfigFile(env));
     expect(error.exitCode).toBe(3);
     expect(error.message).toBe(
-      `config file ${file} is not valid JSON at line 3, column 27: an unexpected character where a value should be; fix or delete it`,
+      `config file ${file} is not valid JSON at line 3, column 27: an unexpected character; fix or delete it`,
     );
     expect(error.message).not.toContain('sk_live');
   });
