@@ -121,7 +121,7 @@ export function conflictResult(conflict: Conflict, envName: string) {
 }
 
 export function conflictMessage(conflict: Conflict, envName: string): string {
-  return `pet ${conflict.petId} holds ${conflict.current} in ${envName}, not ${conflict.from} as expected (its from): someone changed it since; not set to ${conflict.wanted} (--force sets it anyway)`;
+  return `pet ${conflict.petId} holds ${conflict.current} in ${envName}, not ${conflict.from} as expected: someone changed it since; not set to ${conflict.wanted} (--force sets it anyway)`;
 }
 
 /** A conflict as a row: its wanted quantity, and the message with from and current. */

@@ -250,7 +250,7 @@ describe('a plan never overwrites a newer count', () => {
     expect(applied.code).toBe(11);
     expect(patches().sort()).toEqual(['PATCH /v1/inventory/20', 'PATCH /v1/inventory/22']);
     expect(applied.stderr).toContain(
-      `row 3: pet 21 holds ${(start.get(21) as number) - 2} in local, not ${start.get(21)} as expected (its from)`,
+      `row 3: pet 21 holds ${(start.get(21) as number) - 2} in local, not ${start.get(21)} as expected: someone changed it since`,
     );
     expect(applied.stderr).toMatch(/1 conflict in local: pet 21 changed since/);
     expect((await quantities()).get(21)).toBe((start.get(21) as number) - 2);
