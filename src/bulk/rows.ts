@@ -124,8 +124,9 @@ const countIn = (text: string) => parseQuantity(text.replace(/^([+-]?\d+)[.,]0+$
 export function fromObject(raw: unknown, ignored: Set<string>): ReadRow {
   const named = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? byRole(raw, ignored) : raw;
   if (typeof named === 'string') return { problem: named };
-  // As an empty counted cell (a CSV count sheet converted to JSON makes them null).
-  if (typeof named === 'object' && named !== null && 'quantity' in named && named.quantity === null) {
+  // As an empty counted cell (a CSV count sheet converted to JSON makes them null, or "").
+  const counted = typeof named === 'object' && named !== null && 'quantity' in named ? named.quantity : 0;
+  if (counted === null || counted === '') {
     const petId = PetId.safeParse((named as { petId?: unknown }).petId);
     return petId.success ? { uncounted: petId.data } : { problem: describeIssues(petId.error) };
   }
