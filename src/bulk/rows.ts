@@ -93,8 +93,9 @@ function byRole(raw: object, ignored: Set<string>): Record<string, unknown> | st
     const role = roleOf(key);
     const name = role === 'counted' && canonicalName(key) === 'to' ? 'to' : role && JSON_KEYS[role];
     if (name === undefined) {
+      // Checked against the count, not ignored: a sheet names such a column as checked.
       if (soundsLikeCount(key) && typeof value === 'number') alsoCounts.set(key, value);
-      if (!PLAN_ONLY_COLUMNS.has(canonicalName(key))) ignored.add(key);
+      else if (!PLAN_ONLY_COLUMNS.has(canonicalName(key))) ignored.add(key);
       continue;
     }
     const before = keyOf.get(name);
