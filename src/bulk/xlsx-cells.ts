@@ -53,14 +53,18 @@ function cellFormats(styles: Uint8Array | undefined): Map<string, string> {
 
 /**
  * How a number format shows `value` when not as the number (General, `0`, `#,##0`, currencies, colours, an
- * accounting dash for zero): '' for nothing (`;;;`, `0;-0;;@`'s zero), else its code: a percent, exponent,
- * scale (`#,##0,`), condition (`[<10]`), date or time (`ggge`), text, or digits in its text.
+ * accounting dash for zero): '' for nothing (`;;;`, `0;-0;;@`'s or `#`'s zero), else its code: a percent,
+ * exponent, scale (`#,##0,`), condition (`[<10]`), date or time (`ggge`), text, digits in its text, no sign.
  */
 function shownOtherwise(code: string, value: number): string | undefined {
   const sections = code.split(/;(?=(?:[^"]*"[^"]*")*[^"]*$)/);
   const section = (value > 0 ? sections[0] : value < 0 ? sections[1] : sections[2]) ?? sections[0] ?? '';
   const bare = section.replace(/"[^"]*"|\\.|\[(?:[a-z]{3,}\d*|\$[^\]]*)\]|[_*]./gi, '');
   const text = section.replace(/"([^"]*)"|\\(.)|\[[^\]]*\]|[_*]./g, '$1$2').trim();
+  // Of two sections or more, Excel adds no minus sign (`0;0` shows -5 as 5); and a section without a 0
+  // placeholder shows no digit for zero (`#,###` shows nothing, `$#` a "$").
+  if (value < 0 && sections.length > 1 && !/[-(\u2212]/.test(text)) return code;
+  if (value === 0 && /[#?]/.test(bare) && !/general|0/i.test(bare)) return /^[#?,.]*$/.test(text) ? '' : code;
   if (/general/i.test(bare) || (/^[^%]*[0#?@][^%]*$/.test(bare) && !/[a-z[]|[0#?],+(?![0#?,])/i.test(bare)))
     return /\[[<>=]/.test(code) || /"[^"]*\d|\\\d/.test(section) ? code : undefined;
   if (value === 0 && /^[-\u2013]$/.test(text)) return undefined;

@@ -424,6 +424,41 @@ describe('an Excel workbook', () => {
     expect(review.stderr).toContain('2 rows left uncounted (counted is empty)');
   });
 
+  it('a zero its format shows without a digit is not counted; a negative shown without its sign is refused (QA)', async () => {
+    // Styles 2 on: #, #,###, ?, $# (a "$" for zero), 0;0 (-5 shows as 5), #,##0;-#,##0 (a sign: read).
+    const formats = ['#', '#,###', '?', '"$"#', '0;0', '#,##0;-#,##0'];
+    const row = (at: number, style: number, value: number) => [
+      `A${at}`,
+      text(`A${at}`, String(at - 1)),
+      `<c r="B${at}"><v>9</v></c>`,
+      `<c r="C${at}" s="${style}"><v>${value}</v></c>`,
+    ];
+    const header = ['A1', text('A1', 'petId'), text('B1', 'expected'), text('C1', 'counted')];
+    const rows = [
+      header,
+      row(2, 2, 0),
+      row(3, 3, 0),
+      row(4, 4, 0),
+      row(5, 5, 0),
+      row(6, 6, -5),
+      row(7, 7, -5),
+    ];
+    rows.push(row(8, 2, 12));
+    const workbook = rawWorkbook([{ name: 'count', rows }], '', 0, '1900', formats);
+    const review = await petinv(['set', '--file', file('zeros.xlsx', workbook), '--dry-run', '-o', 'csv']);
+    // Pets 1 to 3 were sent as 0, wiping their stock, where the sheet shows them empty.
+    // Pet 6's -5, shown with its sign, is read: serve refuses a negative quantity, so the plan leaves it out.
+    expect(review.stdout).toBe('petId,from,to,found\n7,9,12,false\n');
+    expect(review.stderr).not.toContain('row 7 (pet 6): counted holds');
+    expect(review.stderr).toContain('3 rows left uncounted (counted is empty)');
+    expect(review.stderr).toContain(
+      'row 5 (pet 4): counted holds 0, which its number format ("$"#) shows otherwise',
+    );
+    expect(review.stderr).toContain(
+      'row 6 (pet 5): counted holds -5, which its number format (0;0) shows otherwise',
+    );
+  });
+
   it('a sheet set to show no zeros (showZeros="0") leaves a counted 0 not counted, as it looks (QA)', async () => {
     const rows = [
       ['A1', text('A1', 'petId'), text('B1', 'counted')],
