@@ -16,8 +16,11 @@ const MAX_UNPACKED_BYTES = 256 * 2 ** 20;
 /** An element named `name` in any namespace prefix: its attributes, and its content unless it is empty. */
 const element = (name: string) =>
   new RegExp(`<(?:[\\w.-]+:)?${name}\\b([^>]*?)(?:/>|>([\\s\\S]*?)</(?:[\\w.-]+:)?${name}>)`, 'g');
-const attribute = (attributes: string, name: string) =>
-  new RegExp(`\\s${name}="([^"]*)"`).exec(attributes)?.[1];
+/** An attribute's value, quoted either way as XML allows and read-excel-file reads (QA: '…' hid a sheet). */
+const attribute = (attributes: string, name: string) => {
+  const found = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(attributes);
+  return found?.[1] ?? found?.[2];
+};
 const XML_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 const xmlText = (text: string) =>
   text.replace(/&(?:#x([0-9a-f]+)|#(\d+)|(lt|gt|amp|quot|apos));/gi, (_, hex, decimal, name) =>
@@ -29,7 +32,7 @@ function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArr
   const relationships = files['xl/_rels/workbook.xml.rels'];
   const [first] = sheets;
   if (!first || !relationships) return undefined;
-  const id = /\s[\w.-]+:id="([^"]*)"/.exec(first[1] as string)?.[1];
+  const id = attribute(first[1] as string, '[\\w.-]+:id');
   for (const [, attributes = ''] of strFromU8(relationships).matchAll(element('Relationship'))) {
     const target = attribute(attributes, 'Target');
     if (attribute(attributes, 'Id') !== id || target === undefined) continue;

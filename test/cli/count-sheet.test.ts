@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { strToU8, zipSync } from 'fflate';
+import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
 import { readSheet } from 'read-excel-file/universal';
 import { describe, expect, it } from 'vitest';
 import writeXlsxFile from 'write-excel-file/node';
@@ -457,6 +457,39 @@ describe('an Excel workbook', () => {
     expect(review.stderr).toContain(
       'row 6 (pet 5): counted holds -5, which its number format (0;0) shows otherwise',
     );
+  });
+
+  it('reads attributes in single quotes as XML allows, as read-excel-file does: a hidden sheet, a format (QA)', async () => {
+    const singleQuoted = (workbook: Buffer) => {
+      const parts = unzipSync(workbook);
+      for (const name of Object.keys(parts).filter((part) => part.startsWith('xl/')))
+        parts[name] = strToU8(strFromU8(parts[name] as Uint8Array).replace(/="([^"]*)"/g, "='$1'"));
+      return Buffer.from(zipSync(parts));
+    };
+    const rows = (count: string, style = 0) => [
+      ['A1', text('A1', 'petId'), text('B1', 'counted')],
+      ['A2', text('A2', '1'), `<c r="B2"${style ? ` s="${style}"` : ''}><v>${count}</v></c>`],
+    ];
+    const hidden = rawWorkbook([
+      { name: 'old', state: 'hidden', rows: rows('99') },
+      { name: 'count', rows: rows('6') },
+    ]);
+    const refused = await petinv([
+      'set',
+      '--file',
+      file('quoted-hidden.xlsx', singleQuoted(hidden)),
+      '--dry-run',
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`the workbook's first sheet, "old", is hidden`);
+    const percent = rawWorkbook([{ name: 'count', rows: rows('24', 2) }], '', 0, '1900', ['0%']);
+    const review = await petinv([
+      'set',
+      '--file',
+      file('quoted-percent.xlsx', singleQuoted(percent)),
+      '--dry-run',
+    ]);
+    expect(review.stderr).toContain('counted holds 24, which its number format (0%) shows otherwise');
   });
 
   it('a sheet set to show no zeros (showZeros="0") leaves a counted 0 not counted, as it looks (QA)', async () => {
