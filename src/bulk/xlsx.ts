@@ -4,7 +4,7 @@ import { plural } from '../output/plural';
 import { printable } from '../printable';
 import type { BulkInput } from './entries';
 import { quoted, spreadsheetNumberProblem } from './numbers';
-import { fromCells, InputCollector } from './rows';
+import { fromCells, InputCollector, lateHeader } from './rows';
 import { readHeader } from './sheet';
 import { inspectWorkbook } from './xlsx-cells';
 
@@ -111,7 +111,8 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
     const problem = counted ?? expected ?? (range && mergedAcross(range));
     const texts = cells.map(cellText);
     if (formatted.get(index)?.get(header.counted) === '') texts[header.counted] = '';
-    const row = petId ? { problem: petId } : problem ? { problem, pet } : fromCells(texts, header);
+    const late = lateHeader(texts, `row ${index + 1}`, header);
+    const row = late ?? (petId ? { problem: petId } : problem ? { problem, pet } : fromCells(texts, header));
     if (hiddenRows.has(index) && typeof row === 'object' && !('uncounted' in row)) hiddenRead.push(index + 1);
     rows.add(index + 1, row);
   }
