@@ -16,8 +16,9 @@ const MAX_UNPACKED_BYTES = 256 * 2 ** 20;
 /** An element named `name` in any namespace prefix: its attributes, and its content unless it is empty. */
 const element = (name: string) =>
   new RegExp(`<(?:[\\w.-]+:)?${name}\\b([^>]*?)(?:/>|>([\\s\\S]*?)</(?:[\\w.-]+:)?${name}>)`, 'g');
-const attribute = (attributes: string, name: string) =>
-  new RegExp(`\\s${name}="([^"]*)"`).exec(attributes)?.[1];
+/** Attribute `name`, in either quotes, in an element's attributes, or on `xml`'s first `tag` having it. */
+const attribute = (xml: string, name: string, tag = '') =>
+  new RegExp(`${tag && `<(?:[\\w.-]+:)?${tag}\\b[^>]*?`}\\s${name}\\s*=\\s*(["'])(.*?)\\1`).exec(xml)?.[2];
 const XML_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 const xmlText = (text: string) =>
   text.replace(/&(?:#x([0-9a-f]+)|#(\d+)|(lt|gt|amp|quot|apos));/gi, (_, hex, decimal, name) =>
@@ -29,7 +30,7 @@ function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArr
   const relationships = files['xl/_rels/workbook.xml.rels'];
   const [first] = sheets;
   if (!first || !relationships) return undefined;
-  const id = /\s[\w.-]+:id="([^"]*)"/.exec(first[1] as string)?.[1];
+  const id = attribute(first[1] as string, '[\\w.-]+:id');
   for (const [, attributes = ''] of strFromU8(relationships).matchAll(element('Relationship'))) {
     const target = attribute(attributes, 'Target');
     if (attribute(attributes, 'Id') !== id || target === undefined) continue;
@@ -103,14 +104,11 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const workbook = files['xl/workbook.xml'] ? strFromU8(files['xl/workbook.xml']) : '';
   const listed = [...workbook.matchAll(element('sheet'))];
   // A program that cannot calculate (XlsxWriter) saves 0 as every formula's value and asks for this.
-  const [calculation] = workbook.matchAll(element('calcPr'));
-  const stale = /^(1|true)$/.test(attribute(calculation?.[1] ?? '', 'fullCalcOnLoad') ?? '');
+  const stale = /^(1|true)$/.test(attribute(workbook, 'fullCalcOnLoad', 'calcPr') ?? '');
   const sheets = listed.map(([, attributes = '']) => xmlText(attribute(attributes, 'name') ?? ''));
   const firstHidden = /hidden/i.test(attribute(listed[0]?.[1] ?? '', 'state') ?? '');
-  const [view] = workbook.matchAll(element('workbookView'));
-  const shown = Number(attribute(view?.[1] ?? '', 'activeTab') ?? 0);
-  const [properties] = workbook.matchAll(element('workbookPr'));
-  const date1904 = /^(1|true)$/.test(attribute(properties?.[1] ?? '', 'date1904') ?? '');
+  const shown = Number(attribute(workbook, 'activeTab', 'workbookView') ?? 0);
+  const date1904 = /^(1|true)$/.test(attribute(workbook, 'date1904', 'workbookPr') ?? '');
   const path = firstSheetPath(files, listed);
   const sheet = path === undefined ? undefined : files[path];
   const unread: UnreadCells = new Map();
@@ -121,8 +119,7 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const xml = strFromU8(sheet);
   const formats = cellFormats(files['xl/styles.xml']);
   // A sheet set to show no zeros (Excel's option, showZeros="0") shows a 0 as nothing, whatever its format.
-  const [sheetView] = xml.matchAll(element('sheetView'));
-  const zerosHidden = /^(0|false)$/.test(attribute(sheetView?.[1] ?? '', 'showZeros') ?? '');
+  const zerosHidden = /^(0|false)$/.test(attribute(xml, 'showZeros', 'sheetView') ?? '');
   for (const [, attributes = ''] of xml.matchAll(/<(?:[\w.-]+:)?row\b([^>]*)>/g))
     if (/^(1|true)$/.test(attribute(attributes, 'hidden') ?? ''))
       hiddenRows.add(Number(attribute(attributes, 'r')) - 1);

@@ -67,4 +67,58 @@ describe.skipIf(!python)('openpyxl and XlsxWriter (skipped: not installed)', () 
     expect(review.code, review.stderr).toBe(9);
     expect(review.stderr).toContain('row 3: the header again (skipped)');
   });
+
+  it('attributes in single quotes (valid XML, read by read-excel-file) hide no hidden sheet, formula or format from petinv’s checks', async () => {
+    const build = `import openpyxl, sys
+book = openpyxl.Workbook()
+old = book.active
+old.title = "old's count"
+old.append(['petId', 'counted'])
+old.append([1, 999])
+old.sheet_state = 'hidden'
+sheet = book.create_sheet('count')
+for row in [['petId', 'expected', 'counted'], [1, 5, '=5+7'], [2, 3, 7], [3, 10, 11], [4, 4, 0]]:
+    sheet.append(row)
+sheet['C3'].number_format = '0%'
+sheet['C5'].number_format = '#,##0;-#,##0;'
+book.active = 1
+`;
+    served.requests.length = 0;
+    // Every part: the hidden first sheet is found in workbook.xml, and refused.
+    const hidden = await petinv(['set', '--file', await written('hidden.xlsx', build + singleQuoted('xml'))]);
+    expect(hidden.code, hidden.stderr).toBe(2);
+    expect(hidden.stderr).toContain(
+      `the workbook's first sheet, "old's count", is hidden, and petinv reads the first sheet only (not "count")`,
+    );
+    // The sheet's part, its styles and the relationships, with the count sheet in front.
+    const counted = build.replace('book.active = 1', "book.move_sheet('count', -1)\nbook.active = 0");
+    const path = await written('counted.xlsx', counted + singleQuoted('worksheets|styles|rels'));
+    const review = await petinv(['set', '--file', path, '--dry-run', '-o', 'csv']);
+    expect(review.stderr).not.toContain('no r attribute');
+    expect(review.code, review.stderr).toBe(9);
+    expect(review.stderr).toContain('row 2 (pet 1): counted "=5+7" is a formula, not a number');
+    expect(review.stderr).toContain(
+      'row 3 (pet 2): counted holds 7, which its number format (0%) shows otherwise: format the column as a number, and check it (skipped)',
+    );
+    expect(review.stderr).toContain('1 row left uncounted (counted is empty)');
+    expect(review.stdout).toBe('petId,from,to,found\n3,10,11,true\n');
+    expect(patches()).toEqual([]);
+  });
 });
+
+/**
+ * After a script that makes an openpyxl `book`: the workbook saved to sys.argv[1] with the XML parts whose
+ * names match `parts` rewritten with their attributes in single quotes (`r='A1'`), as XML allows and
+ * read-excel-file reads.
+ */
+const singleQuoted = (parts: string) => `
+import io, re, zipfile
+saved = io.BytesIO()
+book.save(saved)
+with zipfile.ZipFile(saved) as source, zipfile.ZipFile(sys.argv[1], 'w') as target:
+    for item in source.infolist():
+        data = source.read(item.filename).decode('utf8')
+        if re.search(${JSON.stringify(parts)}, item.filename):
+            data = re.sub(r'(\\s[\\w:.-]+)="([^"]*)"', lambda m: m[1] + "='" + m[2].replace("'", '&apos;') + "'", data)
+            assert '="' not in data
+        target.writestr(item, data)`;
