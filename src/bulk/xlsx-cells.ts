@@ -54,18 +54,20 @@ function cellFormats(styles: Uint8Array | undefined): Map<string, string> {
 
 /**
  * How a number format shows `value` when not as the number (General, `0`, `#,##0`, currencies, colours, an
- * accounting dash for zero): '' for nothing (`;;;`, `0;-0;;@`'s zero), else its code: a percent, exponent,
- * scale (`#,##0,`), condition (`[<10]`), date or time (`ggge`), text, or digits in its text.
+ * accounting dash for zero): '' for nothing (`;;;`; a zero in `#`, `?`, `0;-0;;@`: a section with no `0` and
+ * no text), else its code: a percent, exponent, scale (`#,##0,`), condition (`[<10]`), date or time (`ggge`),
+ * text, digits in its text, or a negative section without a minus (`0;0` shows -5 as 5).
  */
 function shownOtherwise(code: string, value: number): string | undefined {
   const sections = code.split(/;(?=(?:[^"]*"[^"]*")*[^"]*$)/);
   const section = (value > 0 ? sections[0] : value < 0 ? sections[1] : sections[2]) ?? sections[0] ?? '';
   const bare = section.replace(/"[^"]*"|\\.|\[(?:[a-z]{3,}\d*|\$[^\]]*)\]|[_*]./gi, '');
-  const text = section.replace(/"([^"]*)"|\\(.)|\[[^\]]*\]|[_*]./g, '$1$2').trim();
+  const text = section.replace(/"([^"]*)"|\\(.)|\[\$([^\]-]*)[^\]]*\]|\[[^\]]*\]|[_*]./g, '$1$2$3').trim();
+  if ((value === 0 ? /^[#?,\s]*$/ : /^$/).test(text) && !/[0a-z[]/i.test(bare)) return '';
+  if (value < 0 && sections.length > 1 && !/[-(\u2212]/.test(text)) return code;
   if (/general/i.test(bare) || (/^[^%]*[0#?@][^%]*$/.test(bare) && !/[a-z[]|[0#?],+(?![0#?,])/i.test(bare)))
     return /\[[<>=]/.test(code) || /"[^"]*\d|\\\d/.test(section) ? code : undefined;
-  if (value === 0 && /^[-\u2013]$/.test(text)) return undefined;
-  return text === '' && !/[0#?a-z[]/i.test(bare) ? '' : code;
+  return value === 0 && /^[-\u2013]$/.test(text) ? undefined : code;
 }
 
 /** A cell's column from its letters, counting from 0 (`A` 0, `AA` 26). */

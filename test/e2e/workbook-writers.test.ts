@@ -18,6 +18,8 @@ const { served, petinv, directory } = useSheetService(KEY, [
   { petId: '2', quantity: 3, status: 'sold' },
   { petId: '3', quantity: 10, status: 'available' },
   { petId: '4', quantity: 4, status: 'pending' },
+  { petId: '5', quantity: 6, status: 'available' },
+  { petId: '6', quantity: 8, status: 'available' },
 ]);
 const patches = () => served.requests.filter((request) => request.startsWith('PATCH'));
 
@@ -28,15 +30,14 @@ async function written(name: string, script: string): Promise<string> {
   return path;
 }
 
-/** openpyxl: a first sheet of these rows (None for an empty cell), each cell's number format by column. */
+/** openpyxl: a first sheet of these rows (None for an empty cell), and number formats by cell (`C2`). */
 const openpyxlRows = (rows: unknown[][], formats: Record<string, string> = {}) => `import openpyxl, sys
 book = openpyxl.Workbook()
 sheet = book.active
 for row in ${JSON.stringify(rows).replaceAll('null', 'None')}:
     sheet.append(row)
-for column, code in ${JSON.stringify(formats)}.items():
-    for cell in sheet[column][1:]:
-        cell.number_format = code
+for reference, code in ${JSON.stringify(formats)}.items():
+    sheet[reference].number_format = code
 book.save(sys.argv[1])`;
 
 describe.skipIf(!python)('openpyxl and XlsxWriter (skipped: not installed)', () => {
@@ -102,6 +103,30 @@ book.active = 1
     );
     expect(review.stderr).toContain('1 row left uncounted (counted is empty)');
     expect(review.stdout).toBe('petId,from,to,found\n3,10,11,true\n');
+    expect(patches()).toEqual([]);
+  });
+
+  it('a counted 0 its format shows as nothing (#, #,###, ?) is not counted; a negative shown without its minus is refused (QA: sent 0)', async () => {
+    const rows = [
+      ['petId', 'expected', 'counted'],
+      [1, 5, 0],
+      [2, 0, 7],
+      [3, 10, 0],
+      [4, 4, -5],
+      [5, 6, 0],
+      [6, 8, 0],
+    ];
+    const formats = { C2: '#', B3: '#', C3: '#,###', C4: '?', C5: '0;0', C6: '#,###', C7: '#,##0;-#,##0;' };
+    const path = await written('zeros.xlsx', openpyxlRows(rows, formats));
+    served.requests.length = 0;
+    const review = await petinv(['set', '--file', path, '--dry-run', '-o', 'csv']);
+    expect(review.code, review.stderr).toBe(9);
+    // An expected 0 its format hides is still the check, read as stored: pet 2 is a conflict.
+    expect(review.stderr).toContain('pet 2 holds 3 in local, not 0 as expected');
+    expect(review.stderr).toContain('4 rows left uncounted (counted is empty)');
+    expect(review.stderr).toContain(
+      'row 5 (pet 4): counted holds -5, which its number format (0;0) shows otherwise: format the column as a number, and check it (skipped)',
+    );
     expect(patches()).toEqual([]);
   });
 });
