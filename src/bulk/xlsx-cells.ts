@@ -84,6 +84,8 @@ export type MergedRange = { ref: string; top: number; bottom: number; left: numb
 export function inspectWorkbook(bytes: Uint8Array): {
   sheets: string[];
   firstHidden: boolean;
+  /** Whether the first sheet is a chart sheet (Excel's Move Chart, XlsxWriter's add_chartsheet): no rows. */
+  chart: boolean;
   /** The sheet the workbook was saved showing (its active tab), counting from 0. */
   shown: number;
   /** Whether its dates count days from 1904 (old Mac Excel), not 1900. */
@@ -112,12 +114,13 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const shown = Number(attribute(workbook, 'activeTab', 'workbookView') ?? 0);
   const date1904 = /^(1|true)$/.test(attribute(workbook, 'date1904', 'workbookPr') ?? '');
   const path = firstSheetPath(files, listed);
+  const chart = /\/chartsheets\//.test(path ?? '');
   const sheet = path === undefined ? undefined : files[path];
   const unread: UnreadCells = new Map();
   const formatted: UnreadCells = new Map();
   const merged: MergedRange[] = [];
   const hiddenRows = new Set<number>();
-  if (!sheet) return { sheets, firstHidden, shown, date1904, unread, formatted, merged, hiddenRows };
+  if (!sheet) return { sheets, firstHidden, chart, shown, date1904, unread, formatted, merged, hiddenRows };
   const xml = strFromU8(sheet);
   const formats = cellFormats(files['xl/styles.xml']);
   // A sheet set to show no zeros (Excel's option, showZeros="0") shows a 0 as nothing, whatever its format.
@@ -128,14 +131,8 @@ export function inspectWorkbook(bytes: Uint8Array): {
   for (const [, attributes = ''] of xml.matchAll(element('mergeCell'))) {
     const ref = attribute(attributes, 'ref') ?? '';
     const [, first = '', top = '', last = '', bottom = ''] = /^([A-Z]+)(\d+):([A-Z]+)(\d+)$/.exec(ref) ?? [];
-    if (Number(bottom) > Number(top))
-      merged.push({
-        ref,
-        top: Number(top) - 1,
-        bottom: Number(bottom) - 1,
-        left: columnOf(first),
-        right: columnOf(last),
-      });
+    if (+bottom > +top)
+      merged.push({ ref, top: +top - 1, bottom: +bottom - 1, left: columnOf(first), right: columnOf(last) });
   }
   for (const [, attributes = '', content = ''] of xml.matchAll(element('c'))) {
     const reference = /^([A-Z]+)(\d+)$/.exec(attribute(attributes, 'r') ?? '');
@@ -159,5 +156,5 @@ export function inspectWorkbook(bytes: Uint8Array): {
     cells.set(columnOf(letters), shows ?? (type === 'e' ? saved : `=${xmlText(formula?.[2] || '…')}`));
     map.set(Number(row) - 1, cells);
   }
-  return { sheets, firstHidden, shown, date1904, unread, formatted, merged, hiddenRows };
+  return { sheets, firstHidden, chart, shown, date1904, unread, formatted, merged, hiddenRows };
 }

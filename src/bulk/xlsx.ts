@@ -35,21 +35,25 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   try {
     const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
     workbook = inspectWorkbook(bytes);
-    sheet = (await readSheet(data, { parseNumber: (text) => ({ number: text }), trim: false })) as Cell[][];
+    // read-excel-file fails on a chart sheet, refused below.
+    sheet = workbook.chart
+      ? []
+      : ((await readSheet(data, { parseNumber: (text) => ({ number: text }), trim: false })) as Cell[][]);
   } catch (error) {
     throw usageError(
       `bulk input: the workbook cannot be read (${printable((error as Error).message, 120)}); save it again as .xlsx, or as CSV. Nothing was sent`,
     );
   }
   // The cells read as empty that hold a formula's text or an error (xlsx-cells.ts), in rows that may hold nothing else.
-  const { unread, formatted, sheets, firstHidden, shown, date1904, merged, hiddenRows } = workbook;
+  const { unread, formatted, sheets, firstHidden, chart, shown, date1904, merged, hiddenRows } = workbook;
   const firstName = quoted(sheets[0] ?? '');
   const others = `${sheets.slice(1, 4).map(quoted).join(', ')}${sheets.length > 4 ? ', …' : ''}`;
   const readFirstOnly = (what: string, fix = 'move the sheet you counted to the front, and save it again') =>
     usageError(
       `bulk input: the workbook's first sheet, ${firstName}, is ${what}, and petinv reads the first sheet only (not ${others}): ${fix}. Nothing was sent`,
     );
-  if (firstHidden && sheets.length > 1) throw readFirstOnly('hidden');
+  if ((firstHidden || chart) && sheets.length > 1)
+    throw readFirstOnly(chart ? 'a chart, not a sheet of rows' : 'hidden');
   // Saved showing another sheet: the one counted, perhaps, while the first is a summary or an old count.
   if (shown > 0 && sheets[shown] !== undefined)
     throw readFirstOnly(

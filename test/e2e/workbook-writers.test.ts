@@ -129,6 +129,29 @@ book.active = 1
     );
     expect(patches()).toEqual([]);
   });
+
+  it('a chart sheet in front of the counted sheet is refused as a chart, not as a workbook that cannot be read (QA)', async () => {
+    const path = await written(
+      'chart-first.xlsx',
+      `import sys, xlsxwriter
+book = xlsxwriter.Workbook(sys.argv[1])
+chartsheet = book.add_chartsheet('Chart')
+sheet = book.add_worksheet('count')
+for index, row in enumerate([['petId', 'counted'], [1, 6], [2, 7]]):
+    sheet.write_row(index, 0, row)
+chart = book.add_chart({'type': 'column'})
+chart.add_series({'values': '=count!$B$2:$B$3'})
+chartsheet.set_chart(chart)
+book.close()`,
+    );
+    served.requests.length = 0;
+    const refused = await petinv(['set', '--file', path]);
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toBe(
+      `petinv: bulk input: the workbook's first sheet, "Chart", is a chart, not a sheet of rows, and petinv reads the first sheet only (not "count"): move the sheet you counted to the front, and save it again. Nothing was sent (run petinv help set)\n`,
+    );
+    expect(patches()).toEqual([]);
+  });
 });
 
 /**
