@@ -39,10 +39,10 @@ function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArr
   return undefined;
 }
 
-/** Each cell style's number format code, by the style's index (a cell's `s`); the built-in percents by id. */
+/** Each style's number format code, by its index (a cell's `s`); the built-in percents and exponents by id. */
 function cellFormats(styles: Uint8Array | undefined): Map<string, string> {
   const xml = styles ? strFromU8(styles) : '';
-  const codes = new Map(Object.entries({ 9: '0%', 10: '0.00%' }));
+  const codes = new Map(Object.entries({ 9: '0%', 10: '0.00%', 11: '0.00E+00', 48: '##0.0E+0' }));
   for (const [, attributes = ''] of xml.matchAll(element('numFmt')))
     codes.set(attribute(attributes, 'numFmtId') ?? '', xmlText(attribute(attributes, 'formatCode') ?? ''));
   const [cellXfs] = xml.matchAll(element('cellXfs'));

@@ -130,6 +130,31 @@ book.active = 1
     expect(patches()).toEqual([]);
   });
 
+  it('an exponent in a built-in format (ids 11 and 48, as openpyxl and Excel save them) is refused as a custom one is', async () => {
+    const rows = [
+      ['petId', 'counted'],
+      [1, 12],
+      [2, 7],
+      [3, 9],
+    ];
+    const formats = { B2: '0.00E+00', B3: '##0.0E+0' };
+    const review = await petinv([
+      'set',
+      '--file',
+      await written('exponents.xlsx', openpyxlRows(rows, formats)),
+      '--dry-run',
+    ]);
+    expect(review.code, review.stderr).toBe(9);
+    for (const [row, value, format] of [
+      [2, 12, '0.00E+00'],
+      [3, 7, '##0.0E+0'],
+    ])
+      expect(review.stderr).toContain(
+        `row ${row} (pet ${Number(row) - 1}): counted holds ${value}, which its number format (${format}) shows otherwise`,
+      );
+    expect(review.stdout).toMatch(/^3: \d+ → 9\n$/);
+  });
+
   it('a chart sheet in front of the counted sheet is refused as a chart, not as a workbook that cannot be read (QA)', async () => {
     const path = await written(
       'chart-first.xlsx',
