@@ -27,29 +27,26 @@ const xmlText = (text: string) =>
 
 /** The first sheet's part, as the workbook lists its sheets and its relationships place them. */
 function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArray[]): string | undefined {
-  const relationships = files['xl/_rels/workbook.xml.rels'];
-  const [first] = sheets;
-  if (!first || !relationships) return undefined;
-  const id = attribute(first[1] as string, '[\\w.-]+:id');
-  for (const [, attributes = ''] of strFromU8(relationships).matchAll(element('Relationship'))) {
+  const id = attribute(sheets[0]?.[1] ?? '', '[\\w.-]+:id');
+  const relationships = strFromU8(files['xl/_rels/workbook.xml.rels'] ?? new Uint8Array());
+  for (const [, attributes = ''] of id === undefined ? [] : relationships.matchAll(element('Relationship'))) {
     const target = attribute(attributes, 'Target');
-    if (attribute(attributes, 'Id') !== id || target === undefined) continue;
-    return target.startsWith('/') ? target.slice(1) : `xl/${target}`;
+    if (attribute(attributes, 'Id') === id && target !== undefined)
+      return target.startsWith('/') ? target.slice(1) : `xl/${target}`;
   }
   return undefined;
 }
 
-/** Each style's number format code, by its index (a cell's `s`); the built-in percents and exponents by id. */
-function cellFormats(styles: Uint8Array | undefined): Map<string, string> {
+/** Each style's number format code, by its index (a cell's `s`); built-in percents and exponents by id. */
+function cellFormats(styles: Uint8Array | undefined): (string | undefined)[] {
   const xml = styles ? strFromU8(styles) : '';
   const codes = new Map(Object.entries({ 9: '0%', 10: '0.00%', 11: '0.00E+00', 48: '##0.0E+0' }));
   for (const [, attributes = ''] of xml.matchAll(element('numFmt')))
     codes.set(attribute(attributes, 'numFmtId') ?? '', xmlText(attribute(attributes, 'formatCode') ?? ''));
   const [cellXfs] = xml.matchAll(element('cellXfs'));
-  const styleFormats = [...(cellXfs?.[2] ?? '').matchAll(element('xf'))].map(([, attributes = '']) =>
+  return [...(cellXfs?.[2] ?? '').matchAll(element('xf'))].map(([, attributes = '']) =>
     codes.get(attribute(attributes, 'numFmtId') ?? '0'),
   );
-  return new Map(styleFormats.flatMap((code, index) => (code ? [[String(index), code]] : [])));
 }
 
 /**
@@ -115,13 +112,11 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const date1904 = /^(1|true)$/.test(attribute(workbook, 'date1904', 'workbookPr') ?? '');
   const path = firstSheetPath(files, listed);
   const chart = /\/chartsheets\//.test(path ?? '');
-  const sheet = path === undefined ? undefined : files[path];
   const unread: UnreadCells = new Map();
   const formatted: UnreadCells = new Map();
   const merged: MergedRange[] = [];
   const hiddenRows = new Set<number>();
-  if (!sheet) return { sheets, firstHidden, chart, shown, date1904, unread, formatted, merged, hiddenRows };
-  const xml = strFromU8(sheet);
+  const xml = strFromU8((path && files[path]) || new Uint8Array());
   const formats = cellFormats(files['xl/styles.xml']);
   // A sheet set to show no zeros (Excel's option, showZeros="0") shows a 0 as nothing, whatever its format.
   const zerosHidden = /^(0|false)$/.test(attribute(xml, 'showZeros', 'sheetView') ?? '');
@@ -146,7 +141,7 @@ export function inspectWorkbook(bytes: Uint8Array): {
     const read =
       type !== 'e' && (formula === undefined || (!stale && (saved !== '' || (value && type === 'str'))));
     const number = read && (type ?? 'n') === 'n' && saved !== '';
-    const format = number ? formats.get(attribute(attributes, 's') ?? '0') : undefined;
+    const format = number ? formats[Number(attribute(attributes, 's') ?? 0)] : undefined;
     const shows =
       zerosHidden && number && Number(saved) === 0 ? '' : format && shownOtherwise(format, Number(saved));
     if (read && shows === undefined) continue;

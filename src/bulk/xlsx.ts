@@ -15,19 +15,15 @@ import { inspectWorkbook } from './xlsx-cells';
  */
 
 /** A number cell: the text the workbook stores for it (`5`, `9.2233720368547758E+18`). */
-interface NumberCell {
-  number: string;
-}
+type NumberCell = { number: string };
 type Cell = string | NumberCell | boolean | Date | null;
 
-const cellText = (cell: Cell): string =>
-  cell === null
-    ? ''
-    : cell instanceof Date
-      ? cell.toISOString().slice(0, 10)
-      : typeof cell === 'object'
-        ? cell.number
-        : String(cell);
+function cellText(cell: Cell): string {
+  if (cell instanceof Date) return cell.toISOString().slice(0, 10);
+  return typeof cell === 'object' && cell !== null ? cell.number : String(cell ?? '');
+}
+
+const READ_OPTIONS = { parseNumber: (text: string): NumberCell => ({ number: text }), trim: false };
 
 export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   let sheet: Cell[][];
@@ -36,9 +32,7 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
     const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
     workbook = inspectWorkbook(bytes);
     // read-excel-file fails on a chart sheet, refused below.
-    sheet = workbook.chart
-      ? []
-      : ((await readSheet(data, { parseNumber: (text) => ({ number: text }), trim: false })) as Cell[][]);
+    sheet = workbook.chart ? [] : ((await readSheet(data, READ_OPTIONS)) as Cell[][]);
   } catch (error) {
     throw usageError(
       `bulk input: the workbook cannot be read (${printable((error as Error).message, 120)}); save it again as .xlsx, or as CSV. Nothing was sent`,
