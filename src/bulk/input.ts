@@ -8,11 +8,12 @@ import {
   fromFields,
   fromJsonLine,
   InputCollector,
+  lateHeader,
   type ReadRow,
   readJsonArray,
   readsAsData,
 } from './rows';
-import { type Delimiter, delimiterLine, findDelimiter, readHeader, roleOf, type SheetHeader } from './sheet';
+import { type Delimiter, delimiterLine, findDelimiter, readHeader, type SheetHeader } from './sheet';
 
 export type { BulkEntry, BulkInput, BulkProblem } from './entries';
 
@@ -29,7 +30,6 @@ export const MAX_WORKBOOK_BYTES = 64 * 1024 * 1024;
 
 /** A line end: LF, CRLF, or a CR alone (Excel for Mac's "CSV (Macintosh)"). */
 const LINE_END = /\r\n?|\n/g;
-const NUMBER_CELL = /^\s*[+-]?\d/;
 const TOO_LONG = { problem: `longer than ${MAX_LINE_BYTES / 1024} KiB; one update needs a few dozen bytes` };
 
 /**
@@ -177,7 +177,7 @@ export class BulkInputReader {
     if (this.shape === 'ndjson' || trimmed.startsWith('{'))
       return void this.rows.add(line, fromJsonLine(trimmed, this.rows.ignoredKeys));
     const fields = trimmed.split(/[\s,]+/);
-    this.rows.add(line, this.lateHeader(fields, line) ?? fromFields(fields));
+    this.rows.add(line, lateHeader(fields, `line ${line}`) ?? fromFields(fields));
   }
 
   /**
@@ -245,23 +245,7 @@ export class BulkInputReader {
       return {
         problem: `a quoted cell runs on over the lines below it, where a quote closes it with text after it: is a quote missing, or one inside the cell not doubled ("")? The lines it ran over are not read as rows`,
       };
-    return this.lateHeader(cells, row) ?? fromCells(cells, this.header as SheetHeader);
-  }
-
-  /**
-   * A row below the first that names a pet and a counted column is a header out of place (a title row
-   * above it, two sheets in one): refused, as the rows below would be read by the wrong columns.
-   */
-  private lateHeader(cells: readonly string[], position: number): ReadRow | undefined {
-    if (cells.some((cell) => NUMBER_CELL.test(cell))) return undefined;
-    const roles = cells.map(roleOf);
-    if (!roles.includes('petId') || !roles.includes('counted')) return undefined;
-    const { header } = this;
-    if (header && roles.indexOf('petId') === header.petId && roles.indexOf('counted') === header.counted)
-      return { problem: 'the header again' };
-    throw usageError(
-      `bulk input: ${this.unit} ${position} names its columns (a header), but it is not the first line, so the rows below it could be read as other pets' numbers; put the header on the first line (remove a title row above it), or apply each sheet on its own. Nothing was sent`,
-    );
+    return lateHeader(cells, `row ${row}`, this.header) ?? fromCells(cells, this.header as SheetHeader);
   }
 }
 

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { parseInventoryJson } from '../contract/json';
 import { parsePetId, parseQuantity } from '../contract/rules';
 import { describeIssues, PET_STATUSES, PetId, QuantityValue } from '../contract/schemas';
+import { usageError } from '../errors';
 import { tryOr } from '../files/file-system';
 import { plural } from '../output/plural';
 import { printable } from '../printable';
@@ -182,6 +183,22 @@ export function fromCells(cells: readonly string[], header: SheetHeader): ReadRo
   const status = cell(header.status);
   if (status !== '') update.status = status;
   return update;
+}
+
+/**
+ * A row below the first that names a pet and a counted column is a header out of place (a title row
+ * above it, two sheets in one): refused, as the rows below would be read by the wrong columns. `where`
+ * names it (`row 5`); the header again in its own columns is a bad row.
+ */
+export function lateHeader(cells: readonly string[], where: string, header?: SheetHeader) {
+  if (cells.some((cell) => /^\s*[+-]?\d/.test(cell))) return undefined;
+  const roles = cells.map(roleOf);
+  if (!roles.includes('petId') || !roles.includes('counted')) return undefined;
+  if (header && roles.indexOf('petId') === header.petId && roles.indexOf('counted') === header.counted)
+    return { problem: 'the header again' };
+  throw usageError(
+    `bulk input: ${where} names its columns (a header), but it is not the first line, so the rows below it could be read as other pets' numbers; put the header on the first line (remove a title row above it), or apply each sheet on its own. Nothing was sent`,
+  );
 }
 
 const notJson = (error: unknown) => `not valid JSON: ${printable((error as Error).message, 120)}`;

@@ -16,11 +16,9 @@ const MAX_UNPACKED_BYTES = 256 * 2 ** 20;
 /** An element named `name` in any namespace prefix: its attributes, and its content unless it is empty. */
 const element = (name: string) =>
   new RegExp(`<(?:[\\w.-]+:)?${name}\\b([^>]*?)(?:/>|>([\\s\\S]*?)</(?:[\\w.-]+:)?${name}>)`, 'g');
-/** An attribute's value, quoted either way as XML allows and read-excel-file reads (QA: '…' hid a sheet). */
-const attribute = (attributes: string, name: string) => {
-  const found = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(attributes);
-  return found?.[1] ?? found?.[2];
-};
+/** Attribute `name`, in either quotes, in an element's attributes, or on `xml`'s first `tag` having it. */
+const attribute = (xml: string, name: string, tag = '') =>
+  new RegExp(`${tag && `<(?:[\\w.-]+:)?${tag}\\b[^>]*?`}\\s${name}\\s*=\\s*(["'])(.*?)\\1`).exec(xml)?.[2];
 const XML_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 const xmlText = (text: string) =>
   text.replace(/&(?:#x([0-9a-f]+)|#(\d+)|(lt|gt|amp|quot|apos));/gi, (_, hex, decimal, name) =>
@@ -29,49 +27,46 @@ const xmlText = (text: string) =>
 
 /** The first sheet's part, as the workbook lists its sheets and its relationships place them. */
 function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArray[]): string | undefined {
-  const relationships = files['xl/_rels/workbook.xml.rels'];
-  const [first] = sheets;
-  if (!first || !relationships) return undefined;
-  const id = attribute(first[1] as string, '[\\w.-]+:id');
-  for (const [, attributes = ''] of strFromU8(relationships).matchAll(element('Relationship'))) {
+  const id = attribute(sheets[0]?.[1] ?? '', '[\\w.-]+:id');
+  const relationships = strFromU8(files['xl/_rels/workbook.xml.rels'] ?? new Uint8Array());
+  for (const [, attributes = ''] of id === undefined ? [] : relationships.matchAll(element('Relationship'))) {
     const target = attribute(attributes, 'Target');
-    if (attribute(attributes, 'Id') !== id || target === undefined) continue;
-    return target.startsWith('/') ? target.slice(1) : `xl/${target}`;
+    if (attribute(attributes, 'Id') === id && target !== undefined)
+      return target.startsWith('/') ? target.slice(1) : `xl/${target}`;
   }
   return undefined;
 }
 
-/** Each cell style's number format code, by the style's index (a cell's `s`); the built-in percents by id. */
-function cellFormats(styles: Uint8Array | undefined): Map<string, string> {
+/** Each style's number format code, by its index (a cell's `s`); built-in percents and exponents by id. */
+function cellFormats(styles: Uint8Array | undefined): (string | undefined)[] {
   const xml = styles ? strFromU8(styles) : '';
-  const codes = new Map(Object.entries({ 9: '0%', 10: '0.00%' }));
+  const codes = new Map(Object.entries({ 9: '0%', 10: '0.00%', 11: '0.00E+00', 48: '##0.0E+0' }));
   for (const [, attributes = ''] of xml.matchAll(element('numFmt')))
     codes.set(attribute(attributes, 'numFmtId') ?? '', xmlText(attribute(attributes, 'formatCode') ?? ''));
   const [cellXfs] = xml.matchAll(element('cellXfs'));
-  const styleFormats = [...(cellXfs?.[2] ?? '').matchAll(element('xf'))].map(([, attributes = '']) =>
+  return [...(cellXfs?.[2] ?? '').matchAll(element('xf'))].map(([, attributes = '']) =>
     codes.get(attribute(attributes, 'numFmtId') ?? '0'),
   );
-  return new Map(styleFormats.flatMap((code, index) => (code ? [[String(index), code]] : [])));
 }
 
 /**
  * How a number format shows `value` when not as the number (General, `0`, `#,##0`, currencies, colours, an
- * accounting dash for zero): '' for nothing (`;;;`, `0;-0;;@`'s or `#`'s zero), else its code: a percent,
- * exponent, scale (`#,##0,`), condition (`[<10]`), date or time (`ggge`), text, digits in its text, no sign.
+ * accounting dash for zero): '' for nothing (`;;;`; a zero in `#`, `?`, `0;-0;;@`: a section with no `0` and
+ * no text), else its code: a percent, exponent, scale (`#,##0,`), condition (`[<10]`), date or time (`ggge`),
+ * text, digits in its text, or a negative section without a minus (`0;0` shows -5 as 5).
  */
 function shownOtherwise(code: string, value: number): string | undefined {
   const sections = code.split(/;(?=(?:[^"]*"[^"]*")*[^"]*$)/);
   const section = (value > 0 ? sections[0] : value < 0 ? sections[1] : sections[2]) ?? sections[0] ?? '';
   const bare = section.replace(/"[^"]*"|\\.|\[(?:[a-z]{3,}\d*|\$[^\]]*)\]|[_*]./gi, '');
-  const text = section.replace(/"([^"]*)"|\\(.)|\[[^\]]*\]|[_*]./g, '$1$2').trim();
-  // Of two sections or more, Excel adds no minus sign (`0;0` shows -5 as 5); and a section without a 0
-  // placeholder shows no digit for zero (`#,###` shows nothing, `$#` a "$").
+  const text = section.replace(/"([^"]*)"|\\(.)|\[\$([^\]-]*)[^\]]*\]|\[[^\]]*\]|[_*]./g, '$1$2$3').trim();
+  if ((value === 0 ? /^[#?,\s]*$/ : /^$/).test(text) && !/[0a-z[]/i.test(bare)) return '';
   if (value < 0 && sections.length > 1 && !/[-(\u2212]/.test(text)) return code;
-  if (value === 0 && /[#?]/.test(bare) && !/general|0/i.test(bare)) return /^[#?,.]*$/.test(text) ? '' : code;
+  // A zero its section shows without a digit but with text (`"$"#` shows "$"), a dash aside, is no count.
+  if (value === 0 && !/[0@]|general/i.test(bare) && !/^[-\u2013]$/.test(text)) return code;
   if (/general/i.test(bare) || (/^[^%]*[0#?@][^%]*$/.test(bare) && !/[a-z[]|[0#?],+(?![0#?,])/i.test(bare)))
     return /\[[<>=]/.test(code) || /"[^"]*\d|\\\d/.test(section) ? code : undefined;
-  if (value === 0 && /^[-\u2013]$/.test(text)) return undefined;
-  return text === '' && !/[0#?a-z[]/i.test(bare) ? '' : code;
+  return value === 0 && /^[-\u2013]$/.test(text) ? undefined : code;
 }
 
 /** A cell's column from its letters, counting from 0 (`A` 0, `AA` 26). */
@@ -88,6 +83,8 @@ export type MergedRange = { ref: string; top: number; bottom: number; left: numb
 export function inspectWorkbook(bytes: Uint8Array): {
   sheets: string[];
   firstHidden: boolean;
+  /** Whether the first sheet is a chart sheet (Excel's Move Chart, XlsxWriter's add_chartsheet): no rows. */
+  chart: boolean;
   /** The sheet the workbook was saved showing (its active tab), counting from 0. */
   shown: number;
   /** Whether its dates count days from 1904 (old Mac Excel), not 1900. */
@@ -110,40 +107,29 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const workbook = files['xl/workbook.xml'] ? strFromU8(files['xl/workbook.xml']) : '';
   const listed = [...workbook.matchAll(element('sheet'))];
   // A program that cannot calculate (XlsxWriter) saves 0 as every formula's value and asks for this.
-  const [calculation] = workbook.matchAll(element('calcPr'));
-  const stale = /^(1|true)$/.test(attribute(calculation?.[1] ?? '', 'fullCalcOnLoad') ?? '');
+  const stale = /^(1|true)$/.test(attribute(workbook, 'fullCalcOnLoad', 'calcPr') ?? '');
   const sheets = listed.map(([, attributes = '']) => xmlText(attribute(attributes, 'name') ?? ''));
   const firstHidden = /hidden/i.test(attribute(listed[0]?.[1] ?? '', 'state') ?? '');
-  const [view] = workbook.matchAll(element('workbookView'));
-  const shown = Number(attribute(view?.[1] ?? '', 'activeTab') ?? 0);
-  const [properties] = workbook.matchAll(element('workbookPr'));
-  const date1904 = /^(1|true)$/.test(attribute(properties?.[1] ?? '', 'date1904') ?? '');
+  const shown = Number(attribute(workbook, 'activeTab', 'workbookView') ?? 0);
+  const date1904 = /^(1|true)$/.test(attribute(workbook, 'date1904', 'workbookPr') ?? '');
   const path = firstSheetPath(files, listed);
-  const sheet = path === undefined ? undefined : files[path];
+  const chart = /\/chartsheets\//.test(path ?? '');
   const unread: UnreadCells = new Map();
   const formatted: UnreadCells = new Map();
   const merged: MergedRange[] = [];
   const hiddenRows = new Set<number>();
-  if (!sheet) return { sheets, firstHidden, shown, date1904, unread, formatted, merged, hiddenRows };
-  const xml = strFromU8(sheet);
+  const xml = strFromU8((path && files[path]) || new Uint8Array());
   const formats = cellFormats(files['xl/styles.xml']);
   // A sheet set to show no zeros (Excel's option, showZeros="0") shows a 0 as nothing, whatever its format.
-  const [sheetView] = xml.matchAll(element('sheetView'));
-  const zerosHidden = /^(0|false)$/.test(attribute(sheetView?.[1] ?? '', 'showZeros') ?? '');
+  const zerosHidden = /^(0|false)$/.test(attribute(xml, 'showZeros', 'sheetView') ?? '');
   for (const [, attributes = ''] of xml.matchAll(/<(?:[\w.-]+:)?row\b([^>]*)>/g))
     if (/^(1|true)$/.test(attribute(attributes, 'hidden') ?? ''))
       hiddenRows.add(Number(attribute(attributes, 'r')) - 1);
   for (const [, attributes = ''] of xml.matchAll(element('mergeCell'))) {
     const ref = attribute(attributes, 'ref') ?? '';
     const [, first = '', top = '', last = '', bottom = ''] = /^([A-Z]+)(\d+):([A-Z]+)(\d+)$/.exec(ref) ?? [];
-    if (Number(bottom) > Number(top))
-      merged.push({
-        ref,
-        top: Number(top) - 1,
-        bottom: Number(bottom) - 1,
-        left: columnOf(first),
-        right: columnOf(last),
-      });
+    if (+bottom > +top)
+      merged.push({ ref, top: +top - 1, bottom: +bottom - 1, left: columnOf(first), right: columnOf(last) });
   }
   for (const [, attributes = '', content = ''] of xml.matchAll(element('c'))) {
     const reference = /^([A-Z]+)(\d+)$/.exec(attribute(attributes, 'r') ?? '');
@@ -157,7 +143,7 @@ export function inspectWorkbook(bytes: Uint8Array): {
     const read =
       type !== 'e' && (formula === undefined || (!stale && (saved !== '' || (value && type === 'str'))));
     const number = read && (type ?? 'n') === 'n' && saved !== '';
-    const format = number ? formats.get(attribute(attributes, 's') ?? '0') : undefined;
+    const format = number ? formats[Number(attribute(attributes, 's') ?? 0)] : undefined;
     const shows =
       zerosHidden && number && Number(saved) === 0 ? '' : format && shownOtherwise(format, Number(saved));
     if (read && shows === undefined) continue;
@@ -167,5 +153,5 @@ export function inspectWorkbook(bytes: Uint8Array): {
     cells.set(columnOf(letters), shows ?? (type === 'e' ? saved : `=${xmlText(formula?.[2] || '…')}`));
     map.set(Number(row) - 1, cells);
   }
-  return { sheets, firstHidden, shown, date1904, unread, formatted, merged, hiddenRows };
+  return { sheets, firstHidden, chart, shown, date1904, unread, formatted, merged, hiddenRows };
 }

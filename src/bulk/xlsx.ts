@@ -4,7 +4,7 @@ import { plural } from '../output/plural';
 import { printable } from '../printable';
 import type { BulkInput } from './entries';
 import { quoted, spreadsheetNumberProblem } from './numbers';
-import { fromCells, InputCollector } from './rows';
+import { fromCells, InputCollector, lateHeader } from './rows';
 import { readHeader } from './sheet';
 import { inspectWorkbook } from './xlsx-cells';
 
@@ -15,19 +15,15 @@ import { inspectWorkbook } from './xlsx-cells';
  */
 
 /** A number cell: the text the workbook stores for it (`5`, `9.2233720368547758E+18`). */
-interface NumberCell {
-  number: string;
-}
+type NumberCell = { number: string };
 type Cell = string | NumberCell | boolean | Date | null;
 
-const cellText = (cell: Cell): string =>
-  cell === null
-    ? ''
-    : cell instanceof Date
-      ? cell.toISOString().slice(0, 10)
-      : typeof cell === 'object'
-        ? cell.number
-        : String(cell);
+function cellText(cell: Cell): string {
+  if (cell instanceof Date) return cell.toISOString().slice(0, 10);
+  return typeof cell === 'object' && cell !== null ? cell.number : String(cell ?? '');
+}
+
+const READ_OPTIONS = { parseNumber: (text: string): NumberCell => ({ number: text }), trim: false };
 
 export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   let sheet: Cell[][];
@@ -35,21 +31,23 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
   try {
     const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
     workbook = inspectWorkbook(bytes);
-    sheet = (await readSheet(data, { parseNumber: (text) => ({ number: text }), trim: false })) as Cell[][];
+    // read-excel-file fails on a chart sheet, refused below.
+    sheet = workbook.chart ? [] : ((await readSheet(data, READ_OPTIONS)) as Cell[][]);
   } catch (error) {
     throw usageError(
       `bulk input: the workbook cannot be read (${printable((error as Error).message, 120)}); save it again as .xlsx, or as CSV. Nothing was sent`,
     );
   }
   // The cells read as empty that hold a formula's text or an error (xlsx-cells.ts), in rows that may hold nothing else.
-  const { unread, formatted, sheets, firstHidden, shown, date1904, merged, hiddenRows } = workbook;
+  const { unread, formatted, sheets, firstHidden, chart, shown, date1904, merged, hiddenRows } = workbook;
   const firstName = quoted(sheets[0] ?? '');
   const others = `${sheets.slice(1, 4).map(quoted).join(', ')}${sheets.length > 4 ? ', …' : ''}`;
   const readFirstOnly = (what: string, fix = 'move the sheet you counted to the front, and save it again') =>
     usageError(
       `bulk input: the workbook's first sheet, ${firstName}, is ${what}, and petinv reads the first sheet only (not ${others}): ${fix}. Nothing was sent`,
     );
-  if (firstHidden && sheets.length > 1) throw readFirstOnly('hidden');
+  if ((firstHidden || chart) && sheets.length > 1)
+    throw readFirstOnly(chart ? 'a chart, not a sheet of rows' : 'hidden');
   // Saved showing another sheet: the one counted, perhaps, while the first is a summary or an old count.
   if (shown > 0 && sheets[shown] !== undefined)
     throw readFirstOnly(
@@ -111,7 +109,8 @@ export async function readWorkbook(bytes: Buffer): Promise<BulkInput> {
     const problem = counted ?? expected ?? (range && mergedAcross(range));
     const texts = cells.map(cellText);
     if (formatted.get(index)?.get(header.counted) === '') texts[header.counted] = '';
-    const row = petId ? { problem: petId } : problem ? { problem, pet } : fromCells(texts, header);
+    const late = lateHeader(texts, `row ${index + 1}`, header);
+    const row = late ?? (petId ? { problem: petId } : problem ? { problem, pet } : fromCells(texts, header));
     if (hiddenRows.has(index) && typeof row === 'object' && !('uncounted' in row)) hiddenRead.push(index + 1);
     rows.add(index + 1, row);
   }
