@@ -175,7 +175,7 @@ export class BulkInputReader {
     if (trimmed.startsWith('#')) return;
     // NDJSON holds a JSON object a line: a line of fields there is not read by position.
     if (this.shape === 'ndjson' || trimmed.startsWith('{'))
-      return void this.rows.add(line, fromJsonLine(trimmed, this.rows.ignoredKeys));
+      return void this.rows.add(line, fromJsonLine(trimmed, this.rows.jsonKeys));
     const fields = trimmed.split(/[\s,]+/);
     this.rows.add(line, lateHeader(fields, `line ${line}`) ?? fromFields(fields));
   }

@@ -16,7 +16,11 @@ import {
   roleOf,
   type SheetHeader,
   soundsLikeCount,
+  uncheckedNotice,
 } from './sheet';
+
+/** What an object's keys said, for notices: keys nobody reads, and counts with no expected key beside them. */
+export type JsonKeys = { ignored: Set<string>; unchecked: Set<string> };
 
 /** One row as read: an update, what is wrong with it (and its pet, when that much was read), or nothing to send. */
 export type ReadRow =
@@ -84,9 +88,9 @@ const JSON_KEYS: Readonly<Record<ColumnRole, keyof z.infer<typeof UpdateObject>>
 
 /**
  * An object's keys read as a sheet's column names are (`PetId`, `expected`, `counted`): other keys go to
- * `ignored`, for a notice, unless they say they hold a count too (which one, then, cannot be told).
+ * `keys.ignored`, for a notice, unless they say they hold a count too (which one, then, cannot be told).
  */
-function byRole(raw: object, ignored: Set<string>): Record<string, unknown> | string {
+function byRole(raw: object, keys: JsonKeys): Record<string, unknown> | string {
   const named: Record<string, unknown> = {};
   const keyOf = new Map<string, string>();
   const alsoCounts = new Map<string, number>();
@@ -96,7 +100,7 @@ function byRole(raw: object, ignored: Set<string>): Record<string, unknown> | st
     if (name === undefined) {
       // Checked against the count, not ignored: a sheet names such a column as checked.
       if (soundsLikeCount(key) && typeof value === 'number') alsoCounts.set(key, value);
-      else if (!PLAN_ONLY_COLUMNS.has(canonicalName(key))) ignored.add(key);
+      else if (!PLAN_ONLY_COLUMNS.has(canonicalName(key))) keys.ignored.add(key);
       continue;
     }
     const before = keyOf.get(name);
@@ -105,6 +109,9 @@ function byRole(raw: object, ignored: Set<string>): Record<string, unknown> | st
     named[name] = value;
   }
   const counted = keyOf.get('quantity') ?? keyOf.get('to') ?? 'counted';
+  // A count with nothing to check it, as a sheet's count without an expected column (headerNotices).
+  const countKey = keyOf.get('quantity');
+  if (countKey && !keyOf.has('from') && canonicalName(countKey) !== 'quantity') keys.unchecked.add(countKey);
   const quantity = named.quantity ?? named.to;
   for (const [key, value] of alsoCounts)
     if (value !== quantity) return twoCounts(counted, quantity, key, value);
@@ -123,8 +130,8 @@ function twoCounts(counted: string, quantity: unknown, other: string, value: num
 /** A whole number in a column that says it holds counts, `12.0` included (a spreadsheet's number format). */
 const countIn = (text: string) => parseQuantity(text.replace(/^([+-]?\d+)[.,]0+$/, '$1'));
 
-export function fromObject(raw: unknown, ignored: Set<string>): ReadRow {
-  const named = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? byRole(raw, ignored) : raw;
+export function fromObject(raw: unknown, keys: JsonKeys): ReadRow {
+  const named = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? byRole(raw, keys) : raw;
   if (typeof named === 'string') return { problem: named };
   // As an empty counted cell (a CSV count sheet converted to JSON makes them null, or "").
   const counted = typeof named === 'object' && named !== null && 'quantity' in named ? named.quantity : 0;
@@ -203,9 +210,9 @@ export function lateHeader(cells: readonly string[], where: string, header?: She
 
 const notJson = (error: unknown) => `not valid JSON: ${printable((error as Error).message, 120)}`;
 
-export function fromJsonLine(text: string, ignored: Set<string>): ReadRow {
+export function fromJsonLine(text: string, keys: JsonKeys): ReadRow {
   try {
-    return fromObject(parseInventoryJson(text), ignored);
+    return fromObject(parseInventoryJson(text), keys);
   } catch (error) {
     return { problem: notJson(error) };
   }
@@ -216,7 +223,7 @@ export function readJsonArray(text: string, rows: InputCollector): BulkInput {
   try {
     const items = parseInventoryJson(text);
     if (!Array.isArray(items)) rows.add(1, { problem: 'expected a JSON array' });
-    else for (const [index, item] of items.entries()) rows.add(index + 1, fromObject(item, rows.ignoredKeys));
+    else for (const [index, item] of items.entries()) rows.add(index + 1, fromObject(item, rows.jsonKeys));
   } catch (error) {
     rows.add(1, { problem: notJson(error) });
   }
@@ -228,8 +235,8 @@ export class InputCollector {
   readonly entries = new EntryStore();
   readonly problems: BulkProblem[] = [];
   readonly notices: string[] = [];
-  /** JSON keys read by nobody, named once in a notice. */
-  readonly ignoredKeys = new Set<string>();
+  /** JSON keys read by nobody, and counts with no expected key beside them, named once in a notice. */
+  readonly jsonKeys: JsonKeys = { ignored: new Set(), unchecked: new Set() };
   /** Rows of a sheet with an expected column that leave it empty (written with nothing to check), and its name. */
   private unchecked: { rows: number; column: string } | undefined;
 
@@ -262,10 +269,12 @@ export class InputCollector {
       this.notices.push(
         `${plural(notCounted, 'row')} left uncounted (counted is empty): nothing is sent for ${notCounted === 1 ? 'it' : 'them'}`,
       );
-    if (this.ignoredKeys.size > 0)
+    const { ignored, unchecked: countKeys } = this.jsonKeys;
+    if (ignored.size > 0)
       this.notices.push(
-        `ignoring ${this.ignoredKeys.size === 1 ? 'key' : 'keys'} ${[...this.ignoredKeys].map(quoted).join(', ')}: petinv reads petId, quantity (or to), from (or expected) and status`,
+        `ignoring ${ignored.size === 1 ? 'key' : 'keys'} ${[...ignored].map(quoted).join(', ')}: petinv reads petId, quantity (or to), from (or expected) and status`,
       );
+    if (countKeys.size > 0) this.notices.push(uncheckedNotice('key', [...countKeys].map(quoted).join(', ')));
     const { rows, column } = this.unchecked ?? { rows: 0, column: '' };
     if (rows > 0)
       this.notices.push(

@@ -145,6 +145,10 @@ export function readHeader(cells: readonly string[], delimiter: Delimiter): Shee
   return { delimiter, names, petId, counted, expected, status, ignored, alsoCounts };
 }
 
+/** A count that nothing checks: a count sheet whose expected column was deleted overwrites a colleague unseen. */
+export const uncheckedNotice = (what: 'column' | 'key', counted: string) =>
+  `no expected ${what}: each pet is set to its ${counted} whatever it holds now, unchecked (a count sheet's expected column catches a colleague's change since the export)`;
+
 /** The header's notices: the columns nobody reads, and those only checked, named once. */
 export function headerNotices({ ignored, alsoCounts, names, counted, expected }: SheetHeader): string[] {
   const list = (columns: readonly string[]) =>
@@ -155,8 +159,7 @@ export function headerNotices({ ignored, alsoCounts, names, counted, expected }:
   // expected column was deleted, or a sheet of one's own, overwrites a colleague's change since unseen.
   const unchecked = expected === undefined && !['quantity', 'to'].includes(canonicalName(countedName));
   return [
-    unchecked &&
-      `no expected column: each pet is set to its ${quoted(countedName)} whatever it holds now, unchecked (a count sheet's expected column catches a colleague's change since the export)`,
+    unchecked && uncheckedNotice('column', quoted(countedName)),
     ignored.length > 0 &&
       `ignoring ${list(ignored)}: petinv reads the pet, counted (or quantity), expected (or from) and status columns`,
     checked.length > 0 &&

@@ -493,6 +493,11 @@ describe('a sheet: columns chosen by the header', () => {
     ]);
     // One it checks is not said to be ignored (QA: "qty 2" was named so, and its line refused for it).
     expect(read('{"petId":2,"quantity":5,"qty 2":5}\n').notices).toEqual([]);
+    // A count with no expected key beside it is unchecked, and said so, as a sheet without the column is.
+    expect(read('{"petId":2,"counted":5}\n{"petId":3,"expected":4,"counted":6}\n').notices).toEqual([
+      'no expected key: each pet is set to its "counted" whatever it holds now, unchecked (a count sheet\'s expected column catches a colleague\'s change since the export)',
+    ]);
+    expect(read('[{"petId":2,"from":4,"to":5},{"petId":3,"quantity":6}]').notices).toEqual([]);
   });
 });
 
