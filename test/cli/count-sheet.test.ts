@@ -459,6 +459,24 @@ describe('an Excel workbook', () => {
     );
   });
 
+  it('a second header further down the sheet refuses the workbook, as it does a CSV (QA: read by the first header)', async () => {
+    const rows = [
+      ['A1', text('A1', 'petId'), text('B1', 'counted')],
+      ['A2', text('A2', '1'), cell('B2', '<v>13</v>')],
+      ['A4', text('A4', 'Counted'), text('B4', 'Pet ID')],
+      ['A5', cell('A5', '<v>3</v>'), cell('B5', '<v>5</v>')],
+    ];
+    const refused = await petinv([
+      'set',
+      '--file',
+      file('late-header.xlsx', rawWorkbook([{ name: 'count', rows }])),
+    ]);
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain(
+      'bulk input: row 4 names its columns (a header), but it is not the first line',
+    );
+  });
+
   it('reads attributes in single quotes as XML allows, as read-excel-file does: a hidden sheet, a format (QA)', async () => {
     const singleQuoted = (workbook: Buffer) => {
       const parts = unzipSync(workbook);
