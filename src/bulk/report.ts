@@ -111,7 +111,7 @@ function writeSummary(
     context.stderr.write(`petinv: not applied: ${nameRows(notApplied, input.unit)}; ${options.again}\n`);
   if (maybeApplied.length > 0)
     context.stderr.write(
-      `petinv: outcome unknown, maybe applied: ${nameRows(maybeApplied, input.unit)}; ${options.resend} to settle ${maybeApplied.length === 1 ? 'it' : 'them'} (the quantities are absolute: a second send cannot apply one twice)\n`,
+      `petinv: outcome unknown, maybe applied: ${nameRows(maybeApplied, input.unit)}; ${options.resend}\n`,
     );
 }
 
@@ -186,7 +186,7 @@ function failureOf(run: FinishedRun, options: ReportOptions): PetinvError | unde
   if (outcome.unknown > 0)
     return new PetinvError(
       'server',
-      `outcome unknown: ${plural(outcome.unknown, 'update')} in ${envName} ${outcome.unknown === 1 ? 'was' : 'were'} sent whole but ${outcome.unbelieved === 0 ? 'no answer came' : outcome.unbelieved === outcome.unknown ? 'answered with a success that could not be taken for the item sent' : 'no answer came, or a success that could not be taken for the item sent'}; ${outcome.unknown === 1 ? 'it' : 'they'} may have been applied: ${options.resend} (the quantities are absolute: a second send cannot apply one twice)`,
+      `outcome unknown: ${plural(outcome.unknown, 'update')} in ${envName} ${outcome.unknown === 1 ? 'was' : 'were'} sent whole but ${outcome.unbelieved === 0 ? 'no answer came' : outcome.unbelieved === outcome.unknown ? 'answered with a success that could not be taken for the item sent' : 'no answer came, or a success that could not be taken for the item sent'}; ${outcome.unknown === 1 ? 'it' : 'they'} may have been applied: ${options.resend}`,
       { code: 'outcome_unknown' },
     );
   // Skipped input counts as a partial failure too: a script must learn that not everything was applied.

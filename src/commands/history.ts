@@ -34,13 +34,15 @@ const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
 /** How long `history` waits for the service to say which store it is: a question, not the command's point. */
 const ASK_TIMEOUT_MS = 2000;
 
-/** The store the service says it serves, by one list read when a key is at hand; undefined if not asked. */
+/** The store the service says it serves, from the list's first batch, when a key is at hand; undefined unanswered. */
 async function askStore(flags: GlobalFlags, context: CommandContext, settings: Settings) {
   if (settings.apiKey.value === undefined) return undefined;
   try {
     const timeout = Math.min(flags.timeout, ASK_TIMEOUT_MS);
     const { client } = await connect({ ...flags, retries: 0, timeout }, context, { settings });
-    await client.listInventory();
+    const batches = client.streamInventory()[Symbol.asyncIterator]();
+    await batches.next();
+    await batches.return?.();
     return client.storeId ?? null;
   } catch {
     return undefined;
@@ -55,9 +57,9 @@ export async function runHistory(flags: GlobalFlags, context: CommandContext): P
   const settings = loadSettings(flags, context.env);
   const baseUrl = settings.baseUrl.value;
   if (baseUrl === undefined) throw noBaseUrlError(settings.env.value, context.env, ', so no history to show');
-  // The service is asked only at an address where no run was recorded yet (serve restarted on another port).
-  const linked = linkedStore(stateDirectory(context.env), baseUrl);
-  const storeId = linked === undefined ? await askStore(flags, context, settings) : linked;
+  // Asked each time: another data file may be served at the address since. Unanswered, the store last seen there.
+  const asked = await askStore(flags, context, settings);
+  const storeId = asked === undefined ? linkedStore(stateDirectory(context.env), baseUrl) : asked;
   const history = historyFor(baseUrl, context, storeId);
   const runs = history.read().reverse();
   if (output.format === 'json') {

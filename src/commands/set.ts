@@ -152,7 +152,8 @@ async function runBulkSet(given: SetFlags, context: CommandContext) {
       question: (updates) => `Apply ${plural(updates, 'update')}`,
       command: given.file === undefined || given.file === '-' ? 'set -' : `set --file ${given.file}`,
       again: 'apply the same input again to send them (rows already right are skipped)',
-      resend: 'apply the same input again',
+      resend:
+        'apply the same input again: a second send cannot apply one twice, and a row with an expected (from) is checked again; one without is written over any change made since, so read it back first (petinv get ID)',
       takenBackBy: 'petinv undo',
     },
     context,

@@ -130,7 +130,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       question: (updates) => `Undo ${describeRun(run)}: ${plural(updates, 'update')}`,
       command: undoCommand(run.id),
       again: `run petinv undo ${run.id} again to send them (pets already back are skipped)`,
-      resend: `run petinv undo ${run.id} again`,
+      resend: `run petinv undo ${run.id} again: a second send cannot apply one twice, and each pet is checked again`,
       history: () => history,
     },
     context,

@@ -457,7 +457,7 @@ describe('a connection that breaks after the request was sent: outcome unknown (
       'petinv: not applied: line 4 (pet 4), line 5 (pet 5), line 6 (pet 6), line 7 (pet 7), line 8 (pet 8), line 9 (pet 9), line 10 (pet 10), line 11 (pet 11), line 12 (pet 12), line 13 (pet 13), line 14 (pet 14), line 15 (pet 15), line 16 (pet 16), line 17 (pet 17), line 18 (pet 18), line 19 (pet 19), line 20 (pet 20); apply the same input again to send them (rows already right are skipped)\n',
     );
     expect(result.stderr).toContain(
-      'petinv: outcome unknown, maybe applied: line 1 (pet 1), line 2 (pet 2), line 3 (pet 3); apply the same input again to settle them (the quantities are absolute: a second send cannot apply one twice)\n',
+      'petinv: outcome unknown, maybe applied: line 1 (pet 1), line 2 (pet 2), line 3 (pet 3); apply the same input again: a second send cannot apply one twice, and a row with an expected (from) is checked again; one without is written over any change made since, so read it back first (petinv get ID)\n',
     );
     // The run ends with its own failure, not the third pet's.
     expect(result.stderr).toContain(

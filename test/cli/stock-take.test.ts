@@ -457,7 +457,7 @@ describe('an undo whose write-backs were answered with a success that was not th
       const undo = await runMain(['undo'], { env: own });
       expect(undo.code).toBe(8);
       expect(undo.stderr).toContain(
-        `answered with a success that could not be taken for the item sent; it may have been applied: run petinv undo ${run?.id} again (the quantities are absolute: a second send cannot apply one twice)`,
+        `answered with a success that could not be taken for the item sent; it may have been applied: run petinv undo ${run?.id} again: a second send cannot apply one twice, and each pet is checked again`,
       );
     } finally {
       service.close();
