@@ -9,15 +9,10 @@ import { makeDirectories, READ_NO_FOLLOW, tryOr, withOpenFile } from './files/fi
 import { COMMAND_NAMES, commandWord } from './program/command-word';
 
 /**
- * How bin/petinv.cjs loads the CLI bundle: as Node's `require` would, but with the code V8 compiled in the
- * last successful run of the same command kept between runs (about 15 ms of a cold `petinv list`). Node's
- * own module.enableCompileCache keeps code compiled before the run, not during it, and measured slower
- * (docs/performance.md).
- *
- * The kept code is executable, so it is trusted only as the list cache is: a 0600 file of the user's own,
- * never followed through a symlink, in a directory the user alone can write. Its name carries the bundle's
- * size, times and inode, the Node version and architecture (V8 checks only its version, flags and the
- * source's length) and the command (see codeFile). Anything wrong with it costs only the speed-up.
+ * How bin/petinv.cjs loads the CLI bundle: as Node's `require` would, with the code V8 compiled in the last
+ * successful run of the same command kept (about 15 ms of a cold `petinv list`; Node's own compile cache
+ * measured slower). Being executable, it is trusted as the list cache is, and named so that V8 never gets
+ * code for another bundle or Node (codeFile); why each part is so: docs/performance.md.
  */
 
 /** What dist/cli.cjs exports to the bin. */

@@ -69,9 +69,8 @@ export async function applyBulk(
     const unanswered = [...inFlight].sort((a, b) => a.line - b.line);
     options.onQuit(signal as StopSignal, unanswered, input.entries.length - handedOver).then(quit, quit);
   };
-  // One SIGINT listener for both presses, never swapped: while a signal has no listener, Node gives it back
-  // its default action, so a second Ctrl-C arriving between a `once` listener's removal and the next one's
-  // registration ended petinv unrecorded.
+  // One SIGINT listener for both presses, never swapped: a second Ctrl-C between a `once` listener's removal
+  // and the next one's registration met Node's default action, and ended petinv unrecorded.
   const onSigint = (signal: NodeJS.Signals) => {
     if (ended) return;
     if (interrupted) return onQuit(signal);

@@ -10,6 +10,8 @@ import { FreshInventory } from './fresh';
 import type { BulkEntry, BulkInput } from './input';
 import type { PipelineOptions } from './options';
 import {
+  changedSinceRead,
+  changedToWantedNotice,
   decideRow,
   planNotices,
   planSheet,
@@ -50,8 +52,7 @@ export async function runPipeline(
   context: CommandContext,
 ): Promise<void> {
   const { client, envName } = target;
-  // The plan is made against one read of the list (a 304 where the list cache allows); each update is
-  // checked again against a read at most CHECK_WINDOW_MS old as it is sent (fresh.ts).
+  // One read of the list for the plan (a 304 where the list cache allows); fresh.ts says when it is read again.
   const sentAt = performance.now();
   const first = target.first ?? { items: await client.listInventory(), sentAt };
   const inventory = new FreshInventory(client, first);
@@ -90,6 +91,8 @@ export async function runPipeline(
     const item = (await inventory.current()).get(entry.petId);
     const decision = decideRow(entry, item, options);
     if (decision === 'alreadyRight') plan.alreadyRight++;
+    if (decision === 'alreadyRight' && changedSinceRead(entry, item?.quantity))
+      writeNotice(changedToWantedNotice([entry.petId]), context);
     if (typeof decision === 'object') {
       plan.conflicts.push(decision);
       writeConflicts([decision], input.unit, options, context, envName);
@@ -109,6 +112,7 @@ export async function runPipeline(
   // or sent again on the quantity serve found, which becomes its before: an undo gives the colleague's back.
   const changedMeanwhile = async (entry: BulkEntry, current: number) => {
     if (current === entry.quantity && !options.all) {
+      if (changedSinceRead(entry, current)) writeNotice(changedToWantedNotice([entry.petId]), context);
       befores.delete(entry.petId);
       await replan(entry.petId, current, current);
       plan.alreadyRight++;

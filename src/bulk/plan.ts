@@ -8,7 +8,7 @@ import { plural } from '../output/plural';
 import { EntryStore, problemPlace } from './entries';
 import { type BulkEntry, type BulkInput, readBulkInput } from './input';
 import type { PipelineOptions } from './options';
-import { type Conflict, skippedJson, skippedResult } from './results';
+import { type Conflict, namedFirst, skippedJson, skippedResult } from './results';
 
 /** Where a sheet comes from, and how its bad rows are met. */
 export interface SheetSource {
@@ -110,6 +110,7 @@ export interface SheetPlan {
   statusDiffers: number;
   /** Updates sent although their pet no longer holds their `from` (--force). */
   writtenOver: number;
+  changedToWanted: bigint[];
 }
 
 type PlanOptions = Pick<PipelineOptions, 'all' | 'force'>;
@@ -127,6 +128,12 @@ export function decideRow(entry: BulkEntry, item: InventoryItem | undefined, opt
   return { line, petId, from, current: item.quantity, wanted };
 }
 
+/** A row already right whose pet no longer holds its `from`: a colleague's sale after the count would hide there. */
+export const changedSinceRead = (entry: BulkEntry, current: number | null | undefined) =>
+  entry.from !== undefined && current != null && current !== entry.from;
+export const changedToWantedNotice = (petIds: bigint[]) =>
+  `${plural(petIds.length, 'pet')} already ${petIds.length === 1 ? 'holds' : 'hold'} the quantity wanted but not the one the input expected: changed since it was read (by someone else, or an earlier run of it), not sent; check ${namedFirst(petIds, (petId) => `pet ${petId}`)}`;
+
 /** Plans the rows against the current inventory, each as decideRow says. */
 export function planSheet(
   entries: Iterable<BulkEntry>,
@@ -141,6 +148,7 @@ export function planSheet(
     unknown: 0,
     statusDiffers: 0,
     writtenOver: 0,
+    changedToWanted: [],
   };
   for (const entry of entries) {
     const item = current.get(entry.petId);
@@ -148,6 +156,8 @@ export function planSheet(
     else if (entry.status !== undefined && entry.status !== item.status) plan.statusDiffers++;
     const decision = decideRow(entry, item, options);
     if (decision === 'alreadyRight' || decision === 'alreadyRightSent') plan.alreadyRight++;
+    if (decision === 'alreadyRight' && changedSinceRead(entry, item?.quantity))
+      plan.changedToWanted.push(entry.petId);
     if (typeof decision === 'object') plan.conflicts.push(decision);
     else if (decision !== 'alreadyRight') {
       if (item && entry.from !== undefined && entry.from !== item.quantity) plan.writtenOver++;
@@ -159,12 +169,13 @@ export function planSheet(
 }
 
 /** What a person should know of a plan before it runs: statuses it does not write, pets --force writes over. */
-export function planNotices({ statusDiffers, writtenOver }: SheetPlan, envName: string): string[] {
+export function planNotices({ statusDiffers, writtenOver, changedToWanted }: SheetPlan, envName: string) {
   const one = (count: number, single: string, more: string) => (count === 1 ? single : more);
   return [
     statusDiffers > 0 &&
       `${plural(statusDiffers, 'row')} ${one(statusDiffers, 'gives', 'give')} a status other than the service's in ${envName}; status is never written (the service sets quantities only)`,
     writtenOver > 0 &&
       `--force: ${plural(writtenOver, 'pet')} no longer ${one(writtenOver, 'holds its', 'hold their')} from (changed since the input was read), and ${one(writtenOver, 'is', 'are')} written over all the same`,
+    changedToWanted.length > 0 && changedToWantedNotice(changedToWanted),
   ].filter((notice) => notice !== false);
 }

@@ -181,8 +181,7 @@ function failureOf(run: FinishedRun, options: ReportOptions): PetinvError | unde
       `mismatch: the service answered ${plural(outcome.mismatched, 'update')} in ${envName} with another quantity than sent; read them back with petinv get`,
       { code: 'mismatch' },
     );
-  // A write sent whole whose answer never came, or came as a success not taken for the item sent, may have
-  // applied: exit 8, as for one pet, so a script tells "maybe written" from "refused"; the summary counts them.
+  // Sent whole, no answer or an unbelieved success: maybe applied, exit 8 as for one pet, not "refused".
   if (outcome.unknown > 0)
     return new PetinvError(
       'server',

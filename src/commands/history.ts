@@ -31,18 +31,13 @@ const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
   { key: 'marks', heading: 'MARKS', value: (run) => (run.marks ?? []).join(' ') },
 ];
 
-/** How long `history` waits for the service to say which store it is: a question, not the command's point. */
-const ASK_TIMEOUT_MS = 2000;
-
 /** The store the service says it serves, from the list's first batch, when a key is at hand; undefined unanswered. */
 async function askStore(flags: GlobalFlags, context: CommandContext, settings: Settings) {
   if (settings.apiKey.value === undefined) return undefined;
   try {
-    const timeout = Math.min(flags.timeout, ASK_TIMEOUT_MS);
+    const timeout = Math.min(flags.timeout, 2000); // a question, not the command's point: 2 s at most
     const { client } = await connect({ ...flags, retries: 0, timeout }, context, { settings });
-    const batches = client.streamInventory()[Symbol.asyncIterator]();
-    await batches.next();
-    await batches.return?.();
+    for await (const _firstBatch of client.streamInventory()) break;
     return client.storeId ?? null;
   } catch {
     return undefined;

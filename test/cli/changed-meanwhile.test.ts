@@ -116,11 +116,22 @@ describe('a pet changed between the run’s read and its write', () => {
     expect(plain.history[0].changes).toEqual([{ petId: 2, before: 9, after: 60 }]);
   });
 
-  it('a colleague who set the very quantity wanted: already right, no conflict', async () => {
+  it('a colleague who set the very quantity wanted: already right, no conflict, and named (QA)', async () => {
     store = 'store-0123456789';
     const result = await run('petId,from,to\n1,5,8\n');
     expect(result.code, result.stderr).toBe(0);
-    expect(JSON.parse(result.stderr).summary).toMatchObject({ alreadyRight: 1, conflicts: 0, updated: 0 });
+    const lines = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.find((line) => line.notice)?.notice.message).toMatch(
+      /^1 pet already holds the quantity wanted but not the one the input expected.*check pet 1$/,
+    );
+    expect(lines.find((line) => line.summary)?.summary).toMatchObject({
+      alreadyRight: 1,
+      conflicts: 0,
+      updated: 0,
+    });
     expect(sent).toEqual([{ petId: '1', quantity: 8, ifQuantity: '5' }]);
   });
 

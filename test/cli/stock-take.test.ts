@@ -292,6 +292,24 @@ describe('a plan never overwrites a newer count', () => {
     );
   });
 
+  it('a colleague set a pet to the very count after the export: already right, not sent, and named (QA)', async () => {
+    const sheet = (await petinv(['list', '--count-sheet'])).stdout.trimEnd().split('\n');
+    const expected = Number((sheet[30] as string).split(',')[2]);
+    const counted = (rows: string[]) =>
+      rows.map((row, index) => (index === 30 ? `${row}${expected + 3}` : row));
+    const path = file('count-to-colleague.csv', `${counted(sheet).join('\n')}\n`);
+    expect((await petinv(['set', '30', String(expected + 3)])).code).toBe(0);
+    requests.length = 0;
+    for (const args of [['--dry-run'], []]) {
+      const result = await petinv(['set', '--file', path, ...args]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toContain(
+        'note: 1 pet already holds the quantity wanted but not the one the input expected: changed since it was read (by someone else, or an earlier run of it), not sent; check pet 30',
+      );
+    }
+    expect(patches()).toEqual([]);
+  });
+
   it('--all sends every row, also those already right', async () => {
     requests.length = 0;
     const result = await petinv(['set', '--file', file('all.csv', 'petId,quantity\n30,0\n30,0\n'), '--all']);
