@@ -154,7 +154,7 @@ export async function runPipeline(
       changedMeanwhile,
       // Recorded before the report, which ends in the run's failure when it had one: what was written is kept.
       onEnd: async (outcome, seconds) => {
-        await record(outcome.stop !== undefined);
+        await record(outcome.stop !== undefined && outcome.notSent > 0);
         const over = changes.filter((change) => forcedOver.has(change.petId));
         if (over.length > 0)
           writeNotice(

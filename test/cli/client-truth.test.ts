@@ -470,6 +470,18 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     );
     const { summary } = JSON.parse(json.stderr);
     expect(summary.maybeApplied).toEqual([1, 2, 3].map((n) => ({ input: n, petId: n })));
+    // Three rows, all sent before the streak stopped it: the history does not call it interrupted (QA).
+    const env = {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      XDG_STATE_HOME: temporaryDirectory(),
+      PETINV_ENV: 'staging',
+      PETINV_BASE_URL: `${origin()}/break-closed/v1`,
+      PETINV_API_KEY: 'truth-test-key',
+    };
+    const sentAll = ['--retries', '0', 'set', '-', '--concurrency', '1', '--pipelining', '1'];
+    expect((await runMain(sentAll, { env, input: '1 5\n2 5\n3 5\n' })).code).toBe(8);
+    const [run] = JSON.parse((await runMain(['history', '--json'], { env })).stdout);
+    expect(run.marks).toEqual(['failed']);
     expect(summary.notApplied).toEqual(
       Array.from({ length: 17 }, (_, index) => ({ input: index + 4, petId: index + 4 })),
     );
