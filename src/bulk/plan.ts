@@ -110,6 +110,7 @@ export interface SheetPlan {
   statusDiffers: number;
   /** Updates sent although their pet no longer holds their `from` (--force). */
   writtenOver: number;
+  /** Pets already right though no longer holding their row's `from` (changedSinceRead): named in a note. */
   changedToWanted: bigint[];
 }
 
@@ -132,7 +133,7 @@ export function decideRow(entry: BulkEntry, item: InventoryItem | undefined, opt
 export const changedSinceRead = (entry: BulkEntry, current: number | null | undefined) =>
   entry.from !== undefined && current != null && current !== entry.from;
 export const changedToWantedNotice = (petIds: bigint[]) =>
-  `${plural(petIds.length, 'pet')} already ${petIds.length === 1 ? 'holds' : 'hold'} the quantity wanted but not the one the input expected: changed since it was read (by someone else, or an earlier run of it), not sent; check ${namedFirst(petIds, (petId) => `pet ${petId}`)}`;
+  `${plural(petIds.length, 'pet')} already ${petIds.length === 1 ? 'holds' : 'hold'} the quantity wanted but not the one the input expected: changed since the input was read (by someone else, or an earlier run of it), and not sent; check ${namedFirst(petIds, (petId) => `pet ${petId}`)}`;
 
 /** Plans the rows against the current inventory, each as decideRow says. */
 export function planSheet(

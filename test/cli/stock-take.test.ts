@@ -304,7 +304,7 @@ describe('a plan never overwrites a newer count', () => {
       const result = await petinv(['set', '--file', path, ...args]);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stderr).toContain(
-        'note: 1 pet already holds the quantity wanted but not the one the input expected: changed since it was read (by someone else, or an earlier run of it), not sent; check pet 30',
+        'note: 1 pet already holds the quantity wanted but not the one the input expected: changed since the input was read (by someone else, or an earlier run of it), and not sent; check pet 30',
       );
     }
     expect(patches()).toEqual([]);
