@@ -57,6 +57,7 @@ export async function runPipeline(
   const first = target.first ?? { items: await client.listInventory(), sentAt };
   const inventory = new FreshInventory(client, first);
   const plan = planSheet(input.entries, inventory.first, options);
+  if (!options.takenBackBy) plan.changedToWanted = []; // an undo: an unfinished run's unwritten pets hold their before
   for (const notice of planNotices(plan, envName)) writeNotice(notice, context);
   if (options.dryRun) {
     rehearse(input, plan, options, context, envName, client.storeId !== undefined);
