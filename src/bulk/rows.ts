@@ -99,7 +99,8 @@ function byRole(raw: object, keys: JsonKeys): Record<string, unknown> | string {
     const name = role === 'counted' && canonicalName(key) === 'to' ? 'to' : role && JSON_KEYS[role];
     if (name === undefined) {
       // Checked against the count, not ignored: a sheet names such a column as checked.
-      if (soundsLikeCount(key) && typeof value === 'number') alsoCounts.set(key, value);
+      const count = typeof value === 'string' ? countIn(value) : value;
+      if (soundsLikeCount(key) && typeof count === 'number') alsoCounts.set(key, count);
       else if (!PLAN_ONLY_COLUMNS.has(canonicalName(key))) keys.ignored.add(key);
       continue;
     }

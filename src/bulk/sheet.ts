@@ -41,10 +41,10 @@ export const COLUMN_NAMES: Readonly<Record<ColumnRole, readonly string[]>> = {
   expected: words('expected from expectedqty expectedquantity before attendu erwartet soll esperado'),
   status: words('status state statut estado zustand stato'),
 };
-/** A name's words, accents and case aside: `Quantité attendue` is `quantite attendue`, `secondCount` `second count`. */
+/** A name's words, accents and case aside: `Quantité attendue` is `quantite attendue`, `secondCount` `second count`, `Qty2` `qty 2`. */
 const wordsOf = (name: string) =>
   name
-    .replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2')
+    .replace(/(\p{Ll})(\p{Lu})|(\p{L})(\p{N})/gu, '$1$3 $2$4')
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
     .toLowerCase()
@@ -70,7 +70,9 @@ const COUNT_WORD =
   /^(re|nach)?(count(ed|s)?|qty|quantit\p{L}*|stock|anzahl|menge|bestand|gezahlt|zahlung|cantidad|conteo|compte)$/u;
 const WHICH_COUNT =
   /^(physical|actual|real|new|second|third|final|manual|my|our|shelf|floor|today|again|corrected|verified|checked|recheck|units|pcs|pieces|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)$/;
-const EXPECTED_WORD = /^(expected|attendue?s?|erwartet(e[nrs]?)?|soll|esperad[oa]s?|previst[oa]|attes[oa])$/;
+// German writes the book quantity as one word: `Sollbestand`, `Buchbestand`.
+const EXPECTED_WORD =
+  /^(expected|attendue?s?|erwartet(e[nrs]?)?|soll(bestand|menge)?|buchbestand|esperad[oa]s?|previst[oa]|attes[oa]|theoriques?|teoric[oa])$/;
 /** A dry run's own column (whether the pet was found): part of a plan, read by nobody, named by no notice. */
 export const PLAN_ONLY_COLUMNS = new Set(['found']);
 const ROLE_OF = new Map(

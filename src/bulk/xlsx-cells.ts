@@ -37,16 +37,28 @@ function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArr
   return undefined;
 }
 
-/** Each style's number format code, by its index (a cell's `s`); built-in percents and exponents by id. */
-function cellFormats(styles: Uint8Array | undefined): (string | undefined)[] {
+/**
+ * Each style's number format code, by its index (a cell's `s`; built-in percents and exponents by id),
+ * and each conditional format's (a rule's `dxfId`).
+ */
+function numberFormats(styles: Uint8Array | undefined) {
   const xml = styles ? strFromU8(styles) : '';
+  const items = (list: string, item: string) => [
+    ...([...xml.matchAll(element(list))][0]?.[2] ?? '').matchAll(element(item)),
+  ];
   const codes = new Map(Object.entries({ 9: '0%', 10: '0.00%', 11: '0.00E+00', 48: '##0.0E+0' }));
-  for (const [, attributes = ''] of xml.matchAll(element('numFmt')))
+  for (const [, attributes = ''] of items('numFmts', 'numFmt'))
     codes.set(attribute(attributes, 'numFmtId') ?? '', xmlText(attribute(attributes, 'formatCode') ?? ''));
-  const [cellXfs] = xml.matchAll(element('cellXfs'));
-  return [...(cellXfs?.[2] ?? '').matchAll(element('xf'))].map(([, attributes = '']) =>
-    codes.get(attribute(attributes, 'numFmtId') ?? '0'),
-  );
+  return {
+    cells: items('cellXfs', 'xf').map(([, attributes = '']) =>
+      codes.get(attribute(attributes, 'numFmtId') ?? '0'),
+    ),
+    // A conditional format's code is its own (its id may be another's).
+    conditional: items('dxfs', 'dxf').map(([, , content = '']) => {
+      const code = attribute(content, 'formatCode', 'numFmt');
+      return code === undefined ? undefined : xmlText(code);
+    }),
+  };
 }
 
 /**
@@ -69,12 +81,67 @@ function shownOtherwise(code: string, value: number): string | undefined {
   return value === 0 && /^[-\u2013]$/.test(text) ? undefined : code;
 }
 
+/**
+ * What a formula of numbers, this sheet's cells, + - * / and SUM gives from the cells' saved values (by
+ * `row column`); NaN for any other formula. A saved value it contradicts was never calculated: LibreOffice,
+ * which does not recalculate on load, saves an XlsxWriter workbook's 0s again without asking for it.
+ */
+function calculate(formula: string, saved: Map<string, number>): number {
+  const tokens = formula.replace(/\$/g, '').toUpperCase().match(FORMULA_TOKEN) ?? [];
+  let at = 0;
+  // SUM leaves out a range's text; an empty cell is 0 everywhere.
+  const summed = ({ top, left, bottom, right }: CellRange) => {
+    let total = (bottom - top + 1) * (right - left + 1) > 1e5 ? Number.NaN : 0;
+    for (let row = top; row <= bottom; row++)
+      for (let column = left; column <= right; column++) total += saved.get(`${row} ${column}`) || 0;
+    return total;
+  };
+  const operand = (): number => {
+    const token = tokens[at++] ?? '';
+    if (token === '-' || token === '+') return (token === '-' ? -1 : 1) * operand();
+    if (token !== '(' && token !== 'SUM(') {
+      const cell = token.includes(':') ? undefined : rangeOf(token);
+      return cell ? (saved.get(`${cell.top} ${cell.left}`) ?? 0) : Number(token);
+    }
+    let value = 0;
+    do {
+      const range = token === 'SUM(' && tokens[at]?.includes(':') && rangeOf(tokens[at++] ?? '');
+      value += range ? summed(range) : sum();
+    } while (token === 'SUM(' && tokens[at] === ',' && ++at);
+    return tokens[at++] === ')' ? value : Number.NaN;
+  };
+  const product = (): number => {
+    let value = operand();
+    while (tokens[at] === '*' || tokens[at] === '/')
+      value *= tokens[at++] === '/' ? 1 / operand() : operand();
+    return value;
+  };
+  const sum = (): number => {
+    let value = product();
+    while (tokens[at] === '+' || tokens[at] === '-') value += (tokens[at++] === '-' ? -1 : 1) * product();
+    return value;
+  };
+  const value = sum();
+  return at === tokens.length ? value : Number.NaN;
+}
+/** SUM, a range or a cell (not a function's name such as LOG10, nor another sheet's), a number, or any one character. */
+const FORMULA_TOKEN = /SUM\(|[A-Z]{1,3}\d+(?::[A-Z]{1,3}\d+)?(?![\w(!])|[\d.]+(?:E[+-]?\d+)?|\S/g;
+
+/** A range's corners (`B2:D3`, or one cell `B2`), counting from 0. */
+function rangeOf(reference: string): CellRange | undefined {
+  const [, left = '', top = '', right = left, bottom = top] =
+    /^([A-Z]{1,3})(\d+)(?::([A-Z]{1,3})(\d+))?$/.exec(reference) ?? [];
+  if (top === '') return undefined;
+  return { top: +top - 1, left: columnOf(left), bottom: +bottom - 1, right: columnOf(right) };
+}
+
 /** A cell's column from its letters, counting from 0 (`A` 0, `AA` 26). */
 const columnOf = (letters: string) =>
   [...letters].reduce((index, letter) => index * 26 + letter.charCodeAt(0) - 64, 0) - 1;
 
 /** Cells merged across rows (`D2:D3`): one value shown for several rows, stored in the first only. */
-export type MergedRange = { ref: string; top: number; bottom: number; left: number; right: number };
+export type CellRange = { top: number; bottom: number; left: number; right: number };
+export type MergedRange = CellRange & { ref: string };
 
 /**
  * The workbook's sheets by name, whether the first is hidden, and of the first: the cells not to be read,
@@ -119,7 +186,7 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const merged: MergedRange[] = [];
   const hiddenRows = new Set<number>();
   const xml = strFromU8((path && files[path]) || new Uint8Array());
-  const formats = cellFormats(files['xl/styles.xml']);
+  const formats = numberFormats(files['xl/styles.xml']);
   // A sheet set to show no zeros (Excel's option, showZeros="0") shows a 0 as nothing, whatever its format.
   const zerosHidden = /^(0|false)$/.test(attribute(xml, 'showZeros', 'sheetView') ?? '');
   for (const [, attributes = ''] of xml.matchAll(/<(?:[\w.-]+:)?row\b([^>]*)>/g))
@@ -127,31 +194,49 @@ export function inspectWorkbook(bytes: Uint8Array): {
       hiddenRows.add(Number(attribute(attributes, 'r')) - 1);
   for (const [, attributes = ''] of xml.matchAll(element('mergeCell'))) {
     const ref = attribute(attributes, 'ref') ?? '';
-    const [, first = '', top = '', last = '', bottom = ''] = /^([A-Z]+)(\d+):([A-Z]+)(\d+)$/.exec(ref) ?? [];
-    if (+bottom > +top)
-      merged.push({ ref, top: +top - 1, bottom: +bottom - 1, left: columnOf(first), right: columnOf(last) });
+    const range = rangeOf(ref);
+    if (range && range.bottom > range.top) merged.push({ ref, ...range });
   }
+  // Cells a conditional format may show otherwise (`;;;` for a zero): whether its condition holds is not read.
+  const conditional = [...xml.matchAll(element('conditionalFormatting'))].flatMap(
+    ([, attributes = '', rules = '']) =>
+      [...rules.matchAll(element('cfRule'))].flatMap(([, rule = '']) => {
+        const code = formats.conditional[Number(attribute(rule, 'dxfId') ?? Number.NaN)];
+        const ranges = (attribute(attributes, 'sqref') ?? '').split(/\s+/).map(rangeOf);
+        return code === undefined ? [] : ranges.flatMap((range) => (range ? [{ code, ...range }] : []));
+      }),
+  );
+  const mark = (map: UnreadCells, { top, left }: CellRange, text: string) =>
+    map.set(top, (map.get(top) ?? new Map<number, string>()).set(left, text));
+  const saved = new Map<string, number>();
+  const calculated: [cell: CellRange, formula: string, value: number][] = [];
   for (const [, attributes = '', content = ''] of xml.matchAll(element('c'))) {
-    const reference = /^([A-Z]+)(\d+)$/.exec(attribute(attributes, 'r') ?? '');
+    const cell = rangeOf(attribute(attributes, 'r') ?? '');
     // Allowed, and rare: read-excel-file fails on it, and such a cell could not be placed here either.
-    if (!reference) throw new Error('its cells do not say where they are (no r attribute)');
+    if (!cell) throw new Error('its cells do not say where they are (no r attribute)');
     const [formula] = content.matchAll(element('f'));
     const [value] = content.matchAll(element('v'));
-    const saved = xmlText(value?.[2] ?? '');
+    const text = xmlText(value?.[2] ?? '');
     const type = attribute(attributes, 't');
+    const number = (type ?? 'n') === 'n' ? Number(text) : Number.NaN;
+    saved.set(`${cell.top} ${cell.left}`, number);
     // An empty text result (t="str", as Excel saves ="") is a value; an empty number is none (openpyxl).
     const read =
-      type !== 'e' && (formula === undefined || (!stale && (saved !== '' || (value && type === 'str'))));
-    const number = read && (type ?? 'n') === 'n' && saved !== '';
-    const format = number ? formats[Number(attribute(attributes, 's') ?? 0)] : undefined;
+      type !== 'e' && (formula === undefined || (!stale && (text !== '' || (value && type === 'str'))));
+    if (!read) mark(unread, cell, type === 'e' ? text : `=${xmlText(formula?.[2] || '…')}`);
+    if (!read || Number.isNaN(number) || text === '') continue;
+    if (formula) calculated.push([cell, xmlText(formula[2] ?? ''), number]);
+    const format = formats.cells[Number(attribute(attributes, 's') ?? 0)];
+    const covers = ({ top, left, bottom, right }: CellRange) =>
+      cell.top >= top && cell.top <= bottom && cell.left >= left && cell.left <= right;
     const shows =
-      zerosHidden && number && Number(saved) === 0 ? '' : format && shownOtherwise(format, Number(saved));
-    if (read && shows === undefined) continue;
-    const [, letters = '', row = ''] = reference;
-    const map = read ? formatted : unread;
-    const cells = map.get(Number(row) - 1) ?? new Map<number, string>();
-    cells.set(columnOf(letters), shows ?? (type === 'e' ? saved : `=${xmlText(formula?.[2] || '…')}`));
-    map.set(Number(row) - 1, cells);
+      (zerosHidden && number === 0 ? '' : format && shownOtherwise(format, number)) ??
+      conditional.find((rule) => covers(rule) && shownOtherwise(rule.code, number) !== undefined)?.code;
+    if (shows !== undefined) mark(formatted, cell, shows);
+  }
+  for (const [cell, formula, value] of calculated) {
+    const result = calculate(formula, saved);
+    if (Math.abs(result - value) > 1e-9 * Math.max(1, Math.abs(result))) mark(unread, cell, `=${formula}`);
   }
   return { sheets, firstHidden, chart, shown, date1904, unread, formatted, merged, hiddenRows };
 }

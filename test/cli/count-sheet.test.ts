@@ -42,7 +42,8 @@ const text = (reference: string, value: string) => cell(reference, `<is><t>${val
  * numbered by its first cell's reference), a sheet's `state` (hidden), and `calculation`, the workbook's
  * calcPr attributes. The first sheet's relationship is absolute, as some programs write it. Given `dates`,
  * the workbook counts days from that year, style 1 (`s="1"`) formats a cell as a date (m/d/yyyy), and
- * styles 2 on with the number formats `formats` (`s="2"` the first).
+ * styles 2 on with the number formats `formats` (`s="2"` the first), and conditional formats' number
+ * formats `conditional` (a rule's `dxfId="0"` the first).
  */
 function rawWorkbook(
   sheets: { name: string; state?: string; rows: string[][]; after?: string }[],
@@ -50,6 +51,7 @@ function rawWorkbook(
   activeTab = 0,
   dates?: '1900' | '1904',
   formats: string[] = [],
+  conditional: string[] = [],
 ): Buffer {
   const number = (index: number) => index + 1;
   // A row's first element is its first cell's reference, and after a space the row's own attributes.
@@ -110,7 +112,12 @@ function rawWorkbook(
             )
             .join('')}</numFmts><cellXfs><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"/>${formats
             .map((_, index) => `<xf numFmtId="${164 + index}" applyNumberFormat="1"/>`)
-            .join('')}</cellXfs></styleSheet>`,
+            .join('')}</cellXfs><dxfs>${conditional
+            .map(
+              (code) =>
+                `<dxf><numFmt numFmtId="${200 + conditional.indexOf(code)}" formatCode="${code}"/></dxf>`,
+            )
+            .join('')}</dxfs></styleSheet>`,
         ),
       }),
       ...parts,
@@ -307,7 +314,7 @@ describe('an Excel workbook', () => {
   it('formula values the workbook calls stale (XlsxWriter saves 0 for each, fullCalcOnLoad) are not read', async () => {
     const rows = [
       ['A1', text('A1', 'petId'), text('B1', 'expected'), text('C1', 'counted')],
-      ['A2', text('A2', '1'), cell('C2', '<f>B2-2</f><v>0</v>')],
+      ['A2', text('A2', '1'), cell('C2', '<f>C3-1013</f><v>0</v>')],
       ['A3', text('A3', '11'), cell('C3', '<v>1013</v>')],
     ];
     const review = (name: string, calculation: string) =>
@@ -319,12 +326,75 @@ describe('an Excel workbook', () => {
       ]);
     const stale = await review('xlsxwriter.xlsx', 'fullCalcOnLoad="1"');
     expect(stale.code, stale.stderr).toBe(9);
-    expect(stale.stderr).toContain('row 2 (pet 1): counted "=B2-2" is a formula, not a number');
+    expect(stale.stderr).toContain('row 2 (pet 1): counted "=C3-1013" is a formula, not a number');
     expect(stale.stdout).toMatch(/^11: \d+ → 1013\n$/);
     // Saved by a program that calculates (no such request), the same value is the formula's result.
     const saved = await review('calculated.xlsx', 'calcId="191029"');
     expect(saved.code, saved.stderr).toBe(0);
     expect(saved.stdout).toMatch(/^1: \d+ → 0\n11: \d+ → 1013\n$/);
+  });
+
+  it('a saved value its formula contradicts was never calculated: LibreOffice saves XlsxWriter’s 0s again, without the request (QA)', async () => {
+    const rows = [
+      [
+        'A1',
+        text('A1', 'petId'),
+        text('B1', 'expected'),
+        text('C1', 'counted'),
+        text('D1', 'shelf'),
+        text('E1', 'back'),
+      ],
+      ['A2', text('A2', '1'), cell('B2', '<v>5</v>'), cell('C2', '<f aca="false">B2+1</f><v>0</v>')],
+      [
+        'A3',
+        text('A3', '2'),
+        cell('C3', '<f>SUM(D3:E3)</f><v>4</v>'),
+        cell('D3', '<v>1</v>'),
+        cell('E3', '<v>3</v>'),
+      ],
+      ['A4', text('A4', '11'), cell('C4', '<f>VLOOKUP(A4,Stock!A:B,2,FALSE)</f><v>7</v>')],
+      [
+        'A5',
+        text('A5', '12'),
+        cell('C5', '<f>($D$5+D5)*2-E5/2</f><v>3</v>'),
+        cell('D5', '<v>1</v>'),
+        cell('E5', '<v>2</v>'),
+      ],
+    ];
+    const review = await petinv([
+      'set',
+      '--file',
+      file('resaved.xlsx', rawWorkbook([{ name: 'Count', rows }])),
+      '--dry-run',
+    ]);
+    expect(review.code, review.stderr).toBe(9);
+    expect(review.stderr).toContain(
+      'row 2 (pet 1): counted "=B2+1" is a formula, not a number: recalculate the sheet',
+    );
+    // Its sums and arithmetic agree, and a formula petinv cannot work out is read as saved.
+    expect(review.stdout, review.stderr).toMatch(/^2: \d+ → 4\n11: \d+ → 7\n12: \d+ → 3\n$/);
+  });
+
+  it('a number a conditional format may hide (;;;) is refused: whether its condition holds is not read (QA)', async () => {
+    const rows = [
+      ['A1', text('A1', 'petId'), text('B1', 'expected'), text('C1', 'counted')],
+      ['A2', text('A2', '1'), cell('B2', '<v>5</v>'), cell('C2', '<v>0</v>')],
+      ['A3', text('A3', '2'), cell('B3', '<v>3</v>'), cell('C3', '<v>6</v>')],
+      ['A4', text('A4', '11'), cell('C4', '<v>0</v>')],
+    ];
+    const after =
+      '<conditionalFormatting sqref="C2:C3"><cfRule type="cellIs" dxfId="0" operator="equal"><formula>0</formula></cfRule></conditionalFormatting>';
+    const workbook = rawWorkbook([{ name: 'count', rows, after }], '', 0, '1900', [], [';;;']);
+    const review = await petinv(['set', '--file', file('hidden-zero.xlsx', workbook), '--dry-run']);
+    expect(review.code, review.stderr).toBe(9);
+    for (const [row, pet, value] of [
+      [2, 1, 0],
+      [3, 2, 6],
+    ])
+      expect(review.stderr).toContain(
+        `row ${row} (pet ${pet}): counted holds ${value}, which its number format (;;;) shows otherwise`,
+      );
+    expect(review.stdout, review.stderr).toMatch(/^11: \d+ → 0\n$/);
   });
 
   it('a quantity of 16 digits or more is written as text, and refused from a number cell (a spreadsheet keeps 15)', async () => {

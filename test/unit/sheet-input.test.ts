@@ -349,6 +349,9 @@ describe('a sheet: columns chosen by the header', () => {
       'Counted (units)',
       'Qty 2',
       'PhysicalCount',
+      // Excel's table names a second "counted" so (QA).
+      'counted2',
+      'Qty2',
     ]) {
       const input = read(
         `petId,status,quantity,${name}\n1,sold,5,3\n2,sold,6,6.0\n3,sold,7,\n4,sold,,8\n5,sold,,\n6,sold,9,9.00\n`,
@@ -373,7 +376,15 @@ describe('a sheet: columns chosen by the header', () => {
   });
 
   it('reads the quantity expected and second counts named in other words and languages (QA: ignored, so no conflict check)', () => {
-    for (const name of ['Quantité attendue', 'Erwarteter Bestand', 'Soll-Bestand', 'Expected count'])
+    for (const name of [
+      'Quantité attendue',
+      'Erwarteter Bestand',
+      'Soll-Bestand',
+      'Sollbestand',
+      'Buchbestand',
+      'Stock théorique',
+      'Expected count',
+    ])
       expect(read(`petId,${name},counted\n1,3,5\n`).entries, name).toEqual([
         { line: 2, petId: 1n, quantity: 5, from: 3 },
       ]);
@@ -481,6 +492,16 @@ describe('a sheet: columns chosen by the header', () => {
         line: 1,
         message:
           '"counted" is empty and "recount" holds 7: which count is meant? Keep it in one column, named counted, and remove or rename the other',
+      },
+    ]);
+    // A count as text, as a converted sheet may give one (QA: "9" went unread).
+    expect(
+      read('{"petId":2,"quantity":5,"recount":"9"}\n{"petId":3,"quantity":6,"recount":"6"}\n').problems,
+    ).toEqual([
+      {
+        line: 1,
+        message:
+          '"quantity" holds 5 and "recount" holds 9: which count is meant? Keep it in one column, named counted, and remove or rename the other',
       },
     ]);
     // Null, as a CSV's empty cell converted: a count-like key holding none is only named; counted, not counted.
