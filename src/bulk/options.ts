@@ -28,6 +28,8 @@ export interface PipelineOptions {
   resend: string;
   /** What takes back what the run wrote, named when a signal stops it: none for an undo (that re-applies). */
   takenBackBy?: string;
+  /** An undo's run: each row's `from` is what the run undone left, not what a person read. */
+  undo?: boolean;
   /** Where the run is recorded, opened once the service was read (it may say which store it is); none, and nothing is. */
   history?: () => History;
 }

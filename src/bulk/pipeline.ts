@@ -57,7 +57,6 @@ export async function runPipeline(
   const first = target.first ?? { items: await client.listInventory(), sentAt };
   const inventory = new FreshInventory(client, first);
   const plan = planSheet(input.entries, inventory.first, options);
-  if (!options.takenBackBy) plan.changedToWanted = []; // an undo: an unfinished run's unwritten pets hold their before
   for (const notice of planNotices(plan, envName)) writeNotice(notice, context);
   if (options.dryRun) {
     rehearse(input, plan, options, context, envName, client.storeId !== undefined);
@@ -88,12 +87,15 @@ export async function runPipeline(
   const forcedOver = new Set<bigint>();
   const noteWrittenOver = (entry: BulkEntry, current: number | null) =>
     current !== null && entry.from !== undefined && current !== entry.from && forcedOver.add(entry.petId);
+  // Found already right at the write: named as at the plan when the pet no longer holds its from.
+  const alreadyRight = (entry: BulkEntry, current: number | undefined) => {
+    plan.alreadyRight++;
+    if (changedSinceRead(entry, current, options)) writeNotice(changedToWantedNotice([entry]), context);
+  };
   const check = async (entry: BulkEntry) => {
     const item = (await inventory.current()).get(entry.petId);
     const decision = decideRow(entry, item, options);
-    if (decision === 'alreadyRight') plan.alreadyRight++;
-    if (decision === 'alreadyRight' && changedSinceRead(entry, item?.quantity))
-      writeNotice(changedToWantedNotice([entry.petId]), context);
+    if (decision === 'alreadyRight') alreadyRight(entry, item?.quantity);
     if (typeof decision === 'object') {
       plan.conflicts.push(decision);
       writeConflicts([decision], input.unit, options, context, envName);
@@ -113,10 +115,9 @@ export async function runPipeline(
   // or sent again on the quantity serve found, which becomes its before: an undo gives the colleague's back.
   const changedMeanwhile = async (entry: BulkEntry, current: number) => {
     if (current === entry.quantity && !options.all) {
-      if (changedSinceRead(entry, current)) writeNotice(changedToWantedNotice([entry.petId]), context);
+      alreadyRight(entry, current);
       befores.delete(entry.petId);
       await replan(entry.petId, current, current);
-      plan.alreadyRight++;
       return undefined;
     }
     if (entry.from === undefined || options.force || current === entry.quantity) {

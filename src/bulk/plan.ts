@@ -110,11 +110,11 @@ export interface SheetPlan {
   statusDiffers: number;
   /** Updates sent although their pet no longer holds their `from` (--force). */
   writtenOver: number;
-  /** Pets already right though no longer holding their row's `from` (changedSinceRead): named in a note. */
-  changedToWanted: bigint[];
+  /** Rows already right whose pet no longer holds their `from` (changedSinceRead): named in a note. */
+  changedToWanted: BulkEntry[];
 }
 
-type PlanOptions = Pick<PipelineOptions, 'all' | 'force'>;
+type PlanOptions = Pick<PipelineOptions, 'all' | 'force' | 'undo'>;
 
 /**
  * What to do with one row given the pet's item now: a row whose pet already holds its wanted quantity is
@@ -129,11 +129,17 @@ export function decideRow(entry: BulkEntry, item: InventoryItem | undefined, opt
   return { line, petId, from, current: item.quantity, wanted };
 }
 
-/** A row already right whose pet no longer holds its `from`: a colleague's sale after the count would hide there. */
-export const changedSinceRead = (entry: BulkEntry, current: number | null | undefined) =>
-  entry.from !== undefined && current != null && current !== entry.from;
-export const changedToWantedNotice = (petIds: bigint[]) =>
-  `${plural(petIds.length, 'pet')} already ${petIds.length === 1 ? 'holds' : 'hold'} the quantity wanted but not the one the input expected: changed since the input was read (by someone else, or an earlier run of it), and not sent; check ${namedFirst(petIds, (petId) => `pet ${petId}`)}`;
+/**
+ * A row already right whose pet no longer holds its `from`: a colleague's sale after the count would hide
+ * there. Not in an undo, whose `from` is what the run left: a pet the run never wrote holds its before.
+ */
+export const changedSinceRead = (
+  entry: BulkEntry,
+  current: number | null | undefined,
+  options: PlanOptions,
+) => !options.undo && entry.from !== undefined && current != null && current !== entry.from;
+export const changedToWantedNotice = (entries: BulkEntry[]) =>
+  `${plural(entries.length, 'pet')} already ${entries.length === 1 ? 'holds' : 'hold'} the quantity wanted but not the one the input expected: changed since the input was read (by someone else, or an earlier run of it); check ${namedFirst(entries, ({ petId, quantity, from }) => `pet ${petId} (${quantity}, expected ${from})`)}`;
 
 /** Plans the rows against the current inventory, each as decideRow says. */
 export function planSheet(
@@ -156,12 +162,13 @@ export function planSheet(
     if (item === undefined) plan.unknown++;
     else if (entry.status !== undefined && entry.status !== item.status) plan.statusDiffers++;
     const decision = decideRow(entry, item, options);
-    if (decision === 'alreadyRight' || decision === 'alreadyRightSent') plan.alreadyRight++;
-    if (decision === 'alreadyRight' && changedSinceRead(entry, item?.quantity))
-      plan.changedToWanted.push(entry.petId);
+    const alreadyRight = decision === 'alreadyRight' || decision === 'alreadyRightSent';
+    if (alreadyRight) plan.alreadyRight++;
+    if (alreadyRight && changedSinceRead(entry, item?.quantity, options)) plan.changedToWanted.push(entry);
     if (typeof decision === 'object') plan.conflicts.push(decision);
     else if (decision !== 'alreadyRight') {
-      if (item && entry.from !== undefined && entry.from !== item.quantity) plan.writtenOver++;
+      if (decision === 'send' && item && entry.from !== undefined && entry.from !== item.quantity)
+        plan.writtenOver++;
       plan.send.push(entry.line, entry.petId, entry.quantity, entry.from);
       plan.before.push(item);
     }

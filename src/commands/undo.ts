@@ -132,6 +132,7 @@ export async function runUndo(name: string | undefined, flags: UndoFlags, contex
       again: `run petinv undo ${run.id} again to send them (pets already back are skipped)`,
       resend: `run petinv undo ${run.id} again: a second send cannot apply one twice, and each pet is checked again`,
       history: () => history,
+      undo: true,
     },
     context,
   );

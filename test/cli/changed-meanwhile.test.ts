@@ -125,7 +125,7 @@ describe('a pet changed between the run’s read and its write', () => {
       .split('\n')
       .map((line) => JSON.parse(line));
     expect(lines.find((line) => line.notice)?.notice.message).toMatch(
-      /^1 pet already holds the quantity wanted but not the one the input expected.*check pet 1$/,
+      /^1 pet already holds the quantity wanted but not the one the input expected.*check pet 1 \(8, expected 5\)$/,
     );
     expect(lines.find((line) => line.summary)?.summary).toMatchObject({
       alreadyRight: 1,

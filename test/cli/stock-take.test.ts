@@ -304,10 +304,14 @@ describe('a plan never overwrites a newer count', () => {
       const result = await petinv(['set', '--file', path, ...args]);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stderr).toContain(
-        'note: 1 pet already holds the quantity wanted but not the one the input expected: changed since the input was read (by someone else, or an earlier run of it), and not sent; check pet 30',
+        `note: 1 pet already holds the quantity wanted but not the one the input expected: changed since the input was read (by someone else, or an earlier run of it); check pet 30 (${expected + 3}, expected ${expected})`,
       );
     }
     expect(patches()).toEqual([]);
+    // --all sends it all the same, changing nothing: named too, and never said to be forced (QA).
+    const all = await petinv(['set', '--file', path, '--dry-run', '--all']);
+    expect(all.stderr).toContain(`check pet 30 (${expected + 3}, expected ${expected})`);
+    expect(all.stderr).not.toContain('--force');
   });
 
   it('--all sends every row, also those already right', async () => {

@@ -17,8 +17,10 @@ import {
  */
 const KEY = 'undo-interrupt-key';
 let served: SpawnedServer | undefined;
+let killedServe: SpawnedServer | undefined;
 afterAll(async () => {
   await served?.stop();
+  await killedServe?.stop();
 });
 
 it('a second Ctrl-C during an undo says to run that undo again, not to undo it (QA)', async () => {
@@ -73,3 +75,40 @@ it('a second Ctrl-C during an undo says to run that undo again, not to undo it (
   expect(stderr).toContain(`run petinv undo ${run.id} again to send them`);
   expect(stderr).not.toContain('petinv undo takes');
 });
+
+it('the undo of a run killed before its writes names no pet as changed: each holds its before (QA: 234 named)', async () => {
+  killedServe = await spawnServer(['--in-memory', '--seed', '6', '--api-key', KEY, '--latency', '1000']);
+  const env = {
+    ...cleanEnv(),
+    PETINV_CONFIG_DIR: temporaryDirectory(),
+    XDG_STATE_HOME: temporaryDirectory(),
+    PETINV_ENV: 'local',
+    PETINV_BASE_URL: killedServe.baseUrl,
+    PETINV_API_KEY: KEY,
+  };
+  const input = Array.from({ length: 6 }, (_, index) => `${index + 1} ${100 + index}\n`).join('');
+  const set = spawn(process.execPath, [PETINV_BIN, 'set', '-'], { env });
+  set.stdin.end(input);
+  const exited = new Promise((resolve) => set.on('close', resolve));
+  // Killed outright once its plan is in the history, long before the first answer (1 s): nothing written.
+  const history = join(env.XDG_STATE_HOME, 'petinv', 'history');
+  const planned = () =>
+    tryList(history).some((name) => readFileSync(join(history, name), 'utf8').includes('"set -"'));
+  while (!planned()) await new Promise((resolve) => setTimeout(resolve, 10));
+  set.kill('SIGKILL');
+  await exited;
+  const [run] = JSON.parse((await runPetinv(['history', '--json'], { env })).stdout);
+  expect(run.marks).toContain('unfinished');
+  const undo = await runPetinv(['undo', run.id, '--dry-run'], { env });
+  expect(undo.code, undo.stderr).toBe(0);
+  expect(undo.stderr).toContain('6 already right');
+  expect(undo.stderr).not.toContain('the quantity wanted');
+});
+
+function tryList(folder: string): string[] {
+  try {
+    return readdirSync(folder);
+  } catch {
+    return [];
+  }
+}
