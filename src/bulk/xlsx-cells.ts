@@ -72,13 +72,17 @@ function shownOtherwise(code: string, value: number): string | undefined {
   const section = (value > 0 ? sections[0] : value < 0 ? sections[1] : sections[2]) ?? sections[0] ?? '';
   const bare = section.replace(/"[^"]*"|\\.|\[(?:[a-z]{3,}\d*|\$[^\]]*)\]|[_*]./gi, '');
   const text = section.replace(/"([^"]*)"|\\(.)|\[\$([^\]-]*)[^\]]*\]|\[[^\]]*\]|[_*]./g, '$1$2$3').trim();
+  // A zero's dash, a currency beside it (accounting's `_("$"* "-"_)`), shows zero.
+  const dash = value === 0 && /^\p{Sc}?\s*[-\u2013]\s*\p{Sc}?$/u.test(text);
   if ((value === 0 ? /^[#?,\s]*$/ : /^$/).test(text) && !/[0a-z[]/i.test(bare)) return '';
   if (value < 0 && sections.length > 1 && !/[-(\u2212]/.test(text)) return code;
   // A zero its section shows without a digit but with text (`"$"#` shows "$"), a dash aside, is no count.
-  if (value === 0 && !/[0@]|general/i.test(bare) && !/^[-\u2013]$/.test(text)) return code;
+  if (value === 0 && !/[0@]|general/i.test(bare) && !dash) return code;
   if (/general/i.test(bare) || (/^[^%]*[0#?@][^%]*$/.test(bare) && !/[a-z[]|[0#?],+(?![0#?,])/i.test(bare)))
-    return /\[[<>=]/.test(code) || /"[^"]*\d|\\\d/.test(section) ? code : undefined;
-  return value === 0 && /^[-\u2013]$/.test(text) ? undefined : code;
+    return /\[[<>=]/.test(code) || /\d/.test(section.match(/"[^"]*"|\\./g)?.join('') ?? '')
+      ? code
+      : undefined;
+  return dash ? undefined : code;
 }
 
 /**
@@ -86,14 +90,14 @@ function shownOtherwise(code: string, value: number): string | undefined {
  * `row column`); NaN for any other formula. A saved value it contradicts was never calculated: LibreOffice,
  * which does not recalculate on load, saves an XlsxWriter workbook's 0s again without asking for it.
  */
-function calculate(formula: string, saved: Map<string, number>): number {
+function calculate(formula: string, saved: Map<number, number>): number {
   const tokens = formula.replace(/\$/g, '').toUpperCase().match(FORMULA_TOKEN) ?? [];
   let at = 0;
   // SUM leaves out a range's text; an empty cell is 0 everywhere.
   const summed = ({ top, left, bottom, right }: CellRange) => {
     let total = (bottom - top + 1) * (right - left + 1) > 1e5 ? Number.NaN : 0;
     for (let row = top; row <= bottom; row++)
-      for (let column = left; column <= right; column++) total += saved.get(`${row} ${column}`) || 0;
+      for (let column = left; column <= right; column++) total += saved.get(placeKey(row, column)) || 0;
     return total;
   };
   const operand = (): number => {
@@ -101,7 +105,7 @@ function calculate(formula: string, saved: Map<string, number>): number {
     if (token === '-' || token === '+') return (token === '-' ? -1 : 1) * operand();
     if (token !== '(' && token !== 'SUM(') {
       const cell = token.includes(':') ? undefined : rangeOf(token);
-      return cell ? (saved.get(`${cell.top} ${cell.left}`) ?? 0) : Number(token);
+      return cell ? (saved.get(placeKey(cell.top, cell.left)) ?? 0) : Number(token);
     }
     let value = 0;
     do {
@@ -134,6 +138,11 @@ function rangeOf(reference: string): CellRange | undefined {
   if (top === '') return undefined;
   return { top: +top - 1, left: columnOf(left), bottom: +bottom - 1, right: columnOf(right) };
 }
+
+/** A cell's place as one number: a sheet has at most 16,384 columns. */
+const placeKey = (row: number, column: number) => row * 16_384 + column;
+const within = (cell: CellRange, { top, left, bottom, right }: CellRange) =>
+  cell.top >= top && cell.top <= bottom && cell.left >= left && cell.left <= right;
 
 /** A cell's column from its letters, counting from 0 (`A` 0, `AA` 26). */
 const columnOf = (letters: string) =>
@@ -208,7 +217,8 @@ export function inspectWorkbook(bytes: Uint8Array): {
   );
   const mark = (map: UnreadCells, { top, left }: CellRange, text: string) =>
     map.set(top, (map.get(top) ?? new Map<number, string>()).set(left, text));
-  const saved = new Map<string, number>();
+  // Each number cell's value, for the formulas' check; kept only where there are formulas (a large sheet).
+  const saved = /<(?:[\w.-]+:)?f\b/.test(xml) ? new Map<number, number>() : undefined;
   const calculated: [cell: CellRange, formula: string, value: number][] = [];
   for (const [, attributes = '', content = ''] of xml.matchAll(element('c'))) {
     const cell = rangeOf(attribute(attributes, 'r') ?? '');
@@ -219,7 +229,7 @@ export function inspectWorkbook(bytes: Uint8Array): {
     const text = xmlText(value?.[2] ?? '');
     const type = attribute(attributes, 't');
     const number = (type ?? 'n') === 'n' ? Number(text) : Number.NaN;
-    saved.set(`${cell.top} ${cell.left}`, number);
+    saved?.set(placeKey(cell.top, cell.left), number);
     // An empty text result (t="str", as Excel saves ="") is a value; an empty number is none (openpyxl).
     const read =
       type !== 'e' && (formula === undefined || (!stale && (text !== '' || (value && type === 'str'))));
@@ -227,15 +237,13 @@ export function inspectWorkbook(bytes: Uint8Array): {
     if (!read || Number.isNaN(number) || text === '') continue;
     if (formula) calculated.push([cell, xmlText(formula[2] ?? ''), number]);
     const format = formats.cells[Number(attribute(attributes, 's') ?? 0)];
-    const covers = ({ top, left, bottom, right }: CellRange) =>
-      cell.top >= top && cell.top <= bottom && cell.left >= left && cell.left <= right;
     const shows =
       (zerosHidden && number === 0 ? '' : format && shownOtherwise(format, number)) ??
-      conditional.find((rule) => covers(rule) && shownOtherwise(rule.code, number) !== undefined)?.code;
+      conditional.find((rule) => within(cell, rule) && shownOtherwise(rule.code, number) !== undefined)?.code;
     if (shows !== undefined) mark(formatted, cell, shows);
   }
   for (const [cell, formula, value] of calculated) {
-    const result = calculate(formula, saved);
+    const result = calculate(formula, saved ?? new Map());
     if (Math.abs(result - value) > 1e-9 * Math.max(1, Math.abs(result))) mark(unread, cell, `=${formula}`);
   }
   return { sheets, firstHidden, chart, shown, date1904, unread, formatted, merged, hiddenRows };

@@ -466,6 +466,9 @@ describe('an Excel workbook', () => {
       '#,##0,',
       '[<10]0;"many"',
       '[h]',
+      // A currency in quotes, and the accounting format's dash for zero beside one: clear, so read (QA).
+      '"$"#,##0',
+      '_("$"* #,##0_);_("$"* \\(#,##0\\);_("$"* "-"_);_(@_)',
     ];
     const row = (at: number, style: number, value: number, expectedStyle = 0) => [
       `A${at}`,
@@ -475,12 +478,21 @@ describe('an Excel workbook', () => {
     ];
     const header = ['A1', text('A1', 'petId'), text('B1', 'expected'), text('C1', 'counted')];
     const rows = [header, row(2, 2, 7), row(3, 3, 3), row(4, 4, 4), row(5, 5, 0), row(6, 6, 0), row(7, 7, 8)];
-    rows.push(row(8, 8, 1234), row(9, 9, 50), row(10, 10, 6), row(11, 0, 5, 3));
+    rows.push(
+      row(8, 8, 1234),
+      row(9, 9, 50),
+      row(10, 10, 6),
+      row(11, 0, 5, 3),
+      row(12, 11, 5),
+      row(13, 12, 0),
+    );
     const workbook = rawWorkbook([{ name: 'count', rows }], '', 0, '1900', formats);
     const review = await petinv(['set', '--file', file('formats.xlsx', workbook), '--dry-run', '-o', 'csv']);
     expect(review.code, review.stderr).toBe(9);
     // An expected its format hides (;;;) is still the check (QA: it was read as empty, and the row unchecked).
-    expect(review.stdout).toBe('petId,from,to,found\n5,9,0,false\n6,9,8,false\n10,9,5,false\n');
+    expect(review.stdout, review.stderr).toBe(
+      'petId,from,to,found\n5,9,0,false\n6,9,8,false\n10,9,5,false\n',
+    );
     for (const [at, value, format] of [
       [2, 7, '0%'],
       [4, 4, '"twelve"'],
@@ -491,6 +503,9 @@ describe('an Excel workbook', () => {
         `row ${at} (pet ${Number(at) - 1}): counted holds ${value}, which its number format (${format}) shows otherwise: format the column as a number, and check it (skipped)`,
       );
     expect(review.stderr).toContain('row 10 (pet 9): counted holds 6, formatted as a date or time');
+    // Read, so checked: pets 11 and 12 hold other than 9.
+    expect(review.stderr).toMatch(/row 12: pet 11 holds \d+ in local, not 9 as expected: .*not set to 5 /);
+    expect(review.stderr).toMatch(/row 13: pet 12 holds \d+ in local, not 9 as expected: .*not set to 0 /);
     expect(review.stderr).toContain('2 rows left uncounted (counted is empty)');
   });
 
