@@ -1,3 +1,4 @@
+import { writeNotice } from '../bulk/plan';
 import { stateDirectory } from '../config/paths';
 import type { Settings } from '../config/settings';
 import { loadSettings, noBaseUrlError } from '../config/target';
@@ -6,6 +7,7 @@ import { chooseOutput, refuseFieldsInJson } from '../output/choose';
 import type { CommandContext } from '../output/context';
 import { type Column, exportRows, jsonDocument } from '../output/exporter';
 import { plural } from '../output/plural';
+import { printable } from '../printable';
 import { connect } from './connect';
 import type { GlobalFlags } from './flags';
 import { historyFor } from './record';
@@ -31,16 +33,21 @@ const RUN_COLUMNS: readonly Column<HistoryRun>[] = [
   { key: 'marks', heading: 'MARKS', value: (run) => (run.marks ?? []).join(' ') },
 ];
 
-/** The store the service says it serves, from the list's first batch, when a key is at hand; undefined unanswered. */
+/**
+ * The store the service says it serves, from the list's first batch (serve says it on a refusal too), or
+ * why it was not told. A question, not the command's point: 2 s at most.
+ */
 async function askStore(flags: GlobalFlags, context: CommandContext, settings: Settings) {
-  if (settings.apiKey.value === undefined) return undefined;
+  if (settings.apiKey.value === undefined) return new Error('no API key');
+  let said = (): string | undefined => undefined;
   try {
-    const timeout = Math.min(flags.timeout, 2000); // a question, not the command's point: 2 s at most
+    const timeout = Math.min(flags.timeout, 2000);
     const { client } = await connect({ ...flags, retries: 0, timeout }, context, { settings });
+    said = () => client.storeId;
     for await (const _firstBatch of client.streamInventory()) break;
     return client.storeId ?? null;
-  } catch {
-    return undefined;
+  } catch (error) {
+    return said() ?? (error as Error);
   }
 }
 
@@ -54,7 +61,12 @@ export async function runHistory(flags: GlobalFlags, context: CommandContext): P
   if (baseUrl === undefined) throw noBaseUrlError(settings.env.value, context.env, ', so no history to show');
   // Asked each time: another data file may be served at the address since. Unanswered, the store last seen there.
   const asked = await askStore(flags, context, settings);
-  const storeId = asked === undefined ? linkedStore(stateDirectory(context.env), baseUrl) : asked;
+  const storeId = asked instanceof Error ? linkedStore(stateDirectory(context.env), baseUrl) : asked;
+  if (asked instanceof Error && storeId !== undefined)
+    writeNotice(
+      `${baseUrl} did not say which store it serves (${printable(asked.message, 120)}): these are the runs of the one it served when last asked`,
+      context,
+    );
   const history = historyFor(baseUrl, context, storeId);
   const runs = history.read().reverse();
   if (output.format === 'json') {

@@ -82,6 +82,15 @@ describe('another data file served at the same address', () => {
     ]);
     try {
       const env = envFor(other.baseUrl, stateHome);
+      // Without a key the service is not asked, and history says it shows the store last seen there.
+      const { PETINV_API_KEY: _, ...noKey } = env;
+      const unasked = await runMain(['history', '--json'], { env: noKey });
+      expect(JSON.parse(unasked.stdout)).toHaveLength(1);
+      expect(unasked.stderr).toContain('did not say which store it serves (no API key)');
+      // A refused key is answered with the store all the same (QA: the old store's runs were shown).
+      const refused = await runMain(['history', '--json'], { env: { ...env, PETINV_API_KEY: 'wrong-key' } });
+      expect(JSON.parse(refused.stdout)).toEqual([]);
+      expect(refused.stderr).toBe('');
       // history read the address's last store without asking, and listed a run undo could not find, when
       // it came first (QA) or after an undo that found nothing.
       expect(JSON.parse((await runMain(['history', '--json'], { env })).stdout)).toEqual([]);
