@@ -54,10 +54,7 @@ function numberFormats(styles: Uint8Array | undefined) {
       codes.get(attribute(attributes, 'numFmtId') ?? '0'),
     ),
     // A conditional format's code is its own (its id may be another's).
-    conditional: items('dxfs', 'dxf').map(([, , content = '']) => {
-      const code = attribute(content, 'formatCode', 'numFmt');
-      return code === undefined ? undefined : xmlText(code);
-    }),
+    conditional: items('dxfs', 'dxf').map(([, , content = '']) => attribute(content, 'formatCode', 'numFmt')),
   };
 }
 
@@ -103,14 +100,13 @@ function calculate(formula: string, saved: Map<number, number>): number {
   const operand = (): number => {
     const token = tokens[at++] ?? '';
     if (token === '-' || token === '+') return (token === '-' ? -1 : 1) * operand();
-    if (token !== '(' && token !== 'SUM(') {
-      const cell = token.includes(':') ? undefined : rangeOf(token);
-      return cell ? (saved.get(placeKey(cell.top, cell.left)) ?? 0) : Number(token);
-    }
+    const range = rangeOf(token);
+    if (range) return token.includes(':') ? Number.NaN : (saved.get(placeKey(range.top, range.left)) ?? 0);
+    if (token !== '(' && token !== 'SUM(') return Number(token);
     let value = 0;
     do {
-      const range = token === 'SUM(' && tokens[at]?.includes(':') && rangeOf(tokens[at++] ?? '');
-      value += range ? summed(range) : sum();
+      const inSum = token === 'SUM(' && tokens[at]?.includes(':') && rangeOf(tokens[at++] ?? '');
+      value += inSum ? summed(inSum) : sum();
     } while (token === 'SUM(' && tokens[at] === ',' && ++at);
     return tokens[at++] === ')' ? value : Number.NaN;
   };
@@ -207,14 +203,13 @@ export function inspectWorkbook(bytes: Uint8Array): {
     if (range && range.bottom > range.top) merged.push({ ref, ...range });
   }
   // Cells a conditional format may show otherwise (`;;;` for a zero): whether its condition holds is not read.
-  const conditional = [...xml.matchAll(element('conditionalFormatting'))].flatMap(
-    ([, attributes = '', rules = '']) =>
-      [...rules.matchAll(element('cfRule'))].flatMap(([, rule = '']) => {
-        const code = formats.conditional[Number(attribute(rule, 'dxfId') ?? Number.NaN)];
-        const ranges = (attribute(attributes, 'sqref') ?? '').split(/\s+/).map(rangeOf);
-        return code === undefined ? [] : ranges.flatMap((range) => (range ? [{ code, ...range }] : []));
-      }),
-  );
+  const conditional: (CellRange & { code: string })[] = [];
+  for (const [, attributes = '', rules = ''] of xml.matchAll(element('conditionalFormatting')))
+    for (const [, rule = ''] of rules.matchAll(element('cfRule'))) {
+      const code = formats.conditional[Number(attribute(rule, 'dxfId'))];
+      for (const range of code ? (attribute(attributes, 'sqref') ?? '').split(/\s+/).map(rangeOf) : [])
+        if (range) conditional.push({ code: xmlText(code as string), ...range });
+    }
   const mark = (map: UnreadCells, { top, left }: CellRange, text: string) =>
     map.set(top, (map.get(top) ?? new Map<number, string>()).set(left, text));
   // Each number cell's value, for the formulas' check; kept only where there are formulas (a large sheet).
