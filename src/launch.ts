@@ -24,27 +24,16 @@ export interface LoadedCli {
   keepCompiledCode(): void;
 }
 
-/**
- * The names codeFile gives (earlier versions: no command, three or four numbers). Pruning removes these
- * only, never a user's file that merely starts with `code-` in a PETINV_CACHE_DIR in use.
- */
+/** The names codeFile gives, and earlier versions gave: pruning never removes a user's file named `code-…`. */
 const CODE_FILE = /^code-(v\d+\.\d+\.\d+\S*?-[a-z0-9]+(?:-\d+){3,4})(?:-[a-z_][a-z0-9_-]*)?\.bin$/;
 /** The launcher's temporary files (see writePrivateFile), and the age past which one was abandoned. */
 const TEMPORARY_FILE = /^\.code-[0-9a-f]{16}\.tmp$/;
 const ABANDONED_AFTER_MS = 60 * 60 * 1000;
 /** Builds whose code is kept at most, this one included: a few installs or Node versions in use at once. */
 const KEPT_BUILDS = 4;
-/**
- * Code files kept for one build at most: one per command, and `other` for a command line that names none
- * (`petinv WORD --help` exits 0). Were every first word kept apart, a few typos would prune the commands
- * kept first, since a file's modification time is its first run's.
- */
+/** Code files kept for one build: one per command, and `other` for a line naming none (typos would prune commands). */
 const KEPT_COMMANDS = COMMAND_NAMES.size + 1;
-/**
- * V8's code for the bundle, every function compiled, is about 1.4 times its source: a larger file is not
- * V8's. V8 ignores what follows its header's length, so a padded file would be read at every start (1.9 GB:
- * nine seconds) and never replaced.
- */
+/** V8's code is about 1.4 times the bundle: a larger file is not V8's (a padded one would be read every start). */
 const LARGEST_CODE_PER_SOURCE_BYTE = 4;
 
 export function loadCli(
@@ -56,8 +45,7 @@ export function loadCli(
   const source = readSource(path);
   const cache = codeFile(path, env, commandWord(argv.slice(2)));
   const kept = cache && readPrivateFile(cache.directory, cache.file, cache.largest);
-  // Node's own CommonJS wrapper, on the source's first line: stack traces keep their line numbers. (The
-  // text as an external string started 0.6 ms sooner but raised a million-pet serve's peak memory 100 MB.)
+  // Node's own CommonJS wrapper, on the source's first line: stack traces keep their line numbers.
   const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
     filename: path,
     // No importModuleDynamically, so the bundle has no import() (tsup.config.ts): on 22 and 24 a callback
@@ -94,12 +82,9 @@ const LIFTOFF_ONLY = ['--liftoff-only', '--no-wasm-tier-up', '--no-wasm-dynamic-
 const LIFTOFF_ONLY_UNDONE = ['--no-liftoff-only', '--wasm-tier-up', '--wasm-dynamic-tiering'];
 
 /**
- * undici parses HTTP with its WebAssembly build of llhttp, which V8 would compile again with its optimizing
- * tier in the background, work a short-lived CLI waits for at exit; Liftoff is plenty for one command.
- *
- * The switch is thrown at undici's first request, not at start: with any V8 flag changed, V8 refuses the
- * code Node ships for its own modules, and node:http, net, stream and the rest were compiled afresh (3.8 ms
- * of a cold `petinv list`). By the first request they are loaded; the WebAssembly is compiled after it.
+ * undici's WebAssembly llhttp would be compiled again by V8's optimizing tier in the background, work a
+ * short-lived CLI waits for at exit. The switch is thrown at undici's first request: with a V8 flag changed
+ * at start, V8 refuses the code Node ships for its own modules (node:http and the rest, 3.8 ms).
  */
 function liftoffOnlyFromFirstRequest(): { asAtStart<T>(run: () => T): T } {
   let thrown = false;

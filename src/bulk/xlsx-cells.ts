@@ -2,11 +2,10 @@ import { strFromU8, unzipSync } from 'fflate';
 
 /**
  * The cells of a workbook's first sheet whose value is not to be read: a formula saved without its value
- * (openpyxl and other scripts write them so; Excel and LibreOffice save the value) or with values the
- * workbook calls stale, and an error value (`#DIV/0!`, `#N/A`), which read-excel-file reads as empty. Read
- * so, a counted cell would be "not counted" and an expected cell no check. Each is given the text a CSV of
- * the sheet holds (the formula, the error), so its row is refused for it as a CSV's is. Rows and columns
- * count from 0, as read-excel-file's.
+ * (as scripts such as openpyxl save them) or with one not calculated, and an error value (`#N/A`), which
+ * read-excel-file reads as empty: a counted cell "not counted", an expected one no check. Each is given the
+ * text a CSV of the sheet holds (the formula, the error), so its row is refused as a CSV's is. Rows and
+ * columns count from 0, as read-excel-file's.
  */
 export type UnreadCells = Map<number, Map<number, string>>;
 
@@ -37,10 +36,7 @@ function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArr
   return undefined;
 }
 
-/**
- * Each style's number format code, by its index (a cell's `s`; built-in percents and exponents by id),
- * and each conditional format's (a rule's `dxfId`).
- */
+/** Each style's number format code by index (a cell's `s`; built-ins by id), and each conditional format's. */
 function numberFormats(styles: Uint8Array | undefined) {
   const xml = styles ? strFromU8(styles) : '';
   const items = (list: string, item: string) => [

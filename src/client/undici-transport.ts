@@ -5,14 +5,11 @@ import type { Dispatcher } from './undici';
 
 /**
  * The transport petinv uses: undici's dispatcher API (an Agent, or a proxy agent) with a handler of its
- * own, which costs a fraction of the request API's or fetch's CPU per request: what lets a bulk run keep
- * up with the server. `proxy` names the proxy the dispatcher goes through, so a failure to reach it is not
- * blamed on the service. With `pipelining` (a bulk run, whose dispatcher has `connections` connections
- * that may each carry several requests), requests that may be pipelined are marked so (undici pipelines
- * nothing else) once the service has shown that it keeps connections (see Pipelining). Until then, and
- * after it stops, one request goes on each connection at a time: at most `connections` are handed to
- * undici at once, and the rest wait here, their clocks not yet started, rather than in undici's queue,
- * where time spent waiting for a connection would count against --timeout.
+ * own, a fraction of the request API's or fetch's CPU per request. `proxy` names the proxy, so a failure to
+ * reach it is not blamed on the service. With `pipelining` (a bulk run's connections), requests that may be
+ * pipelined are marked so once the service shows it keeps connections (Pipelining); until then one goes on
+ * each connection at a time, the rest waiting here, not in undici's queue, where the wait would count
+ * against --timeout.
  */
 export function undiciTransport(
   dispatcher: Dispatcher,

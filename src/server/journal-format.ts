@@ -5,16 +5,10 @@ import { describeIssues } from '../contract/schemas';
 import { JournalEntry } from './data-format';
 
 /**
- * The journal's format on disk (version 2): a header line, then one line per commit.
- *
- *     petinv-journal 2
- *     1 5c3f1a0e [{"petId":2,"quantity":42}]
- *     2 0e1d44b7 [{"petId":1,"quantity":5},{"petId":3,"quantity":7}]
- *
- * A commit line is its sequence number, the CRC-32 of the sequence number, a space and the changes (8 hex
- * digits), then the changes. After a crash the file holds complete commits, then at most one torn commit
- * (journal.ts): its first bytes, or its whole length with zeros a crash left. Anything else that does not
- * check (a changed digit, a zeroed sector with commits after it, a file of zeros) is damage.
+ * The journal's format on disk (version 2, shown in docs/serve-durability.md): a header line, then per
+ * commit its sequence number, the CRC-32 of the sequence number, a space and the changes, then the changes.
+ * After a crash: complete commits, then at most one torn commit (its first bytes, or its length in zeros).
+ * Anything else that does not check (a changed digit, a zeroed sector before commits) is damage.
  */
 
 export const JOURNAL_HEADER = Buffer.from('petinv-journal 2\n');

@@ -6,12 +6,11 @@ import { closeQuietly } from './snapshot-file';
 type PendingCommit = { changes: readonly InventoryItem[]; done: (error: StorageError | null) => void };
 
 /**
- * The journal's commit pipeline (journal-format.ts has the format): commits appended one after another,
- * each durable once its write returns (O_DSYNC), answered in order. A failed write is cut back, and the
- * cut synced, before anything else is written; while that keeps failing every commit is refused. So after
- * a crash the file holds acknowledged commits and at most one torn one, never refused bytes with commits
- * after them. No zeros are laid down ahead (the previous version did): a journal ending in zeros by
- * design could not tell a zeroed sector from room not yet used.
+ * The journal's commit pipeline (journal-format.ts has the format): commits appended in turn, each durable
+ * once its write returns (O_DSYNC), answered in order. A failed write is cut back, and the cut synced,
+ * before anything else is written; while that fails every commit is refused. So a crash leaves
+ * acknowledged commits and at most one torn one. No zeros are laid down ahead: a zeroed sector would look
+ * like room not yet used.
  */
 export class Journal {
   /** Updates acknowledged since the last snapshot. */
