@@ -83,12 +83,14 @@ function shownOtherwise(code: string, value: number): string | undefined {
  * `row column`); NaN for any other formula. A saved value it contradicts was never calculated: LibreOffice,
  * which does not recalculate on load, saves an XlsxWriter workbook's 0s again without asking for it.
  */
-function calculate(formula: string, saved: Map<number, number>): number {
+function calculate(formula: string, saved: Map<number, number>, budget: { cells: number }): number {
   const tokens = formula.replace(/\$/g, '').toUpperCase().match(FORMULA_TOKEN) ?? [];
   let at = 0;
   // SUM leaves out a range's text; an empty cell is 0 everywhere.
   const summed = ({ top, left, bottom, right }: CellRange) => {
-    let total = (bottom - top + 1) * (right - left + 1) > 1e5 ? Number.NaN : 0;
+    budget.cells -= (bottom - top + 1) * (right - left + 1);
+    if (budget.cells < 0 || bottom < top || right < left) return Number.NaN;
+    let total = 0;
     for (let row = top; row <= bottom; row++)
       for (let column = left; column <= right; column++) total += saved.get(placeKey(row, column)) || 0;
     return total;
@@ -233,8 +235,10 @@ export function inspectWorkbook(bytes: Uint8Array): {
       conditional.find((rule) => within(cell, rule) && shownOtherwise(rule.code, number) !== undefined)?.code;
     if (shows !== undefined) mark(formatted, cell, shows);
   }
+  // Every sum's cells, counted across the workbook: a hostile one's million sums of a sheet each take no hour.
+  const budget = { cells: 1e7 };
   for (const [cell, formula, value] of calculated) {
-    const result = calculate(formula, saved ?? new Map());
+    const result = calculate(formula, saved ?? new Map(), budget);
     if (Math.abs(result - value) > 1e-9 * Math.max(1, Math.abs(result))) mark(unread, cell, `=${formula}`);
   }
   return { sheets, firstHidden, chart, shown, date1904, unread, formatted, merged, hiddenRows };
