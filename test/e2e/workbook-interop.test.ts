@@ -15,6 +15,8 @@ const python = ['python3', '/usr/bin/python3'].find(
   (command) => spawnSync(command, ['-c', 'import openpyxl'], { stdio: 'ignore' }).status === 0,
 );
 const soffice = spawnSync('soffice', ['--version'], { stdio: 'ignore' }).status === 0;
+const xlsxwriter =
+  python !== undefined && spawnSync(python, ['-c', 'import xlsxwriter'], { stdio: 'ignore' }).status === 0;
 
 const KEY = 'interop-key';
 const BIG = '9223372036854775807';
@@ -89,4 +91,29 @@ describe.skipIf(!soffice)('LibreOffice (skipped: libreoffice-calc-nogui is not i
     expect(ods.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(served.requests).toEqual([]);
   });
+
+  it.skipIf(!xlsxwriter)(
+    'XlsxWriter’s formulas saved again by LibreOffice, which did not recalculate them, are refused, not read as 0 (QA)',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const made = join(directory(), 'formulas.xlsx');
+      await runPython(
+        `import sys, xlsxwriter
+book = xlsxwriter.Workbook(sys.argv[1])
+sheet = book.add_worksheet('count')
+sheet.write_row(0, 0, ['petId', 'expected', 'counted'])
+sheet.write_string(1, 0, '1')
+sheet.write_number(1, 1, 5)
+sheet.write_formula(1, 2, '=B2+4')
+book.close()`,
+        made,
+      );
+      await convert(made, 'xlsx');
+      const review = await petinv(['set', '--file', join(directory(), 'xlsx', 'formulas.xlsx'), '--dry-run']);
+      expect(review.code, review.stderr).toBe(9);
+      expect(review.stderr).toContain('row 2 (pet 1): counted "=B2+4" is a formula, not a number');
+    },
+  );
 });
