@@ -13,10 +13,7 @@ function kindOfStatus(status: number): 'auth' | 'notFound' | 'rejected' | 'serve
   return 'server';
 }
 
-/**
- * The errors a client's user reads: each says what happened, in which environment, and what to do next.
- * These are about answers; those of requests that got none are NoAnswerErrors'.
- */
+/** The errors of answers a client's user reads (what happened, where, what next); NoAnswerErrors has the rest. */
 export class ClientErrors extends NoAnswerErrors {
   async failure(
     operation: string,

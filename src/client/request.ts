@@ -10,10 +10,7 @@ import { refusesTheRequestItself } from './write-outcome';
  * attempts again; the Deprecation notices and the base transport carry each one.
  */
 
-/**
- * The base URL's origin and path, split once so that no request parses a URL; undefined for one the
- * transport should parse itself each time, as before (not a URL, or with a query or fragment).
- */
+/** The base URL's origin and path, split once; undefined for one the transport parses (a query or fragment). */
 function splitBaseUrl(baseUrl: string): { origin: string; basePath: string } | undefined {
   if (!URL.canParse(baseUrl)) return undefined;
   const { origin, pathname, search, hash } = new URL(baseUrl);

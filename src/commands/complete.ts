@@ -51,10 +51,7 @@ async function optionValues(option: Option, current: string, env: NodeJS.Process
   return values(option.argChoices ?? []);
 }
 
-/**
- * `petinv help NAME...`: the commands (and, first, the help topics), following the names already typed
- * down to their subcommands (`help env <TAB>` offers set-url, use, remove).
- */
+/** `petinv help NAME...`: the help topics, then the commands, down the names typed (`help env <TAB>`). */
 async function helpValues(program: Command, names: readonly string[]): Promise<Candidate[]> {
   let command = program;
   for (const name of names) {

@@ -166,10 +166,7 @@ function journalNotices(running: RunningServer, shownFile: string): [string, str
   return notices;
 }
 
-/**
- * Serves until SIGINT or SIGTERM (the process's own signals in the bin, an EventEmitter in a test), then
- * finishes the requests in flight and flushes; resolves once all is written.
- */
+/** Serves until SIGINT or SIGTERM, then finishes the requests in flight; resolves once all is written. */
 function untilStopped(
   logEvent: LogEvent,
   running: RunningServer,

@@ -116,10 +116,7 @@ function refuseBulkOnlyOptions(flags: SetFlags) {
     );
 }
 
-/**
- * A bulk run: the flags become the pipeline's options (src/bulk/pipeline.ts), which reads the sheet, plans
- * it against the current inventory, confirms, applies, records and reports.
- */
+/** A bulk run: the flags become the options of the pipeline (src/bulk/pipeline.ts), which does the rest. */
 async function runBulkSet(given: SetFlags, context: CommandContext) {
   const output = chooseOutput(given, context, [[given.ndjson, 'ndjson', '--ndjson']]);
   // Their JSON and NDJSON shapes are documented (results, skipped lines, entries never sent): no --fields.

@@ -182,10 +182,7 @@ export interface ServeRegistration {
   unregister(): void;
 }
 
-/**
- * Writes this serve's record atomically (files/atomic-write.ts): whole into a new private file, fsynced,
- * then renamed into place, so a reader finds no record or a complete one.
- */
+/** Writes this serve's record atomically (files/atomic-write.ts): a reader finds none or a complete one. */
 export function registerServe(announcement: ServeAnnouncement, env: NodeJS.ProcessEnv): ServeRegistration {
   const directory = serveRecordDirectory(env);
   prepareDirectory(directory);

@@ -53,10 +53,7 @@ export interface StoredSettings {
   environments: Record<string, { baseUrl?: string; apiKey?: string }>;
 }
 
-/**
- * What the config file stores for environment `name`, if anything: its own entry only, never a member
- * every object has (`toString`, `constructor`), which `env use toString` took for a stored environment.
- */
+/** What the config file stores for `name`: its own entry only, never `toString` or another member every object has. */
 export function storedEnvironment(file: StoredSettings, name: string) {
   return Object.hasOwn(file.environments, name) ? file.environments[name] : undefined;
 }
@@ -85,10 +82,7 @@ function pick<T>(candidates: Array<[T | undefined, Source, string]>, fallback: R
   return fallback;
 }
 
-/**
- * The one place where precedence is decided: flag > environment variable > config file > default.
- * The API key has no flag, so it never appears on a command line.
- */
+/** The one place precedence is decided: flag > variable > config file > default; the key has no flag (ps shows flags). */
 export function resolveSettings(
   flags: SettingsFlags,
   env: NodeJS.ProcessEnv,
@@ -183,10 +177,7 @@ export function baseUrlProblem(text: string): string | undefined {
   return undefined;
 }
 
-/**
- * Checks a base URL (see baseUrlProblem) and returns it normalised, without a trailing slash. A refused
- * one is a configuration error, or a usage error when the command line gave it (an option or argument).
- */
+/** A base URL checked (baseUrlProblem), without a trailing slash; refused, a config error, or usage from the command line. */
 export function checkBaseUrl(text: string, where: string, refusal: 'usage' | 'config' = 'config'): string {
   const problem = baseUrlProblem(text);
   if (problem !== undefined) {

@@ -14,10 +14,7 @@ import {
   type SettingsFlags,
 } from './settings';
 
-/**
- * Where a command's requests go, decided once at the command's edge from its settings: the checked URL and
- * key, and how every message names the service. The client and the history take it as it is.
- */
+/** Where a command's requests go, decided once at its edge: the checked URL and key, and the service's name in messages. */
 export interface Target {
   envName: string;
   baseUrl: string;

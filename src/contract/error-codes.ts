@@ -1,7 +1,4 @@
-/**
- * Every `code` an Error body can carry, with the HTTP status it always comes with. docs/serve.md's table
- * and the served OpenAPI document list the same codes (a test holds them to it).
- */
+/** Every `code` an Error body can carry, with its status; docs/serve.md and the OpenAPI document list the same. */
 const ERROR_STATUS = {
   malformed_request: 400,
   missing_body: 400,

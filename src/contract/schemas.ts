@@ -4,10 +4,7 @@ import { INT64_MAX, INT64_MIN, PET_ID_RULE, PET_STATUSES, QUANTITY_MAX, toPetId 
 export { describeIssues } from './issues';
 export { INT64_MAX, INT64_MIN, PET_STATUSES, parsePetId, QUANTITY_MAX } from './rules';
 
-/**
- * The contract of the inventory service spec, the one source every boundary validates against.
- * zod/mini rather than classic zod: the same validator, a fraction of the start-up cost for a CLI.
- */
+/** The spec's contract, which every boundary validates against: zod/mini, a fraction of classic zod's start-up. */
 
 export const PetStatus = z.enum(PET_STATUSES);
 export type PetStatus = z.infer<typeof PetStatus>;

@@ -1,7 +1,4 @@
-/**
- * The response header by which petinv serve says which store it serves: an id made once and kept with its
- * data, so that a client files its history of writes by store, not by the address serve happens to use.
- */
+/** The header by which serve names its store (an id kept with its data): histories are filed by store, not address. */
 export const STORE_HEADER = 'Petinv-Store';
 
 /** A store id a client may file its history under: letters, digits, - and _, so it can name no other path. */

@@ -116,10 +116,7 @@ function isStale({ owner, torn, ageMs }: FoundLock, lockPath: string, options: L
   return !ownerIsRunning(owner);
 }
 
-/**
- * Takes the lock file at `lockPath`, or says who holds it. A stale lock (its owner gone) is broken and
- * taken. File-system failures are thrown as they are, for the caller to put in its own words.
- */
+/** Takes the lock file at `lockPath` (breaking a stale one), or says who holds it; other failures thrown as they are. */
 export function tryLock(lockPath: string, options: LockOptions = {}): LockAttempt {
   const files = options.files ?? nodeFileSystem;
   if (held.has(lockPath)) return { acquired: false, heldBy: { pid: process.pid } };

@@ -54,10 +54,7 @@ function askHolder(name: string): Promise<LockOwner | undefined> {
   });
 }
 
-/**
- * Claims `name` with the kernel for this process, answering `record` to whoever asks who holds it; a
- * LockHeldError for `lockPath`, naming the holder, when another process holds it.
- */
+/** Claims `name` with the kernel, answering `record` to whoever asks; a LockHeldError naming another holder. */
 async function claimAbstractName(name: string, record: string, lockPath: string): Promise<Claim> {
   const server: Server = createServer((socket) => {
     socket.on('error', () => {}); // An asker that went away.
@@ -126,10 +123,7 @@ async function claimName(name: string, options: IdentityOptions, lockPath: strin
   return { name, release: async () => attempt.release() };
 }
 
-/**
- * Opens `path` to claim its identity; undefined when there is no such file yet. The claim keeps the
- * descriptor: it tells when no name is left (nlink 0), and keeps the inode number from a new file.
- */
+/** Opens `path` to claim its identity (undefined: no file yet), kept open: nlink 0 then says no name is left. */
 function openIdentity(path: string): { fd: number; name: string } | undefined {
   let fd: number;
   try {

@@ -79,10 +79,7 @@ function decodePath(text: string): string | undefined {
   return typeof path === 'string' ? path : undefined;
 }
 
-/**
- * Whether `pid` runs, and has not merely exited unseen by its parent (a zombie). A pid of another user
- * (EPERM) runs, but is nobody's of this user's when `othersCount` is false.
- */
+/** Whether `pid` runs, a zombie aside; another user's (EPERM) runs, but counts only with `othersCount`. */
 export function isRunning(pid: number, othersCount = true): boolean {
   try {
     process.kill(pid, 0);

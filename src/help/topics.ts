@@ -1,7 +1,6 @@
 /**
- * The help topics, the one source of these texts: the terminal, their sections in docs/ and the man page
- * render them (src/program/manual.ts). Text between backticks is code: plain on a terminal, `code` in the
- * docs, bold in the man page.
+ * The help topics, the one source of these texts for the terminal, docs/ and the man page (manual.ts).
+ * Text between backticks is code: plain on a terminal, `code` in the docs, bold in the man page.
  */
 
 import { INPUT_TOPIC } from './sheets';

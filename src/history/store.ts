@@ -21,9 +21,8 @@ import { type HistoryChange, type HistoryRun, keptRuns, parseHistory, serialize 
 export type { HistoryChange, HistoryRun } from './runs';
 
 /**
- * The local history of write runs, one JSON line a run, a file per service origin (or store), so that
- * `petinv undo` can write the before-values back. Whatever goes wrong with it is reported and never fails
- * the write it records.
+ * The local history of write runs, one JSON line a run, a file per service origin (or store), for `petinv
+ * undo`. Whatever goes wrong with it is reported and never fails the write it records.
  */
 
 /** The runs kept, and shown: the unfinished ones and the newest others (runs.ts, keptRuns). */

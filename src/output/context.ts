@@ -15,10 +15,7 @@ export interface SignalSource {
   off(signal: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown;
 }
 
-/**
- * Everything the CLI takes from its process, handed to `main` by the bin (the process's own) or by a test
- * (streams it reads back). Nothing below the entry reads `process.*` for these.
- */
+/** All the CLI takes from its process, handed to `main` by the bin or a test: nothing below reads `process.*`. */
 export interface CliIo {
   env: NodeJS.ProcessEnv;
   stdin: InputStream;

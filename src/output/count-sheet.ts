@@ -16,10 +16,7 @@ export const COUNT_SHEET_COLUMNS: readonly Column<InventoryItem>[] = [
 export const countSheetCsv = (): Exporter<InventoryItem> =>
   createExporter(COUNT_SHEET_COLUMNS, { format: 'csv', headers: true, color: false, pretty: false });
 
-/**
- * The count sheet as an Excel workbook (write-excel-file, loaded only here): petIds in text cells, so
- * that a spreadsheet cannot round one, and the header row kept in view.
- */
+/** The count sheet as a workbook (write-excel-file, loaded only here): petIds in text cells, the header kept in view. */
 export async function countSheetWorkbook(items: readonly InventoryItem[]): Promise<Buffer> {
   const { default: writeXlsxFile } = await import('write-excel-file/node');
   const header = COUNT_SHEET_COLUMNS.map((column) => ({ value: column.key, fontWeight: 'bold' as const }));

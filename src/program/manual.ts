@@ -5,10 +5,7 @@ import { roffText, topicMarkdown, topicRoff } from '../help/render';
 import { findTopic, HELP_TOPICS } from '../help/topics';
 import { buildProgram } from './build';
 
-/**
- * The man page (written at build, scripts/docs.mjs) and the generated sections of the README and docs/
- * (`npm run docs`), from the same declarations, examples and topics as `--help`.
- */
+/** The man page and the generated sections of the README and docs/, from what `--help` shows (scripts/docs.mjs). */
 
 /** The program as help sees it; no command runs, so no context is ever made. */
 function declaredProgram() {
@@ -106,10 +103,7 @@ function shortExitCodes(): string {
   return topicMarkdown({ blocks: [{ table: { head: ['exit code', 'meaning'], rows: [...seen] } }] });
 }
 
-/**
- * The sections made from the help text, each with the page that holds it between its markers. `npm run docs`
- * writes them; a test fails when a page drifts or loses a section.
- */
+/** The sections made from the help text, each with its page; a test fails when a page drifts or loses one. */
 export const GENERATED_SECTIONS: readonly { page: string; name: string; render: () => string }[] = [
   { page: 'README.md', name: 'exit-codes-short', render: shortExitCodes },
   { page: 'docs/guide.md', name: 'options', render: () => topicMarkdown(optionsTopic(declaredProgram())) },

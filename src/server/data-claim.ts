@@ -36,10 +36,7 @@ export async function lockDataFile(path: string, files?: FileSystem): Promise<He
   }
 }
 
-/**
- * Whether `path` is itself a mount point, as a single-file bind mount is: the fifth field of
- * /proc/self/mountinfo, with octal escapes for space, tab, newline and backslash (false without it).
- */
+/** Whether `path` is a mount point (a single-file bind mount): /proc/self/mountinfo's fifth field, unescaped. */
 function isMountPoint(path: string): boolean {
   const mounts = tryOr(() => readFileSync('/proc/self/mountinfo', 'utf8'), undefined);
   if (mounts === undefined) return false;

@@ -7,10 +7,7 @@ import { ServeError } from './errors';
 import { checksumHex, JOURNAL_HEADER } from './journal-format';
 import { type JournalState, replayJournal } from './journal-replay';
 
-/**
- * Loading a data file: the snapshot parsed and checked, the journal replayed over it (journal-replay.ts).
- * A file that fails to load stops the start with its path and the reason, and is left as it is.
- */
+/** A data file loaded: its snapshot checked, its journal replayed; one that fails stops the start, untouched. */
 
 /** A snapshot whose checksum does not match: damage, which the start refuses, naming the file. */
 function snapshotDamaged(path: string, found: string, carried: string): ServeError {

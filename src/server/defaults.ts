@@ -1,7 +1,4 @@
-/**
- * What `petinv serve` uses when no option says otherwise: the server's own defaults, which the CLI's
- * declarations show in help. A leaf, so that the program reads them without loading the server.
- */
+/** serve's defaults, which its declarations show in help: a leaf, read without loading the server. */
 
 export const DEFAULT_SEED_COUNT = 12;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;

@@ -16,10 +16,7 @@ export class HttpError extends Error {
   }
 }
 
-/**
- * A start or a stop the machine refused (the data file, its journal or lock, the address): one line
- * naming the file or address and what to do; `petinv serve` prints it and exits 3.
- */
+/** A start or stop the machine refused (a file, its lock, the address): one line saying what to do; exit 3. */
 export class ServeError extends Error {
   override readonly name = 'ServeError';
 }

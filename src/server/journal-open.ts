@@ -115,10 +115,7 @@ async function cutTornCommit(
   return kept;
 }
 
-/**
- * Makes the journal a start loaded (none for a new data file) ready for appends, and says what that took.
- * `items` are the data file's items with everything sound in the journal applied.
- */
+/** Makes the journal a start loaded ready for appends, and says what that took; `items` as replayed. */
 export async function openJournal(
   files: FileSystem,
   dataPath: string,

@@ -43,10 +43,7 @@ function applyChanges(
   }
 }
 
-/**
- * Applies the journal to the snapshot's items. Damage (anything a crash does not explain) refuses the
- * start and leaves every file as it is, unless `recover`: then only the sound commits before it apply.
- */
+/** Applies the journal; damage a crash does not explain refuses the start, unless `recover` (what is before it). */
 export function replayJournal(
   path: string,
   bytes: Buffer,

@@ -71,10 +71,7 @@ function describeClientError(
   return new HttpError('malformed_request', `malformed request: ${error.reason ?? 'unparsable'}`, CLOSE);
 }
 
-/**
- * What node:http would answer by itself, or drop without a word, answered with Error bodies and logged.
- * A `clientError` is answered once a connection, never over an answer under way.
- */
+/** node:http's own answers and silent drops, answered with Error bodies and logged; once a connection. */
 export function answerBelowTheApp(
   server: Server,
   timeouts: Timeouts,

@@ -4,10 +4,7 @@ import type { Socket } from 'node:net';
 const PLACE_FIXED = Symbol('the place of this write among the writes is fixed');
 type PlacedRequest = IncomingMessage & { [PLACE_FIXED]?: () => void };
 
-/**
- * Called by a write's handler once its update is queued in the store, which applies its queue in order:
- * a PATCH pipelined behind it may then start, and join the same group commit.
- */
+/** Called once a write is queued in the store: a PATCH pipelined behind it may start, and join its commit. */
 export function placeFixed(req: IncomingMessage): void {
   (req as PlacedRequest)[PLACE_FIXED]?.();
 }
@@ -34,10 +31,7 @@ const track = (socket: OrderedSocket) => (socket[TURNS] = { waiting: [], unanswe
  */
 export const MAX_WAITING_PER_CONNECTION = 8192;
 
-/**
- * The most pipelined writes one connection may have started and not yet answered: enough to fill a group
- * commit, few enough that a client which never reads its answers holds little.
- */
+/** Pipelined writes a connection may have started unanswered: enough for a commit, little for a non-reader. */
 export const MAX_STARTED_WRITES_PER_CONNECTION = 64;
 
 /**

@@ -1,10 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from './errors';
 
-/**
- * The routes of `petinv serve`, in one table that the router, `Allow` and the OpenAPI test read.
- * Authentication comes before the method check (a wrong method without a key is 401, not 405).
- */
+/** serve's routes, one table for the router, `Allow` and the OpenAPI test; a wrong method without a key is 401. */
 
 /** The methods a route declares; HEAD is answered wherever GET is, by GET's handler (node:http drops the body). */
 export type RouteMethod = 'GET' | 'PATCH';

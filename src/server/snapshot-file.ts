@@ -18,10 +18,7 @@ export const closeQuietly = (files: FileSystem, fd: number) => quietly(() => fil
 /** The name of a snapshot being written: beside the data file, hidden, with 16 random hex digits. */
 const temporaryName = (path: string, random: string) => `.${basename(path)}.${random}.tmp`;
 
-/**
- * Removes the temporary snapshots a killed serve left beside `path` (each as large as the inventory):
- * regular files of this user with the exact name a snapshot gets. The data file is locked meanwhile.
- */
+/** Removes the temporary snapshots a killed serve left beside `path`: this user's files named as a snapshot is. */
 export function removeAbandonedSnapshots(path: string): void {
   const directory = dirname(path);
   const prefix = temporaryName(path, '').slice(0, -'.tmp'.length);

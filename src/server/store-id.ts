@@ -3,10 +3,7 @@ import { isStoreId } from '../contract/store-id';
 import { writeFileAtomicSync } from '../files/atomic-write';
 import { type FileSystem, quietly, randomHex, tryOr } from '../files/file-system';
 
-/**
- * The id serve answers in Petinv-Store (src/contract/store-id.ts): kept in `DATA.store-id` beside a durable
- * data file, so a serve restarted on another port is the same store. In memory, or not kept: new each start.
- */
+/** serve's Petinv-Store id, kept in `DATA.store-id` beside a durable data file; in memory, new each start. */
 export function openStoreId(dataFile: string | undefined, readOnly: boolean, files?: FileSystem): string {
   if (dataFile === undefined || readOnly) return randomHex(16);
   const path = `${dataFile}.store-id`;

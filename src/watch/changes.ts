@@ -21,10 +21,7 @@ function changeOf(petId: bigint, before: InventoryItem | undefined, after: Inven
   return { petId, from: before?.quantity ?? null, to: after?.quantity ?? null, status };
 }
 
-/**
- * Every pet in the view before or after (filters, sort and limit applied) whose item changed, appeared or
- * went away; one that only moves into or out of the view is no change. New view's order, then the gone.
- */
+/** The pets of either view whose item changed, appeared or went (not merely moved in or out): new order, then gone. */
 export function changesBetween(
   before: InventoryIndex,
   after: InventoryIndex,
