@@ -1,5 +1,5 @@
 import type { InventoryClient } from '../client/client';
-import { maybeApplied, quantityLeftBy } from '../client/write-outcome';
+import { maybeApplied, quantityLeftBy, refusesTheRequestItself } from '../client/write-outcome';
 import { stringifyJson } from '../contract/json';
 import type { InventoryItem } from '../contract/schemas';
 import type { History, HistoryChange, HistoryRun } from '../history/store';
@@ -174,9 +174,12 @@ export async function runPipeline(
         befores.delete(result.petId);
         if (!result.ok) {
           const row = { input: result.line, petId: result.petId };
+          const asSent = refusesTheRequestItself(result.error.body.status ?? 0);
           // Answered with another quantity, the pet was changed: never "not applied" (counted as mismatched).
-          if (result.error.kind !== 'mismatch')
-            (maybeApplied(result.error) ? failedRows.maybeApplied : failedRows.refused).push(row);
+          if (result.error.kind !== 'mismatch') {
+            if (maybeApplied(result.error)) failedRows.maybeApplied.push(row);
+            else failedRows.refused.push({ ...row, asSent });
+          }
           // Maybe applied, or answered with another quantity: kept with what it may have left.
           const left = quantityLeftBy(result.error, result.quantity);
           if (left !== undefined && before !== left)

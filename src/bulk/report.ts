@@ -42,6 +42,8 @@ const NAMED_NOT_APPLIED = 20;
 export interface NotApplied {
   input: number;
   petId: bigint;
+  /** Refused for what was sent (an unknown pet, a bad quantity): sent again, it is refused again. */
+  asSent?: boolean;
 }
 
 /** A run as its end is told. */
@@ -77,7 +79,8 @@ function summaryJson({ outcome, input, plan, changed }: FinishedRun, unsettled: 
     notCounted: input.entries.notCounted,
     notSent,
     stopped: stop?.reason ?? null,
-    ...unsettled,
+    notApplied: unsettled.notApplied.map(({ input, petId }) => ({ input, petId })),
+    maybeApplied: unsettled.maybeApplied,
   };
 }
 
@@ -106,8 +109,15 @@ function writeSummary(
   context.stderr.write(
     `petinv: ${failed || skipped || stop || conflicts ? chalk.yellow(summary) : summary}\n`,
   );
-  const { notApplied, maybeApplied } = unsettled;
-  if (notApplied.length > 0)
+  const { maybeApplied } = unsettled;
+  const [asSent, notApplied] = [true, false].map((sent) =>
+    unsettled.notApplied.filter((row) => !!row.asSent === sent),
+  );
+  if (asSent?.length)
+    context.stderr.write(
+      `petinv: refused as sent: ${nameRows(asSent, input.unit)}; sent again, they would be refused again: fix or remove them (each line above says why)\n`,
+    );
+  if (notApplied?.length)
     context.stderr.write(`petinv: not applied: ${nameRows(notApplied, input.unit)}; ${options.again}\n`);
   if (maybeApplied.length > 0)
     context.stderr.write(

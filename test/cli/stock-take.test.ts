@@ -314,6 +314,19 @@ describe('a plan never overwrites a newer count', () => {
     expect(all.stderr).not.toContain('--force');
   });
 
+  it('a row the service refused as sent (an unknown pet) is not advised to be sent again (QA)', async () => {
+    const result = await petinv([
+      'set',
+      '--file',
+      file('unknown-pet.csv', 'petId,quantity\n30,7\n999999,3\n'),
+    ]);
+    expect(result.code, result.stderr).toBe(9);
+    expect(result.stderr).toContain(
+      'refused as sent: row 3 (pet 999999); sent again, they would be refused again: fix or remove them',
+    );
+    expect(result.stderr).not.toContain('not applied');
+  });
+
   it('--all sends every row, also those already right', async () => {
     requests.length = 0;
     const result = await petinv(['set', '--file', file('all.csv', 'petId,quantity\n30,0\n30,0\n'), '--all']);
