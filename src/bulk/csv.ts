@@ -33,10 +33,7 @@ export function csvEngine(delimiter: Exclude<Delimiter, 'space'>): CsvEngine {
   return (parser as unknown as { api: CsvEngine }).api;
 }
 
-/**
- * What csv-parse stopped at, for the row after the last it read: a quote never closed is that row's
- * problem; anything else ends the run before anything is sent.
- */
+/** What csv-parse stopped at: an unclosed quote is the next row's problem; anything else ends the run unsent. */
 export function csvFailure(error: Error, next: { line: number; row: number }, headerLine: number): string {
   const code = error instanceof CsvError ? error.code : undefined;
   if (code === 'CSV_QUOTE_NOT_CLOSED') {

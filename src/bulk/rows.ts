@@ -119,10 +119,7 @@ function byRole(raw: object, keys: JsonKeys): Record<string, unknown> | string {
   return named;
 }
 
-/**
- * A row whose counted column and another that says it holds counts hold two numbers, or only the other one
- * holds a number: which is meant?
- */
+/** Counted and another column of counts hold two numbers, or only the other one does: which is meant? */
 function twoCounts(counted: string, quantity: unknown, other: string, value: number): string {
   const holds = typeof quantity === 'number' ? `holds ${quantity}` : 'is empty';
   return `${quoted(counted)} ${holds} and ${quoted(other)} holds ${value}: which count is meant? Keep it in one column, named counted, and remove or rename the other`;

@@ -52,10 +52,7 @@ export interface BulkRunOptions {
   keepResults?: boolean;
 }
 
-/**
- * Applies every entry, `concurrency` at a time; a failure is recorded, not thrown, so one bad pet does not
- * stop the rest. A run stops sending when going on cannot help (BulkStop); those in flight finish.
- */
+/** Applies every entry, `concurrency` at a time, a failure recorded, not thrown; stops when going on cannot help. */
 export async function runBulk(entries: EntryStore, options: BulkRunOptions): Promise<BulkOutcome> {
   const { update, onResult, outputClosed, interrupted } = options;
   const outcome: BulkOutcome = {

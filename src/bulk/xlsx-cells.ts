@@ -79,9 +79,8 @@ function shownOtherwise(code: string, value: number): string | undefined {
 }
 
 /**
- * What a formula of numbers, this sheet's cells, + - * / and SUM gives from the cells' saved values (by
- * `row column`); NaN for any other formula. A saved value it contradicts was never calculated: LibreOffice,
- * which does not recalculate on load, saves an XlsxWriter workbook's 0s again without asking for it.
+ * What a formula of numbers, the sheet's cells, + - * / and SUM gives from the saved values (by placeKey);
+ * NaN for any other. A saved value it contradicts was never calculated (LibreOffice saves XlsxWriter's 0s).
  */
 function calculate(formula: string, saved: Map<number, number>, budget: { cells: number }): number {
   const tokens = formula.replace(/\$/g, '').toUpperCase().match(FORMULA_TOKEN) ?? [];

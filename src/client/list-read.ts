@@ -32,10 +32,7 @@ export interface ListReading {
 /** A body as chunks: a transport that does not stream (a library caller's own) hands over the text. */
 const chunksOf = (response: TransportResponse) => response.body ?? [Buffer.from(response.text)];
 
-/**
- * The contract's list is a 200: another success (a 206 Partial Content, a 202 Accepted) does not say its
- * body is the whole inventory, and its stock would be shown and summed as if it were.
- */
+/** The contract's list is a 200: a 206 or a 202 does not say its body is the whole inventory. */
 function refuseOtherSuccess(errors: ClientErrors, response: TransportResponse) {
   if (response.status !== 200)
     throw errors.contractError(
