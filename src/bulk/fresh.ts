@@ -11,11 +11,9 @@ export const CHECK_WINDOW_MS = 1000;
 const READ_AGAIN_AT_MS = CHECK_WINDOW_MS * 0.75;
 
 /**
- * The inventory as a run last read it, read again (a conditional GET: a 304 when nothing changed) once the
- * read is READ_AGAIN_AT_MS old. Writes go on against the last read while it is inside the window, so the
- * new read overlaps them; a write waits only when the last read is past the window. Pets this run has
- * sent are never checked again (a sheet names each pet once), so a read that sees some of them written
- * and some not decides nothing about them.
+ * The inventory as a run last read it, read again (a conditional GET) once READ_AGAIN_AT_MS old: writes go
+ * on against the last read inside the window, and wait only past it. Pets this run sent are never checked
+ * again (a sheet names each pet once), so a read seeing some written and some not decides nothing of them.
  */
 export class FreshInventory {
   private items: Map<bigint, InventoryItem>;

@@ -15,7 +15,7 @@ export const quoted = (text: string) => `"${shown(text)}"`;
 /** Why text is no whole number; `limit` is the largest one `what` can be. */
 function notWholeNumber(text: string, limit: number | bigint, what: string): string {
   if (text.startsWith('='))
-    return 'is a formula, not a number: recalculate the sheet and save it with its values, or paste the column as values';
+    return 'is a formula, not a number: recalculate the sheet, then paste the column as values (values only)';
   // 13.000 (or 13,000 in German) may be 13 as a CSV saved as shown writes a format of 3 decimals.
   if (/^[+-]?\d{1,3}[.,]\d{3}$/.test(text))
     return `could be ${text.replace(',', '.')} (3 decimals) or ${text.replace(/[.,]/, '')} (a thousands separator): write the whole number meant`;

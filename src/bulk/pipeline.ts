@@ -56,7 +56,11 @@ export async function runPipeline(
   const sentAt = performance.now();
   const first = target.first ?? { items: await client.listInventory(), sentAt };
   const inventory = new FreshInventory(client, first);
-  const plan = planSheet(input.entries, inventory.first, options);
+  const history = options.history?.();
+  // A pet an earlier run of this input left as it is now is no one else's change (a sheet applied again).
+  const leftBefore = options.undo ? undefined : leftByEarlierRuns(history?.read() ?? [], options.command);
+  const planOptions = { ...options, leftBefore };
+  const plan = planSheet(input.entries, inventory.first, planOptions);
   for (const notice of planNotices(plan, envName)) writeNotice(notice, context);
   if (options.dryRun) {
     rehearse(input, plan, options, context, envName, client.storeId !== undefined);
@@ -65,7 +69,6 @@ export async function runPipeline(
   writeConflicts(plan.conflicts, input.unit, options, context, envName);
   if (plan.send.length > 0) await options.confirm(options.question(plan.send.length));
 
-  const history = options.history?.();
   // What each pet held when its update was sent (the history's before), kept until its answer.
   const befores = new Map<bigint, number | null>();
   // The plan is in the history before the first write, so that a petinv killed outright leaves what it
@@ -90,7 +93,7 @@ export async function runPipeline(
   // Found already right at the write: named as at the plan when the pet no longer holds its from.
   const alreadyRight = (entry: BulkEntry, current: number | undefined) => {
     plan.alreadyRight++;
-    if (changedSinceRead(entry, current, options)) writeNotice(changedToWantedNotice([entry]), context);
+    if (changedSinceRead(entry, current, planOptions)) writeNotice(changedToWantedNotice([entry]), context);
   };
   const check = async (entry: BulkEntry) => {
     const item = (await inventory.current()).get(entry.petId);
@@ -219,6 +222,16 @@ export async function runPipeline(
     await record(true);
     throw error;
   });
+}
+
+/** Each pet as the latest run of `command` left it, unless a run of another command changed it since. */
+function leftByEarlierRuns(runs: readonly HistoryRun[], command: string): Map<bigint, number | null> {
+  const left = new Map<bigint, number | null>();
+  for (const run of runs)
+    for (const { petId, after } of run.changes)
+      if (run.command === command) left.set(petId, after);
+      else left.delete(petId);
+  return left;
 }
 
 /** What a plan would change, each pet with the quantity it held at the plan's read (null: not in the inventory). */

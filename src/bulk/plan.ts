@@ -114,7 +114,10 @@ export interface SheetPlan {
   changedToWanted: BulkEntry[];
 }
 
-type PlanOptions = Pick<PipelineOptions, 'all' | 'force' | 'undo'>;
+type PlanOptions = Pick<PipelineOptions, 'all' | 'force' | 'undo'> & {
+  /** What an earlier run of the same input left on each pet it wrote (none since changed it): its own doing. */
+  leftBefore?: ReadonlyMap<bigint, number | null>;
+};
 
 /**
  * What to do with one row given the pet's item now: a row whose pet already holds its wanted quantity is
@@ -137,7 +140,12 @@ export const changedSinceRead = (
   entry: BulkEntry,
   current: number | null | undefined,
   options: PlanOptions,
-) => !options.undo && entry.from !== undefined && current != null && current !== entry.from;
+) =>
+  !options.undo &&
+  entry.from !== undefined &&
+  current != null &&
+  current !== entry.from &&
+  options.leftBefore?.get(entry.petId) !== current;
 export const changedToWantedNotice = (entries: BulkEntry[]) =>
   `${plural(entries.length, 'pet')} already ${entries.length === 1 ? 'holds' : 'hold'} the quantity wanted but not the one the input expected: changed since the input was read (by someone else, or an earlier run of it); check ${namedFirst(entries, ({ petId, quantity, from }) => `pet ${petId} (${quantity}, expected ${from})`)}`;
 

@@ -91,7 +91,7 @@ function calculate(formula: string, saved: Map<number, number>, budget: { cells:
     if (budget.cells < 0 || bottom < top || right < left) return Number.NaN;
     let total = 0;
     for (let row = top; row <= bottom; row++)
-      for (let column = left; column <= right; column++) total += saved.get(placeKey(row, column)) || 0;
+      for (let column = left; column <= right; column++) total += saved.get(placeKey(row, column)) ?? 0;
     return total;
   };
   const operand = (): number => {
@@ -177,6 +177,10 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const listed = [...workbook.matchAll(element('sheet'))];
   // A program that cannot calculate (XlsxWriter) saves 0 as every formula's value and asks for this.
   const stale = /^(1|true)$/.test(attribute(workbook, 'fullCalcOnLoad', 'calcPr') ?? '');
+  // Excel keeps a calculation chain of what it calculated: other programs (LibreOffice, Gnumeric) may save
+  // a formula's value as they loaded it, so there only a value petinv works out is believed.
+  const calculatedByExcel =
+    !!files['xl/calcChain.xml'] && !/manual/.test(attribute(workbook, 'calcMode', 'calcPr') ?? '');
   const sheets = listed.map(([, attributes = '']) => xmlText(attribute(attributes, 'name') ?? ''));
   const firstHidden = /hidden/i.test(attribute(listed[0]?.[1] ?? '', 'state') ?? '');
   const shown = Number(attribute(workbook, 'activeTab', 'workbookView') ?? 0);
@@ -221,13 +225,15 @@ export function inspectWorkbook(bytes: Uint8Array): {
     const text = xmlText(value?.[2] ?? '');
     const type = attribute(attributes, 't');
     const number = (type ?? 'n') === 'n' ? Number(text) : Number.NaN;
-    saved?.set(placeKey(cell.top, cell.left), number);
+    // Text is no number (SUM passes over it); a formula's value is one only where Excel calculated it.
+    if (formula || !Number.isNaN(number))
+      saved?.set(placeKey(cell.top, cell.left), formula && !calculatedByExcel ? Number.NaN : number);
     // An empty text result (t="str", as Excel saves ="") is a value; an empty number is none (openpyxl).
     const read =
       type !== 'e' && (formula === undefined || (!stale && (text !== '' || (value && type === 'str'))));
     if (!read) mark(unread, cell, type === 'e' ? text : `=${xmlText(formula?.[2] || '…')}`);
+    else if (formula) calculated.push([cell, xmlText(formula[2] ?? ''), number]);
     if (!read || Number.isNaN(number) || text === '') continue;
-    if (formula) calculated.push([cell, xmlText(formula[2] ?? ''), number]);
     const format = formats.cells[Number(attribute(attributes, 's') ?? 0)];
     const shows =
       (zerosHidden && number === 0 ? '' : format && shownOtherwise(format, number)) ??
@@ -238,7 +244,8 @@ export function inspectWorkbook(bytes: Uint8Array): {
   const budget = { cells: 1e7 };
   for (const [cell, formula, value] of calculated) {
     const result = calculate(formula, saved ?? new Map(), budget);
-    if (Math.abs(result - value) > 1e-9 * Math.max(1, Math.abs(result))) mark(unread, cell, `=${formula}`);
+    const agrees = Math.abs(result - value) <= 1e-9 * Math.max(1, Math.abs(result));
+    if (Number.isNaN(result) ? !calculatedByExcel : !agrees) mark(unread, cell, `=${formula}`);
   }
   return { sheets, firstHidden, chart, shown, date1904, unread, formatted, merged, hiddenRows };
 }

@@ -2,10 +2,9 @@
 export type RawHeaders = Record<string, string | string[] | undefined>;
 
 /**
- * Whether a transport pipelines, learned from the service's answers: off until an answer shows a kept
- * connection (an HTTP/1.1 server then takes pipelined requests, RFC 9112 9.3.2); off for good once a
- * pipelined request lost its connection before its answer (each such loss costs a retry), or a pipelined
- * answer is plainly another request's (outOfStep: every later answer on its connection would be too).
+ * Whether a transport pipelines, learned from the answers: on once one shows a kept connection (RFC 9112
+ * 9.3.2); off for good once a pipelined request lost its connection before its answer (a retry each), or
+ * an answer is plainly another request's (outOfStep: every later one on its connection would be too).
  */
 export class Pipelining {
   /** `answered`: an answer without `Connection: close` came, and whether its connection stayed open is not yet seen. */

@@ -120,6 +120,12 @@ function rawWorkbook(
             .join('')}</dxfs></styleSheet>`,
         ),
       }),
+      // Excel, which calculates each formula it saves, lists them in a calculation chain.
+      ...(calculation.includes('calcId') && {
+        'xl/calcChain.xml': strToU8(
+          '<calcChain xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"/>',
+        ),
+      }),
       ...parts,
     }),
   );
@@ -262,14 +268,17 @@ describe('an Excel workbook', () => {
       // A text formula whose saved result is empty, as Excel saves ="": a value, empty, so not counted.
       ['B7', text('B7', '12'), cell('D7', '<f>IF(1,"","")</f><v></v>', 'str')],
     ];
-    const workbook = rawWorkbook([
-      { name: 'Count', rows },
-      { name: 'Old &amp; done', rows: [] },
-    ]);
+    const workbook = rawWorkbook(
+      [
+        { name: 'Count', rows },
+        { name: 'Old &amp; done', rows: [] },
+      ],
+      'calcId="191029"',
+    );
     const review = await petinv(['set', '--file', file('formulas.xlsx', workbook), '--dry-run']);
     expect(review.code, review.stderr).toBe(9);
     expect(review.stderr).toContain(
-      'row 3 (pet 1): counted "=5+7" is a formula, not a number: recalculate the sheet and save it with its values, or paste the column as values (skipped)',
+      'row 3 (pet 1): counted "=5+7" is a formula, not a number: recalculate the sheet, then paste the column as values (values only) (skipped)',
     );
     expect(review.stderr).toContain('row 4 (pet 2): expected "#DIV/0!" is not a whole number (skipped)');
     expect(review.stderr).toContain('row 6: petId "=B5+1" is a formula, not a number');
@@ -277,7 +286,7 @@ describe('an Excel workbook', () => {
     expect(review.stderr).toContain(
       'the workbook has 2 sheets: only the first, "Count", is read (not "Old & done")',
     );
-    // A formula saved with its value is read as that value.
+    // A formula saved with its value by Excel (its calculation chain) is read as that value.
     expect(review.stdout, review.stderr).toMatch(/^11: \d+ → 100\n$/);
   });
 
@@ -364,15 +373,28 @@ describe('an Excel workbook', () => {
     const review = await petinv([
       'set',
       '--file',
-      file('resaved.xlsx', rawWorkbook([{ name: 'Count', rows }])),
+      file('resaved.xlsx', rawWorkbook([{ name: 'Count', rows }], 'calcId="191029"')),
       '--dry-run',
     ]);
     expect(review.code, review.stderr).toBe(9);
     expect(review.stderr).toContain(
       'row 2 (pet 1): counted "=B2+1" is a formula, not a number: recalculate the sheet',
     );
-    // Its sums and arithmetic agree, and a formula petinv cannot work out is read as saved.
+    // Its sums and arithmetic agree, and a formula petinv cannot work out is read as Excel saved it.
     expect(review.stdout, review.stderr).toMatch(/^2: \d+ → 4\n11: \d+ → 7\n12: \d+ → 3\n$/);
+    // Saved by another program (no calculation chain), that one's value is not believed, nor one built on it.
+    rows.push(['A6', text('A6', '30'), cell('C6', '<f>C4+1</f><v>8</v>')]);
+    const elsewhere = await petinv([
+      'set',
+      '--file',
+      file('resaved-lo.xlsx', rawWorkbook([{ name: 'Count', rows }])),
+      '--dry-run',
+    ]);
+    expect(elsewhere.stderr).toContain(
+      'row 4 (pet 11): counted "=VLOOKUP(A4,Stock!A:B,2,FALSE)" is a formula',
+    );
+    expect(elsewhere.stderr).toContain('row 6 (pet 30): counted "=C4+1" is a formula');
+    expect(elsewhere.stdout, elsewhere.stderr).toMatch(/^2: \d+ → 4\n12: \d+ → 3\n$/);
   });
 
   it('a number a conditional format may hide (;;;) is refused: whether its condition holds is not read (QA)', async () => {

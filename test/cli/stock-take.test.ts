@@ -314,6 +314,20 @@ describe('a plan never overwrites a newer count', () => {
     expect(all.stderr).not.toContain('--force');
   });
 
+  it('the sheet applied again names only the colleague’s pet at the count, not those its own first run wrote (QA)', async () => {
+    const now = await quantities();
+    const held = (petId: number) => now.get(petId) as number;
+    const sheet = [44, 45, 46].map((petId) => `${petId},${held(petId)},${held(petId) + 1}`);
+    const path = file('applied-twice.csv', `petId,expected,counted\n${sheet.join('\n')}\n`);
+    expect((await petinv(['set', '46', String(held(46) + 1)])).code).toBe(0);
+    const note = `already holds the quantity wanted but not the one the input expected: changed since the input was read (by someone else, or an earlier run of it); check pet 46 (${held(46) + 1}, expected ${held(46)})\n`;
+    for (let run = 1; run <= 2; run++) {
+      const result = await petinv(['set', '--file', path]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr, `run ${run}`).toContain(`note: 1 pet ${note}`);
+    }
+  });
+
   it('a row the service refused as sent (an unknown pet) is not advised to be sent again (QA)', async () => {
     const result = await petinv([
       'set',

@@ -158,7 +158,7 @@ describe('a sheet: columns chosen by the header', () => {
     expect(input.problems.map(({ line, message, pet }) => `${line} ${pet}: ${message}`)).toEqual([
       '2 1: counted "12.5" is not a whole number',
       '3 2: counted "1,000,000" has thousands separators: write 1000000',
-      '4 3: counted "=5+2" is a formula, not a number: recalculate the sheet and save it with its values, or paste the column as values',
+      '4 3: counted "=5+2" is a formula, not a number: recalculate the sheet, then paste the column as values (values only)',
       '5 4: counted "12.0" has decimals: write 12',
       '6 undefined: petId 9.00719925474099E+015: the spreadsheet rounded it: format the column as text',
       '7 5: counted "+4" has a "+": write 4',
