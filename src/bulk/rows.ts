@@ -93,14 +93,14 @@ const JSON_KEYS: Readonly<Record<ColumnRole, keyof z.infer<typeof UpdateObject>>
 function byRole(raw: object, keys: JsonKeys): Record<string, unknown> | string {
   const named: Record<string, unknown> = {};
   const keyOf = new Map<string, string>();
-  const alsoCounts = new Map<string, number>();
+  const alsoCounts = new Map<string, unknown>();
   for (const [key, value] of Object.entries(raw)) {
     const role = roleOf(key);
     const name = role === 'counted' && canonicalName(key) === 'to' ? 'to' : role && JSON_KEYS[role];
     if (name === undefined) {
       // Checked against the count, not ignored: a sheet names such a column as checked.
-      const count = typeof value === 'string' ? countIn(value) : value;
-      if (soundsLikeCount(key) && typeof count === 'number') alsoCounts.set(key, count);
+      const count = typeof value === 'string' ? (countIn(value) ?? value) : value;
+      if (soundsLikeCount(key) && value !== null && value !== '') alsoCounts.set(key, count);
       else if (!PLAN_ONLY_COLUMNS.has(canonicalName(key))) keys.ignored.add(key);
       continue;
     }
@@ -120,9 +120,9 @@ function byRole(raw: object, keys: JsonKeys): Record<string, unknown> | string {
 }
 
 /** Counted and another column of counts hold two numbers, or only the other one does: which is meant? */
-function twoCounts(counted: string, quantity: unknown, other: string, value: number): string {
+function twoCounts(counted: string, quantity: unknown, other: string, value: unknown): string {
   const holds = typeof quantity === 'number' ? `holds ${quantity}` : 'is empty';
-  return `${quoted(counted)} ${holds} and ${quoted(other)} holds ${value}: which count is meant? Keep it in one column, named counted, and remove or rename the other`;
+  return `${quoted(counted)} ${holds} and ${quoted(other)} holds ${typeof value === 'number' ? value : JSON.stringify(value)}: which count is meant? Keep it in one column, named counted, and remove or rename the other`;
 }
 
 /** A whole number in a column that says it holds counts, `12.0` included (a spreadsheet's number format). */
@@ -172,9 +172,10 @@ export function fromCells(cells: readonly string[], header: SheetHeader): ReadRo
   const counted = header.names[header.counted] as string;
   const quantity = countedText === '' ? undefined : readQuantity(countedText, counted);
   if (typeof quantity === 'string') return { problem: quantity, pet };
+  // A count another column holds, or anything there that is no count: which is meant cannot be told.
   for (const index of header.alsoCounts) {
-    const other = countIn(cell(index));
-    if (other !== undefined && other !== quantity)
+    const other: unknown = cell(index) === '' ? quantity : (countIn(cell(index)) ?? cell(index));
+    if (other !== quantity)
       return { problem: twoCounts(counted, quantity, header.names[index] as string, other), pet };
   }
   if (quantity === undefined) return { uncounted: petId };

@@ -50,29 +50,33 @@ const wordsOf = (name: string) =>
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u);
 const isCountWord = (word: string) => COUNT_WORD.test(word);
-const saysWhichCount = (word: string) => /\d/.test(word) || WHICH_COUNT.test(word);
-/** Whether a name has a `key` word, and otherwise only words `also` allows. */
-const keyWordsOnly = (name: string, key: (word: string) => boolean, also: (word: string) => boolean) => {
-  const words = wordsOf(name);
-  return words.some(key) && words.every((word) => word === '' || key(word) || also(word));
-};
 
 /**
- * A name of another count of the same pets: a count word and words saying which (`Physical count`, `Qty 2`,
- * `secondCount`, `Anzahl 2`), not `Count variance` or `Qty on order`. Another whole number there, or one
- * beside an empty counted cell, is a bad row (fromCells).
+ * A name of another count of the same pets: a count word (`Counted from shelf`, `Qty 2`, `Physical`,
+ * `Re-count`), and none of something else about counts (`Count date`, `Qty on order`, `Last count`).
+ * Another whole number there, or one beside an empty counted cell, is a bad row (fromCells).
  */
-export const soundsLikeCount = (name: string) => keyWordsOnly(name, isCountWord, saysWhichCount);
-/** A name of the quantity expected in other words (`Quantité attendue`, `Erwarteter Bestand`, `Expected count`). */
-const soundsLikeExpected = (name: string) =>
-  keyWordsOnly(name, (word) => EXPECTED_WORD.test(word), isCountWord);
+export const soundsLikeCount = (name: string) => {
+  const words = wordsOf(name);
+  return words.some(isCountWord) && !words.some((word) => NOT_A_COUNT.test(word));
+};
+/** The quantity expected in other words (`Quantité attendue`, `Systembestand`, `Expected (do not edit)`). */
+const soundsLikeExpected = (name: string) => {
+  const words = wordsOf(name).filter((word) => word !== '');
+  const aside = (word: string) => isCountWord(word) || EXPECTED_ASIDE.test(word);
+  return (
+    words.some((word) => EXPECTED_WORD.test(word)) &&
+    words.every((word) => EXPECTED_WORD.test(word) || aside(word))
+  );
+};
 const COUNT_WORD =
-  /^(re|nach)?(count(ed|s)?|qty|quantit\p{L}*|stock|anzahl|menge|bestand|gezahlt|zahlung|cantidad|conteo|compte)$/u;
-const WHICH_COUNT =
-  /^(physical|actual|real|new|second|third|final|manual|my|our|shelf|floor|today|again|corrected|verified|checked|recheck|units|pcs|pieces|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)$/;
-// German writes the book quantity as one word: `Sollbestand`, `Buchbestand`.
+  /^(re|nach|zweit)?(count(ed|s)?|qty|quantit\p{L}*|stock|anzahl|menge|bestand|gezahlt(e[nrs]?)?|zahlung|cantidad|conteo|contado|recuento|compte|physical|actual|ist|inventur)$/u;
+const NOT_A_COUNT =
+  /^(date|time|by|unit|id|location|bin|variance|diff|difference|delta|order|min|max|last|price|cost|value|sku)$/;
+// German writes the book quantity as one word: `Sollbestand`, `Systembestand`.
 const EXPECTED_WORD =
-  /^(expected|attendue?s?|erwartet(e[nrs]?)?|soll(bestand|menge)?|buchbestand|esperad[oa]s?|previst[oa]|attes[oa]|theoriques?|teoric[oa])$/;
+  /^(expected|exp|attendue?s?|erwartet(e[nrs]?)?|soll(bestand|menge|wert)?|(buch|system|lager)bestand|systeme?|book|vorher|previous|prior|verwachte?|esperad[oa]s?|previst[oa]|attes[oa]|theoriques?|teoric[oa])$/;
+const EXPECTED_ASIDE = /^(from|at|export|exported|do|not|edit|laut|per|as|of|the)$/;
 /** A dry run's own column (whether the pet was found): part of a plan, read by nobody, named by no notice. */
 export const PLAN_ONLY_COLUMNS = new Set(['found']);
 const ROLE_OF = new Map(
@@ -139,6 +143,8 @@ export function readHeader(cells: readonly string[], delimiter: Delimiter): Shee
       );
     columns[role] = index;
   });
+  // Counts of their own names only (`Counted stock` beside `Expected stock`): the one such is the count.
+  if (columns.counted === undefined && alsoCounts.length === 1) columns.counted = alsoCounts.pop();
   const { petId, counted, expected, status } = columns;
   if (petId === undefined || counted === undefined)
     throw usageError(

@@ -352,6 +352,14 @@ describe('a sheet: columns chosen by the header', () => {
       // Excel's table names a second "counted" so (QA).
       'counted2',
       'Qty2',
+      // QA: each was ignored, or (beside Stock) left Stock read as the count.
+      'Re-count',
+      'Counted from shelf',
+      'Physical',
+      'Actual',
+      'Inventur',
+      'Contado',
+      'Count II',
     ]) {
       const input = read(
         `petId,status,quantity,${name}\n1,sold,5,3\n2,sold,6,6.0\n3,sold,7,\n4,sold,,8\n5,sold,,\n6,sold,9,9.00\n`,
@@ -384,6 +392,20 @@ describe('a sheet: columns chosen by the header', () => {
       'Buchbestand',
       'Stock théorique',
       'Expected count',
+      // QA: each was ignored, and the sheet run unchecked over a colleague's change.
+      'expected (do not edit)',
+      'Systembestand',
+      'Exp. Qty',
+      'System qty',
+      'Lagerbestand',
+      'Sollwert',
+      'Bestand vorher',
+      'Bestand laut System',
+      'Previous',
+      'Book qty',
+      'Quantité système',
+      'Verwacht',
+      'Expected qty (at export)',
     ])
       expect(read(`petId,${name},counted\n1,3,5\n`).entries, name).toEqual([
         { line: 2, petId: 1n, quantity: 5, from: 3 },
@@ -493,6 +515,18 @@ describe('a sheet: columns chosen by the header', () => {
         message:
           '"counted" is empty and "recount" holds 7: which count is meant? Keep it in one column, named counted, and remove or rename the other',
       },
+    ]);
+    // A second count that is no whole number cannot be told from the first (QA: "9.5", "09" went unread).
+    expect(read('petId,counted,Recount\n1,10,9.5\n2,10,09\n3,10,10.0\n').problems.map((p) => p.line)).toEqual(
+      [2, 3],
+    );
+    expect(read('{"petId":2,"quantity":5,"recount":"+5"}\n').problems).toHaveLength(1);
+    // Counts named only as such beside an expected one: the one of them is the count (QA: refused).
+    expect(read('petId,Expected stock,Counted stock\n1,3,5\n').entries).toEqual([
+      { line: 2, petId: 1n, quantity: 5, from: 3 },
+    ]);
+    expect(read('petId,Bestand (Soll),Bestand (Ist)\n1,3,5\n').entries).toEqual([
+      { line: 2, petId: 1n, quantity: 5, from: 3 },
     ]);
     // A count as text, as a converted sheet may give one (QA: "9" went unread).
     expect(
