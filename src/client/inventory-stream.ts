@@ -16,11 +16,10 @@ import type { InventoryItem } from '../contract/schemas';
 
 /**
  * GET /inventory's answer parsed as it arrives, each chunk's complete items handed out as one batch once
- * all of them passed the contract: memory holds a chunk and one unfinished item, so a million pets cost
- * what a thousand do. A scanner walks the array (depth, strings, commas) and checks what no one element
- * shows: the `[`, no empty element, the `]` and nothing after it. An element in ITEM_FORM is read by a
- * regular expression and its ranges checked by hand (test/unit/inventory-stream.test.ts holds that to
- * InventoryItemResponse); any other element goes to parseInventoryJson and the schema, which word errors.
+ * all passed the contract: a million pets cost what a thousand do. A scanner walks the array and checks
+ * what no one element shows (the `[`, no empty element, the `]` and nothing after it). An element in
+ * ITEM_FORM is read by a regular expression, its ranges checked by hand (a test holds that to
+ * InventoryItemResponse); any other goes to parseInventoryJson and the schema, which word errors.
  */
 
 /** What is wrong with an answer, in the words of a contract error. */

@@ -121,10 +121,9 @@ export function listCacheFile(directory: string, envName: string, baseUrl: strin
 }
 
 /**
- * The last list body of one environment and base URL with its ETag, reused only on the service's 304 to
- * If-None-Match: petinv never prints a stale list without asking. A convenience, never a reason to fail:
- * an entry missing, corrupt, too large, behind a symlink or not the user's own is ignored, and a failed
- * write dropped. It holds the list and its address, never the API key.
+ * The last list body of one environment and base URL with its ETag, reused only on the service's 304. A
+ * convenience, never a reason to fail: an entry missing, corrupt, too large, behind a symlink or not the
+ * user's own is ignored, a failed write dropped. It holds the list and its address, never the API key.
  */
 export class ListCache {
   private readonly files: FileSystem;

@@ -8,9 +8,8 @@ import type { CommandContext, StopSignal } from '../output/context';
 import { type Connection, writeWarning } from './connect';
 
 /**
- * The history of write runs for the service at `baseUrl`, or of the store it said it serves (`storeId`,
- * see src/history/store.ts). What goes wrong with it is a warning on stderr (a JSON line with --json),
- * never the command's failure.
+ * The history of write runs for the service at `baseUrl`, or of the store it said it serves (`storeId`):
+ * what goes wrong with it is a warning on stderr (a JSON line with --json), never the command's failure.
  */
 export function historyFor(baseUrl: string, context: CommandContext, storeId?: string | null): History {
   return openHistory({

@@ -95,11 +95,10 @@ function changesOf(known: Known | undefined, next: Known, options: WatchOptions)
 }
 
 /**
- * `petinv list --watch`: polls the list with conditional requests (a 304 costs nothing), and shows what
- * changed: a table redrawn in place on a terminal, or one JSON line per change. A poll that fails after the
- * client's own retries is retried on the same backoff, the lost connection told once, and its return once;
- * any other failure ends the watch with its exit code. Ctrl-C (or SIGTERM) ends it with 0, the terminal as
- * it was; a closed stdout ends it as every command ends then (141).
+ * `petinv list --watch`: polls with conditional requests and shows what changed, a table redrawn in place
+ * or a JSON line per change. A poll failing past the client's retries is retried on the same backoff (the
+ * lost connection and its return told once); another failure ends the watch with its exit code, Ctrl-C
+ * with 0, the terminal as it was.
  */
 export async function watchInventory(options: WatchOptions, context: CommandContext): Promise<void> {
   const { client, envName, view, intervalMs, mode } = options;

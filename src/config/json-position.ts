@@ -19,11 +19,9 @@ function unfinished(prefix: string): boolean {
 }
 
 /**
- * Where a JSON text first goes wrong, as line and column, with a problem that quotes none of the text;
- * undefined when it is valid JSON. The config file holds API keys, and some of JSON.parse's messages quote
- * the text they choke on (`Unexpected token 'o', "nope" is not valid JSON`): for those, the place is found
- * by bisection, as the end of the longest start of the text that JSON.parse finds unfinished rather than
- * wrong (every start of an unfinished text is unfinished too).
+ * Where a JSON text first goes wrong (line, column), in words quoting none of it (it holds API keys, and
+ * JSON.parse quotes `"nope" is not valid JSON`); undefined when valid. Those are placed by bisection: the
+ * end of the longest start JSON.parse finds unfinished rather than wrong.
  */
 export function locateJsonSyntaxError(text: string) {
   const message = parseFailure(text);

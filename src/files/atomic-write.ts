@@ -10,11 +10,10 @@ import {
 } from './file-system';
 
 /**
- * The one way petinv replaces a file: written whole under a temporary name of its own in the same
- * directory, created exclusively (a symlink or file planted at that name is never followed nor truncated),
- * fsynced when asked, then renamed over the file (a symlink at its name is replaced, never written
- * through). A reader sees the old file or the new one; a failure removes the temporary file and leaves the
- * old one. test/unit/atomic-write.test.ts holds it to short writes, a full disk, failing fsyncs and renames.
+ * The one way petinv replaces a file: written whole under a temporary name in the same directory, created
+ * exclusively (nothing planted there is followed or truncated), fsynced when asked, then renamed over the
+ * file (a symlink there is replaced, never written through). A reader sees the old file or the new one; a
+ * failure removes the temporary file and leaves the old one.
  */
 
 export interface AtomicWriteOptions {

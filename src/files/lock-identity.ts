@@ -8,11 +8,10 @@ import { tryLock } from './lock-file';
 import { describeLockOwner, encodePath, LockHeldError, type LockOwner, parseOwner } from './lock-record';
 
 /**
- * Claims of a name with the kernel (lock.ts): on Linux a Unix socket listening on an abstract address
- * (`\0petinv/...`), which the kernel frees however the process exits; a second listen fails with
- * EADDRINUSE. So kill -9 or a power cut leaves nothing stale, a full disk never stops a restart, and the
- * holder answers whoever connects with its owner record. Abstract addresses belong to a network
- * namespace: containers sharing a data file but not a namespace see only each other's lock file.
+ * Claims of a name with the kernel (lock.ts): on Linux a Unix socket on an abstract address
+ * (`\0petinv/...`), freed however the process exits (a second listen fails with EADDRINUSE), so nothing is
+ * left stale and a full disk never stops a restart; the holder answers with its owner record. Containers
+ * in other network namespaces see only each other's lock file.
  */
 
 /** Whether this platform has abstract socket addresses (Linux alone); elsewhere claims are lock files. */

@@ -14,12 +14,11 @@ export {
 } from './lock-record';
 
 /**
- * petinv's one lock module, for the config file and serve's data file. The lock file (`PATH.lock`,
- * lock-file.ts) names its owner (lock-record.ts) and is broken only when that owner is gone. A data file
- * may have other names (a hard link, a bind mount), so serve (`identityOf`) also claims its identity with
- * the kernel (lock-identity.ts), which frees the claims however the process dies. Holding them, serve is
- * the only petinv here on the file: the lock file then only guards against an older petinv or another
- * host, so a torn one is stale at once and one that cannot be written (a full disk) refuses nothing.
+ * petinv's one lock module (the config file, serve's data file). The lock file (lock-file.ts) names its
+ * owner and is broken only when that owner is gone. serve (`identityOf`) also claims its file's identity
+ * with the kernel (lock-identity.ts: other names, freed however the process dies); holding that, the lock
+ * file only guards against an older petinv or another host, so a torn one is stale at once and one that
+ * cannot be written (a full disk) refuses nothing.
  */
 
 export interface AcquireOptions extends LockOptions, IdentityOptions {

@@ -1,8 +1,6 @@
 /**
- * The program's commands, named once (the launcher reads these names without loading the program, and
- * build.ts's table has exactly these), each with its line in the top-level help (commander's `summary`,
- * which completion shows too): one line at 80 columns, as test/cli/help.test.ts checks, where the
- * command's own help keeps its longer description.
+ * The program's commands, named once (the launcher reads them without loading the program; build.ts has
+ * exactly these), each with its line in the top-level help and completion: one line at 80 columns.
  */
 export const COMMAND_SUMMARIES = {
   list: 'the stock of every pet; --watch its changes',

@@ -59,10 +59,9 @@ export function serialize(run: HistoryRun): string {
 }
 
 /**
- * The runs of a history file's text, in the order their last lines came; each damaged line is told to
- * `damaged` by its number. Lines with one id are one run (store.ts, begin): an unfinished line's changes
- * replace the same pets' in the run so far, and a finished line replaces the run; a run left with no
- * changes is taken out.
+ * The runs of a history file's text, in the order their last lines came; damaged lines told by number.
+ * Lines with one id are one run (store.ts, begin): an unfinished line's changes replace the same pets',
+ * a finished line the run; a run left with no changes is taken out.
  */
 export function parseHistory(text: string, damaged: (line: number, why: string) => void): HistoryRun[] {
   // An unfinished run's changes by pet, once a line amends it.

@@ -1,8 +1,6 @@
 /**
- * The command a command line names, found before commander runs (for src/launch.ts's code cache and
- * build.ts), reading the words as commander does: options every command takes may come first, and one that
- * takes a value takes the next word (`petinv --env local list`). test/cli/help-structure.test.ts keeps
- * GLOBAL_OPTIONS_WITH_VALUES in step with the declarations.
+ * The command a command line names, found before commander runs (launch.ts's code cache, build.ts), read
+ * as commander does: options may come first, one taking a value takes the next word (`--env local list`).
  */
 
 import { COMPLETE_COMMAND } from '../commands/complete';

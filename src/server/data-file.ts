@@ -10,10 +10,9 @@ import { openJournal } from './journal-open';
 import { removeAbandonedSnapshots, replaceSnapshot } from './snapshot-file';
 
 /**
- * The inventory on disk (docs/serve-durability.md): a snapshot, the very bytes GET /inventory serves with
- * their checksum, only ever replaced whole (snapshot-file.ts); and a journal of the commits since
- * (journal.ts). Changes set absolute quantities, so replaying one the snapshot holds changes nothing. The
- * journal is folded into a new snapshot once it outgrows a quarter of the inventory, and at a clean stop.
+ * The inventory on disk (docs/serve-durability.md): a snapshot (GET's very bytes, with their checksum),
+ * only ever replaced whole, and a journal of the commits since, folded into a new snapshot once it
+ * outgrows a quarter of the inventory, and at a clean stop.
  */
 
 /**

@@ -51,10 +51,9 @@ export function seedInventory(count: number): InventoryItem[] {
 }
 
 /**
- * The inventory of `petinv serve`: items in petId order, the serialized list cached slice by slice, and
- * group commit: one commit under way at a time, the updates that arrive meanwhile all in the next (a
- * second commit in flight only splits the batches: measured slower). GET and its ETag show only what is
- * durable: a change is applied once written, and one whose write failed is dropped.
+ * serve's inventory: items in petId order, the list cached slice by slice, and group commit (one commit
+ * under way, what arrives meanwhile all in the next; two in flight measured slower). GET and its ETag show
+ * only what is durable: a change is applied once written, one whose write failed dropped.
  */
 export class InventoryStore {
   private readonly items: InventoryItem[];
