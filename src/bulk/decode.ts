@@ -69,7 +69,11 @@ export class TextInputDecoder {
   private started = false;
   notice?: string;
 
+  // Lines ended by a CR alone: Excel for Mac's "CSV (Macintosh)", in Mac Roman.
+  private readonly macLines: boolean;
+
   constructor(head: Buffer) {
+    this.macLines = head.includes(0x0d) && !head.includes(0x0a);
     if (head[0] === 0xff && head[1] === 0xfe) this.decoder = new TextDecoder('utf-16le');
     else if (head[0] === 0xfe && head[1] === 0xff) this.decoder = new TextDecoder('utf-16be');
   }
@@ -93,9 +97,10 @@ export class TextInputDecoder {
       this.sawUtf8 ||= !isAscii(whole);
       return whole.toString('utf8');
     }
-    this.decoder = new TextDecoder('windows-1252');
+    const mac = this.macLines;
+    this.decoder = new TextDecoder(mac ? 'macintosh' : 'windows-1252');
     this.carry = Buffer.alloc(0);
-    this.notice = `the input is not valid UTF-8${this.sawUtf8 ? ` after byte ${this.offset}` : ''}: read as Windows-1252, as Excel's "CSV (Comma delimited)" writes it${this.sawUtf8 ? ' (the part before as UTF-8)' : ''}; save as "CSV UTF-8" to be sure`;
+    this.notice = `the input is not valid UTF-8${this.sawUtf8 ? ` after byte ${this.offset}` : ''}: read as ${mac ? 'Mac Roman, as Excel for Mac\'s "CSV (Macintosh)"' : 'Windows-1252, as Excel\'s "CSV (Comma delimited)"'} writes it${this.sawUtf8 ? ' (the part before as UTF-8)' : ''}; save as "CSV UTF-8" to be sure`;
     return this.decoder.decode(bytes, { stream: !end });
   }
 }

@@ -66,9 +66,10 @@ function shownOtherwise(code: string, value: number): string | undefined {
   const bare = section.replace(/"[^"]*"|\\.|\[(?:[a-z]{3,}\d*|\$[^\]]*)\]|[_*]./gi, '');
   const text = section.replace(/"([^"]*)"|\\(.)|\[\$([^\]-]*)[^\]]*\]|\[[^\]]*\]|[_*]./g, '$1$2$3').trim();
   // A zero's dash, a currency beside it (accounting's `_("$"* "-"_)`), shows zero.
-  const dash = value === 0 && /^\p{Sc}?\s*[-\u2013]\s*\p{Sc}?$/u.test(text);
+  const dash = value === 0 && /^\p{Sc}?[\s?]*[-\u2013\u2014][\s?]*\p{Sc}?$/u.test(text);
   if ((value === 0 ? /^[#?,\s]*$/ : /^$/).test(text) && !/[0a-z[]/i.test(bare)) return '';
   if (value < 0 && sections.length > 1 && !/[-(\u2212]/.test(text)) return code;
+  if (value > 0 && /[-\u2212]/.test(bare)) return code; // a minus on a positive (`"$"-#,##0`, `0-`)
   // A zero its section shows without a digit but with text (`"$"#` shows "$"), a dash aside, is no count.
   if (value === 0 && !/[0@]|general/i.test(bare) && !dash) return code;
   if (/general/i.test(bare) || (/^[^%]*[0#?@][^%]*$/.test(bare) && !/[a-z[]|[0#?],+(?![0#?,])/i.test(bare)))

@@ -35,7 +35,7 @@ export const INPUT_TOPIC = {
     },
     {
       paragraph:
-        "CSV is read with RFC 4180 quoting; the delimiter is the one the header uses most, or Excel's `sep=;`. Text is UTF-8, UTF-16 with its byte-order mark, or else Windows-1252 (with a notice). An .xlsx is read by its first sheet; other binary files are refused. `--dry-run -o csv` prints a plan, `petId,from,to,found`, which `set --file` applies exactly. See docs/stock-take.md.",
+        "CSV is read with RFC 4180 quoting; the delimiter is the one the header uses most, or Excel's `sep=;`. Text is UTF-8, UTF-16 with its byte-order mark, or else Windows-1252 (Mac Roman with lines ended by CR alone; a notice says which). An .xlsx is read by its first sheet; other binary files are refused. `--dry-run -o csv` prints a plan, `petId,from,to,found`, which `set --file` applies exactly. See docs/stock-take.md.",
     },
   ],
 };

@@ -491,6 +491,11 @@ describe('an Excel workbook', () => {
       // A currency in quotes, and the accounting format's dash for zero beside one: clear, so read (QA).
       '"$"#,##0',
       '_("$"* #,##0_);_("$"* \\(#,##0\\);_("$"* "-"_);_(@_)',
+      // Excel's own accounting formats, en-US and de-DE (a dash and its placeholders), and a minus shown on
+      // a positive (QA: $-5 sent as 5).
+      '_("$"* #,##0_);_("$"* \\(#,##0\\);_("$"* "-"??_);_(@_)',
+      '_-* #,##0\\ _€_-;\\-* #,##0\\ _€_-;_-* "-"??\\ _€_-;_-@_-',
+      '"$"-#,##0',
     ];
     const row = (at: number, style: number, value: number, expectedStyle = 0) => [
       `A${at}`,
@@ -508,12 +513,13 @@ describe('an Excel workbook', () => {
       row(12, 11, 5),
       row(13, 12, 0),
     );
+    rows.push(row(14, 13, 0), row(15, 14, 0), row(16, 15, 5));
     const workbook = rawWorkbook([{ name: 'count', rows }], '', 0, '1900', formats);
     const review = await petinv(['set', '--file', file('formats.xlsx', workbook), '--dry-run', '-o', 'csv']);
     expect(review.code, review.stderr).toBe(9);
     // An expected its format hides (;;;) is still the check (QA: it was read as empty, and the row unchecked).
     expect(review.stdout, review.stderr).toBe(
-      'petId,from,to,found\n5,9,0,false\n6,9,8,false\n10,9,5,false\n',
+      'petId,from,to,found\n5,9,0,false\n6,9,8,false\n10,9,5,false\n13,9,0,false\n14,9,0,false\n',
     );
     for (const [at, value, format] of [
       [2, 7, '0%'],
@@ -528,6 +534,14 @@ describe('an Excel workbook', () => {
     // Read, so checked: pets 11 and 12 hold other than 9.
     expect(review.stderr).toMatch(/row 12: pet 11 holds \d+ in local, not 9 as expected: .*not set to 5 /);
     expect(review.stderr).toMatch(/row 13: pet 12 holds \d+ in local, not 9 as expected: .*not set to 0 /);
+    expect(review.stderr).toContain(
+      'row 16 (pet 15): counted holds 5, which its number format ("$"-#,##0) shows otherwise',
+    );
+    for (const [at, pet] of [
+      [14, 13],
+      [15, 14],
+    ])
+      expect(review.stderr).not.toContain(`row ${at} (pet ${pet})`);
     expect(review.stderr).toContain('2 rows left uncounted (counted is empty)');
   });
 

@@ -580,6 +580,16 @@ describe('encodings and files that are no text', () => {
         expect.stringContaining('"Notiz"'),
       ]);
     }
+    // Lines ended by a CR alone, as Excel for Mac's "CSV (Macintosh)" writes in Mac Roman (QA: read as
+    // Windows-1252, `Quantité attendue` was not the expected column, and the sheet ran unchecked).
+    const mac = Buffer.from('petId,Quantit\x8E attendue,counted\r1,3,5\r', 'latin1');
+    for (const size of [1, 3, 4096])
+      expect([...readChunks(mac, size).entries], String(size)).toEqual([
+        { line: 2, petId: 1n, quantity: 5, from: 3 },
+      ]);
+    expect(readChunks(mac, 4096).notices).toEqual([
+      expect.stringMatching(/^the input is not valid UTF-8: read as Mac Roman/),
+    ]);
     // Valid UTF-8 first, then a byte that is not: said where.
     const utf8 = Buffer.from(`petId,counted,note\n1,5,Grün\n${'3,7,\n'.repeat(1000)}`);
     const mixed = readChunks(Buffer.concat([utf8, Buffer.from([0x32, 0x2c, 0x36, 0x2c, 0xfc, 0x0a])]), 4096);
