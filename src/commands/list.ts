@@ -92,7 +92,6 @@ const selected =
 function selectItems(items: InventoryItem[], options: ListOptions): InventoryItem[] {
   // `items` is this command's own copy of the answer, so sorting may work in place.
   const chosen = options.statuses || options.low !== undefined ? items.filter(selected(options)) : items;
-  // Without --sort the service's own order stands.
   if (options.sort) chosen.sort(compareBy[options.sort]);
   if (options.reverse) chosen.reverse();
   return options.limit === undefined ? chosen : chosen.slice(0, options.limit);

@@ -68,7 +68,6 @@ export function writePlan(
   const missing = plan.filter((step) => !step.before).length;
   // A step to the quantity the pet already holds (`set 5 1` when it holds 1, bulk rows with --all) changes nothing.
   const changes = plan.filter((step) => step.before && step.before.quantity !== step.to).length;
-  // What a dry run's summary says: `{"dryRun":{...}}` with --json.
   const written = { changes, unknown: missing, ...counts, written: 0 };
   if (!summary) return written;
   // With --json, stderr carries JSON lines only, as the summary of a real run does.
