@@ -177,18 +177,17 @@ function writePrivateFile(directory: string, file: string, bytes: Buffer): void 
   }
   // Code kept for earlier builds goes, but not at once: two installs of petinv in use side by side (a
   // global one and a clone) would otherwise remove each other's at every run. Newest first, by build.
-  const builds = new Map<string, string[]>();
   const newestFirst = names
     .map((name) => ({ name, build: CODE_FILE.exec(name)?.[1] }))
     .filter((code): code is { name: string; build: string } => code.build !== undefined && code.name !== file)
     .map((code) => ({ ...code, mtimeMs: modified(code.name) ?? 0 }))
     .sort((a, b) => b.mtimeMs - a.mtimeMs);
-  for (const { name, build } of newestFirst) builds.set(build, [...(builds.get(build) ?? []), name]);
+  const builds = Map.groupBy(newestFirst, (code) => code.build);
   const thisBuild = CODE_FILE.exec(file)?.[1];
   const others = [...builds.keys()].filter((build) => build !== thisBuild);
   const removed = [
     ...(builds.get(thisBuild ?? '') ?? []).slice(KEPT_COMMANDS - 1),
     ...others.slice(KEPT_BUILDS - 1).flatMap((build) => builds.get(build) ?? []),
   ];
-  for (const name of removed) rmSync(join(directory, name), { force: true });
+  for (const { name } of removed) rmSync(join(directory, name), { force: true });
 }
