@@ -60,7 +60,7 @@ export interface InventoryClient {
   listInventory(): Promise<InventoryItem[]>;
   /**
    * One pet's item, read from the whole list (the spec has no endpoint for one pet); undefined when the
-   * list does not hold it. A list that names it twice is a contract error naming both positions.
+   * list does not hold it. A pet listed twice is a contract error naming both places: its stock is unknown.
    */
   findInventoryItem(petId: bigint): Promise<InventoryItem | undefined>;
   /** The list only if it changed since `etag` (If-None-Match; a 304 is `changed: false`); no list cache. */

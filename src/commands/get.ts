@@ -6,10 +6,7 @@ import { connect } from './connect';
 import { readCurrent } from './current';
 import type { GlobalFlags } from './flags';
 
-/**
- * One pet, as `list` prints its row (the item itself with --json). The spec has no endpoint for one pet,
- * so it reads the whole list (one naming the pet twice is refused: which is its stock is not known).
- */
+/** One pet, as `list` prints its row (the item itself with --json), read by client.findInventoryItem. */
 export async function runGet(petIdText: string, flags: GlobalFlags, context: CommandContext) {
   const petId = parsePetIdArgument(petIdText);
   const output = chooseOutput(flags, context);

@@ -19,10 +19,7 @@ export const findOption = (command: Command, word: string) =>
 
 export const takesValue = (option: Option) => option.required || option.optional;
 
-/**
- * In a word of short options written together (`-vo`, `-vojs`, `-oj`), the first that takes a value, and
- * the text after it in the word: its value, or '' when the value is the next word.
- */
+/** readShortGroup's valued option of `word` (`-vo`, `-vojs`, `-oj`) and its value ('': the next word). */
 export function shortGroup(command: Command, word: string): { option: Option; value: string } | undefined {
   const { valued } =
     readShortGroup(word, (flag) => {
