@@ -88,9 +88,11 @@ export async function runPipeline(
   const maybeChanges: HistoryChange[] = [];
   const failedRows: FinishedRun['failedRows'] = { refused: [], maybeApplied: [] };
   const forcedOver = new Set<bigint>();
+  // Written over a change since the read: one from its from (--force), or without one from what was read.
   const noteWrittenOver = (entry: BulkEntry, current: number | null) =>
-    current !== null && entry.from !== undefined && current !== entry.from && forcedOver.add(entry.petId);
-  // Found already right at the write: named as at the plan when the pet no longer holds its from.
+    current !== null &&
+    current !== (entry.from ?? planned.get(entry.petId)?.quantity) &&
+    forcedOver.add(entry.petId);
   const alreadyRight = (entry: BulkEntry, current: number | undefined) => {
     plan.alreadyRight++;
     if (changedSinceRead(entry, current, planOptions)) writeNotice(changedToWantedNotice([entry]), context);
@@ -163,7 +165,7 @@ export async function runPipeline(
         const over = changes.filter((change) => forcedOver.has(change.petId));
         if (over.length > 0)
           writeNotice(
-            `--force wrote over ${plural(over.length, 'pet')} changed since the input was read (${namedFirst(over.sort(byPetId), (change) => `pet ${change.petId} held ${change.before}`)}); the history keeps what ${over.length === 1 ? 'it' : 'they'} held, so petinv undo gives it back`,
+            `${options.force ? '--force ' : ''}wrote over ${plural(over.length, 'pet')} changed since the input was read (${namedFirst(over.sort(byPetId), (change) => `pet ${change.petId} held ${change.before}`)}); the history keeps what ${over.length === 1 ? 'it' : 'they'} held, so petinv undo gives it back`,
             context,
           );
         reportBulk(

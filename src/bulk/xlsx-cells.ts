@@ -236,9 +236,12 @@ export function inspectWorkbook(bytes: Uint8Array): {
     else if (formula) calculated.push([cell, xmlText(formula[2] ?? ''), number]);
     if (!read || Number.isNaN(number) || text === '') continue;
     const format = formats.cells[Number(attribute(attributes, 's') ?? 0)];
+    const rule = conditional.find(
+      (each) => within(cell, each) && shownOtherwise(each.code, number) !== undefined,
+    );
     const shows =
       (zerosHidden && number === 0 ? '' : format && shownOtherwise(format, number)) ??
-      conditional.find((rule) => within(cell, rule) && shownOtherwise(rule.code, number) !== undefined)?.code;
+      (rule && `${rule.code}, when its condition holds`);
     if (shows !== undefined) mark(formatted, cell, shows);
   }
   // Every sum's cells, counted across the workbook: a hostile one's million sums of a sheet each take no hour.

@@ -114,6 +114,9 @@ describe('a pet changed between the run’s read and its write', () => {
       { petId: '2', quantity: 60, ifQuantity: '9' },
     ]);
     expect(plain.history[0].changes).toEqual([{ petId: 2, before: 9, after: 60 }]);
+    // Written over the colleague's 9 with nothing to check it, and said so (QA: not a word).
+    expect(plain.stderr).toContain('wrote over 1 pet changed since the input was read (pet 2 held 9)');
+    expect(plain.stderr).not.toContain('--force');
   });
 
   it('a colleague who set the very quantity wanted: already right, no conflict, and named (QA)', async () => {

@@ -414,7 +414,7 @@ describe('an Excel workbook', () => {
       [3, 2, 6],
     ])
       expect(review.stderr).toContain(
-        `row ${row} (pet ${pet}): counted holds ${value}, which its number format (;;;) shows otherwise`,
+        `row ${row} (pet ${pet}): counted holds ${value}, which its number format (;;;, when its condition holds) shows otherwise`,
       );
     expect(review.stdout, review.stderr).toMatch(/^11: \d+ → 0\n$/);
   });
