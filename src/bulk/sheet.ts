@@ -26,10 +26,7 @@ export interface SheetHeader {
 
 const words = (text: string) => text.split(' ');
 
-/**
- * The names each column may go by, compared as canonicalName leaves them (`Pet #` is `pet`, `N°` is `n`,
- * `Quantité comptée` is `quantitecomptee`). docs/stock-take.md lists them; keep the two alike.
- */
+/** The names each column may go by, as canonicalName leaves them (`N°` is `n`); docs/stock-take.md lists them. */
 export const COLUMN_NAMES: Readonly<Record<ColumnRole, readonly string[]>> = {
   petId: words(
     'petid id pet petsid petno petnr petnumber animal animalid n no nr number # tier tiernr mascota',
@@ -83,10 +80,7 @@ const ROLE_OF = new Map(
   Object.entries(COLUMN_NAMES).flatMap(([role, names]) => names.map((name) => [name, role as ColumnRole])),
 );
 
-/**
- * A column's name as it is compared: lower case, accents and every space and punctuation mark taken
- * away (`Pet's ID` is `petsid`); a name of symbols only (`#`) stays itself.
- */
+/** A name as compared: lower case, without accents, spaces or punctuation (`Pet's ID` is `petsid`; `#` is `#`). */
 export function canonicalName(name: string): string {
   const letters = name
     .normalize('NFKD')

@@ -36,6 +36,9 @@ function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArr
   return undefined;
 }
 
+const white = (dxf: string) =>
+  /^(ff)?f{6}$/i.test(attribute(dxf, 'rgb', 'color') ?? '') ? '[White]' : undefined;
+
 /** Each style's number format code by index (a cell's `s`; built-ins by id), and each conditional format's. */
 function numberFormats(styles: Uint8Array | undefined) {
   const xml = styles ? strFromU8(styles) : '';
@@ -49,16 +52,17 @@ function numberFormats(styles: Uint8Array | undefined) {
     cells: items('cellXfs', 'xf').map(([, attributes = '']) =>
       codes.get(attribute(attributes, 'numFmtId') ?? '0'),
     ),
-    // A conditional format's code is its own (its id may be another's).
-    conditional: items('dxfs', 'dxf').map(([, , content = '']) => attribute(content, 'formatCode', 'numFmt')),
+    // Its own code (its id may be another's); a white font, Excel's advice to hide zeros, as `[White]`.
+    conditional: items('dxfs', 'dxf').map(
+      ([, , dxf = '']) => attribute(dxf, 'formatCode', 'numFmt') ?? white(dxf),
+    ),
   };
 }
 
 /**
- * How a number format shows `value` when not as the number (General, `0`, `#,##0`, currencies, colours, an
- * accounting dash for zero): '' for nothing (`;;;`; a zero in `#`, `?`, `0;-0;;@`: a section with no `0` and
- * no text), else its code: a percent, exponent, scale (`#,##0,`), condition (`[<10]`), date or time (`ggge`),
- * text, digits in its text, or a negative section without a minus (`0;0` shows -5 as 5).
+ * How a format shows `value` when not as the number (General, `#,##0`, currencies, an accounting dash for
+ * zero): '' for nothing (`;;;`, a zero in `#` or `0;-0;;@`), else its code: a percent, exponent, scale,
+ * condition, date, text, digits in its text, white, or a sign not shown as it is (`0;0`, `0-`).
  */
 function shownOtherwise(code: string, value: number): string | undefined {
   const sections = code.split(/;(?=(?:[^"]*"[^"]*")*[^"]*$)/);
@@ -68,7 +72,8 @@ function shownOtherwise(code: string, value: number): string | undefined {
   // A zero's dash, a currency beside it (accounting's `_("$"* "-"_)`), shows zero.
   const dash = value === 0 && /^\p{Sc}?[\s?]*[-\u2013\u2014][\s?]*\p{Sc}?$/u.test(text);
   if ((value === 0 ? /^[#?,\s]*$/ : /^$/).test(text) && !/[0a-z[]/i.test(bare)) return '';
-  if (value < 0 && sections.length > 1 && !/[-(\u2212]/.test(text)) return code;
+  if ((value < 0 && sections.length > 1 && !/[-(\u2212]/.test(text)) || /\[white\]/i.test(section))
+    return code;
   if (value > 0 && /[-\u2212]/.test(bare)) return code; // a minus on a positive (`"$"-#,##0`, `0-`)
   // A zero its section shows without a digit but with text (`"$"#` shows "$"), a dash aside, is no count.
   if (value === 0 && !/[0@]|general/i.test(bare) && !dash) return code;

@@ -43,7 +43,7 @@ const text = (reference: string, value: string) => cell(reference, `<is><t>${val
  * calcPr attributes. The first sheet's relationship is absolute, as some programs write it. Given `dates`,
  * the workbook counts days from that year, style 1 (`s="1"`) formats a cell as a date (m/d/yyyy), and
  * styles 2 on with the number formats `formats` (`s="2"` the first), and conditional formats' number
- * formats `conditional` (a rule's `dxfId="0"` the first).
+ * formats `conditional` (a rule's `dxfId="0"` the first; one starting with `<` is the dxf's own XML).
  */
 function rawWorkbook(
   sheets: { name: string; state?: string; rows: string[][]; after?: string }[],
@@ -113,9 +113,10 @@ function rawWorkbook(
             .join('')}</numFmts><cellXfs><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"/>${formats
             .map((_, index) => `<xf numFmtId="${164 + index}" applyNumberFormat="1"/>`)
             .join('')}</cellXfs><dxfs>${conditional
-            .map(
-              (code) =>
-                `<dxf><numFmt numFmtId="${200 + conditional.indexOf(code)}" formatCode="${code}"/></dxf>`,
+            .map((code) =>
+              code.startsWith('<')
+                ? `<dxf>${code}</dxf>`
+                : `<dxf><numFmt numFmtId="${200 + conditional.indexOf(code)}" formatCode="${code}"/></dxf>`,
             )
             .join('')}</dxfs></styleSheet>`,
         ),
@@ -417,6 +418,19 @@ describe('an Excel workbook', () => {
         `row ${row} (pet ${pet}): counted holds ${value}, which its number format (;;;, when its condition holds) shows otherwise`,
       );
     expect(review.stdout, review.stderr).toMatch(/^11: \d+ → 0\n$/);
+    // Excel's advice to hide zeros: a rule that turns them white (QA: sent as 0).
+    const white = rawWorkbook(
+      [{ name: 'count', rows, after }],
+      '',
+      0,
+      '1900',
+      [],
+      ['<font><color rgb="FFFFFFFF"/></font>'],
+    );
+    const whiteReview = await petinv(['set', '--file', file('white-zero.xlsx', white), '--dry-run']);
+    expect(whiteReview.stderr).toContain(
+      'row 2 (pet 1): counted holds 0, which its number format ([White], when its condition holds)',
+    );
   });
 
   it('a quantity of 16 digits or more is written as text, and refused from a number cell (a spreadsheet keeps 15)', async () => {
