@@ -67,7 +67,7 @@ const soundsLikeExpected = (name: string) => {
   );
 };
 const COUNT_WORD =
-  /^(re|nach|zweit)?(count(ed|s)?|qty|quantit\p{L}*|stock|anzahl|menge|bestand|gezahlt(e[nrs]?)?|zahlung|cantidad|conteo|contado|recuento|compte|physical|actual|ist|inventur)$/u;
+  /^(re|nach|zweit)?(count(ed|s)?|qty|quantit\p{L}*|stock|anzahl|menge|bestand|gezahlt(e[nrs]?)?|zahlung|cantidad|conteo|contado|recuento|compte|physical|actual|ist|istmenge|inventur)$/u;
 const NOT_A_COUNT =
   /^(date|time|by|unit|id|location|bin|variance|diff|difference|delta|order|min|max|last|price|cost|value|sku)$/;
 // German writes the book quantity as one word: `Sollbestand`, `Systembestand`.

@@ -151,10 +151,7 @@ const columnOf = (letters: string) =>
 export type CellRange = { top: number; bottom: number; left: number; right: number };
 export type MergedRange = CellRange & { ref: string };
 
-/**
- * The workbook's sheets by name, whether the first is hidden, and of the first: the cells not to be read,
- * its merged ranges across rows, and its hidden rows (hidden by hand or by a filter).
- */
+/** The workbook's sheets, and of the first: whether hidden, cells not to be read, merged ranges, hidden rows. */
 export function inspectWorkbook(bytes: Uint8Array): {
   sheets: string[];
   firstHidden: boolean;
@@ -212,8 +209,11 @@ export function inspectWorkbook(bytes: Uint8Array): {
   // Cells a conditional format may show otherwise (`;;;` for a zero): whether its condition holds is not read.
   const conditional: (CellRange & { code: string })[] = [];
   for (const [, attributes = '', rules = ''] of xml.matchAll(element('conditionalFormatting')))
-    for (const [, rule = ''] of rules.matchAll(element('cfRule'))) {
-      const code = formats.conditional[Number(attribute(rule, 'dxfId'))];
+    for (const [, rule = '', bars = ''] of rules.matchAll(element('cfRule'))) {
+      // A data bar or icon set may show itself instead of the value (showValue="0").
+      const code =
+        formats.conditional[Number(attribute(rule, 'dxfId'))] ??
+        (attribute(bars, 'showValue') === '0' ? ';;;' : undefined);
       for (const range of code ? (attribute(attributes, 'sqref') ?? '').split(/\s+/).map(rangeOf) : [])
         if (range) conditional.push({ code: xmlText(code as string), ...range });
     }

@@ -428,6 +428,12 @@ describe('an Excel workbook', () => {
       ['<font><color rgb="FFFFFFFF"/></font>'],
     );
     const whiteReview = await petinv(['set', '--file', file('white-zero.xlsx', white), '--dry-run']);
+    // A data bar shown instead of the value (QA: sent as it was stored).
+    const bars =
+      '<conditionalFormatting sqref="C2:C3"><cfRule type="dataBar" priority="1"><dataBar showValue="0"><cfvo type="min"/><cfvo type="max"/></dataBar></cfRule></conditionalFormatting>';
+    const barred = rawWorkbook([{ name: 'count', rows, after: bars }], '', 0, '1900', [], []);
+    const barReview = await petinv(['set', '--file', file('bars.xlsx', barred), '--dry-run']);
+    expect(barReview.stderr).toContain('row 3 (pet 2): counted holds 6, which its number format (;;;');
     expect(whiteReview.stderr).toContain(
       'row 2 (pet 1): counted holds 0, which its number format ([White], when its condition holds)',
     );
