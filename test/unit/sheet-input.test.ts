@@ -525,9 +525,14 @@ describe('a sheet: columns chosen by the header', () => {
     expect(read('petId,Expected stock,Counted stock\n1,3,5\n').entries).toEqual([
       { line: 2, petId: 1n, quantity: 5, from: 3 },
     ]);
-    expect(read('petId,Bestand (Soll),Bestand (Ist)\n1,3,5\n').entries).toEqual([
-      { line: 2, petId: 1n, quantity: 5, from: 3 },
-    ]);
+    for (const header of [
+      'Bestand (Soll),Bestand (Ist)',
+      'Sollmenge,Istmenge',
+      'Erwarteter Bestand,Gezählter Bestand',
+    ])
+      expect(read(`petId,${header}\n1,3,5\n`).entries, header).toEqual([
+        { line: 2, petId: 1n, quantity: 5, from: 3 },
+      ]);
     // A count as text, as a converted sheet may give one (QA: "9" went unread).
     expect(
       read('{"petId":2,"quantity":5,"recount":"9"}\n{"petId":3,"quantity":6,"recount":"6"}\n').problems,
