@@ -133,8 +133,8 @@ export function decideRow(entry: BulkEntry, item: InventoryItem | undefined, opt
 }
 
 /**
- * A row already right whose pet no longer holds its `from`: a colleague's sale after the count would hide
- * there. Not in an undo, whose `from` is what the run left: a pet the run never wrote holds its before.
+ * A row already right whose pet no longer holds its `from` (a colleague's sale after the count hides there),
+ * not as an earlier run of the input left it, nor in an undo (a pet its run never wrote holds its before).
  */
 export const changedSinceRead = (
   entry: BulkEntry,

@@ -86,10 +86,7 @@ const JSON_KEYS: Readonly<Record<ColumnRole, keyof z.infer<typeof UpdateObject>>
   status: 'status',
 };
 
-/**
- * An object's keys read as a sheet's column names are (`PetId`, `expected`, `counted`): other keys go to
- * `keys.ignored`, for a notice, unless they say they hold a count too (which one, then, cannot be told).
- */
+/** An object's keys read as a sheet's column names are; the others to `keys.ignored`, unless counts too. */
 function byRole(raw: object, keys: JsonKeys): Record<string, unknown> | string {
   const named: Record<string, unknown> = {};
   const keyOf = new Map<string, string>();

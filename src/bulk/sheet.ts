@@ -49,9 +49,8 @@ const wordsOf = (name: string) =>
 const isCountWord = (word: string) => COUNT_WORD.test(word);
 
 /**
- * A name of another count of the same pets: a count word (`Counted from shelf`, `Qty 2`, `Physical`,
- * `Re-count`), and none of something else about counts (`Count date`, `Qty on order`, `Last count`).
- * Another whole number there, or one beside an empty counted cell, is a bad row (fromCells).
+ * Another count of the same pets (`Counted from shelf`, `Qty 2`, `Physical`), not something else about
+ * counts (`Count date`, `Last count`): anything there but the counted number is a bad row (fromCells).
  */
 export const soundsLikeCount = (name: string) => {
   const words = wordsOf(name);

@@ -138,7 +138,7 @@ function rangeOf(reference: string): CellRange | undefined {
   return { top: +top - 1, left: columnOf(left), bottom: +bottom - 1, right: columnOf(right) };
 }
 
-/** A cell's place as one number: a sheet has at most 16,384 columns. */
+/** A cell's place as one number (a sheet has at most 16,384 columns). */
 const placeKey = (row: number, column: number) => row * 16_384 + column;
 const within = (cell: CellRange, { top, left, bottom, right }: CellRange) =>
   cell.top >= top && cell.top <= bottom && cell.left >= left && cell.left <= right;
@@ -239,8 +239,11 @@ export function inspectWorkbook(bytes: Uint8Array): {
       type !== 'e' && (formula === undefined || (!stale && (text !== '' || (value && type === 'str'))));
     if (!read) mark(unread, cell, type === 'e' ? text : `=${xmlText(formula?.[2] || '…')}`);
     else if (formula) calculated.push([cell, xmlText(formula[2] ?? ''), number]);
-    if (!read || Number.isNaN(number) || text === '') continue;
     const format = formats.cells[Number(attribute(attributes, 's') ?? 0)];
+    // Text a format's fourth section leaves out (`;;;`) shows nothing, as a number there would.
+    if (read && type !== undefined && type !== 'n' && format?.split(';')[3]?.trim() === '')
+      mark(formatted, cell, '');
+    if (!read || Number.isNaN(number) || text === '') continue;
     const rule = conditional.find(
       (each) => within(cell, each) && shownOtherwise(each.code, number) !== undefined,
     );

@@ -534,6 +534,13 @@ describe('an Excel workbook', () => {
       row(13, 12, 0),
     );
     rows.push(row(14, 13, 0), row(15, 14, 0), row(16, 15, 5));
+    // Text under `;;;` shows nothing too (QA: a count typed as text "5" was sent).
+    rows.push([
+      'A17',
+      text('A17', '16'),
+      '<c r="B17"><v>9</v></c>',
+      '<c r="C17" s="3" t="inlineStr"><is><t>5</t></is></c>',
+    ]);
     const workbook = rawWorkbook([{ name: 'count', rows }], '', 0, '1900', formats);
     const review = await petinv(['set', '--file', file('formats.xlsx', workbook), '--dry-run', '-o', 'csv']);
     expect(review.code, review.stderr).toBe(9);
@@ -562,7 +569,7 @@ describe('an Excel workbook', () => {
       [15, 14],
     ])
       expect(review.stderr).not.toContain(`row ${at} (pet ${pet})`);
-    expect(review.stderr).toContain('2 rows left uncounted (counted is empty)');
+    expect(review.stderr).toContain('3 rows left uncounted (counted is empty)');
   });
 
   it('a zero its format shows without a digit is not counted; a negative shown without its sign is refused (QA)', async () => {
