@@ -115,7 +115,7 @@ function writeSummary(
   );
   if (asSent?.length)
     context.stderr.write(
-      `petinv: refused as sent: ${nameRows(asSent, input.unit)}; sent again, they would be refused again: fix or remove them (each line above says why)\n`,
+      `petinv: refused as sent: ${nameRows(asSent, input.unit)}; sent again, ${asSent.length === 1 ? 'it' : 'they'} would be refused again: fix or remove ${asSent.length === 1 ? 'it' : 'them'} (each line above says why)\n`,
     );
   if (notApplied?.length)
     context.stderr.write(`petinv: not applied: ${nameRows(notApplied, input.unit)}; ${options.again}\n`);

@@ -68,7 +68,7 @@ const soundsLikeExpected = (name: string) => {
 const COUNT_WORD =
   /^(re|nach|zweit)?(count(ed|s)?|qty|quantit\p{L}*|stock|anzahl|menge|bestand|gezahlt(e[nrs]?)?|zahlung|cantidad|conteo|contado|recuento|compte|physical|actual|ist|istmenge|inventur)$/u;
 const NOT_A_COUNT =
-  /^(date|time|by|unit|id|location|bin|variance|diff|difference|delta|order|min|max|last|price|cost|value|sku)$/;
+  /^(date|time|by|unit|id|location|bin|variance|diff|difference|delta|order|min|max|last|price|cost|value|sku|status|state|name|type|notes?|comment)$/;
 // German writes the book quantity as one word: `Sollbestand`, `Systembestand`.
 const EXPECTED_WORD =
   /^(expected|exp|attendue?s?|erwartet(e[nrs]?)?|soll(bestand|menge|wert)?|(buch|system|lager)bestand|systeme?|book|vorher|previous|prior|verwachte?|esperad[oa]s?|previst[oa]|attes[oa]|theoriques?|teoric[oa])$/;

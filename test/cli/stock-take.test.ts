@@ -336,7 +336,7 @@ describe('a plan never overwrites a newer count', () => {
     ]);
     expect(result.code, result.stderr).toBe(9);
     expect(result.stderr).toContain(
-      'refused as sent: row 3 (pet 999999); sent again, they would be refused again: fix or remove them',
+      'refused as sent: row 3 (pet 999999); sent again, it would be refused again: fix or remove it',
     );
     expect(result.stderr).not.toContain('not applied');
   });
