@@ -103,7 +103,7 @@ function writeSummary(
     unknown > 0 && `${unknown} with outcome unknown, maybe applied`,
   ].filter(Boolean);
   const stopped = stop ? `stopped early, ${stopReason(stop)}: ` : '';
-  const unsent = stop ? `, ${notSent} not sent` : '';
+  const unsent = stop && notSent > 0 ? `, ${notSent} not sent` : '';
   const summary = `${stopped}updated ${updated} of ${plural(input.entries.length, 'pet')} in ${envName} in ${run.seconds.toFixed(1)}s; ${run.changed} changed, ${plan.alreadyRight} already right, ${failed} failed${among.length > 0 ? ` (${among.join(', ')})` : ''}, ${plural(conflicts, 'conflict')}, ${plural(skipped, input.unit)} skipped${input.entries.notCounted ? `, ${input.entries.notCounted} not counted` : ''}${unsent}`;
   const chalk = paint(context.color);
   context.stderr.write(
