@@ -73,7 +73,7 @@ export class TextInputDecoder {
   private readonly macLines: boolean;
 
   constructor(head: Buffer) {
-    this.macLines = head.includes(0x0d) && !head.includes(0x0a);
+    this.macLines = head.filter((byte) => byte === 0x0d).length > head.filter((byte) => byte === 0x0a).length;
     if (head[0] === 0xff && head[1] === 0xfe) this.decoder = new TextDecoder('utf-16le');
     else if (head[0] === 0xfe && head[1] === 0xff) this.decoder = new TextDecoder('utf-16be');
   }

@@ -66,13 +66,14 @@ const soundsLikeExpected = (name: string) => {
   );
 };
 const COUNT_WORD =
-  /^(re|nach|zweit)?(count(ed|s)?|qty|quantit\p{L}*|stock|anzahl|menge|bestand|gezahlt(e[nrs]?)?|zahlung|cantidad|conteo|contado|recuento|compte|physical|actual|ist|istmenge|inventur)$/u;
+  /^(re|nach|zweit)?(count(ed|s)?|qty|qte|quantit\p{L}*|stock|stocktake|tally|anzahl|menge|bestand|gezahlt(e[nrs]?)?|zahl(ung|menge|bestand)|cantidad|conteo|contad[oa]|recuento|compt(e|ee?s?|age)|inventaire|physical|actual|ist|istmenge|inventur(bestand)?|aantal|voorraad|getelde?|telling|existencias)$/u;
 const NOT_A_COUNT =
-  /^(date|time|by|unit|id|location|bin|variance|diff|difference|delta|order|min|max|last|price|cost|value|sku|status|state|name|type|notes?|comment)$/;
+  /^(date|time|at|on|by|von|am|par|por|fecha|unit|id|no|nr|location|bin|variance|diff|difference|delta|order|min|max|last|price|cost|value|sku|status|state|name|type|notes?|comments?|remarks|sheet|team|ok|needed|pack|case|per|sold|received|reserved|damaged|adjustment)$/;
 // German writes the book quantity as one word: `Sollbestand`, `Systembestand`.
 const EXPECTED_WORD =
-  /^(expected|exp|attendue?s?|erwartet(e[nrs]?)?|soll(bestand|menge|wert)?|(buch|system|lager)bestand|systeme?|book|vorher|previous|prior|verwachte?|esperad[oa]s?|previst[oa]|attes[oa]|theoriques?|teoric[oa])$/;
-const EXPECTED_ASIDE = /^(from|at|export|exported|do|not|edit|laut|per|as|of|the)$/;
+  /^(expected|exp|attendue?s?|erwartet(e[nrs]?)?|soll(bestand|menge|wert)?|(buch|system|lager)bestand|systeme?|sistema|systeem|informatique|book|boekvoorraad|systeemvoorraad|snapshot|export|vorher|prev|previous|prior|verwachte?|esperad[oa]s?|previst[oa]|attes[oa]|theoretical|theoriques?|teoric[oa])$/;
+const EXPECTED_ASIDE =
+  /^(from|at|on|hand|do|not|edit|laut|lt|volgens|segun|per|as|of|the|en|in|pcs|stk|pieces|units?|q\d|\d+)$/;
 /** A dry run's own column (whether the pet was found): part of a plan, read by nobody, named by no notice. */
 export const PLAN_ONLY_COLUMNS = new Set(['found']);
 const ROLE_OF = new Map(
@@ -136,9 +137,16 @@ export function readHeader(cells: readonly string[], delimiter: Delimiter): Shee
       );
     columns[role] = index;
   });
+  const { petId, expected, status } = columns;
   // Counts of their own names only (`Counted stock` beside `Expected stock`): the one such is the count.
-  if (columns.counted === undefined && alsoCounts.length === 1) columns.counted = alsoCounts.pop();
-  const { petId, counted, expected, status } = columns;
+  if (columns.counted === undefined && expected !== undefined && alsoCounts.length === 1)
+    columns.counted = alsoCounts.pop();
+  const { counted } = columns;
+  // Two columns of counts and none expected (`Stock`, `Physical`): one is likely the stock at export.
+  if (counted !== undefined && expected === undefined && alsoCounts.length > 0)
+    throw usageError(
+      `bulk input: ${[counted, ...alsoCounts].map((index) => quoted(names[index] as string)).join(' and ')} all read as counts, and no column names the quantity expected: which is the count, and is another the stock at export? Name the count counted and the stock at export expected. Nothing was sent`,
+    );
   if (petId === undefined || counted === undefined)
     throw usageError(
       `bulk input: the first line reads as a header${names[0]?.startsWith('{') ? ' (it is not valid JSON)' : ''} with ${found}, but ${petId === undefined ? 'none of them names the pet' : 'none of them holds the counted quantity'}; ${KNOWN}. The header must be the first line (no title row above it). Nothing was sent`,

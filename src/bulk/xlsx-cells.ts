@@ -88,7 +88,7 @@ function shownOtherwise(code: string, value: number): string | undefined {
  * What a formula of numbers, the sheet's cells, + - * / and SUM gives from the saved values (by placeKey);
  * NaN for any other. A saved value it contradicts was never calculated (LibreOffice saves XlsxWriter's 0s).
  */
-function calculate(formula: string, saved: Map<number, number>, budget: { cells: number }): number {
+function calculate(formula: string, saved: Map<number, number | string>, budget: { cells: number }): number {
   const tokens = formula.replace(/\$/g, '').toUpperCase().match(FORMULA_TOKEN) ?? [];
   let at = 0;
   // SUM leaves out a range's text; an empty cell is 0 everywhere.
@@ -97,14 +97,19 @@ function calculate(formula: string, saved: Map<number, number>, budget: { cells:
     if (budget.cells < 0 || bottom < top || right < left) return Number.NaN;
     let total = 0;
     for (let row = top; row <= bottom; row++)
-      for (let column = left; column <= right; column++) total += saved.get(placeKey(row, column)) ?? 0;
+      for (let column = left; column <= right; column++) {
+        const cell = saved.get(placeKey(row, column)) ?? 0;
+        total += typeof cell === 'number' ? cell : 0;
+      }
     return total;
   };
   const operand = (): number => {
     const token = tokens[at++] ?? '';
     if (token === '-' || token === '+') return (token === '-' ? -1 : 1) * operand();
     const range = rangeOf(token);
-    if (range) return token.includes(':') ? Number.NaN : (saved.get(placeKey(range.top, range.left)) ?? 0);
+    // A range outside SUM, or text in arithmetic (Excel's #VALUE!), is no number here.
+    const cell = range && (token.includes(':') ? '' : (saved.get(placeKey(range.top, range.left)) ?? 0));
+    if (range) return typeof cell === 'number' ? cell : Number.NaN;
     if (token !== '(' && token !== 'SUM(') return Number(token);
     let value = 0;
     do {
@@ -219,8 +224,8 @@ export function inspectWorkbook(bytes: Uint8Array): {
     }
   const mark = (map: UnreadCells, { top, left }: CellRange, text: string) =>
     map.set(top, (map.get(top) ?? new Map<number, string>()).set(left, text));
-  // Each number cell's value, for the formulas' check; kept only where there are formulas (a large sheet).
-  const saved = /<(?:[\w.-]+:)?f\b/.test(xml) ? new Map<number, number>() : undefined;
+  // Each cell's value (text as text), for the formulas' check; kept only where there are formulas.
+  const saved = /<(?:[\w.-]+:)?f\b/.test(xml) ? new Map<number, number | string>() : undefined;
   const calculated: [cell: CellRange, formula: string, value: number][] = [];
   for (const [, attributes = '', content = ''] of xml.matchAll(element('c'))) {
     const cell = rangeOf(attribute(attributes, 'r') ?? '');
@@ -231,9 +236,11 @@ export function inspectWorkbook(bytes: Uint8Array): {
     const text = xmlText(value?.[2] ?? '');
     const type = attribute(attributes, 't');
     const number = (type ?? 'n') === 'n' ? Number(text) : Number.NaN;
-    // Text is no number (SUM passes over it); a formula's value is one only where Excel calculated it.
-    if (formula || !Number.isNaN(number))
-      saved?.set(placeKey(cell.top, cell.left), formula && !calculatedByExcel ? Number.NaN : number);
+    // A formula's value is one only where Excel calculated it.
+    saved?.set(
+      placeKey(cell.top, cell.left),
+      formula && !calculatedByExcel ? Number.NaN : Number.isNaN(number) ? text : number,
+    );
     // An empty text result (t="str", as Excel saves ="") is a value; an empty number is none (openpyxl).
     const read =
       type !== 'e' && (formula === undefined || (!stale && (text !== '' || (value && type === 'str'))));
@@ -257,7 +264,7 @@ export function inspectWorkbook(bytes: Uint8Array): {
   for (const [cell, formula, value] of calculated) {
     const result = calculate(formula, saved ?? new Map(), budget);
     const agrees = Math.abs(result - value) <= 1e-9 * Math.max(1, Math.abs(result));
-    if (Number.isNaN(result) ? !calculatedByExcel : !agrees) mark(unread, cell, `=${formula}`);
+    if (Number.isFinite(result) ? !agrees : !calculatedByExcel) mark(unread, cell, `=${formula}`);
   }
   return { sheets, firstHidden, chart, shown, date1904, unread, formatted, merged, hiddenRows };
 }

@@ -385,6 +385,9 @@ describe('an Excel workbook', () => {
     expect(review.stdout, review.stderr).toMatch(/^2: \d+ → 4\n11: \d+ → 7\n12: \d+ → 3\n$/);
     // Saved by another program (no calculation chain), that one's value is not believed, nor one built on it.
     rows.push(['A6', text('A6', '30'), cell('C6', '<f>C4+1</f><v>8</v>')]);
+    // Text in arithmetic is Excel's #VALUE!, a division by an empty cell its #DIV/0!: not 0 (QA).
+    rows.push(['A7', text('A7', '31'), cell('C7', '<f>D7*2</f><v>0</v>'), text('D7', '5')]);
+    rows.push(['A8', text('A8', '32'), cell('C8', '<f>D8/E8</f><v>0</v>'), cell('D8', '<v>5</v>')]);
     const elsewhere = await petinv([
       'set',
       '--file',
@@ -395,6 +398,8 @@ describe('an Excel workbook', () => {
       'row 4 (pet 11): counted "=VLOOKUP(A4,Stock!A:B,2,FALSE)" is a formula',
     );
     expect(elsewhere.stderr).toContain('row 6 (pet 30): counted "=C4+1" is a formula');
+    expect(elsewhere.stderr).toContain('row 7 (pet 31): counted "=D7*2" is a formula');
+    expect(elsewhere.stderr).toContain('row 8 (pet 32): counted "=D8/E8" is a formula');
     expect(elsewhere.stdout, elsewhere.stderr).toMatch(/^2: \d+ → 4\n12: \d+ → 3\n$/);
   });
 
