@@ -12,9 +12,8 @@ const headerReader = (headers: RawHeaders) => (name: string) => {
 };
 
 /**
- * One exchange as an undici dispatch handler, its body decoded straight into text (a stream, an
- * AbortSignal and an async resource between were most of a bulk run's client CPU). Settles exactly once.
- * With `stream`, a 2xx answer settles at its headers, and its body is handed over as it arrives.
+ * One exchange as an undici dispatch handler, its body decoded straight into text (a stream between was
+ * most of a bulk run's client CPU); settles once. With `stream`, a 2xx settles at its headers.
  */
 export class Exchange implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;

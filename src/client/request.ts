@@ -5,9 +5,8 @@ import { isSuccessStatus, type Transport, type TransportError, type TransportRes
 import { refusesTheRequestItself } from './write-outcome';
 
 /**
- * The client's requests in layers, each testable alone (as restish stacks its transports): list-read.ts
- * asks through a call; a call judges the final answer by the contract's rules (this file); retry.ts sends
- * attempts again; the Deprecation notices and the base transport carry each one.
+ * The client's requests in layers, each testable alone (as restish stacks its transports): a call judges
+ * the final answer by the contract (this file); retry.ts sends attempts again; the transport carries them.
  */
 
 /** The base URL's origin and path, split once; undefined for one the transport parses (a query or fragment). */

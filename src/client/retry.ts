@@ -56,9 +56,8 @@ export function retryDelayMs(
 }
 
 /**
- * Runs `attempt` until its status is not worth retrying or no attempt or budget is left: then the last
- * answer is returned, or the last TransportError thrown. An untrusted certificate or a body too large is
- * thrown at once (the next attempt would meet the same); other errors pass through.
+ * Runs `attempt` until its status is not worth retrying or no attempt or budget is left, returning the last
+ * answer or throwing the last TransportError; an untrusted certificate or a body too large at once.
  */
 export async function retrying<R extends TransportResponse>(
   policy: RetryPolicy,

@@ -43,9 +43,8 @@ export const isSuccessStatus = (status: number | null | undefined): status is nu
   status !== null && status !== undefined && status >= 200 && status <= 299;
 
 /**
- * A request that got no usable HTTP answer: `timeout` when it took too long (the body included), `tls`
- * when the certificate could not be trusted (not worth retrying), `too large` when the body passed
- * maxBodyBytes (the detail is the limit), else `network` with the cause.
+ * A request that got no usable HTTP answer: `timeout` (the body included), `tls` (an untrusted
+ * certificate), `too large` (past maxBodyBytes, the detail the limit), else `network` with the cause.
  */
 export class TransportError extends Error {
   constructor(

@@ -15,8 +15,7 @@ export const refusesTheRequestItself = (status: number) => REFUSES_THE_REQUEST_I
 
 /**
  * Whether a failed update may still have been applied: sent whole and never answered, or answered with a
- * success whose body is not the item sent (not JSON, another pet) or too large to read (client.ts,
- * no-answer-errors.ts). A bulk run counts these as unknown and names them apart from the rows not applied.
+ * success whose body is not the item sent or too large to read. A bulk run names these apart.
  */
 export function maybeApplied({ body: { code, status } }: PetinvError): boolean {
   if (code === 'outcome_unknown') return true;

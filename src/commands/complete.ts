@@ -3,9 +3,8 @@ import type { OutputStream } from '../output/context';
 import { findOption, optionsOf, shortGroup, subcommandNamed, takesValue, walkWords } from './usage';
 
 /**
- * `petinv __complete WORD... CURRENT`, what `petinv completion`'s scripts ask on each TAB, answered from the
- * declarations, with no network: `:files` (the shell completes file names), or `:values` then one
- * `value<TAB>description` a line (the description may be empty).
+ * `petinv __complete WORD... CURRENT`, asked by the completion scripts on each TAB, answered from the
+ * declarations: `:files` (the shell completes file names), or `:values` then `value<TAB>description` lines.
  */
 export const COMPLETE_COMMAND = '__complete';
 

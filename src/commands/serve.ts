@@ -41,9 +41,8 @@ function asCommandError(error: unknown): unknown {
 }
 
 /**
- * Leaves a record for `petinv --env local` (see config/serve-records.ts) while serve runs. A serve bound to
- * an address beyond loopback is not registered: local's key would leave the machine in clear text. A
- * record that cannot be written is a warning (in `warnings`), never a reason to stop serving.
+ * Leaves a record for `petinv --env local` while serve runs; not for an address beyond loopback (local's key
+ * would leave the machine in clear text). A record not written is a warning, never a reason to stop.
  */
 function registerForLocal(
   running: RunningServer,

@@ -77,8 +77,7 @@ export async function runSet(
 
 /**
  * The pet's quantity before a write (null: not in the inventory), for the history and undo. A read that
- * fails where the write may not (a broken connection, a list cut off or too large, a 5xx) is returned, and
- * the write made all the same: its own answer tells the truth about it.
+ * fails where the write may not (a 5xx, a list cut off) is returned, and the write made all the same.
  */
 async function readBefore(client: InventoryClient, petId: bigint, envName: string) {
   try {

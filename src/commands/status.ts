@@ -64,8 +64,7 @@ function failureVerdict(failure: PetinvError | undefined): string {
 
 /**
  * The environment in use, its URL and key and where each came from, and whether the service answers with
- * that key. The report goes to stdout whatever the answer; when the service does not answer, the failure
- * follows on stderr and sets the exit code, as the same failure would for any other command.
+ * that key: the report on stdout whatever the answer, a failure then on stderr with its exit code.
  */
 export async function runStatus(flags: GlobalFlags, context: CommandContext) {
   const output = chooseOutput(flags, context);

@@ -4,9 +4,8 @@ import { nearestName } from '../suggest';
 import { subcommandNamed } from './usage';
 
 /**
- * commander suggests a top-level command for a typo (`petinv lst`), but a command with both an action and
- * subcommands (`env`, `config`) takes `env sett-url` for an argument it does not expect, and the help
- * command shows the whole help for `help lst`. These give both the same "Did you mean" as the top level.
+ * commander suggests a command for a typo (`petinv lst`), but `env sett-url` is taken for an argument and
+ * `help lst` shows the whole help: these give both the same "Did you mean" as the top level.
  */
 
 /** commander's usage error for a name that is no command of `parent`, with the nearest of them (or of `alsoKnown`). */

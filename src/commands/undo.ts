@@ -66,9 +66,8 @@ function chooseRun(runs: readonly HistoryRun[], name: string | undefined, file: 
 }
 
 /**
- * Writes back the before-values of a run, only for the pets that still hold its after-values: the others
- * were changed since, and are conflicts (exit 11) unless --force. The undo is a run of its own, recorded,
- * so undoing it redoes.
+ * Writes back a run's before-values where the pets still hold its after-values (the others are conflicts,
+ * exit 11, unless --force); recorded as a run of its own, so undoing it redoes.
  */
 export async function runUndo(name: string | undefined, flags: UndoFlags, context: CommandContext) {
   const output = chooseOutput(flags, context);

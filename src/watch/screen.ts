@@ -106,9 +106,8 @@ export function renderWatchScreen(
 const SGR = /\x1b\[[0-9;]*m/y;
 
 /**
- * `line` cut to `columns` visible characters, the last one `…` when cut. A line longer than the window
- * would wrap onto the next one, and the frame, sized to the window's rows, would scroll its header away.
- * Colour sequences take no room; every character of a frame is one column wide.
+ * `line` cut to `columns` visible characters, ending in `…` when cut: a wrapped line would scroll the
+ * frame's header away. Colour sequences take no room; every character of a frame is one column wide.
  */
 export function fitLine(line: string, columns: number): string {
   const room = Math.max(1, columns);
