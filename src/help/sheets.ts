@@ -20,7 +20,7 @@ export const INPUT_TOPIC = {
     },
     {
       paragraph:
-        'Columns are found by name in any order, ignoring case, accents, spaces and punctuation (`Pet #` is `pet`, `N°` is `n`). Other columns are named in a notice; a row with another number than its count (or a number and no count) in a column whose name says it holds counts too (`Recount`, `Anzahl 2`) is a bad row; an expected quantity in other words (`Quantité attendue`, `Soll-Bestand`) is expected. JSON keys are read as column names are. An empty counted cell sends nothing and is counted as not counted. A bad row names its spreadsheet row (the header is row 1) and its pet, and is skipped (`--strict`: nothing is sent).',
+        'Columns are found by name in any order, ignoring case, accents, spaces and punctuation (`Pet #` is `pet`, `N°` is `n`). Other columns are named in a notice; a row with another number than its count (or a number and no count) in a column whose name says it holds counts too (`Recount`, `Anzahl 2`) is a bad row, and such a column beside the count with no expected column (`Stock`, `Physical`) is refused; an expected quantity in other words (`Quantité attendue`, `Soll-Bestand`) is expected. JSON keys are read as column names are. An empty counted cell sends nothing and is counted as not counted. A bad row names its spreadsheet row (the header is row 1) and its pet, and is skipped (`--strict`: nothing is sent).',
     },
     {
       table: {
