@@ -29,7 +29,7 @@ const words = (text: string) => text.split(' ');
 /** The names each column may go by, as canonicalName leaves them (`N°` is `n`); docs/stock-take.md lists them. */
 export const COLUMN_NAMES: Readonly<Record<ColumnRole, readonly string[]>> = {
   petId: words(
-    'petid id pet petsid petno petnr petnumber animal animalid n no nr number # tier tiernr mascota',
+    'petid id pet petsid petno petnr petnumber animal animalid n no nr number # tier tierid tiernr mascota',
   ),
   counted: words(
     'counted quantity to count qty stock onhand countedqty countedquantity newquantity quantite ' +
@@ -71,7 +71,7 @@ const NOT_A_COUNT =
   /^(date|time|at|on|by|von|am|par|por|fecha|unit|id|no|nr|location|bin|variance|diff|difference|delta|order|min|max|last|price|cost|value|sku|status|state|name|type|notes?|comments?|remarks|sheet|team|ok|needed|pack|case|per|sold|received|reserved|damaged|adjustment)$/;
 // German writes the book quantity as one word: `Sollbestand`, `Systembestand`.
 const EXPECTED_WORD =
-  /^(expected|exp|attendue?s?|erwartet(e[nrs]?)?|soll(bestand|menge|wert)?|(buch|system|lager)bestand|systeme?|sistema|systeem|informatique|book|boekvoorraad|systeemvoorraad|snapshot|export|vorher|prev|previous|prior|verwachte?|esperad[oa]s?|previst[oa]|attes[oa]|theoretical|theoriques?|teoric[oa])$/;
+  /^(expected|exp|attendue?s?|erwartet(e[nrs]?)?|soll(bestand|menge|wert)?|(buch|system|lager)bestand|systeme?|sistema|systeem|informatique|book|qoh|soh|boekvoorraad|systeemvoorraad|snapshot|export|vorher|prev|previous|prior|verwachte?|esperad[oa]s?|previst[oa]|attes[oa]|theoretical|theoriques?|teoric[oa])$/;
 const EXPECTED_ASIDE =
   /^(from|at|on|hand|do|not|edit|laut|lt|volgens|segun|per|as|of|the|en|in|pcs|stk|pieces|units?|q\d|\d+)$/;
 /** A dry run's own column (whether the pet was found): part of a plan, read by nobody, named by no notice. */

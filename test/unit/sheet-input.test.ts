@@ -406,6 +406,8 @@ describe('a sheet: columns chosen by the header', () => {
       'Quantité système',
       'Verwacht',
       'Expected qty (at export)',
+      'QOH',
+      'On hand (system)',
     ])
       expect(read(`petId,${name},counted\n1,3,5\n`).entries, name).toEqual([
         { line: 2, petId: 1n, quantity: 5, from: 3 },
