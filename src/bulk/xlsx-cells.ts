@@ -65,7 +65,7 @@ function numberFormats(styles: Uint8Array | undefined) {
  * condition, date, text, digits in its text, white, or a sign not shown as it is (`0;0`, `0-`).
  */
 function shownOtherwise(code: string, value: number): string | undefined {
-  const sections = code.split(/;(?=(?:[^"]*"[^"]*")*[^"]*$)/);
+  const sections = code.split(SECTION_BREAK);
   const section = (value > 0 ? sections[0] : value < 0 ? sections[1] : sections[2]) ?? sections[0] ?? '';
   const bare = section.replace(/"[^"]*"|\\.|\[(?:[a-z]{3,}\d*|\$[^\]]*)\]|[_*]./gi, '');
   const text = section.replace(/"([^"]*)"|\\(.)|\[\$([^\]-]*)[^\]]*\]|\[[^\]]*\]|[_*]./g, '$1$2$3').trim();
@@ -147,6 +147,9 @@ function rangeOf(reference: string): CellRange | undefined {
 const placeKey = (row: number, column: number) => row * 16_384 + column;
 const within = (cell: CellRange, { top, left, bottom, right }: CellRange) =>
   cell.top >= top && cell.top <= bottom && cell.left >= left && cell.left <= right;
+
+/** A `;` between a format's sections: one outside quotes. */
+const SECTION_BREAK = /;(?=(?:[^"]*"[^"]*")*[^"]*$)/;
 
 /** A cell's column from its letters, counting from 0 (`A` 0, `AA` 26). */
 const columnOf = (letters: string) =>
@@ -248,7 +251,7 @@ export function inspectWorkbook(bytes: Uint8Array): {
     else if (formula) calculated.push([cell, xmlText(formula[2] ?? ''), number]);
     const format = formats.cells[Number(attribute(attributes, 's') ?? 0)];
     // Text a format's fourth section leaves out (`;;;`) shows nothing, as a number there would.
-    if (read && type !== undefined && type !== 'n' && format?.split(';')[3]?.trim() === '')
+    if (read && type !== undefined && type !== 'n' && format?.split(SECTION_BREAK)[3]?.trim() === '')
       mark(formatted, cell, '');
     if (!read || Number.isNaN(number) || text === '') continue;
     const rule = conditional.find(
@@ -259,7 +262,7 @@ export function inspectWorkbook(bytes: Uint8Array): {
       (rule && `${rule.code}, when its condition holds`);
     if (shows !== undefined) mark(formatted, cell, shows);
   }
-  // Every sum's cells, counted across the workbook: a hostile one's million sums of a sheet each take no hour.
+  // Every sum's cells, counted across the workbook: a hostile one's sums take no hour.
   const budget = { cells: 1e7 };
   for (const [cell, formula, value] of calculated) {
     const result = calculate(formula, saved ?? new Map(), budget);

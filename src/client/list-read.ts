@@ -64,9 +64,8 @@ async function startList(errors: ClientErrors, chunks: AsyncIterable<Uint8Array>
 }
 
 /**
- * Opens GET /inventory and takes its first batch: conditional when a list is kept (`kept`), and then a
- * 304 reads the kept body through the same parser and checks. A fresh body is copied into the cache as
- * it passes (`writer`), to be kept only once it was read whole and valid.
+ * Opens GET /inventory and takes its first batch: conditional when a list is kept (a 304 reads the kept
+ * body through the same checks); a fresh body is copied to the cache, kept once read whole and valid.
  */
 async function openList({ call, errors, listCache }: ListReading, kept: CachedList | undefined) {
   return call('GET', '/inventory', undefined, undefined, {

@@ -39,10 +39,7 @@ export const Quantity = z
     z.maximum(QUANTITY_MAX, { error: 'must be at most 2^53-1 (9007199254740991)' }),
   );
 
-/**
- * A quantity a client may send or receive: any integer a double holds exactly. Its sign is the service's
- * to judge, so a client passes a negative one on and reports the service's answer.
- */
+/** A quantity a client may send or receive: an integer a double holds exactly; its sign is the service's to judge. */
 export const QuantityValue = z.number({ error: integerError }).check(isInteger, isExactQuantity);
 
 export const InventoryItem = z.object({

@@ -22,18 +22,21 @@ afterAll(async () => {
   await served?.stop();
   await killedServe?.stop();
 });
+/** A petinv of its own (config, state) for the serve at `baseUrl`. */
+const envFor = (baseUrl: string) => ({
+  ...cleanEnv(),
+  PETINV_CONFIG_DIR: temporaryDirectory(),
+  XDG_STATE_HOME: temporaryDirectory(),
+  PETINV_ENV: 'local',
+  PETINV_BASE_URL: baseUrl,
+  PETINV_API_KEY: KEY,
+});
+/** Six pets set to 100 and on: the run each test stops or undoes. */
+const input = Array.from({ length: 6 }, (_, index) => `${index + 1} ${100 + index}\n`).join('');
 
 it('a second Ctrl-C during an undo says to run that undo again, not to undo it (QA)', async () => {
   served = await spawnServer(['--in-memory', '--seed', '6', '--api-key', KEY, '--latency', '600']);
-  const env = {
-    ...cleanEnv(),
-    PETINV_CONFIG_DIR: temporaryDirectory(),
-    XDG_STATE_HOME: temporaryDirectory(),
-    PETINV_ENV: 'local',
-    PETINV_BASE_URL: served.baseUrl,
-    PETINV_API_KEY: KEY,
-  };
-  const input = Array.from({ length: 6 }, (_, index) => `${index + 1} ${100 + index}\n`).join('');
+  const env = envFor(served.baseUrl);
   expect((await runPetinv(['set', '-', '--concurrency', '8'], { env, input })).code).toBe(0);
   const [run] = JSON.parse((await runPetinv(['history', '--json'], { env })).stdout);
 
@@ -78,15 +81,7 @@ it('a second Ctrl-C during an undo says to run that undo again, not to undo it (
 
 it('the undo of a run killed before its writes names no pet as changed: each holds its before (QA: 234 named)', async () => {
   killedServe = await spawnServer(['--in-memory', '--seed', '6', '--api-key', KEY, '--latency', '1000']);
-  const env = {
-    ...cleanEnv(),
-    PETINV_CONFIG_DIR: temporaryDirectory(),
-    XDG_STATE_HOME: temporaryDirectory(),
-    PETINV_ENV: 'local',
-    PETINV_BASE_URL: killedServe.baseUrl,
-    PETINV_API_KEY: KEY,
-  };
-  const input = Array.from({ length: 6 }, (_, index) => `${index + 1} ${100 + index}\n`).join('');
+  const env = envFor(killedServe.baseUrl);
   const set = spawn(process.execPath, [PETINV_BIN, 'set', '-'], { env });
   set.stdin.end(input);
   const exited = new Promise((resolve) => set.on('close', resolve));
