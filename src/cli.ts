@@ -192,7 +192,6 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
 
 /** The process's own inputs, for the bin. stdin is made only when a command reads it, as before. */
 export function processIo(): CliIo {
-  // V8's --liftoff-only, a process-wide switch, is set by the launcher (src/launch.ts), not here.
   return {
     env: process.env,
     get stdin() {

@@ -1,5 +1,4 @@
 import { isAscii } from 'node:buffer';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { lstatSync, readdirSync, readFileSync, rmSync, type Stats, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
@@ -41,7 +40,6 @@ export function loadCli(
   env: NodeJS.ProcessEnv = process.env,
   argv: readonly string[] = process.argv,
 ): LoadedCli {
-  const v8Flags = liftoffOnlyFromFirstRequest();
   const source = readSource(path);
   const cache = codeFile(path, env, commandWord(argv.slice(2)));
   const kept = cache && readPrivateFile(cache.directory, cache.file, cache.largest);
@@ -61,54 +59,9 @@ export function loadCli(
     keepCompiledCode() {
       if (!cache || (kept && !script.cachedDataRejected)) return;
       try {
-        // V8 accepts kept code only under the flags it was made with, and the next run compiles under its own.
-        const code = v8Flags.asAtStart(() => script.createCachedData());
-        writePrivateFile(cache.directory, cache.file, code);
+        writePrivateFile(cache.directory, cache.file, script.createCachedData());
       } catch {
         // Not kept: the next run compiles again, as it would without a cache.
-      }
-    },
-  };
-}
-
-/** The channel undici publishes each request on as it creates it, before it connects for it. */
-const REQUEST_CREATED = 'undici:request:create';
-/**
- * Liftoff only, and no tier-up. Set at run time on Node 24, --liftoff-only no longer implies the other two:
- * a 400,000-pet list re-optimised undici's parser, V8's peak malloc 26 MB against 3 MB. V8 refuses kept code
- * unless every flag is as it was, so putting them back takes all three too.
- */
-const LIFTOFF_ONLY = ['--liftoff-only', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
-const LIFTOFF_ONLY_UNDONE = ['--no-liftoff-only', '--wasm-tier-up', '--wasm-dynamic-tiering'];
-
-/**
- * undici's WebAssembly llhttp would be compiled again by V8's optimizing tier in the background, work a
- * short-lived CLI waits for at exit. The switch is thrown at undici's first request: with a V8 flag changed
- * at start, V8 refuses the code Node ships for its own modules (node:http and the rest, 3.8 ms).
- */
-function liftoffOnlyFromFirstRequest(): { asAtStart<T>(run: () => T): T } {
-  let thrown = false;
-  const setFlags = (flags: readonly string[]) => {
-    const { setFlagsFromString } = process.getBuiltinModule('node:v8');
-    for (const flag of flags) setFlagsFromString(flag);
-  };
-  const onFirstRequest = () => {
-    unsubscribe(REQUEST_CREATED, onFirstRequest);
-    // undici 8 reads performance.now() when a connection goes idle, after the switch: loaded before it,
-    // Node's perf_hooks runs the code Node ships rather than compiling afresh (about 3 ms).
-    performance.now();
-    setFlags(LIFTOFF_ONLY);
-    thrown = true;
-  };
-  subscribe(REQUEST_CREATED, onFirstRequest);
-  return {
-    asAtStart(run) {
-      if (!thrown) return run();
-      setFlags(LIFTOFF_ONLY_UNDONE);
-      try {
-        return run();
-      } finally {
-        setFlags(LIFTOFF_ONLY);
       }
     },
   };

@@ -1,7 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Deadline } from './deadline';
 import { TransportError } from './transport';
-import type { Dispatcher } from './undici';
 
 /**
  * A body read whole into text as it arrives (every answer but a 2xx the caller streams), bounded: nothing
@@ -26,6 +25,13 @@ export class BodyText {
   }
 }
 
+/** What an exchange may do to its connection: undici's dispatch controller, or node:http's request and answer. */
+export interface BodyController {
+  abort(reason: Error): void;
+  pause(): void;
+  resume(): void;
+}
+
 /** Chunks a streamed body's reader may be behind by before undici is asked to stop reading the socket. */
 const QUEUED_CHUNKS = 16;
 
@@ -41,7 +47,7 @@ export class BodyQueue implements AsyncIterable<Uint8Array> {
   private wake: (() => void) | undefined;
 
   constructor(
-    private readonly controller: Dispatcher.DispatchController,
+    private readonly controller: BodyController,
     private readonly deadline: Deadline,
     private readonly limit: number,
   ) {}

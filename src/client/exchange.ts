@@ -1,4 +1,4 @@
-import { BodyQueue, BodyText } from './answer-body';
+import { type BodyController, BodyQueue, BodyText } from './answer-body';
 import { Deadline } from './deadline';
 import type { Pipelining, RawHeaders } from './pipelining';
 import { TransportError, type TransportResponse } from './transport';
@@ -16,7 +16,7 @@ const headerReader = (headers: RawHeaders) => (name: string) => {
  * most of a bulk run's client CPU); settles once. With `stream`, a 2xx settles at its headers.
  */
 export class Exchange implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | undefined;
+  private controller: BodyController | undefined;
   private settled = false;
   private status = 0;
   private headers: RawHeaders = {};
@@ -72,7 +72,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.sent = true;
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController) {
+  onRequestStart(controller: BodyController) {
     this.controller = controller;
     if (this.settled) controller.abort(new TransportError('timeout', 'TimeoutError'));
     // A pipelined request whose connection closed before its answer: undici would write it again on
@@ -86,7 +86,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     }
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: RawHeaders) {
+  onResponseStart(controller: BodyController, statusCode: number, headers: RawHeaders) {
     // 1xx answers are interim: the real one follows.
     if (statusCode < 200 || this.settled) return;
     this.status = statusCode;
@@ -101,7 +101,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.resolve({ status: this.status, header: headerReader(this.headers), text: '', body: this.queue });
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer) {
+  onResponseData(_controller: BodyController, chunk: Buffer) {
     if (this.settled && !this.queue) return;
     // Past the limit the body is cut off: the connection is dropped, the rest never read.
     if (!(this.queue ? this.queue.push(chunk) : this.body.add(chunk, this.maxBodyBytes))) this.tooLarge();
@@ -121,7 +121,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     });
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
+  onResponseError(_controller: BodyController, error: Error) {
     // Pipelined, sent, and no answer came: the connection broke under it.
     if (this.sent && this.status === 0 && this.pipelining?.pipelined) this.pipelining.learn.lost();
     // A status came first: the service answered, and its body broke off.

@@ -1,9 +1,9 @@
 import { version } from '../../package.json';
 import { createClient, type InventoryClient, type RetryWait } from '../client/client';
+import { httpTransport } from '../client/http-transport';
 import { createListCache } from '../client/list-cache';
 import type { Transport } from '../client/transport';
-import { type ConnectionShape, createAgent, createProxyAgent } from '../client/undici';
-import { undiciTransport } from '../client/undici-transport';
+import type { ConnectionShape } from '../client/undici';
 import { cacheDirectory } from '../config/paths';
 import { chooseProxy, describeProxy } from '../config/proxy';
 import { isLoopbackHost, type Settings } from '../config/settings';
@@ -58,6 +58,23 @@ function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClie
   };
 }
 
+/** undici, loaded only here: for a bulk run's connections, or a proxy's tunnel. */
+async function undiciTransportTo(
+  flags: GlobalFlags,
+  proxy: ReturnType<typeof chooseProxy>,
+  shape: ConnectionShape | undefined,
+): Promise<Transport> {
+  const { createAgent, createProxyAgent } = await import('../client/undici');
+  const { undiciTransport } = await import('../client/undici-transport');
+  const dispatcher = proxy
+    ? await createProxyAgent(flags.timeout, proxy.url.href, shape)
+    : createAgent(flags.timeout, shape);
+  return undiciTransport(dispatcher, {
+    proxy: proxy && describeProxy(proxy),
+    pipelining: shape !== undefined && shape.pipelining > 1 ? { connections: shape.connections } : undefined,
+  });
+}
+
 /** How requests reach the target: directly or by the proxy, traced with -v; refused if the key goes in clear. */
 async function transportTo(
   target: Target,
@@ -80,13 +97,7 @@ async function transportTo(
   // A bulk run's connections, at most --concurrency of them (with --pipelining 1 too: undici would open
   // another whenever an update came before the last answer's connection was free), each of which may
   // carry several updates once the service shows it keeps connections (undici-transport.ts).
-  const dispatcher = proxy
-    ? await createProxyAgent(flags.timeout, proxy.url.href, shape)
-    : createAgent(flags.timeout, shape);
-  const transport = undiciTransport(dispatcher, {
-    proxy: proxy && describeProxy(proxy),
-    pipelining: shape !== undefined && shape.pipelining > 1 ? { connections: shape.connections } : undefined,
-  });
+  const transport = proxy || shape ? await undiciTransportTo(flags, proxy, shape) : httpTransport();
   const level = traceLevel(flags.verbose, context.env);
   if (level === 0) return { transport, onRetryWait };
   const trace = createHttpTrace({

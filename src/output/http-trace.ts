@@ -1,12 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { channel } from 'node:diagnostics_channel';
+import type { IncomingMessage } from 'node:http';
 import type { RetryWait } from '../client/client';
 import { type Transport, TransportError } from '../client/transport';
 import { printableWithout, REDACTED } from '../printable';
 
 /**
  * `-v` and `PETINV_DEBUG=http`: every HTTP exchange on stderr, as curl -v shows it, the response headers
- * as they came off the wire (undici's diagnostics channels); `-vv` (`http,body`) adds the bodies, cut short.
+ * as they came off the wire (undici's and node:http's diagnostics channels); `-vv` (`http,body`) adds the bodies, cut short.
  *
  * No line ever carries a secret: Authorization values are replaced, and every line (an echoed header, a
  * body, a URL) has each secret removed before and after it is made printable, so a key split by an
@@ -30,42 +31,51 @@ export function traceLevel(verbose: number | boolean | undefined, env: NodeJS.Pr
 interface Attempt {
   say: (line: string, limit?: number) => void;
   started: number;
-  /** Whether the wire told its status and headers (undici's channel); else the transport's answer does. */
+  /** Whether the wire told its status and headers (a transport's channel); else the transport's answer does. */
   sawHeaders: boolean;
 }
 
-/** The attempt whose request undici is creating right now: how a channel message finds its trace. */
+/** The attempt whose request undici or node:http is creating right now: how a channel message finds its trace. */
 const creating = new AsyncLocalStorage<Attempt>();
 const attempts = new WeakMap<object, Attempt>();
 let subscribed = false;
 
 const milliseconds = (since: number) => `${(performance.now() - since).toFixed(1)} ms`;
 
-interface HeadersMessage {
-  request: object;
-  response: { statusCode: number; statusText?: string; headers: Array<Buffer | string> };
+/** The status line and headers as they came off the wire, names and values in turn. */
+function sayHeaders(request: object, status: number, text: string | undefined, headers: Buffer[]) {
+  const attempt = attempts.get(request);
+  if (!attempt) return;
+  attempt.sawHeaders = true;
+  attempt.say(`< ${status}${text ? ` ${text}` : ''} (headers after ${milliseconds(attempt.started)})`);
+  for (let index = 0; index + 1 < headers.length; index += 2) {
+    const name = String(headers[index]);
+    attempt.say(`< ${name}: ${headerValue(name, String(headers[index + 1]))}`);
+  }
 }
 
-/** Subscribes once per process; a message about a request no trace created is ignored at once. */
-function subscribeToUndici() {
+/** Subscribes once per process, to both transports' channels; a message about a request no trace created is ignored at once. */
+function subscribeToTransports() {
   if (subscribed) return;
   subscribed = true;
-  channel('undici:request:create').subscribe((message) => {
+  const created = (message: unknown) => {
     const attempt = creating.getStore();
     if (attempt) attempts.set((message as { request: object }).request, attempt);
-  });
+  };
+  channel('undici:request:create').subscribe(created);
+  channel('http.client.request.start').subscribe(created);
   channel('undici:request:headers').subscribe((message) => {
-    const { request, response } = message as HeadersMessage;
-    const attempt = attempts.get(request);
-    if (!attempt) return;
-    attempt.sawHeaders = true;
-    const text = response.statusText ? ` ${response.statusText}` : '';
-    attempt.say(`< ${response.statusCode}${text} (headers after ${milliseconds(attempt.started)})`);
-    const { headers } = response;
-    for (let index = 0; index + 1 < headers.length; index += 2) {
-      const name = String(headers[index]);
-      attempt.say(`< ${name}: ${headerValue(name, String(headers[index + 1]))}`);
-    }
+    const { request, response } = message as {
+      request: object;
+      response: { statusCode: number; statusText?: string; headers: Buffer[] };
+    };
+    sayHeaders(request, response.statusCode, response.statusText, response.headers);
+  });
+  channel('http.client.response.finish').subscribe((message) => {
+    const { request, response } = message as { request: object; response: IncomingMessage };
+    // node:http reads header bytes as Latin-1; undici hands over the bytes, which are shown as UTF-8.
+    const headers = response.rawHeaders.map((text) => Buffer.from(text, 'latin1'));
+    sayHeaders(request, response.statusCode ?? 0, response.statusMessage, headers);
   });
 }
 
@@ -104,7 +114,7 @@ export function createHttpTrace(options: {
   /** Texts no line may show: the API key. */
   secrets: readonly string[];
 }) {
-  subscribeToUndici();
+  subscribeToTransports();
   const say = (line: string, limit = HEADER_LINE_LIMIT) =>
     options.write(printableWithout(line, options.secrets, limit));
   const body = (label: string, text: string) =>

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
@@ -83,5 +83,45 @@ describe('the built bundle at start-up', () => {
       { encoding: 'utf8' },
     );
     expect(JSON.parse(loaded)).toEqual([]);
+  });
+
+  it('sends a one-request command over node:http, without loading undici, and a bulk run over undici', async () => {
+    // undici's modules and its WebAssembly parser were most of a cold list's cost over a plain node:http
+    // script (docs/performance.md). A preload records which transport's channel saw each request.
+    const probe = temporaryDirectory('petinv-transport-probe-');
+    const seen = join(probe, 'seen.txt');
+    const preload = join(probe, 'preload.cjs');
+    writeFileSync(
+      preload,
+      `const channels = require('node:diagnostics_channel');
+       const note = (name) => () => require('node:fs').appendFileSync(${JSON.stringify(seen)}, name + '\\n');
+       channels.subscribe('undici:request:create', note('undici'));
+       channels.subscribe('http.client.request.start', note('node:http'));
+       // undici's parser is WebAssembly, compiled at its first connection.
+       const { Module } = WebAssembly;
+       WebAssembly.Module = function (...args) {
+         note('WebAssembly')();
+         return new Module(...args);
+       };
+`,
+    );
+    const env = {
+      PETINV_CONFIG_DIR: temporaryDirectory(),
+      PETINV_ENV: 'local',
+      PETINV_BASE_URL: server.baseUrl,
+      PETINV_API_KEY: KEY,
+      NODE_OPTIONS: `--require ${preload}`,
+    };
+    const run = async (args: string[], input?: string) => {
+      rmSync(seen, { force: true });
+      expect((await runPetinv(args, { env, input })).code).toBe(0);
+      return [...new Set(readFileSync(seen, 'utf8').trim().split('\n'))];
+    };
+    expect(await run(['list'])).toEqual(['node:http']);
+    expect(await run(['set', '3', '9'])).toEqual(['node:http']);
+    expect(await run(['set', '--file', '-', '--yes'], 'petId,counted\n3,10\n4,11\n')).toEqual([
+      'undici',
+      'WebAssembly',
+    ]);
   });
 });

@@ -134,9 +134,8 @@ describe('the compiled code kept between runs', () => {
     return [ino, mtimeMs];
   };
 
-  it('made by a run that asked a service, is used by the next: the V8 flag set for undici is put back', async () => {
-    // The launcher sets --liftoff-only at undici's first request (src/launch.ts); code kept under it would be
-    // refused by every next run, which compiles before any request, and rewritten each time.
+  it('made by a run that asked a service, is used by the next, not made again', async () => {
+    // V8 refuses kept code made under other flags; such code would be rewritten by every run.
     const directory = cacheDirectory();
     await withService(directory, async (list) => {
       await list();
@@ -145,43 +144,6 @@ describe('the compiled code kept between runs', () => {
       await list();
       expect(fileState(join(directory, file as string))).toEqual(first);
     });
-  });
-
-  it("loads none of Node's modules for undici after the V8 flags change, which would compile them afresh", async () => {
-    // The launcher changes V8's flags at undici's first request (src/launch.ts); a built-in module loaded in
-    // a later turn of the event loop refuses the code Node ships for it. Recorded by a preload, per run.
-    // node:crypto's (and the stream helper it loads), which a list that writes its cache loads for a
-    // temporary file's name, are the known exception (docs/performance.md).
-    const directory = cacheDirectory();
-    const probe = temporaryDirectory('petinv-code-probe-');
-    const loaded = join(probe, 'loaded.ndjson');
-    const preload = join(probe, 'preload.cjs');
-    writeFileSync(
-      preload,
-      `const channels = require('node:diagnostics_channel');
-       let before = Infinity;
-       const mark = () => {
-         channels.unsubscribe('undici:request:create', mark);
-         queueMicrotask(() => (before = process.moduleLoadList.length));
-       };
-       channels.subscribe('undici:request:create', mark);
-       process.on('exit', () => {
-         const late = process.moduleLoadList.slice(before).filter((name) => name.startsWith('NativeModule'));
-         require('node:fs').appendFileSync(${JSON.stringify(loaded)}, JSON.stringify(late) + '\\n');
-       });`,
-    );
-    await withService(
-      directory,
-      async (list) => {
-        await list();
-        await list();
-      },
-      { NODE_OPTIONS: `--require ${preload}` },
-    );
-    const runs = readFileSync(loaded, 'utf8').trim().split('\n');
-    const crypto = /internal\/crypto\/|internal\/streams\/lazy_transform/;
-    const late = runs.map((line) => JSON.parse(line).filter((name: string) => !crypto.test(name)));
-    expect(late).toEqual([[], []]);
   });
 
   it('is kept per command: a list after --version runs from code of its own, kept once', async () => {

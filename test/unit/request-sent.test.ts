@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { TransportError } from '../../src/client/transport';
+import { httpTransport } from '../../src/client/http-transport';
+import { type Transport, TransportError } from '../../src/client/transport';
 import { createAgent } from '../../src/client/undici';
 import { undiciTransport } from '../../src/client/undici-transport';
 import { BREAKS, useRawServer } from '../helpers/lying-server';
@@ -14,8 +15,7 @@ import { closedPort } from '../helpers/serve';
 let act: (socket: Socket) => void = () => {};
 const server = useRawServer(({ socket }) => act(socket));
 
-async function patch(to: number): Promise<TransportError> {
-  const transport = undiciTransport(createAgent(1000));
+async function patch(transport: Transport, to: number): Promise<TransportError> {
   const error = await transport({
     method: 'PATCH',
     url: `http://127.0.0.1:${to}/v1/inventory/1`,
@@ -30,21 +30,24 @@ async function patch(to: number): Promise<TransportError> {
   return error as TransportError;
 }
 
-describe('a TransportError says whether the request was sent whole', () => {
+describe.each([
+  ['undici', () => undiciTransport(createAgent(1000))],
+  ['node:http', () => httpTransport()],
+])('a TransportError from %s says whether the request was sent whole', (_name, makeTransport) => {
   it.each([
     ['a reset', BREAKS.reset],
     ['a close before the status line', BREAKS.closed],
     ['a garbage status line', BREAKS.garbage],
   ])('%s after the request: sent', async (_name, breakIt) => {
     act = breakIt as (socket: Socket) => void;
-    const error = await patch(server.port);
+    const error = await patch(makeTransport(), server.port);
     expect(error.reason).toBe('network');
     expect(error.sent).toBe(true);
   });
 
   it('no answer before the timeout, after the request: sent', async () => {
     act = () => {};
-    const transport = undiciTransport(createAgent(1000));
+    const transport = makeTransport();
     const error = (await transport({
       method: 'PATCH',
       url: `${server.origin}/v1/inventory/1`,
@@ -57,7 +60,7 @@ describe('a TransportError says whether the request was sent whole', () => {
   });
 
   it('a connection refused: not sent', async () => {
-    const error = await patch(await closedPort());
+    const error = await patch(makeTransport(), await closedPort());
     expect(error.sent).toBe(false);
   });
 });

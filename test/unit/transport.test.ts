@@ -1,5 +1,7 @@
 import { Agent, MockAgent, ProxyAgent } from 'undici';
 import { describe, expect, it, vi } from 'vitest';
+import { httpTransport } from '../../src/client/http-transport';
+import type { Transport } from '../../src/client/transport';
 import { TransportError } from '../../src/client/transport';
 import { undiciTransport } from '../../src/client/undici-transport';
 import { answer, byScenario, endless, inTurn, trickle, useFakeServer } from '../helpers/lying-server';
@@ -63,11 +65,17 @@ describe('undiciTransport with MockAgent', () => {
   });
 });
 
-describe('undiciTransport against real sockets', () => {
+/** The CLI's two transports: undici (bulk runs, proxies, the library) and node:http (one request at a time). */
+const TRANSPORTS: [string, () => Transport][] = [
+  ['undiciTransport', () => undiciTransport(new Agent())],
+  ['httpTransport', () => httpTransport()],
+];
+
+describe.each(TRANSPORTS)('%s against real sockets', (_name, makeTransport) => {
   const slow = useFakeServer((req, res) => setTimeout(() => answer(200, 'late')(req, res), 500));
 
   it('reports an answer slower than the timeout as a timeout', async () => {
-    const transport = undiciTransport(new Agent());
+    const transport = makeTransport();
     const url = `${slow.origin}/v1/inventory`;
     const error = await transport({ method: 'GET', url, headers: {}, timeoutMs: 50 }).catch(
       (caught) => caught,
@@ -77,7 +85,7 @@ describe('undiciTransport against real sockets', () => {
 
   it('reports a refused connection as a network error', async () => {
     const port = await closedPort();
-    const transport = undiciTransport(new Agent());
+    const transport = makeTransport();
     const error = await transport({
       method: 'GET',
       url: `http://127.0.0.1:${port}/v1/inventory`,
@@ -115,7 +123,7 @@ describe('undiciTransport through a proxy', () => {
   });
 });
 
-describe('undiciTransport against hostile servers', () => {
+describe.each(TRANSPORTS)('%s against hostile servers', (_name, makeTransport) => {
   const closedEarly: string[] = [];
   const hostile = useFakeServer((req, res) => {
     res.on('close', () => {
@@ -134,7 +142,7 @@ describe('undiciTransport against hostile servers', () => {
     })(req, res);
   });
   const get = (path: string, timeoutMs: number, maxBodyBytes?: number) =>
-    undiciTransport(new Agent())({
+    makeTransport()({
       method: 'GET',
       url: hostile.origin + path,
       headers: {},
@@ -165,7 +173,7 @@ describe('undiciTransport against hostile servers', () => {
   });
 
   it('streams a body to its reader, not counting the time the reader holds a chunk against the timeout', async () => {
-    const response = await undiciTransport(new Agent())({
+    const response = await makeTransport()({
       method: 'GET',
       url: `${hostile.origin}/pieces`,
       headers: {},
@@ -182,7 +190,7 @@ describe('undiciTransport against hostile servers', () => {
   });
 
   it('still ends a streamed body whose service stops sending, at the timeout', async () => {
-    const response = await undiciTransport(new Agent())({
+    const response = await makeTransport()({
       method: 'GET',
       url: `${hostile.origin}/trickle`,
       headers: {},
