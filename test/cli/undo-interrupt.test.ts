@@ -54,9 +54,11 @@ it('a second Ctrl-C during an undo says to run that undo again, not to undo it (
   const exited = new Promise((resolve) => undo.on('close', (code, signal) => resolve({ code, signal })));
   // Once the undo's plan is in the history its first update goes out (600 ms each): stopped then, twice.
   const history = join(env.XDG_STATE_HOME, 'petinv', 'history');
+  // The directory also holds lock and temporary files, which come and go while it is read.
   const planned = () =>
-    readdirSync(history).some((name) =>
-      readFileSync(join(history, name), 'utf8').includes(`"undo ${run.id}"`),
+    readdirSync(history).some(
+      (name) =>
+        name.endsWith('.jsonl') && readFileSync(join(history, name), 'utf8').includes(`"undo ${run.id}"`),
     );
   while (!planned()) await new Promise((resolve) => setTimeout(resolve, 10));
   await new Promise((resolve) => setTimeout(resolve, 150));
