@@ -44,7 +44,7 @@ export function printable(text: string, maxLength = 200): string {
 }
 
 /**
- * A response header's value as text: undici hands header bytes over one Latin-1 character each, so a
+ * A response header's value as text: both transports hand header bytes over one Latin-1 character each, so a
  * service's UTF-8 (an invisible U+200B is three bytes) would show as other characters, which printable()
  * neither removes nor sees through when it looks for the key. Bytes that are UTF-8 are read as UTF-8, as
  * the -v trace reads them; any others stay Latin-1, where printable() finds an 8-bit escape sequence.

@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Deadline } from './deadline';
 import { TransportError } from './transport';
+import type { Dispatcher } from './undici';
 
 /**
  * A body read whole into text as it arrives (every answer but a 2xx the caller streams), bounded: nothing
@@ -25,18 +26,14 @@ export class BodyText {
   }
 }
 
-/** What an exchange may do to its connection: undici's dispatch controller, or node:http's request and answer. */
-export interface BodyController {
-  abort(reason: Error): void;
-  pause(): void;
-  resume(): void;
-}
+/** What an exchange does to its connection: undici's dispatch controller, or node:http's (http-transport.ts). */
+export type BodyController = Pick<Dispatcher.DispatchController, 'abort' | 'pause' | 'resume'>;
 
-/** Chunks a streamed body's reader may be behind by before undici is asked to stop reading the socket. */
+/** Chunks a streamed body's reader may be behind by before the transport is asked to stop reading the socket. */
 const QUEUED_CHUNKS = 16;
 
 /**
- * A streamed body's chunks for one reader: undici is paused while the reader is behind, so memory stays
+ * A streamed body's chunks for one reader: the socket is paused while the reader is behind, so memory stays
  * bounded, and the deadline while it holds a chunk. A reader that leaves early drops the connection.
  */
 export class BodyQueue implements AsyncIterable<Uint8Array> {

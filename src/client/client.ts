@@ -37,7 +37,7 @@ export interface ClientOptions {
   /** Further attempts after a network error, a timeout, 429, 502, 503 or 504. */
   retries?: number;
   userAgent?: string;
-  /** How requests travel: undiciTransport (over an Agent, a ProxyAgent or undici's MockAgent), or a caller's own. */
+  /** How requests travel: httpTransport, undiciTransport (an Agent, a ProxyAgent, a MockAgent), or a caller's own. */
   transport: Transport;
   /** A response body larger than this is cut off with an error (default DEFAULT_MAX_BODY_BYTES). */
   maxBodyBytes?: number;

@@ -12,8 +12,9 @@ const headerReader = (headers: RawHeaders) => (name: string) => {
 };
 
 /**
- * One exchange as an undici dispatch handler, its body decoded straight into text (a stream between was
- * most of a bulk run's client CPU); settles once. With `stream`, a 2xx settles at its headers.
+ * One exchange as an undici dispatch handler (http-transport.ts drives it too), its body decoded straight
+ * into text (a stream between was most of a bulk run's client CPU); settles once. With `stream`, a 2xx
+ * settles at its headers.
  */
 export class Exchange implements Dispatcher.DispatchHandler {
   private controller: BodyController | undefined;
@@ -27,7 +28,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
    */
   private readonly deadline: Deadline;
   private queue: BodyQueue | undefined;
-  /** The request was written whole (undici's onRequestSent): from then on, a write may have been applied. */
+  /** The request was written whole (onRequestSent): from then on, a write may have been applied. */
   private sent = false;
 
   constructor(

@@ -1,20 +1,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { Exchange } from './exchange';
-import type { RawHeaders } from './pipelining';
 import type { Transport } from './transport';
-
-/** The answer's headers as undici hands them to a handler: a name's one value as text, repeated ones as a list. */
-function headersOf(raw: string[]): RawHeaders {
-  const headers: RawHeaders = Object.create(null);
-  for (let index = 0; index + 1 < raw.length; index += 2) {
-    const name = (raw[index] as string).toLowerCase();
-    const value = raw[index + 1] as string;
-    const held = headers[name];
-    headers[name] = held === undefined ? value : [...(Array.isArray(held) ? held : [held]), value];
-  }
-  return headers;
-}
 
 /**
  * The transport of a command that sends one request at a time, straight to the service: node:http, whose
@@ -73,7 +60,7 @@ export function httpTransport(): Transport {
       outgoing.on('finish', () => exchange.onRequestSent());
       outgoing.on('response', (answer) => {
         incoming = answer;
-        exchange.onResponseStart(controller, answer.statusCode ?? 0, headersOf(answer.rawHeaders));
+        exchange.onResponseStart(controller, answer.statusCode ?? 0, answer.headers);
         answer.on('error', failed);
         answer.on('data', (chunk: Buffer) => exchange.onResponseData(controller, chunk));
         answer.on('end', () => exchange.onResponseEnd());

@@ -58,23 +58,6 @@ function explainNoServe(client: InventoryClient, baseUrl: string): InventoryClie
   };
 }
 
-/** undici, loaded only here: for a bulk run's connections, or a proxy's tunnel. */
-async function undiciTransportTo(
-  flags: GlobalFlags,
-  proxy: ReturnType<typeof chooseProxy>,
-  shape: ConnectionShape | undefined,
-): Promise<Transport> {
-  const { createAgent, createProxyAgent } = await import('../client/undici');
-  const { undiciTransport } = await import('../client/undici-transport');
-  const dispatcher = proxy
-    ? await createProxyAgent(flags.timeout, proxy.url.href, shape)
-    : createAgent(flags.timeout, shape);
-  return undiciTransport(dispatcher, {
-    proxy: proxy && describeProxy(proxy),
-    pipelining: shape !== undefined && shape.pipelining > 1 ? { connections: shape.connections } : undefined,
-  });
-}
-
 /** How requests reach the target: directly or by the proxy, traced with -v; refused if the key goes in clear. */
 async function transportTo(
   target: Target,
@@ -94,10 +77,23 @@ async function transportTo(
       `refusing to send the API key for ${target.envName} in clear text to ${target.baseUrl}${via}; use an https URL, or pass --insecure`,
     );
   }
-  // A bulk run's connections, at most --concurrency of them (with --pipelining 1 too: undici would open
-  // another whenever an update came before the last answer's connection was free), each of which may
-  // carry several updates once the service shows it keeps connections (undici-transport.ts).
-  const transport = proxy || shape ? await undiciTransportTo(flags, proxy, shape) : httpTransport();
+  // One request at a time, straight to the service: node:http. A proxy's tunnel, or a bulk run's connections,
+  // at most --concurrency of them (with --pipelining 1 too: undici would open another whenever an update
+  // came before the last answer's connection was free), each of which may carry several updates once the
+  // service shows it keeps connections (undici-transport.ts): undici, loaded only then.
+  let transport = httpTransport();
+  if (proxy || shape) {
+    const { createAgent, createProxyAgent } = await import('../client/undici');
+    const { undiciTransport } = await import('../client/undici-transport');
+    const dispatcher = proxy
+      ? await createProxyAgent(flags.timeout, proxy.url.href, shape)
+      : createAgent(flags.timeout, shape);
+    transport = undiciTransport(dispatcher, {
+      proxy: proxy && describeProxy(proxy),
+      pipelining:
+        shape !== undefined && shape.pipelining > 1 ? { connections: shape.connections } : undefined,
+    });
+  }
   const level = traceLevel(flags.verbose, context.env);
   if (level === 0) return { transport, onRetryWait };
   const trace = createHttpTrace({

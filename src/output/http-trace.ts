@@ -7,7 +7,7 @@ import { printableWithout, REDACTED } from '../printable';
 
 /**
  * `-v` and `PETINV_DEBUG=http`: every HTTP exchange on stderr, as curl -v shows it, the response headers
- * as they came off the wire (undici's and node:http's diagnostics channels); `-vv` (`http,body`) adds the bodies, cut short.
+ * as they came off the wire (the transports' diagnostics channels); `-vv` (`http,body`) adds the bodies.
  *
  * No line ever carries a secret: Authorization values are replaced, and every line (an echoed header, a
  * body, a URL) has each secret removed before and after it is made printable, so a key split by an
@@ -35,26 +35,19 @@ interface Attempt {
   sawHeaders: boolean;
 }
 
-/** The attempt whose request undici or node:http is creating right now: how a channel message finds its trace. */
+/** The attempt whose request is being created right now: how a channel message finds its trace. */
 const creating = new AsyncLocalStorage<Attempt>();
 const attempts = new WeakMap<object, Attempt>();
 let subscribed = false;
 
 const milliseconds = (since: number) => `${(performance.now() - since).toFixed(1)} ms`;
 
-/** The status line and headers as they came off the wire, names and values in turn. */
-function sayHeaders(request: object, status: number, text: string | undefined, headers: Buffer[]) {
-  const attempt = attempts.get(request);
-  if (!attempt) return;
-  attempt.sawHeaders = true;
-  attempt.say(`< ${status}${text ? ` ${text}` : ''} (headers after ${milliseconds(attempt.started)})`);
-  for (let index = 0; index + 1 < headers.length; index += 2) {
-    const name = String(headers[index]);
-    attempt.say(`< ${name}: ${headerValue(name, String(headers[index + 1]))}`);
-  }
+interface HeadersMessage {
+  request: object;
+  response: { statusCode: number; statusText?: string; headers: Array<Buffer | string> };
 }
 
-/** Subscribes once per process, to both transports' channels; a message about a request no trace created is ignored at once. */
+/** Subscribes once per process; a message about a request no trace created is ignored at once. */
 function subscribeToTransports() {
   if (subscribed) return;
   subscribed = true;
@@ -63,19 +56,26 @@ function subscribeToTransports() {
     if (attempt) attempts.set((message as { request: object }).request, attempt);
   };
   channel('undici:request:create').subscribe(created);
+  const headersCame = (message: unknown) => {
+    const { request, response } = message as HeadersMessage;
+    const attempt = attempts.get(request);
+    if (!attempt) return;
+    attempt.sawHeaders = true;
+    const text = response.statusText ? ` ${response.statusText}` : '';
+    attempt.say(`< ${response.statusCode}${text} (headers after ${milliseconds(attempt.started)})`);
+    const { headers } = response;
+    for (let index = 0; index + 1 < headers.length; index += 2) {
+      const name = String(headers[index]);
+      attempt.say(`< ${name}: ${headerValue(name, String(headers[index + 1]))}`);
+    }
+  };
+  channel('undici:request:headers').subscribe(headersCame);
   channel('http.client.request.start').subscribe(created);
-  channel('undici:request:headers').subscribe((message) => {
-    const { request, response } = message as {
-      request: object;
-      response: { statusCode: number; statusText?: string; headers: Buffer[] };
-    };
-    sayHeaders(request, response.statusCode, response.statusText, response.headers);
-  });
   channel('http.client.response.finish').subscribe((message) => {
     const { request, response } = message as { request: object; response: IncomingMessage };
-    // node:http reads header bytes as Latin-1; undici hands over the bytes, which are shown as UTF-8.
+    // node:http reads header bytes as Latin-1; undici hands them over, shown as UTF-8.
     const headers = response.rawHeaders.map((text) => Buffer.from(text, 'latin1'));
-    sayHeaders(request, response.statusCode ?? 0, response.statusMessage, headers);
+    headersCame({ request, response: { ...response, statusText: response.statusMessage, headers } });
   });
 }
 
