@@ -2,7 +2,6 @@
 
 import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -72,45 +71,6 @@ function baselineScript(name, url, onBody) {
 `,
   );
   return file;
-}
-
-/**
- * The floor undici sets: the least a CommonJS script on undici does for the cold start's GET (its Agent
- * alone, bundled into one file as petinv is, run with Node's compile cache), so that the cold start's
- * ratio can be read against what its transport costs before petinv runs any code of its own.
- */
-async function undiciScript(url) {
-  const directory = temporaryDirectory();
-  const source = join(directory, 'undici-get.cjs');
-  writeFileSync(
-    source,
-    `const Agent = require(${JSON.stringify(createRequire(import.meta.url).resolve('undici/lib/dispatcher/agent.js'))});
-const agent = new Agent();
-const url = new URL(${JSON.stringify(url)});
-let body = '';
-agent.dispatch(
-  { origin: url.origin, path: url.pathname, method: 'GET', headers: { authorization: 'Bearer ${KEY}' } },
-  {
-    onRequestStart() {},
-    onResponseStart() {},
-    onResponseData(_controller, chunk) { body += chunk; },
-    onResponseEnd() { process.stdout.write(body); agent.close(); },
-    onResponseError(_controller, error) { throw error; },
-  },
-);
-`,
-  );
-  const { build } = await import('tsup');
-  await build({
-    entry: { 'undici-get': source },
-    outDir: directory,
-    format: ['cjs'],
-    platform: 'node',
-    noExternal: [/./],
-    silent: true,
-    config: false,
-  });
-  return { file: join(directory, 'undici-get.cjs'), compileCache: join(directory, 'compile-cache') };
 }
 
 /**
@@ -222,12 +182,6 @@ export async function benchColdStart() {
     return run.ms;
   };
   const cold = await pairs(timed(coldRuns.a, [petinvBin, 'list']), timed(coldRuns.b, [plainScript]));
-  const undici = await undiciScript(`${small.baseUrl}/inventory`);
-  const undiciEnv = { ...env, NODE_COMPILE_CACHE: undici.compileCache };
-  const floor = await pairs(
-    async () => (await timeProcessCpu([undici.file], undiciEnv)).ms,
-    async () => (await timeProcessCpu([plainScript], env)).ms,
-  );
   await small.stop();
   // pairs() runs one warm-up of each first; the CPU figures skip it too.
   const cpu = (runs) => runs.slice(1).map((run) => run.cpu * 1000);
@@ -245,13 +199,6 @@ export async function benchColdStart() {
       fmt(median(cpu(coldRuns.a))),
       `${fmt(median(cpu(coldRuns.b)))} node:http script (CommonJS)`,
       cpuRatio.toFixed(2),
-      '',
-    ],
-    [
-      '  the floor: a minimal undici script, bundled, compile-cached',
-      fmt(floor.a),
-      `${fmt(floor.b)} node:http script (CommonJS)`,
-      floor.ratio.toFixed(2),
       '',
     ],
   ];
