@@ -35,7 +35,9 @@ export function httpTransport(): Transport {
       let incoming: http.IncomingMessage | undefined;
       let outgoing: http.ClientRequest | undefined;
       const controller = {
-        abort: (reason: Error) => outgoing?.destroy(reason),
+        // Without the reason, which the exchange has given its caller: Node would emit it again, and on a
+        // socket it is releasing to the agent, where no listener is left, as an uncaught exception.
+        abort: () => outgoing?.destroy(),
         pause: () => incoming?.pause(),
         resume: () => incoming?.resume(),
       };
