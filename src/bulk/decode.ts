@@ -97,10 +97,8 @@ export class TextInputDecoder {
       this.sawUtf8 ||= !isAscii(whole);
       return whole.toString('utf8');
     }
-    const mac = this.macLines;
-    this.decoder = new TextDecoder(mac ? 'macintosh' : 'windows-1252');
-    this.carry = Buffer.alloc(0);
-    this.notice = `the input is not valid UTF-8${this.sawUtf8 ? ` after byte ${this.offset}` : ''}: read as ${mac ? 'Mac Roman, as Excel for Mac\'s "CSV (Macintosh)"' : 'Windows-1252, as Excel\'s "CSV (Comma delimited)"'} writes it${this.sawUtf8 ? ' (the part before as UTF-8)' : ''}; save as "CSV UTF-8" to be sure`;
+    this.decoder = new TextDecoder(this.macLines ? 'macintosh' : 'windows-1252');
+    this.notice = `the input is not valid UTF-8${this.sawUtf8 ? ` after byte ${this.offset}` : ''}: read as ${this.macLines ? 'Mac Roman, as Excel for Mac\'s "CSV (Macintosh)"' : 'Windows-1252, as Excel\'s "CSV (Comma delimited)"'} writes it${this.sawUtf8 ? ' (the part before as UTF-8)' : ''}; save as "CSV UTF-8" to be sure`;
     return this.decoder.decode(bytes, { stream: !end });
   }
 }

@@ -210,8 +210,7 @@ function failureOf(run: FinishedRun, options: ReportOptions): PetinvError | unde
       `${[failed > 0 && `${plural(failed, 'update')} failed`, skipped > 0 && `${plural(skipped, input.unit)} ${skipped === 1 ? 'was' : 'were'} skipped`].filter(Boolean).join(' and ')} in ${envName}${kept}`,
       { code: 'partial_failure' },
     );
-  if (conflicts.length > 0) return conflictError(conflicts, envName);
-  return undefined;
+  return conflicts.length > 0 ? conflictError(conflicts, envName) : undefined;
 }
 
 /**

@@ -4,7 +4,7 @@ import { describeIssues } from '../contract/issues';
 import { configError, PetinvError } from '../errors';
 import { writeFileAtomicSync } from '../files/atomic-write';
 import { makeDirectories, octalMode, withOpenFile } from '../files/file-system';
-import { acquireLock, type HeldLock, LockHeldError } from '../files/lock';
+import { acquireLock, LockHeldError } from '../files/lock';
 import { printable } from '../printable';
 import { locateJsonSyntaxError } from './json-position';
 import { configDirectory, configFilePath } from './paths';
@@ -205,14 +205,11 @@ export async function withConfigLock<T>(
   work: () => T | Promise<T>,
   options: { waitMs?: number } = {},
 ): Promise<T> {
-  let lock: HeldLock;
-  try {
-    lock = await acquireLock(path, {
-      mode: 0o600,
-      abandonUncheckableAfterMs: CONFIG_LOCK_ABANDONED_AFTER_MS,
-      waitMs: options.waitMs ?? 10_000,
-    });
-  } catch (error) {
+  const lock = await acquireLock(path, {
+    mode: 0o600,
+    abandonUncheckableAfterMs: CONFIG_LOCK_ABANDONED_AFTER_MS,
+    waitMs: options.waitMs ?? 10_000,
+  }).catch((error: unknown) => {
     if (error instanceof LockHeldError) {
       const holder = error.heldBy;
       const owner = holder ? ` by pid ${holder.pid}${holder.host ? ` on ${holder.host}` : ''}` : '';
@@ -222,7 +219,7 @@ export async function withConfigLock<T>(
     }
     const { code } = error as NodeJS.ErrnoException;
     throw configError(`cannot create the lock file ${path} (${code ?? (error as Error).message})`);
-  }
+  });
   try {
     return await work();
   } finally {

@@ -68,15 +68,11 @@ export function createAtomicFile(path: string, options: AtomicWriteOptions = {})
   const rename = () => {
     files.closeSync(opened());
     fd = undefined;
-    if (options.replace === false) {
-      files.linkSync(temporary, path);
-      state = 'committed';
-      // In place already; a leftover name of the same bytes is harmless.
-      quietly(() => files.unlinkSync(temporary));
-      return;
-    }
-    files.renameSync(temporary, path);
+    if (options.replace === false) files.linkSync(temporary, path);
+    else files.renameSync(temporary, path);
     state = 'committed';
+    // In place already; a leftover name of the same bytes is harmless.
+    if (options.replace === false) quietly(() => files.unlinkSync(temporary));
   };
   const failed = (error: unknown): never => {
     abort();

@@ -87,13 +87,12 @@ const describe = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (e
 const LOCK_WAIT_MS = 3000;
 
 async function lockHistory(lockPath: string): Promise<() => Promise<void>> {
-  try {
-    return (await acquireLock(lockPath, { mode: 0o600, waitMs: LOCK_WAIT_MS })).release;
-  } catch (error) {
+  const lock = await acquireLock(lockPath, { mode: 0o600, waitMs: LOCK_WAIT_MS }).catch((error: unknown) => {
     if (!(error instanceof LockHeldError)) throw error;
     const owner = error.heldBy ? `pid ${error.heldBy.pid}` : 'another process';
     throw new Error(`its lock ${lockPath} is held by ${owner}`);
-  }
+  });
+  return lock.release;
 }
 
 function endsTorn(descriptor: number): boolean {

@@ -12,9 +12,7 @@ import { JOURNAL_HEADER } from './journal-format';
  */
 export async function lockDataFile(path: string, files?: FileSystem): Promise<HeldLock> {
   const lockPath = `${path}.lock`;
-  try {
-    return await acquireLock(lockPath, { files, identityOf: path });
-  } catch (error) {
+  return acquireLock(lockPath, { files, identityOf: path }).catch((error: unknown) => {
     if (!(error instanceof LockHeldError))
       throw new ServeError(`cannot lock data file ${path} (${lockPath}): ${describeFileSystemError(error)}`);
     const holder = error.heldBy;
@@ -33,7 +31,7 @@ export async function lockDataFile(path: string, files?: FileSystem): Promise<He
     throw new ServeError(
       `data file ${path} is in use by another petinv serve${owner}${byAnotherName}; stop it or choose another file with --data`,
     );
-  }
+  });
 }
 
 /** Whether `path` is a mount point (a single-file bind mount): /proc/self/mountinfo's fifth field, unescaped. */

@@ -72,13 +72,10 @@ export class InventoryFile {
     // Only once the start goes ahead: a start refused (a damaged journal) leaves every file as it found it.
     removeAbandonedSnapshots(path);
     const items = loaded?.items ?? seed();
-    if (!loaded) {
-      try {
-        await replaceSnapshot(files, path, Buffer.from(serializeItems(items)));
-      } catch (error) {
+    if (!loaded)
+      await replaceSnapshot(files, path, Buffer.from(serializeItems(items))).catch((error: unknown) => {
         throw new ServeError(`cannot create data file ${path}: ${(error as Error).message}`);
-      }
-    }
+      });
     const { journal, report } = await openJournal(files, path, loaded, items);
     // Folding a journal of the previous version, or recovering, wrote a snapshot of serve's own format.
     const rewritten = report.foldedLegacyEntries !== undefined || report.recovered !== undefined;

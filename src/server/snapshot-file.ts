@@ -27,12 +27,11 @@ export function removeAbandonedSnapshots(path: string): void {
   for (const name of tryOr(() => readdirSync(directory), [])) {
     if (!name.startsWith(prefix) || !random.test(name.slice(prefix.length))) continue;
     const candidate = join(directory, name);
-    try {
+    // Gone already, or not ours to remove: it stays.
+    quietly(() => {
       const stat = lstatSync(candidate);
       if (stat.isFile() && stat.uid === process.getuid?.()) unlinkSync(candidate);
-    } catch {
-      // Gone already, or not ours to remove: it stays.
-    }
+    });
   }
 }
 
@@ -47,21 +46,17 @@ async function replaceFile(
   parts: readonly Buffer[],
   what: string,
 ): Promise<void> {
-  try {
-    await writeFileAtomic(path, parts, {
-      files,
-      mode: permissionsOf(dataPath),
-      temporaryName: (random) => temporaryName(dataPath, random),
-      fsync: true,
-    });
-  } catch (error) {
+  await writeFileAtomic(path, parts, {
+    files,
+    mode: permissionsOf(dataPath),
+    temporaryName: (random) => temporaryName(dataPath, random),
+    fsync: true,
+  }).catch((error: unknown) => {
     throw new StorageError(`cannot write ${what}`, error);
-  }
-  try {
-    await syncDirectory(files, path);
-  } catch (error) {
+  });
+  await syncDirectory(files, path).catch((error: unknown) => {
     throw new StorageError(`cannot make ${what} durable`, error);
-  }
+  });
 }
 
 /** Writes `body` (the list GET /inventory serves) as the snapshot at `path`, with its checksum. */

@@ -48,9 +48,7 @@ export interface RunningServer {
 
 /** Listens on `host:port`; an address the machine refuses is a ServeError that says what to do. */
 async function listen(server: Server, host: string, port: number): Promise<void> {
-  try {
-    await once(server.listen(port, host), 'listening');
-  } catch (error) {
+  await once(server.listen(port, host), 'listening').catch((error: unknown) => {
     const { code } = error as NodeJS.ErrnoException;
     const where = `${host}:${port}`;
     if (code === 'EADDRINUSE')
@@ -62,7 +60,7 @@ async function listen(server: Server, host: string, port: number): Promise<void>
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
       throw new ServeError(`cannot listen on ${where}: no such address on this machine`);
     throw error;
-  }
+  });
 }
 
 /** Stops accepting, lets requests in flight finish (cut after `graceMs`), flushes and unlocks; once. */
