@@ -62,10 +62,8 @@ export async function runPipeline(
   const planOptions = { ...options, leftBefore };
   const plan = planSheet(input.entries, inventory.first, planOptions);
   for (const notice of planNotices(plan, envName)) writeNotice(notice, context);
-  if (options.dryRun) {
-    rehearse(input, plan, options, context, envName, client.storeId !== undefined);
-    return;
-  }
+  if (options.dryRun)
+    return void rehearse(input, plan, options, context, envName, client.storeId !== undefined);
   writeConflicts(plan.conflicts, input.unit, options, context, envName);
   if (plan.send.length > 0) await options.confirm(options.question(plan.send.length));
 

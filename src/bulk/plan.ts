@@ -36,13 +36,11 @@ function openBulkSource(file: string | undefined, context: CommandContext): Asyn
  * run ends (CommandContext.heldNotices) so that a failing run prints one line.
  */
 export function writeNotice(message: string, context: CommandContext) {
-  if (context.json && context.heldNotices) {
-    context.heldNotices.push(message);
-    return;
-  }
-  context.stderr.write(
-    context.json ? `${stringifyJson({ notice: { message } })}\n` : `petinv: note: ${message}\n`,
-  );
+  if (context.json && context.heldNotices) context.heldNotices.push(message);
+  else
+    context.stderr.write(
+      context.json ? `${stringifyJson({ notice: { message } })}\n` : `petinv: note: ${message}\n`,
+    );
 }
 
 /** What petinv says as a signal stops it: at once, with --json too, as nothing prints after it. */

@@ -94,10 +94,8 @@ function writeSummary(
   const { updated, failed, mismatched, unknown, notSent, stop } = outcome;
   const skipped = input.problems.length;
   const conflicts = plan.conflicts.length;
-  if (context.json) {
-    context.stderr.write(`${stringifyJson({ summary: summaryJson(run, unsettled) })}\n`);
-    return;
-  }
+  if (context.json)
+    return void context.stderr.write(`${stringifyJson({ summary: summaryJson(run, unsettled) })}\n`);
   const among = [
     mismatched > 0 && `${mismatched} answered with another quantity`,
     unknown > 0 && `${unknown} with outcome unknown, maybe applied`,

@@ -7,26 +7,22 @@ export type ChosenProxy = { url: URL; variable: string };
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
 
 function firstSet(env: NodeJS.ProcessEnv, names: string[]): [string, string] | undefined {
-  for (const name of names) {
-    const value = env[name];
-    if (value !== undefined && value.trim() !== '') return [name, value.trim()];
-  }
-  return undefined;
+  const name = names.find((each) => env[each]?.trim());
+  return name === undefined ? undefined : [name, (env[name] as string).trim()];
 }
 
 /** NO_PROXY as curl and undici read it: host or .domain or *.domain entries, with an optional :port; * means all. */
 function bypassedByNoProxy(target: URL, noProxy: string): boolean {
   const host = target.hostname.toLowerCase();
   const port = Number(target.port) || DEFAULT_PORTS[target.protocol] || 0;
-  for (const entry of noProxy.split(/[,\s]+/)) {
-    if (entry === '') continue;
+  return noProxy.split(/[,\s]+/).some((entry) => {
+    if (entry === '') return false;
     if (entry === '*') return true;
     const withPort = /^(.+):(\d+)$/.exec(entry);
-    if (withPort && Number(withPort[2]) !== port) continue;
+    if (withPort && Number(withPort[2]) !== port) return false;
     const name = (withPort?.[1] ?? entry).replace(/^\*?\./, '').toLowerCase();
-    if (host === name || host.endsWith(`.${name}`)) return true;
-  }
-  return false;
+    return host === name || host.endsWith(`.${name}`);
+  });
 }
 
 /**

@@ -17,10 +17,8 @@ import { serveRecordDirectory } from './paths';
 import { baseUrlProblem, isLoopbackHost, type RunningServe } from './settings';
 
 /**
- * How `petinv --env local` finds a running `petinv serve` on any port: each serve keeps a record (address,
- * key, pid, data file, start time) while it runs. A record is trusted only when it and its directory are
- * the user's own and private, no symlink, its address loopback, and its process still runs (same pid,
- * start time and boot), so one left by `kill -9` is ignored.
+ * How `petinv --env local` finds a running `petinv serve` on any port: the record each keeps while it runs,
+ * trusted only as docs/serve.md says: the user's own and private, loopback, its process still running.
  */
 
 /** Built when a record is read: most commands never look for a running serve. */

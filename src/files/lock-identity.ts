@@ -8,10 +8,8 @@ import { tryLock } from './lock-file';
 import { describeLockOwner, encodePath, LockHeldError, type LockOwner, parseOwner } from './lock-record';
 
 /**
- * Claims of a name with the kernel (lock.ts): on Linux a Unix socket on an abstract address
- * (`\0petinv/...`), freed however the process exits (a second listen fails with EADDRINUSE), so nothing is
- * left stale and a full disk never stops a restart; the holder answers with its owner record. Containers
- * in other network namespaces see only each other's lock file.
+ * Claims of a name with the kernel, as docs/serve-operations.md describes: on Linux an abstract Unix socket,
+ * freed however the process exits, so nothing is left stale and a full disk never stops a restart.
  */
 
 /** Whether this platform has abstract socket addresses (Linux alone); elsewhere claims are lock files. */

@@ -14,11 +14,9 @@ export {
 } from './lock-record';
 
 /**
- * petinv's one lock module (the config file, serve's data file). The lock file (lock-file.ts) names its
- * owner and is broken only when that owner is gone. serve (`identityOf`) also claims its file's identity
- * with the kernel (lock-identity.ts: other names, freed however the process dies); holding that, the lock
- * file only guards against an older petinv or another host, so a torn one is stale at once and one that
- * cannot be written (a full disk) refuses nothing.
+ * petinv's one lock module, as docs/serve-operations.md describes it for contributors. Holding serve's
+ * kernel claims (`identityOf`, lock-identity.ts), the lock file only guards against an older petinv or
+ * another host, so a torn one is stale at once and one that cannot be written (a full disk) refuses nothing.
  */
 
 export interface AcquireOptions extends LockOptions, IdentityOptions {

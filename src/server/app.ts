@@ -134,12 +134,10 @@ export function createInventoryApp(options: AppOptions): AppHandler {
     started: number,
   ) {
     let aborted = false;
-    try {
-      await handled;
-    } catch (error) {
+    await Promise.resolve(handled).catch((error: unknown) => {
       if (error instanceof ClientAborted) aborted = true;
       else answerFailure(req, res, path, error, options);
-    }
+    });
     if (!logRequests) return;
     const ms = Math.round((performance.now() - started) * 10) / 10;
     const method = req.method ?? '';

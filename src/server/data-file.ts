@@ -9,11 +9,7 @@ import type { Journal } from './journal';
 import { openJournal } from './journal-open';
 import { removeAbandonedSnapshots, replaceSnapshot } from './snapshot-file';
 
-/**
- * The inventory on disk (docs/serve-durability.md): a snapshot (GET's very bytes, with their checksum),
- * only ever replaced whole, and a journal of the commits since, folded into a new snapshot once it
- * outgrows a quarter of the inventory, and at a clean stop.
- */
+/** The inventory on disk: a snapshot and a journal of the commits since, as docs/serve-durability.md says. */
 
 /**
  * The fewest journal entries a snapshot waits for: snapshots hold commits back (at 1024 entries, a tenth

@@ -5,10 +5,8 @@ import { describeIssues } from '../contract/schemas';
 import { JournalEntry } from './data-format';
 
 /**
- * The journal's format on disk (version 2, shown in docs/serve-durability.md): a header line, then per
- * commit its sequence number, the CRC-32 of the sequence number, a space and the changes, then the changes.
- * After a crash: complete commits, then at most one torn commit (its first bytes, or its length in zeros).
- * Anything else that does not check (a changed digit, a zeroed sector before commits) is damage.
+ * The journal's format on disk, version 2, as docs/serve-durability.md shows it. After a crash: complete
+ * commits, then at most one torn commit; anything else that does not check is damage.
  */
 
 export const JOURNAL_HEADER = Buffer.from('petinv-journal 2\n');

@@ -100,10 +100,7 @@ export function answerBelowTheApp(
     // it has had its one answer, and another now would be taken for the answer to a next request.
     const answeredEarly = latestResponse.get(socket as Socket);
     const alreadyAnswered = !response && answeredEarly !== undefined && !answeredEarly.req.complete;
-    if (!answer || !socket.writable || response?.headersSent || alreadyAnswered) {
-      socket.destroy();
-      return;
-    }
+    if (!answer || !socket.writable || response?.headersSent || alreadyAnswered) return void socket.destroy();
     answered.add(socket);
     log?.({ event: 'client_error', code: error.code ?? 'unknown', status: answer.status });
     // A request already handed to the app (its body too slow): its own response carries the answer.

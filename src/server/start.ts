@@ -128,13 +128,11 @@ export async function startInventoryServer(options: ServeOptions): Promise<Runni
   // The served OpenAPI document names the address really bound, known once listening.
   const app = createInventoryApp({ ...options, store, storeId, baseUrl: () => baseUrl });
   const edge = createHttpEdge(app, options);
-  try {
-    await listen(edge.server, host, port);
-  } catch (error) {
+  await listen(edge.server, host, port).catch(async (error: unknown) => {
     await inventory.file?.close();
     await inventory.unlock();
     throw withJournalReport(error, inventory.journal, dataFile);
-  }
+  });
   const { port: boundPort } = edge.server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   baseUrl = `http://${urlHost}:${boundPort}${API_PREFIX}`;

@@ -184,16 +184,10 @@ export class InventoryStore {
     const { persistence } = this;
     if (!persistence || this.committing || this.snapshotting) return;
     // A snapshot holds what is applied: new commits wait for it.
-    if (persistence.wantsSnapshot(this.items.length)) {
-      this.startSnapshot(persistence);
-      return;
-    }
+    if (persistence.wantsSnapshot(this.items.length)) return void this.startSnapshot(persistence);
     const batch = this.keepingTheirTurn(this.pending);
     this.pending = [];
-    if (batch.length === 0) {
-      this.notifyIfIdle();
-      return;
-    }
+    if (batch.length === 0) return void this.notifyIfIdle();
     this.committing = true;
     const changes = batch.map((update) => update.item);
     persistence.append(changes, (error) => this.settle(batch, error));

@@ -47,11 +47,10 @@ export function renderWatchScreen(
 ) {
   const chalk = paint(options.color);
   const paintStatus = statusPainter(options.color);
-  const seconds = state.intervalMs / 1000;
   // Short enough for 80 columns with an environment's name or a host and port: the times are not cut.
   const header = [
     chalk.bold(`list --watch · ${state.envName}`),
-    `every ${seconds}s`,
+    `every ${state.intervalMs / 1000}s`,
     `changed ${clock(state.changedAt)}`,
     `checked ${clock(state.checkedAt)}`,
   ].join(' · ');
