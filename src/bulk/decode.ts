@@ -3,9 +3,8 @@ import { TextDecoder } from 'node:util';
 import { usageError } from '../errors';
 
 /**
- * Bulk input's bytes as text. UTF-8 (a byte-order mark dropped); UTF-16 when its byte-order mark says so
- * (a spreadsheet's "Unicode text"); and what is not valid UTF-8 is Windows-1252, which Excel's default
- * "CSV (Comma delimited)" writes, said in a notice. Files that are no text at all are named, not read.
+ * Bulk input's bytes as text, in the encodings docs/stock-take.md lists (one other than UTF-8 said in a
+ * notice). Files that are no text at all are named, not read.
  */
 
 const ZIP = Buffer.from('PK\u0003\u0004', 'latin1');

@@ -167,10 +167,7 @@ export async function claimIdentities(path: string, lockPath: string, options: I
         closeSync(former.fd);
       }
   };
-  const follow = () => {
-    following = following.catch(() => {}).then(followNow);
-    return following;
-  };
+  const follow = () => (following = following.catch(() => {}).then(followNow));
   try {
     claims.push({ claim: await claimName(entryIdentityName(path), options, lockPath) });
     await follow();

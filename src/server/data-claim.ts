@@ -6,9 +6,8 @@ import { ServeError } from './errors';
 import { JOURNAL_HEADER } from './journal-format';
 
 /**
- * Claims the data file at `path` (the real file) for this process: `FILE.lock` names the owner, and the
- * file's identity is claimed too, so that a serve reaching it by another name (a hard link, a bind mount)
- * is refused as well (files/lock.ts). A dead serve's lock is taken over, even when its pid was reused.
+ * Claims the data file at `path` (the real file) for this process however it is reached, as
+ * docs/serve-operations.md says; a dead serve's lock is taken over, even when its pid was reused.
  */
 export async function lockDataFile(path: string, files?: FileSystem): Promise<HeldLock> {
   const lockPath = `${path}.lock`;

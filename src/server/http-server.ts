@@ -40,10 +40,7 @@ function refusalReporter(report: (who: string, count: number) => void): (who: st
   };
 }
 
-/**
- * Who a connection counts against: its address, an IPv4 address given in IPv6 form as itself, and an IPv6
- * address by its /64 (a single host is usually given a whole /64, and may use any address in it).
- */
+/** Who a connection counts against, as docs/serve-operations.md says: its address, an IPv6 one by its /64. */
 export function clientOf(address: string | undefined): string | undefined {
   if (address === undefined) return undefined;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);

@@ -35,13 +35,10 @@ export const MAX_WAITING_PER_CONNECTION = 8192;
 export const MAX_STARTED_WRITES_PER_CONNECTION = 64;
 
 /**
- * node:http starts every request pipelined on a connection at once and only orders the responses; RFC
- * 9112 section 9.3.2 wants them handled in order (PATCH 11, PATCH 22, GET must show 22). So a request
- * starts once the one before it was answered, and none starts behind an answer that closes the
- * connection: its client would never learn that it ran. A PATCH starts as soon as every request before
- * it is a PATCH queued in the store (placeFixed), which applies its queue in order: a pipelining client's
- * writes share one group commit (a storage failure keeps the connection open, so only a stopping server
- * closes one behind started writes, with its last answer). The GET hot path costs no bookkeeping.
+ * Pipelined requests handled in order as docs/serve.md says (RFC 9112 section 9.3.2), where node:http starts
+ * them all at once and only orders the responses. None starts behind an answer that closes the connection:
+ * its client would never learn that it ran (a storage failure keeps the connection open, so only a stopping
+ * server closes one behind started writes, with its last answer). The GET hot path costs no bookkeeping.
  */
 export function inOrderPerConnection(
   handle: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>,

@@ -59,9 +59,8 @@ const CONTINUE = Symbol('sends 100 Continue, once the request has been checked')
 type ExpectingRequest = IncomingMessage & { [CONTINUE]?: () => void };
 
 /**
- * `Expect: 100-continue`: the 100 is held back until the key, route and declared size are checked (RFC
- * 9110 section 10.1.1), so a bad key or a body too large is told 401 or 413 instead. Until then a final
- * answer closes the connection: a body the client sends after it must not be read as a next request.
+ * `Expect: 100-continue` as docs/serve-operations.md says: the 100 is held back until the request is checked;
+ * until then a final answer closes the connection, as a body sent after it must not be read as a request.
  */
 export function holdContinue(req: IncomingMessage, res: ServerResponse, mayKeepAlive: () => boolean): void {
   const keepAlive = res.shouldKeepAlive;
