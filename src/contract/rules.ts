@@ -18,8 +18,7 @@ export const PET_ID_RULE = 'an integer within int64';
 
 export function parsePetId(text: string): bigint | undefined {
   if (text.length > 20 || !INTEGER_TEXT.test(text)) return undefined;
-  const id = BigInt(text);
-  return id >= INT64_MIN && id <= INT64_MAX ? id : undefined;
+  return toPetId(BigInt(text));
 }
 
 export const comparePetIds = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -2,11 +2,7 @@ import * as z from 'zod/mini';
 import { InventoryList, PetId, Quantity } from '../contract/schemas';
 
 const FORMAT = 'petinv-inventory';
-/**
- * A snapshot is `{"format":"petinv-inventory","version":2,"crc32":"XXXXXXXX","items":`, the very body GET
- * /inventory serves, then SNAPSHOT_SUFFIX; the CRC-32 is of those items' bytes. Version 1, without a
- * checksum (the previous version's, or a hand-made fixture), loads as it always did.
- */
+/** A snapshot as docs/serve-durability.md shows it: this prefix, the body GET serves, SNAPSHOT_SUFFIX. */
 export const SNAPSHOT_VERSION = 2;
 const SNAPSHOT_CHECKSUM_AT = `{"format":"${FORMAT}","version":${SNAPSHOT_VERSION},"crc32":"`;
 const SNAPSHOT_ITEMS_AT = '","items":';
@@ -42,10 +38,7 @@ export const JournalEntry = z.strictObject({ petId: PetId, quantity: Quantity })
 /** `petinv`: the wrapped snapshot serve writes; `array`: a plain JSON array, as `petinv list --json` prints. */
 export type DataFileFormat = 'petinv' | 'array';
 
-/*
- * The previous version's journal: one JSON line per change (`{"petId":2,"quantity":42}`), no checksum,
- * written over zeros laid down ahead. A start reads it as that version did and folds it at once.
- */
+/* The previous version's journal (docs/serve-durability.md): read as that version read it, folded at once. */
 
 /** A sector: a write a crash cut short left zeros among its bytes that end at a multiple of this. */
 const SECTOR_SIZE = 512;

@@ -6,11 +6,9 @@ import { closeQuietly } from './snapshot-file';
 type PendingCommit = { changes: readonly InventoryItem[]; done: (error: StorageError | null) => void };
 
 /**
- * The journal's commit pipeline (journal-format.ts has the format): commits appended in turn, each durable
- * once its write returns (O_DSYNC), answered in order. A failed write is cut back, and the cut synced,
- * before anything else is written; while that fails every commit is refused. So a crash leaves
- * acknowledged commits and at most one torn one. No zeros are laid down ahead: a zeroed sector would look
- * like room not yet used.
+ * The journal's commit pipeline, as docs/serve-durability.md describes it: commits appended in turn, each
+ * durable once its write returns (O_DSYNC), answered in order; a failed write cut back, the cut synced,
+ * before anything else. No zeros are laid down ahead: a zeroed sector would look like room not yet used.
  */
 export class Journal {
   /** Updates acknowledged since the last snapshot. */
