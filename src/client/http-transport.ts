@@ -41,19 +41,32 @@ export function httpTransport(): Transport {
         pause: () => incoming?.pause(),
         resume: () => incoming?.resume(),
       };
-      const failed = (error: Error) => exchange.onResponseError(controller, error);
-      // A connection closed with no answer, or in the middle of one: Node says no more than that.
-      const reset = (detail: string) => () =>
-        failed(Object.assign(new Error(detail), { code: 'ECONNRESET' }));
+      // Node words a broken answer by its parser's code (HPE_…): the reason says what was wrong.
+      const failed = (error: Error & { code?: string; reason?: string }) =>
+        exchange.onResponseError(
+          controller,
+          error.code?.startsWith('HPE_') ? new Error(`not an HTTP/1.1 answer: ${error.reason}`) : error,
+        );
+      // Bytes after a whole answer belong to no request, as undici has it: the answer stands.
+      const broke = (error: Error) => incoming?.complete || failed(error);
+      const closed = (detail: string) => () => failed(new Error(detail));
       try {
-        outgoing = module.request(url, { method: request.method, headers: request.headers, agent });
+        outgoing = module.request(url, {
+          method: request.method,
+          headers: request.headers,
+          // A write goes on a connection of its own: on one kept from a read, a service closing it as idle
+          // just then would leave a write that never arrived "outcome unknown".
+          agent: request.method === 'GET' ? agent : false,
+          // Answers are parsed strictly whatever NODE_OPTIONS says (--insecure-http-parser), as undici does.
+          insecureHTTPParser: false,
+        });
       } catch (error) {
         // A request node:http refuses outright (a header it cannot send), as undici's dispatch refuses it.
         return failed(error as Error);
       }
       exchange.onRequestStart(controller);
-      outgoing.on('error', failed);
-      outgoing.on('close', () => incoming ?? reset('socket hang up')());
+      outgoing.on('error', broke);
+      outgoing.on('close', () => incoming ?? closed('the connection closed before an answer')());
       outgoing.on('upgrade', (_answer, socket: Socket) => {
         // Node hands over the connection for a protocol petinv never asked for.
         socket.destroy();
@@ -62,11 +75,17 @@ export function httpTransport(): Transport {
       outgoing.on('finish', () => exchange.onRequestSent());
       outgoing.on('response', (answer) => {
         incoming = answer;
+        // Node hands over an interim answer (1xx) only as an event of its own: this one claims to be final.
+        if ((answer.statusCode ?? 0) < 200)
+          return failed(new Error(`a final answer of status ${answer.statusCode}`));
         exchange.onResponseStart(controller, answer.statusCode ?? 0, answer.headers);
-        answer.on('error', failed);
+        answer.on('error', broke);
         answer.on('data', (chunk: Buffer) => exchange.onResponseData(controller, chunk));
         answer.on('end', () => exchange.onResponseEnd());
-        answer.on('close', () => answer.complete || reset('aborted')());
+        answer.on(
+          'close',
+          () => answer.complete || closed('the connection closed in the middle of the answer')(),
+        );
       });
       outgoing.end(request.body);
     });

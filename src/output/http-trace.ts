@@ -73,9 +73,11 @@ function subscribeToTransports() {
   channel('http.client.request.start').subscribe(created);
   channel('http.client.response.finish').subscribe((message) => {
     const { request, response } = message as { request: object; response: IncomingMessage };
-    // node:http reads header bytes as Latin-1; undici hands them over, shown as UTF-8.
-    const headers = response.rawHeaders.map((text) => Buffer.from(text, 'latin1'));
-    headersCame({ request, response: { ...response, statusText: response.statusMessage, headers } });
+    // node:http reads the status line's and headers' bytes as Latin-1; undici's are shown as UTF-8.
+    const utf8 = (text = '') => Buffer.from(text, 'latin1');
+    const headers = response.rawHeaders.map(utf8);
+    const statusText = utf8(response.statusMessage).toString();
+    headersCame({ request, response: { statusCode: response.statusCode, statusText, headers } });
   });
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { rawAnswer as answer, BREAKS, type RawRequest, useRawServer } from '../helpers/lying-server';
 import { runMain } from '../helpers/main';
-import { closedPort, temporaryDirectory } from '../helpers/serve';
+import { closedPort, runPetinv, temporaryDirectory } from '../helpers/serve';
 
 /**
  * Issue 21: the client believes no answer it should doubt. A raw TCP server on port 0 lies or breaks in
@@ -60,6 +60,20 @@ const scenarios: Record<string, (exchange: Exchange) => void> = {
       400,
       JSON.stringify({ code: 'bad\u200bcode', message, status: 400 }),
       `X-Key: ${split}\r\n`,
+    );
+  },
+  /** Answers with the key in its status line, split by invisible characters (UTF-8 bytes). */
+  'invisible-status'(exchange) {
+    const split = 'truth-test-key'.split('').join('\u200b');
+    exchange.socket.end(
+      `HTTP/1.1 400 ${split}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+    );
+  },
+  /** A whole answer on a kept connection, then bytes that begin no other answer, in the same write. */
+  trailing(exchange) {
+    const body = JSON.stringify(honest(exchange));
+    exchange.socket.write(
+      `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body} JUNK`,
     );
   },
   /** The issue's item: an integer-like key, which objects list first, holding another petId. */
@@ -303,6 +317,28 @@ describe('a connection that breaks after the request was sent: outcome unknown (
     expect(result.stderr).not.toContain('cannot reach');
     const json = await petinv(`break-${name}`, ['--json', '--retries', '0', 'set', '42', '7']);
     expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'outcome_unknown', exitCode: 8 });
+  });
+
+  it('an answer Node’s parser refuses stays refused whatever NODE_OPTIONS loosens, and says why', async () => {
+    // --insecure-http-parser, set for some other program, would let Node read Content-Length with chunks.
+    const result = await runPetinv(['--retries', '0', 'set', '42', '7'], {
+      env: {
+        PETINV_CONFIG_DIR: temporaryDirectory(),
+        PETINV_ENV: 'staging',
+        PETINV_BASE_URL: `${origin()}/break-length-and-chunked/v1`,
+        PETINV_API_KEY: 'truth-test-key',
+        NODE_OPTIONS: '--insecure-http-parser',
+      },
+    });
+    expect(result.code).toBe(8);
+    expect(result.stderr).toContain('(not an HTTP/1.1 answer: ');
+  });
+
+  it('bytes after a whole answer belong to no request: the answer stands', async () => {
+    expect(await petinv('trailing', ['--retries', '0', 'set', '42', '7'])).toMatchObject({
+      code: 0,
+      stderr: '',
+    });
   });
 
   it('reached by an address, not an environment: the advice names the address, and runs as written', async () => {
@@ -598,6 +634,10 @@ describe('text that leaves petinv', () => {
     expect(text.stderr).toContain('key [redacted] refused evil petinv: ok softhyphen bom');
     // The -v trace shows the answer's header and body: the key is hidden there too.
     expect(text.stderr).toMatch(/x-key: \[redacted\]/i);
+    // And in its status line, which node:http reads as Latin-1.
+    const status = await petinv('invisible-status', ['-v', 'set', '1', '2']);
+    expect(status.stderr).toMatch(/^< 400 \[redacted\] \(headers after/m);
+    expect(status.stderr).not.toContain('truth-test-key');
     const json = await petinv('invisible', ['--json', 'set', '1', '2']);
     expect(json.stderr).not.toMatch(forbidden);
     expect(json.stderr).not.toMatch(/\\u200b|\\u202e|\\ufeff/i);

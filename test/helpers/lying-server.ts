@@ -158,6 +158,9 @@ export const BREAKS: Record<string, (socket: Socket) => void> = {
   overflow: (socket) => socket.end(`HTTP/1.1 200 OK\r\nX-Filler: ${'a'.repeat(70_000)}\r\n\r\n`),
   upgrade: (socket) =>
     socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n'),
+  // A status below 200 on a final answer: an interim one says nothing of the request, nor does this.
+  'bare-101': (socket) => socket.end('HTTP/1.1 101 Switching Protocols\r\n\r\n'),
+  'status-099': (socket) => socket.end('HTTP/1.1 099 Early\r\nContent-Length: 0\r\n\r\n'),
   'length-and-chunked': (socket) =>
     socket.end(
       'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2a\r\n{"petId":1,"quantity":7,"status":"sold"}\r\n0\r\n\r\n',

@@ -4,7 +4,15 @@ import { httpTransport } from '../../src/client/http-transport';
 import type { Transport } from '../../src/client/transport';
 import { TransportError } from '../../src/client/transport';
 import { undiciTransport } from '../../src/client/undici-transport';
-import { answer, byScenario, endless, inTurn, trickle, useFakeServer } from '../helpers/lying-server';
+import {
+  answer,
+  byScenario,
+  endless,
+  inTurn,
+  trickle,
+  useFakeServer,
+  useRawServer,
+} from '../helpers/lying-server';
 import { closedPort } from '../helpers/serve';
 
 describe('undiciTransport with MockAgent', () => {
@@ -201,5 +209,31 @@ describe.each(TRANSPORTS)('%s against hostile servers', (_name, makeTransport) =
       for await (const _chunk of response.body ?? []);
     };
     expect(await read().catch((caught) => caught)).toMatchObject({ reason: 'timeout', brokeOff: true });
+  });
+});
+
+describe('httpTransport and kept connections', () => {
+  // Answers the first request on a connection and keeps it; drops unread any later one, as a service does
+  // whose idle timer closes the connection just as a request arrives on it.
+  const served = new WeakMap<object, number>();
+  const server = useRawServer(({ method, socket }) => {
+    const count = (served.get(socket) ?? 0) + 1;
+    served.set(socket, count);
+    if (count > 1) return socket.end();
+    const body = method === 'GET' ? '[]' : '{"petId":1,"quantity":7,"status":"sold"}';
+    socket.write(
+      `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+  });
+
+  it('sends a write on a connection of its own, never on one a read kept', async () => {
+    const transport = httpTransport();
+    const url = `${server.origin}/v1/inventory`;
+    expect(await transport({ method: 'GET', url, headers: {}, timeoutMs: 2000 })).toMatchObject({
+      status: 200,
+    });
+    const patch = { method: 'PATCH', url: `${url}/1`, headers: {}, body: '{"quantity":7}', timeoutMs: 2000 };
+    expect(await transport(patch)).toMatchObject({ status: 200 });
+    expect(await transport(patch)).toMatchObject({ status: 200 });
   });
 });
