@@ -36,8 +36,11 @@ function firstSheetPath(files: Record<string, Uint8Array>, sheets: RegExpExecArr
   return undefined;
 }
 
-const white = (dxf: string) =>
-  /^(ff)?f{6}$/i.test(attribute(dxf, 'rgb', 'color') ?? '') ? '[White]' : undefined;
+/** White text (Excel's "White, Background 1" is theme colour 0), written as the format `[White]` would. */
+const white = (xml: string) =>
+  /^(ff)?f{6}$/i.test(attribute(xml, 'rgb', 'color') ?? '') || attribute(xml, 'theme', 'color') === '0'
+    ? '[White]'
+    : undefined;
 
 /** Each style's number format code by index (a cell's `s`; built-ins by id), and each conditional format's. */
 function numberFormats(styles: Uint8Array | undefined) {
@@ -48,10 +51,15 @@ function numberFormats(styles: Uint8Array | undefined) {
   const codes = new Map(Object.entries({ 9: '0%', 10: '0.00%', 11: '0.00E+00', 48: '##0.0E+0' }));
   for (const [, attributes = ''] of items('numFmts', 'numFmt'))
     codes.set(attribute(attributes, 'numFmtId') ?? '', xmlText(attribute(attributes, 'formatCode') ?? ''));
+  const fonts = items('fonts', 'font').map(([, , font = '']) => white(font));
+  const filled = items('fills', 'fill').map(([, , fill = '']) => /patternType\s*=\s*["']solid/.test(fill));
   return {
-    cells: items('cellXfs', 'xf').map(([, attributes = '']) =>
-      codes.get(attribute(attributes, 'numFmtId') ?? '0'),
-    ),
+    // A white font on no fill hides a number as `[White]` does: a counted cell looks empty (QA).
+    cells: items('cellXfs', 'xf').map(([, attributes = '']) => {
+      const code = codes.get(attribute(attributes, 'numFmtId') ?? '0');
+      const at = (name: string) => Number(attribute(attributes, name) ?? 0);
+      return fonts[at('fontId')] && !filled[at('fillId')] ? `[White]${code ?? 'General'}` : code;
+    }),
     // Its own code (its id may be another's); a white font, Excel's advice to hide zeros, as `[White]`.
     conditional: items('dxfs', 'dxf').map(
       ([, , dxf = '']) => attribute(dxf, 'formatCode', 'numFmt') ?? white(dxf),

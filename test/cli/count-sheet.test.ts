@@ -444,6 +444,39 @@ describe('an Excel workbook', () => {
     );
   });
 
+  it('a number in white text on no fill looks like an empty cell, and is refused (QA: sent as counted)', async () => {
+    const styled = (reference: string, value: string, style: number) =>
+      `<c r="${reference}" s="${style}"><v>${value}</v></c>`;
+    const rows = [
+      ['A1', text('A1', 'petId'), text('B1', 'expected'), text('C1', 'counted')],
+      ['A2', text('A2', '1'), cell('B2', '<v>5</v>'), styled('C2', '7', 2)],
+      ['A3', text('A3', '2'), styled('C3', '6', 3)],
+      ['A4', text('A4', '11'), styled('C4', '4', 4)],
+    ];
+    const files = unzipSync(rawWorkbook([{ name: 'count', rows }], '', 0, '1900'));
+    // Style 2: white (rgb); 3: white on a solid fill, which shows it; 4: "White, Background 1" (theme 0).
+    const fonts =
+      '<fonts><font><color theme="1"/></font><font><color rgb="FFFFFFFF"/></font><font><color theme="0"/></font></fonts>';
+    const fills =
+      '<fills><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="solid"><fgColor rgb="FF1F4E79"/></patternFill></fill></fills>';
+    const xfs = '<xf fontId="1"/><xf fontId="1" fillId="1"/><xf fontId="2"/>';
+    files['xl/styles.xml'] = strToU8(
+      strFromU8(files['xl/styles.xml'] as Uint8Array)
+        .replace('<cellXfs>', `${fonts}${fills}<cellXfs>`)
+        .replace('</cellXfs>', `${xfs}</cellXfs>`),
+    );
+    const path = file('white-text.xlsx', Buffer.from(zipSync(files)));
+    const review = await petinv(['set', '--file', path, '--dry-run']);
+    expect(review.code, review.stderr).toBe(9);
+    expect(review.stderr).toContain(
+      'row 2 (pet 1): counted holds 7, which its number format ([White]General)',
+    );
+    expect(review.stderr).toContain(
+      'row 4 (pet 11): counted holds 4, which its number format ([White]General)',
+    );
+    expect(review.stdout, review.stderr).toMatch(/^2: \d+ → 6\n$/);
+  });
+
   it('a quantity of 16 digits or more is written as text, and refused from a number cell (a spreadsheet keeps 15)', async () => {
     const { countSheetWorkbook } = await import('../../src/output/count-sheet');
     const exported = await countSheetWorkbook([

@@ -47,6 +47,28 @@ describe('openpyxl and XlsxWriter (skipped: not installed)', () => {
     if (!python) context.skip();
   });
 
+  it('a number openpyxl writes in white on no fill is refused; on a fill it shows, and is read', async () => {
+    const path = await written(
+      'white.xlsx',
+      `import openpyxl, sys
+from openpyxl.styles import Font, PatternFill
+book = openpyxl.Workbook()
+sheet = book.active
+for row in [['petId', 'expected', 'counted'], [1, 5, 7], [2, 3, 6]]:
+    sheet.append(row)
+sheet['C2'].font = Font(color='FFFFFFFF')
+sheet['C3'].font = Font(color='FFFFFFFF')
+sheet['C3'].fill = PatternFill('solid', fgColor='FF1F4E79')
+book.save(sys.argv[1])`,
+    );
+    const review = await petinv(['set', '--file', path, '--dry-run']);
+    expect(review.code, review.stderr).toBe(9);
+    expect(review.stderr).toContain(
+      'row 2 (pet 1): counted holds 7, which its number format ([White]General)',
+    );
+    expect(review.stdout, review.stderr).toMatch(/^2: 3 → 6\n$/);
+  });
+
   it('a second header further down the sheet refuses the workbook, as it does a CSV (QA: read by the first header)', async () => {
     const path = await written(
       'late-header.xlsx',
