@@ -147,10 +147,10 @@ const workbooksInAscii: Plugin = {
 /**
  * esbuild's `__toESM` gives each default import of a CommonJS module (`import fs from 'node:fs'` in env-paths,
  * chalk and petinv, commander's and cli-table3's exports) an object with a getter for every property of the
- * module, made at load: node:process alone has over a hundred, and a cold `petinv list` spent 4 M
+ * module, made at load: node:process alone has over a hundred, and a cold `petinv list` spent 3 to 4 M
  * instructions, 2% of it, making them (callgrind, Node 24, 2026-11-29). This one reads the same properties
- * through the prototype, the module itself, when they are read, as the getters do. The build fails if
- * esbuild's helper changes shape.
+ * through the prototype, the module itself, when they are read, as the getters do (a module that exports
+ * no object, null or a string, is its default alone). The build fails if esbuild's helper changes shape.
  */
 const namespaceByPrototype: NonNullable<Options['plugins']>[number] = {
   name: 'petinv-namespace-by-prototype',
@@ -160,7 +160,7 @@ const namespaceByPrototype: NonNullable<Options['plugins']>[number] = {
     if (!helper.test(code))
       throw new Error("esbuild's __toESM changed: see namespaceByPrototype in tsup.config.ts");
     const lean =
-      'var __toESM = (mod, isNodeMode) => mod == null ? { default: mod } : isNodeMode || !mod.__esModule ? ' +
+      'var __toESM = (mod, isNodeMode) => mod !== Object(mod) ? { default: mod } : isNodeMode || !mod.__esModule ? ' +
       'Object.create(mod, { default: { value: mod, enumerable: true } }) : mod;\n';
     return { code: code.replace(helper, lean) };
   },
