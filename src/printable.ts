@@ -82,7 +82,13 @@ export function printableWithout(text: string, secrets: readonly string[], maxLe
   const loose = hidden.map((secret) => new RegExp(Array.from(secret, literal).join('[\\s\ufffd]*'), 'g'));
   const redactLoose = (shown: string) =>
     loose.reduce((result, pattern) => result.replace(pattern, REDACTED), redact(shown));
-  let line = redactLoose(printable(redact(cut ? text.slice(0, window) : text), maxLength));
+  // An escape sequence inside a secret may end in one of its characters, which printable removes with it
+  // (`\x9bK`, `\x1b[1K`, all after `\x1bP`): found before it too, a control and what may follow it allowed.
+  const escaped = (secret: string) =>
+    new RegExp(Array.from(secret, literal).join('(?:[\\x00-\\x1f\\x7f-\\x9f][ -~]?[0-?]*)?'), 'g');
+  const shown = cut ? text.slice(0, window) : text;
+  const raw = hidden.reduce((result, secret) => result.replace(escaped(secret), REDACTED), shown);
+  let line = redactLoose(printable(raw, maxLength));
   // Redaction shortens the text, so printable may not see that it was cut: say so as printable would.
   if (cut && !line.endsWith('…')) line = `${line}…`;
   if (!line.endsWith('…')) return line;

@@ -51,6 +51,14 @@ describe('printableWithout: service text with the API key hidden', () => {
     expect(printableWithout(`bad key ${split}!`, [KEY])).toBe('bad key [redacted]!');
   });
 
+  it('hides the key when an escape sequence inside it ends in one of its characters (QA: 11 of 12 shown)', () => {
+    // printable() removes `\x9bK` or `\x1b[1K` whole, the key's K with it, so no key is left to find after.
+    for (const sequence of ['\u009b', '\u001b[', '\u001b[1', '\u001bP'])
+      expect(printableWithout(`bad key pk_secret${sequence}-0123456789abcdef!`, [KEY]), sequence).toBe(
+        'bad key [redacted]!',
+      );
+  });
+
   it('finds the key split by invisible or direction-changing characters', () => {
     for (const mark of ['\u200b', '\u00ad', '\u202e', '\u2066', '\ufeff', '\u061c', '\u2060']) {
       const split = KEY.split('').join(mark);
