@@ -12,17 +12,17 @@ import type { Transport } from './transport';
  */
 export function httpTransport(): Transport {
   type Side = { module: Pick<typeof http, 'request' | 'Agent'>; agent: http.Agent };
-  const sides = new Map<string, Side>();
-  const sideFor = async (protocol: string) => {
+  // Each protocol's module and agent, made once, even for requests that start together.
+  const sides = new Map<string, Promise<Side>>();
+  const sideFor = async (protocol: string): Promise<Side> => {
     // https (and TLS) is loaded only when asked for: a plain-http start would pay for it.
     const module: Side['module'] = protocol === 'https:' ? await import('node:https') : http;
-    const side = { module, agent: new module.Agent({ keepAlive: true }) };
-    sides.set(protocol, side);
-    return side;
+    return { module, agent: new module.Agent({ keepAlive: true }) };
   };
   return async (request) => {
     const url = new URL(request.url);
-    const { module, agent } = sides.get(url.protocol) ?? (await sideFor(url.protocol));
+    if (!sides.has(url.protocol)) sides.set(url.protocol, sideFor(url.protocol));
+    const { module, agent } = await (sides.get(url.protocol) as Promise<Side>);
     return new Promise((resolve, reject) => {
       const exchange = new Exchange(
         request.maxBodyBytes ?? Number.POSITIVE_INFINITY,
